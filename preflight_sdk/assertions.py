@@ -1,0 +1,430 @@
+"""The assertion engine shared by YAML test `expect` blocks and mock `when` conditions.
+
+`check(actual, expected, path)` returns one `AssertionResult` per leaf check, passing or not, so a
+failure report can show every expected/actual pair. Expectations are JSON-like:
+
+- a scalar is compared for equality (`1 == 1.0`, but `true != 1`);
+- a list matches a list of the same length, element by element;
+- a mapping whose keys are all operators is an operator set (`{gt: 3, lt: 10}`);
+- any other mapping is a *partial* match: every listed key must match, other keys are ignored,
+  and nesting works at any depth.
+
+Operators: `type exists in eq ne gt gte lt lte contains notContains matches startsWith endsWith
+length every some not`. A key may also be written with a `$` (`$type`, `$exists`, `$regex`) to force
+the operator reading when a document has a field of the same name. Without the `$`, a mapping is
+read as operators only when each value fits its operator, so `{type: "create"}` is a field match.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "OPERATORS",
+    "AssertionResult",
+    "check",
+    "compare_count",
+    "is_operator_set",
+    "json_type",
+    "passed",
+]
+
+_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
+_COMPARISONS = {"gt", "gte", "lt", "lte"}
+OPERATORS = frozenset(
+    {
+        "type",
+        "exists",
+        "in",
+        "eq",
+        "ne",
+        "gt",
+        "gte",
+        "lt",
+        "lte",
+        "contains",
+        "notContains",
+        "matches",
+        "startsWith",
+        "endsWith",
+        "length",
+        "every",
+        "some",
+        "not",
+    }
+)
+_ALIASES = {"regex": "matches", "notIn": "not_in"}
+_MISSING_TEXT = "<missing>"
+
+
+class AssertionResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """One check: where (`path`), how (`operator`), what was wanted and what was found."""
+
+    path: str
+    operator: str
+    expected: Any
+    actual: Any
+    passed: bool
+    message: str
+
+
+class _Missing:
+    """The value at a path that does not exist (distinct from JSON null)."""
+
+    def __repr__(self) -> str:
+        return _MISSING_TEXT
+
+
+MISSING: Any = _Missing()
+
+
+def passed(results: Sequence[AssertionResult]) -> bool:
+    """Tell whether every result in `results` passed."""
+    return all(r.passed for r in results)
+
+
+def json_type(value: Any) -> str:
+    """Return the JSON type name of `value` (`integer` values are also `number`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
+
+
+def is_operator_set(expected: Any) -> bool:
+    """Tell whether a mapping is read as operators rather than as a partial document."""
+    if not isinstance(expected, Mapping) or not expected:
+        return False
+    for key, value in expected.items():
+        if not isinstance(key, str):
+            return False
+        if key.startswith("$"):
+            continue
+        if key not in OPERATORS or not _fits(key, value):
+            return False
+    return True
+
+
+def check(actual: Any, expected: Any, path: str = "body") -> list[AssertionResult]:
+    """Compare `actual` with `expected` and return every leaf check made.
+
+    Args:
+        actual: the observed value; pass `MISSING` for a path that does not exist.
+        expected: the expectation (scalar, list, partial mapping or operator set).
+        path: where `actual` lives, used in every result (`body.items[0].id`).
+    """
+    if is_operator_set(expected):
+        results: list[AssertionResult] = []
+        for key, operand in expected.items():
+            name = key[1:] if key.startswith("$") else key
+            name = _ALIASES.get(name, name)
+            results.extend(_operator(name, actual, operand, path))
+        return results
+    if isinstance(expected, Mapping):
+        if not isinstance(actual, Mapping):
+            return [_result(path, "object", expected, actual, False, f"expected an object, got {_kind(actual)}")]
+        results = []
+        for key, sub in expected.items():
+            child = actual.get(key, MISSING) if isinstance(key, str) else MISSING
+            results.extend(check(child, sub, f"{path}.{key}"))
+        if not expected:
+            results.append(_result(path, "object", expected, actual, True, "is an object"))
+        return results
+    if isinstance(expected, list):
+        if not isinstance(actual, list | tuple):
+            return [_result(path, "array", expected, actual, False, f"expected an array, got {_kind(actual)}")]
+        if len(actual) != len(expected):
+            return [
+                _result(
+                    path,
+                    "equals",
+                    expected,
+                    actual,
+                    False,
+                    f"expected {len(expected)} item(s), got {len(actual)}",
+                )
+            ]
+        results = []
+        for index, (got, want) in enumerate(zip(actual, expected, strict=True)):
+            results.extend(check(got, want, f"{path}[{index}]"))
+        if not expected:
+            results.append(_result(path, "equals", expected, actual, True, "is an empty array"))
+        return results
+    ok = actual is not MISSING and _equal(actual, expected)
+    return [_result(path, "equals", expected, actual, ok, _describe("equal", expected, actual, ok))]
+
+
+def compare_count(spec: str | int, value: int) -> bool:
+    """Evaluate an `"op N"` size expression (`"> 3"`, `"<= 10"`, `"== 0"`, `5`) against `value`.
+
+    Raises:
+        ValueError: when `spec` is not of that form.
+    """
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        return value == spec
+    match = re.fullmatch(r"\s*(>=|<=|==|!=|>|<|=)?\s*(-?\d+)\s*", str(spec))
+    if match is None:
+        raise ValueError(f"expected a size like '> 3', '<= 10' or '5', got {spec!r}")
+    op, number = match.group(1) or "==", int(match.group(2))
+    return {
+        ">": value > number,
+        "<": value < number,
+        ">=": value >= number,
+        "<=": value <= number,
+        "=": value == number,
+        "==": value == number,
+        "!=": value != number,
+    }[op]
+
+
+# -- operators --------------------------------------------------------------------------------
+
+
+def _operator(name: str, actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        message = f"unknown operator `{name}`"
+        return [_result(path, name, operand, actual, False, message)]
+    return handler(actual, operand, path)
+
+
+def _op_type(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    kind = json_type(actual) if actual is not MISSING else "missing"
+    ok = kind == operand or (operand == "number" and kind == "integer")
+    return [_result(path, "type", operand, actual, ok, f"type is {kind}, expected {operand}")]
+
+
+def _op_exists(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    present = actual is not MISSING
+    ok = present == bool(operand)
+    message = ("exists" if present else "does not exist") + (
+        "" if ok else f", expected it {'to exist' if operand else 'not to exist'}"
+    )
+    return [_result(path, "exists", operand, actual, ok, message)]
+
+
+def _op_in(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    ok = actual is not MISSING and any(_equal(actual, item) for item in operand)
+    return [_result(path, "in", operand, actual, ok, _describe("be one of", operand, actual, ok))]
+
+
+def _op_not_in(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    ok = actual is not MISSING and not any(_equal(actual, item) for item in operand)
+    return [_result(path, "notIn", operand, actual, ok, _describe("be none of", operand, actual, ok))]
+
+
+def _op_eq(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    ok = actual is not MISSING and _equal(actual, operand)
+    return [_result(path, "eq", operand, actual, ok, _describe("equal", operand, actual, ok))]
+
+
+def _op_ne(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    ok = actual is not MISSING and not _equal(actual, operand)
+    return [_result(path, "ne", operand, actual, ok, _describe("differ from", operand, actual, ok))]
+
+
+def _comparison(name: str) -> Any:
+    def handler(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+        ok = _is_number(actual) and _compare(name, actual, operand)
+        words = {"gt": "be >", "gte": "be >=", "lt": "be <", "lte": "be <="}[name]
+        return [_result(path, name, operand, actual, ok, _describe(words, operand, actual, ok))]
+
+    return handler
+
+
+def _op_contains(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    ok = _contains(actual, operand)
+    return [_result(path, "contains", operand, actual, ok, _describe("contain", operand, actual, ok))]
+
+
+def _op_not_contains(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    items = operand if isinstance(operand, list) and isinstance(actual, str) else [operand]
+    ok = actual is not MISSING and not any(_contains(actual, item) for item in items)
+    return [_result(path, "notContains", operand, actual, ok, _describe("not contain", operand, actual, ok))]
+
+
+def _op_matches(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    try:
+        pattern = re.compile(str(operand))
+    except re.error as exc:
+        return [_result(path, "matches", operand, actual, False, f"invalid regular expression: {exc}")]
+    ok = isinstance(actual, str) and pattern.search(actual) is not None
+    return [_result(path, "matches", operand, actual, ok, _describe("match", operand, actual, ok))]
+
+
+def _op_starts_with(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    ok = isinstance(actual, str) and actual.startswith(str(operand))
+    return [_result(path, "startsWith", operand, actual, ok, _describe("start with", operand, actual, ok))]
+
+
+def _op_ends_with(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    ok = isinstance(actual, str) and actual.endswith(str(operand))
+    return [_result(path, "endsWith", operand, actual, ok, _describe("end with", operand, actual, ok))]
+
+
+def _op_length(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    if not isinstance(actual, str | list | tuple | Mapping):
+        return [_result(f"{path}.length", "length", operand, actual, False, f"{_kind(actual)} has no length")]
+    size = len(actual)
+    if isinstance(operand, Mapping):
+        return check(size, dict(operand), f"{path}.length")
+    ok = size == operand
+    return [_result(f"{path}.length", "length", operand, size, ok, _describe("be", operand, size, ok))]
+
+
+def _op_every(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    if not isinstance(actual, list | tuple):
+        return [_result(path, "every", operand, actual, False, f"expected an array, got {_kind(actual)}")]
+    failures: list[AssertionResult] = []
+    for index, item in enumerate(actual):
+        failures.extend(r for r in check(item, operand, f"{path}[{index}]") if not r.passed)
+    if failures:
+        return failures
+    return [_result(path, "every", operand, actual, True, f"all {len(actual)} item(s) match")]
+
+
+def _op_some(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    if not isinstance(actual, list | tuple):
+        return [_result(path, "some", operand, actual, False, f"expected an array, got {_kind(actual)}")]
+    ok = any(passed(check(item, operand, path)) for item in actual)
+    message = "an item matches" if ok else f"none of {len(actual)} item(s) match"
+    return [_result(path, "some", operand, actual, ok, message)]
+
+
+def _op_not(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    inner = check(actual, operand, path)
+    ok = not passed(inner)
+    message = "does not match, as expected" if ok else "matches, but was expected not to"
+    return [_result(path, "not", operand, actual, ok, message)]
+
+
+_HANDLERS: dict[str, Any] = {
+    "type": _op_type,
+    "exists": _op_exists,
+    "in": _op_in,
+    "not_in": _op_not_in,
+    "eq": _op_eq,
+    "ne": _op_ne,
+    "gt": _comparison("gt"),
+    "gte": _comparison("gte"),
+    "lt": _comparison("lt"),
+    "lte": _comparison("lte"),
+    "contains": _op_contains,
+    "notContains": _op_not_contains,
+    "matches": _op_matches,
+    "startsWith": _op_starts_with,
+    "endsWith": _op_ends_with,
+    "length": _op_length,
+    "every": _op_every,
+    "some": _op_some,
+    "not": _op_not,
+}
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _fits(operator: str, value: Any) -> bool:
+    """Tell whether `value` is a sensible operand for `operator` (used to tell operators from fields)."""
+    if operator == "type":
+        return value in _TYPES
+    if operator == "exists":
+        return isinstance(value, bool)
+    if operator == "in":
+        return isinstance(value, list)
+    if operator in _COMPARISONS:
+        return _is_number(value)
+    if operator in {"matches", "startsWith", "endsWith"}:
+        return isinstance(value, str)
+    if operator == "length":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, Mapping) and bool(value) and set(value) <= _COMPARISONS | {"eq", "ne"}
+        )
+    if operator in {"every", "some", "not"}:
+        return isinstance(value, Mapping | list) or value is None or isinstance(value, str | int | float)
+    return True
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and not (
+        isinstance(value, float) and math.isnan(value)
+    )
+
+
+def _compare(name: str, actual: Any, operand: Any) -> bool:
+    if not _is_number(operand):
+        return False
+    return {
+        "gt": actual > operand,
+        "gte": actual >= operand,
+        "lt": actual < operand,
+        "lte": actual <= operand,
+    }[name]
+
+
+def _equal(actual: Any, expected: Any) -> bool:
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        return isinstance(actual, bool) and isinstance(expected, bool) and actual == expected
+    if _is_number(actual) and _is_number(expected):
+        return bool(actual == expected)
+    if isinstance(actual, Mapping) and isinstance(expected, Mapping):
+        return actual.keys() == expected.keys() and all(_equal(actual[k], expected[k]) for k in actual)
+    if isinstance(actual, list | tuple) and isinstance(expected, list | tuple):
+        return len(actual) == len(expected) and all(_equal(a, b) for a, b in zip(actual, expected, strict=True))
+    return type(actual) is type(expected) and bool(actual == expected)
+
+
+def _contains(actual: Any, operand: Any) -> bool:
+    if isinstance(actual, str):
+        return isinstance(operand, str) and operand in actual
+    if isinstance(actual, list | tuple):
+        if isinstance(operand, Mapping) and not is_operator_set(operand):
+            return any(isinstance(item, Mapping) and passed(check(item, operand)) for item in actual)
+        return any(_equal(item, operand) for item in actual)
+    if isinstance(actual, Mapping):
+        return isinstance(operand, str) and operand in actual
+    return False
+
+
+def _kind(value: Any) -> str:
+    return "nothing (missing)" if value is MISSING else json_type(value)
+
+
+def _short(value: Any) -> str:
+    if value is MISSING:
+        return _MISSING_TEXT
+    text = repr(value) if not isinstance(value, str) else f'"{value}"'
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _describe(verb: str, expected: Any, actual: Any, ok: bool) -> str:
+    if ok:
+        return f"{_short(actual)} does {verb} {_short(expected)}".replace("does be", "is")
+    return f"expected to {verb} {_short(expected)}, got {_short(actual)}"
+
+
+def _result(path: str, operator: str, expected: Any, actual: Any, ok: bool, message: str) -> AssertionResult:
+    return AssertionResult(
+        path=path,
+        operator=operator,
+        expected=expected,
+        actual=None if actual is MISSING else actual,
+        passed=ok,
+        message=f"{path}: {message}",
+    )

@@ -1,0 +1,418 @@
+"""Find, read, interpolate and validate `e2e.yaml`, and the YAML test files its suites name.
+
+Order of work, so that every problem is reported at once with its line:
+
+1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`);
+2. read `.env` beside it (it never overrides the real environment);
+3. parse YAML keeping positions (`yaml_source`);
+4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` everywhere except
+   mock responses, which are per-request templates;
+5. check types and keys (`validate`), then cross-field rules (`rules`), then the suites' test files;
+6. only then convert to Structs and normalise (`services` list/map/single → one list).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import ConfigError, ConfigProblem
+from ..templates import TEMPLATE, UnknownVariableError, lookup
+from .model import ProjectConfig, ServiceConfig, SuiteConfig
+from .rules import check_rules
+from .testfile import TestFile
+from .validate import Validator
+from .yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
+
+__all__ = [
+    "CONFIG_NAMES",
+    "LoadedConfig",
+    "find_config",
+    "load_config",
+    "load_test_file",
+    "read_dotenv",
+]
+
+CONFIG_NAMES = ("e2e.yaml", "e2e.yml")
+MAX_CONFIG_BYTES = 2_000_000
+
+
+class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """A validated e2e.yaml with everything derived from it.
+
+    Attributes:
+        config: the file as Structs.
+        path: absolute path of the file.
+        root: its directory; every relative path in the file is relative to it.
+        environ: the environment the project sees (process environment over `.env`).
+        digest: sha256 of the file and `.env`, to tell whether a re-init must reload.
+        services: every service in one list (single, list and map forms normalised), in file order.
+        test_files: the parsed test file of each `yaml` suite, by suite id.
+    """
+
+    config: ProjectConfig
+    path: str
+    root: str
+    environ: dict[str, str]
+    digest: str
+    services: list[ServiceConfig]
+    test_files: dict[str, TestFile]
+
+    @property
+    def project_name(self) -> str:
+        """The project's name."""
+        return self.config.project.name
+
+    @property
+    def suites(self) -> list[SuiteConfig]:
+        """The configured suites, in file order."""
+        return list(self.config.tests.suites) if self.config.tests else []
+
+    def resolve(self, relative: str) -> Path:
+        """Return `relative` as an absolute path against the e2e.yaml directory."""
+        candidate = Path(os.path.expandvars(os.path.expanduser(relative)))
+        return candidate if candidate.is_absolute() else Path(self.root) / candidate
+
+    def service(self, name: str) -> ServiceConfig | None:
+        """Return the service called `name` (or whose container is called `name`)."""
+        for service in self.services:
+            if service.name == name or service.container.name == name:
+                return service
+        return None
+
+
+def find_config(path: str | os.PathLike[str], config_file: str | None = None) -> Path:
+    """Return the e2e.yaml that `path` (a project directory or a file) and `config_file` name.
+
+    Raises:
+        ConfigError: `CONFIG_NOT_FOUND`, listing every path tried.
+    """
+    base = Path(path).expanduser()
+    if config_file:
+        explicit = Path(config_file).expanduser()
+        tried = [explicit if explicit.is_absolute() else base / explicit]
+    elif base.is_file():
+        tried = [base]
+    else:
+        tried = [base / name for name in CONFIG_NAMES]
+    for candidate in tried:
+        if candidate.is_file():
+            return candidate.resolve()
+    if not base.exists():
+        hint = f"the project path {str(base)!r} does not exist; pass the directory that holds e2e.yaml"
+    else:
+        hint = "create one with `preflight init`, or pass `config_file` / `--config` to name another file"
+    raise ConfigError(
+        f"no configuration file found (tried {', '.join(str(p) for p in tried)})",
+        code="CONFIG_NOT_FOUND",
+        hint=hint,
+        details={"tried": [str(p) for p in tried]},
+    )
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """Read a `.env` file: `KEY=value` lines, `export` prefixes, quotes and `#` comments."""
+    values: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError):
+        return values
+    except (OSError, UnicodeDecodeError):
+        return values
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        key = key.strip().removeprefix("export ").strip()
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        if key:
+            values[key] = value
+    return values
+
+
+def load_config(
+    path: str | os.PathLike[str],
+    config_file: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedConfig:
+    """Load and validate a project's e2e.yaml.
+
+    Args:
+        path: the project directory (or the config file itself).
+        config_file: another file name or path, relative to `path`.
+        environ: the environment to use (default: `os.environ`); `.env` fills what it lacks.
+
+    Raises:
+        ConfigError: `CONFIG_NOT_FOUND`, or `CONFIG_INVALID` with every problem found.
+    """
+    config_path = find_config(path, config_file)
+    raw_bytes = _read_bytes(config_path)
+    dotenv_path = config_path.parent / ".env"
+    dotenv = read_dotenv(dotenv_path)
+    merged_env = {**dotenv, **(os.environ if environ is None else environ)}
+    digest = hashlib.sha256(raw_bytes + b"\0" + _maybe_bytes(dotenv_path)).hexdigest()
+    file = str(config_path)
+
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _invalid(file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]) from None
+    source = parse_yaml(text, file=file)
+    if source.problems and source.data is None:
+        raise _invalid(file, source.problems)
+    problems = list(source.problems)
+    if not isinstance(source.data, dict):
+        kind = "empty" if source.data is None else f"a {type(source.data).__name__}"
+        problems.append(ConfigProblem(path="$", message=f"the file is {kind}; expected a mapping with `project:`", file=file, line=1))
+        raise _invalid(file, problems)
+
+    data, template_problems = _interpolate(source, merged_env, file)
+    problems.extend(template_problems)
+    validator = Validator(source, file=file)
+    validator.check(data, ProjectConfig)
+    check_rules(data, validator, root=config_path.parent)
+    test_files = _load_test_files(data, config_path.parent, validator)
+    problems.extend(validator.problems)
+    if problems:
+        raise _invalid(file, problems)
+    config = _convert(data, file)
+    return LoadedConfig(
+        config=config,
+        path=file,
+        root=str(config_path.parent),
+        environ=dict(merged_env),
+        digest=digest,
+        services=normalise_services(config),
+        test_files=test_files,
+    )
+
+
+def load_test_file(path: str | os.PathLike[str]) -> TestFile:
+    """Load and validate one YAML test file.
+
+    Raises:
+        ConfigError: `CONFIG_NOT_FOUND` or `CONFIG_INVALID` (every problem, with lines).
+    """
+    target = Path(path)
+    file = str(target)
+    try:
+        text = _read_bytes(target).decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"test file {file} does not exist",
+            code="CONFIG_NOT_FOUND",
+            hint="check the suite's `file` (relative to e2e.yaml)",
+            details={"tried": [file]},
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise _invalid(file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]) from None
+    source = parse_yaml(text, file=file)
+    problems = list(source.problems)
+    if source.data is not None and not isinstance(source.data, dict):
+        problems.append(ConfigProblem(path="$", message="a test file must be a mapping with `name` and `cases`", file=file, line=1))
+    if source.data is None and not problems:
+        problems.append(ConfigProblem(path="$", message="the test file is empty", file=file, line=1))
+    if problems:
+        raise _invalid(file, problems, kind="test file")
+    validator = Validator(source, file=file)
+    validator.check(source.data, TestFile)
+    if not validator.problems:
+        from .steps import check_steps  # local: only needed once the types are known to be right
+
+        check_steps(source.data, validator)
+    if validator.problems:
+        raise _invalid(file, validator.problems, kind="test file")
+    try:
+        return msgspec.convert(source.data, TestFile)
+    except msgspec.ValidationError as exc:
+        raise _invalid(file, [ConfigProblem(path="$", message=str(exc), file=file)], kind="test file") from None
+
+
+def normalise_services(config: ProjectConfig) -> list[ServiceConfig]:
+    """Return every service as a `ServiceConfig` with its name, in file order."""
+    if config.service is not None:
+        single = config.service
+        name = single.name or single.container.name or "app"
+        return [ServiceConfig(name=name, build=single.build, container=single.container, vars=single.vars)]
+    if config.services is None:
+        return []
+    if isinstance(config.services, dict):
+        return [
+            ServiceConfig(
+                name=name,
+                build=body.build,
+                container=body.container,
+                vars=body.vars,
+                depends_on=body.depends_on,
+                kind=body.kind,
+            )
+            for name, body in config.services.items()
+        ]
+    return list(config.services)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _read_bytes(path: Path) -> bytes:
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise _invalid(str(path), [ConfigProblem(path="$", message=f"file is {size} bytes; the limit is {MAX_CONFIG_BYTES}", file=str(path))])
+    return path.read_bytes()
+
+
+def _maybe_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _resolve(root: Path, relative: str) -> Path:
+    candidate = Path(relative).expanduser()
+    return candidate if candidate.is_absolute() else root / candidate
+
+
+def _invalid(file: str, problems: list[ConfigProblem], *, kind: str = "configuration") -> ConfigError:
+    count = len(problems)
+    first = problems[0].render() if problems else ""
+    return ConfigError(
+        f"{kind} {file} is invalid: {count} problem{'s' if count != 1 else ''}" + (f"; first: {first}" if first else ""),
+        code="CONFIG_INVALID",
+        hint="fix every problem listed in details.problems (each has its line), then call init again",
+        problems=problems,
+    )
+
+
+def _convert(data: dict[str, Any], file: str) -> ProjectConfig:
+    try:
+        return msgspec.convert(data, ProjectConfig)
+    except msgspec.ValidationError as exc:
+        # The walker should have caught it; keep the message rather than a traceback.
+        raise _invalid(file, [ConfigProblem(path="$", message=str(exc), file=file)]) from None
+
+
+def _load_test_files(data: dict[str, Any], root: Path, out: Validator) -> dict[str, TestFile]:
+    """Load the test file of every yaml suite whose entry is well-typed; problems go to `out`."""
+    tests = data.get("tests")
+    suites = tests.get("suites") if isinstance(tests, dict) else None
+    loaded: dict[str, TestFile] = {}
+    if not isinstance(suites, list):
+        return loaded
+    for index, entry in enumerate(suites):
+        try:
+            suite = msgspec.convert(entry, SuiteConfig)
+        except msgspec.ValidationError:
+            continue
+        if suite.runner != "yaml" or not suite.file:
+            continue
+        target = _resolve(root, suite.file)
+        if target.is_dir():
+            out.add(("tests", "suites", index, "file"), f"`{suite.file}` is a directory; a yaml suite needs a file")
+        elif target.is_file():
+            try:
+                loaded[suite.id] = load_test_file(target)
+            except ConfigError as exc:
+                out.problems.extend(exc.problems)
+    return loaded
+
+
+def _is_mock_response(path: PathKey) -> bool:
+    # mocks.<name>.routes[i].response / .sequence are per-request templates (K-12): never at load.
+    return len(path) >= 5 and path[0] == "mocks" and path[2] == "routes" and path[4] in ("response", "sequence")
+
+
+def _interpolate(source: ParsedYaml, environ: Mapping[str, str], file: str) -> tuple[dict[str, Any], list[ConfigProblem]]:
+    data = source.data
+    assert isinstance(data, dict)
+    problems: list[ConfigProblem] = []
+    config_vars: dict[str, Any] = {}
+    for block in _vars_blocks(data):
+        config_vars.update(block)
+    now = time.time()
+    env_scope = {"env": dict(environ)}
+    for key, raw in list(config_vars.items()):
+        # vars may themselves use {{env.X}}; an unknown name there is reported where it is used.
+        if isinstance(raw, str) and "{{" in raw:
+            try:
+                config_vars[key] = TEMPLATE.sub(lambda m: _text(lookup(env_scope, m.group(1))), raw)
+            except UnknownVariableError:
+                pass
+    scope: dict[str, Any] = {
+        "env": env_scope["env"],
+        "config": config_vars,
+        "timestamp": str(int(now * 1000)),
+        "uuid": lambda: str(uuid.uuid4()),
+        "date": datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d"),
+    }
+
+    def render(value: Any, path: PathKey) -> Any:
+        if _is_mock_response(path):
+            return value
+        if isinstance(value, dict):
+            return {k: render(v, (*path, k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [render(v, (*path, i)) for i, v in enumerate(value)]
+        if not isinstance(value, str) or "{{" not in value:
+            return value
+        try:
+            rendered = TEMPLATE.sub(lambda m: _text(lookup(scope, m.group(1))), value)
+        except UnknownVariableError as exc:
+            location = source.locate(path)
+            problems.append(
+                ConfigProblem(
+                    path=format_path(path),
+                    message=_unknown_message(exc.name, environ),
+                    file=file,
+                    line=location.line if location else None,
+                    column=location.column if location else None,
+                )
+            )
+            return value
+        # A whole-value template that yields a number stays a number (`port: "{{env.PORT}}"`).
+        if TEMPLATE.fullmatch(value.strip()) and rendered.strip().lstrip("-").isdigit():
+            return int(rendered)
+        return rendered
+
+    return render(data, ()), problems
+
+
+def _vars_blocks(data: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    service = data.get("service")
+    if isinstance(service, dict) and isinstance(service.get("vars"), dict):
+        blocks.append(service["vars"])
+    services = data.get("services")
+    bodies = services.values() if isinstance(services, dict) else services if isinstance(services, list) else []
+    for body in bodies:
+        if isinstance(body, dict) and isinstance(body.get("vars"), dict):
+            blocks.append(body["vars"])
+    return blocks
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _unknown_message(name: str, environ: Mapping[str, str]) -> str:
+    if name.startswith("env."):
+        return f"`{{{{{name}}}}}`: environment variable {name[4:]} is not set (nor in .env beside the file)"
+    if name.startswith("config."):
+        return f"`{{{{{name}}}}}`: no `vars` entry named {name[7:]}"
+    return f"unknown variable `{{{{{name}}}}}` (known at load: env.*, config.*, uuid, timestamp, date)"

@@ -1,0 +1,257 @@
+"""Cross-field rules of e2e.yaml: names, `dependsOn`, ports, health probes, mock routes, suites.
+
+Each entry (a service, a mock, a suite) is converted on its own, and the rules run over every entry
+whose types are right, so a file with a typo in one service, an unknown `dependsOn` name, a cycle,
+a duplicated suite id and a missing suite file reports all of them at once. Each problem is placed
+at the JSON path of the offending value (indexes are those of the file).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .model import ContainerConfig, MockConfig, ServiceBody, ServiceConfig, SingleServiceConfig, SuiteConfig
+from .ports import PortSpec, parse_port
+from .validate import Validator, did_you_mean
+from .yaml_source import PathKey, format_path
+
+__all__ = ["ServiceEntry", "check_rules", "service_entries"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "ANY"}
+
+
+class ServiceEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """A well-typed service of the file with the path it was written at."""
+
+    name: str
+    path: PathKey
+    container: ContainerConfig
+    depends_on: list[str]
+    keyed: bool
+
+
+def service_entries(data: dict[str, Any]) -> list[ServiceEntry]:
+    """Return every well-typed service of `data` (single, list or map form), in file order."""
+    single = data.get("service")
+    if single is not None:
+        parsed = _convert(single, SingleServiceConfig)
+        if parsed is None:
+            return []
+        name = parsed.name or parsed.container.name or "app"
+        return [ServiceEntry(name=name, path=("service",), container=parsed.container, depends_on=[], keyed=False)]
+    services = data.get("services")
+    entries: list[ServiceEntry] = []
+    if isinstance(services, list):
+        for index, item in enumerate(services):
+            service = _convert(item, ServiceConfig)
+            if service is not None:
+                entries.append(
+                    ServiceEntry(
+                        name=service.name,
+                        path=("services", index),
+                        container=service.container,
+                        depends_on=list(service.depends_on),
+                        keyed=False,
+                    )
+                )
+    elif isinstance(services, dict):
+        for key, item in services.items():
+            body = _convert(item, ServiceBody)
+            if body is not None:
+                entries.append(
+                    ServiceEntry(
+                        name=key,
+                        path=("services", key),
+                        container=body.container,
+                        depends_on=list(body.depends_on),
+                        keyed=True,
+                    )
+                )
+    return entries
+
+
+def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
+    """Add a problem to `out` for every cross-field rule the file breaks."""
+    if data.get("service") is not None and data.get("services") is not None:
+        out.add(("service",), "use either `service` (one) or `services` (several), not both", key=True)
+    services = service_entries(data)
+    _check_names(services, out)
+    _check_depends_on(services, out)
+    host_ports = _check_containers(services, out)
+    mocks = data.get("mocks")
+    if isinstance(mocks, dict):
+        for name, raw in mocks.items():
+            mock = _convert(raw, MockConfig)
+            if mock is not None:
+                _check_mock(str(name), mock, services, host_ports, out)
+    tests = data.get("tests")
+    suites = tests.get("suites") if isinstance(tests, dict) else None
+    if isinstance(suites, list):
+        _check_suites(suites, out, root)
+
+
+def _convert(value: Any, typ: type[Any]) -> Any:
+    try:
+        return msgspec.convert(value, typ)
+    except msgspec.ValidationError:
+        return None
+
+
+def _check_names(services: list[ServiceEntry], out: Validator) -> None:
+    seen: set[str] = set()
+    containers: set[str] = set()
+    for entry in services:
+        if entry.keyed and not _NAME.match(entry.name):
+            out.add(entry.path, f"service name `{entry.name}` may only hold letters, digits, `_`, `.` and `-`", key=True)
+        if entry.name in seen:
+            out.add((*entry.path, "name"), f"service name `{entry.name}` is used twice")
+        seen.add(entry.name)
+        if entry.container.name:
+            if entry.container.name in containers:
+                out.add((*entry.path, "container", "name"), f"container name `{entry.container.name}` is used twice")
+            containers.add(entry.container.name)
+
+
+def _check_depends_on(services: list[ServiceEntry], out: Validator) -> None:
+    names = [s.name for s in services]
+    paths = {s.name: s.path for s in services}
+    graph: dict[str, list[str]] = {}
+    for entry in services:
+        graph[entry.name] = []
+        for index, dependency in enumerate(entry.depends_on):
+            where = (*entry.path, "dependsOn", index)
+            if dependency == entry.name:
+                out.add(where, f"service `{entry.name}` depends on itself")
+            elif dependency not in names:
+                out.add(where, f"`{dependency}` is not a service", suggestion=did_you_mean(dependency, names))
+            else:
+                graph[entry.name].append(dependency)
+    # Depth-first search; each cycle is reported once, at the service that closes it.
+    state: dict[str, int] = {}
+    reported: set[frozenset[str]] = set()
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                cycle = [*trail[trail.index(nxt) :], nxt]
+                if frozenset(cycle) not in reported:
+                    reported.add(frozenset(cycle))
+                    out.add((*paths[nxt], "dependsOn"), "dependency cycle: " + " -> ".join(cycle))
+            elif state.get(nxt) is None:
+                visit(nxt, [*trail, nxt])
+        state[node] = 2
+
+    for name in names:
+        if state.get(name) is None:
+            visit(name, [name])
+
+
+def _check_containers(services: list[ServiceEntry], out: Validator) -> dict[int, PathKey]:
+    host_ports: dict[int, PathKey] = {}
+    for entry in services:
+        container = entry.container
+        parsed: list[PortSpec] = []
+        for index, spec in enumerate(container.ports):
+            where = (*entry.path, "container", "ports", index)
+            try:
+                port = parse_port(spec)
+            except ValueError as exc:
+                out.add(where, str(exc))
+                continue
+            parsed.append(port)
+            if port.host:
+                if port.host in host_ports:
+                    out.add(where, f"host port {port.host} is already published at {format_path(host_ports[port.host])}")
+                else:
+                    host_ports[port.host] = where
+        _check_health(entry, parsed, out)
+    return host_ports
+
+
+def _check_health(entry: ServiceEntry, parsed: list[PortSpec], out: Validator) -> None:
+    health = entry.container.healthcheck
+    if health is None:
+        return
+    where = (*entry.path, "container", "healthcheck")
+    if health.path is not None and health.tcp is not None:
+        out.add(where, "give either `path` (HTTP probe) or `tcp` (TCP probe), not both")
+    if health.path is not None and not health.path.startswith("/"):
+        out.add((*where, "path"), f"`{health.path}` must start with `/`")
+    published = {p.container for p in parsed}
+    probe_port = health.tcp if health.tcp is not None else health.port
+    if probe_port is not None and parsed and probe_port not in published:
+        out.add(
+            (*where, "tcp" if health.tcp is not None else "port"),
+            f"container port {probe_port} is not published by `ports` of service `{entry.name}`, "
+            "so the host cannot probe it",
+        )
+    if (health.path is not None or health.tcp is not None) and not entry.container.ports:
+        out.add(where, f"service `{entry.name}` publishes no port, so the host cannot probe its health; add `ports`")
+
+
+def _check_mock(
+    name: str, mock: MockConfig, services: list[ServiceEntry], host_ports: dict[int, PathKey], out: Validator
+) -> None:
+    path: PathKey = ("mocks", name)
+    taken = {s.name for s in services} | {s.container.name for s in services if s.container.name}
+    if not _NAME.match(name):
+        out.add(path, f"mock name `{name}` may only hold letters, digits, `_`, `.` and `-`", key=True)
+    if name in taken:
+        out.add(path, f"mock name `{name}` is also a service or container name; containers could not tell them apart", key=True)
+    if mock.port:
+        if mock.port in host_ports:
+            out.add((*path, "port"), f"host port {mock.port} is already used at {format_path(host_ports[mock.port])}")
+        else:
+            host_ports[mock.port] = (*path, "port")
+    for index, route in enumerate(mock.routes):
+        where = (*path, "routes", index)
+        if route.method.upper() not in _METHODS:
+            out.add((*where, "method"), f"`{route.method}` is not an HTTP method", suggestion=did_you_mean(route.method.upper(), _METHODS))
+        if not route.path.startswith("/"):
+            out.add((*where, "path"), f"`{route.path}` must start with `/`")
+        if route.response is None and route.sequence is None:
+            out.add(where, "a route needs a `response` or a `sequence`")
+        if route.response is not None and route.sequence is not None:
+            out.add(where, "give either `response` or `sequence`, not both")
+        if route.sequence is not None and not route.sequence:
+            out.add((*where, "sequence"), "a sequence needs at least one response")
+        if route.loop and route.sequence is None:
+            out.add((*where, "loop"), "`loop` only applies to a `sequence`")
+
+
+def _check_suites(suites: list[Any], out: Validator, root: Path) -> None:
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(suites):
+        where: PathKey = ("tests", "suites", index)
+        suite_id = raw.get("id") if isinstance(raw, dict) else None
+        if isinstance(suite_id, str):
+            if suite_id in seen:
+                out.add((*where, "id"), f"suite id `{suite_id}` is already used by suite #{seen[suite_id] + 1}")
+            else:
+                seen[suite_id] = index
+        suite = _convert(raw, SuiteConfig)
+        if suite is not None:
+            _check_suite_target(suite, where, out, root)
+
+
+def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root: Path) -> None:
+    runner = suite.runner
+    if runner == "yaml" and not suite.file:
+        out.add(where, f"suite `{suite.id}` (runner yaml) needs a `file`")
+    if runner == "pytest" and not suite.file:
+        out.add(where, f"suite `{suite.id}` (runner pytest) needs a `file` (a test file or directory)")
+    if runner in ("shell", "exec") and not (suite.file or suite.command):
+        out.add(where, f"suite `{suite.id}` (runner {runner}) needs a `command` or a script `file`")
+    if runner in ("yaml", "pytest") and suite.command:
+        out.add((*where, "command"), f"`command` is for shell suites; runner `{runner}` uses `file`")
+    if suite.file:
+        target = Path(suite.file).expanduser()
+        target = target if target.is_absolute() else root / target
+        if not target.exists():
+            out.add((*where, "file"), f"`{suite.file}` does not exist (looked for {target})")

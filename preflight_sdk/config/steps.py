@@ -1,0 +1,61 @@
+"""Rules of YAML test files that types alone cannot express (checked after the type walk)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .validate import Validator
+
+__all__ = ["ACTIONS", "check_steps"]
+
+ACTIONS = ("request", "exec", "file", "process", "port")
+_SETUP_ONLY = ("waitHealthy", "waitForPort")
+_POLICY = ("maxAttempts", "delay", "backoff", "backoffMultiplier")
+_POLL = ("until", "failIf", "interval", "deadline")
+
+
+def check_steps(data: dict[str, Any], out: Validator) -> None:
+    """Add a problem to `out` for each step that breaks a rule of the test grammar."""
+    names: dict[str, int] = {}
+    for section in ("setup", "cases", "teardown"):
+        for index, step in enumerate(data.get(section) or []):
+            path = (section, index)
+            _check_step(step, path, section, out)
+            if section == "cases" and isinstance(step.get("name"), str):
+                name = step["name"]
+                if name in names:
+                    out.add((*path, "name"), f"case name `{name}` is already used by case #{names[name] + 1}")
+                else:
+                    names[name] = index
+
+
+def _check_step(step: dict[str, Any], path: tuple[str | int, ...], section: str, out: Validator) -> None:
+    actions = [a for a in ACTIONS if step.get(a) is not None]
+    specials = [s for s in _SETUP_ONLY if step.get(s) not in (None, False)]
+    if section == "cases" and not step.get("name"):
+        out.add(path, "a case needs a `name`")
+    if specials and section != "setup":
+        out.add((*path, specials[0]), f"`{specials[0]}` may only be used in `setup`")
+    if len(actions) + len(specials) > 1:
+        out.add(path, "a step does exactly one thing; found " + ", ".join(f"`{a}`" for a in actions + specials))
+    if not actions and not specials:
+        if section == "setup" and step.get("delay") is not None:
+            return  # a bare `delay: 2s` setup step
+        out.add(path, "a step needs one of " + ", ".join(f"`{a}`" for a in ACTIONS))
+    request = step.get("request")
+    if isinstance(request, dict):
+        if request.get("path") is None and request.get("url") is None:
+            out.add((*path, "request"), "a request needs a `path` (on a service) or a `url`")
+        bodies = [k for k in ("json", "body", "form") if request.get(k) is not None]
+        if len(bodies) > 1:
+            out.add((*path, "request"), "give one of `json`, `body`, `form`; found " + ", ".join(bodies))
+    retry = step.get("retry")
+    if isinstance(retry, dict):
+        policy = [k for k in _POLICY if retry.get(k) is not None]
+        poll = [k for k in _POLL if retry.get(k) is not None]
+        if policy and poll and not (policy == ["delay"]):
+            out.add((*path, "retry"), "use either a retry policy (maxAttempts, backoff) or a poll (until, failIf, deadline)")
+        if poll and retry.get("until") is None and retry.get("failIf") is None:
+            out.add((*path, "retry"), "a poll needs `until` (and optionally `failIf`)")
+        if not poll and retry.get("maxAttempts") is None:
+            out.add((*path, "retry"), "a retry policy needs `maxAttempts`")

@@ -1,0 +1,261 @@
+"""Check plain data against a msgspec type and report *every* problem, not just the first.
+
+`msgspec.convert` stops at the first error and knows no line numbers. This walker follows the
+type description of `msgspec.inspect`, collects one `ConfigProblem` per unknown key (with a
+did-you-mean), missing field, wrong type, out-of-range number or bad duration, each located in the
+YAML source; only when it finds nothing does the loader call `msgspec.convert`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec.inspect as mi
+
+from ..durations import parse_duration
+from ..errors import ConfigProblem, InputError
+from .yaml_source import ParsedYaml, PathKey, format_path
+
+__all__ = ["Validator", "did_you_mean"]
+
+
+def did_you_mean(word: str, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """Return the candidate closest to `word` (case first, then spelling), or None."""
+    options = list(candidates)
+    for option in options:
+        if option.lower() == word.lower():
+            return option
+    folded = {option.replace("_", "").replace("-", "").lower(): option for option in options}
+    key = word.replace("_", "").replace("-", "").lower()
+    if key in folded:
+        return folded[key]
+    close = difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+class Validator:
+    """Walks data against a msgspec type; see the module docstring."""
+
+    def __init__(self, source: ParsedYaml, *, file: str | None) -> None:
+        self.source = source
+        self.file = file
+        self.problems: list[ConfigProblem] = []
+
+    def check(self, data: Any, typ: type) -> list[ConfigProblem]:
+        """Return the problems of `data` as an instance of `typ` (also kept in `self.problems`)."""
+        self._walk(data, mi.type_info(typ), ())
+        return self.problems
+
+    def add(self, path: PathKey, message: str, *, suggestion: str | None = None, key: bool = False) -> None:
+        """Record a problem at `path`, located in the YAML source."""
+        location = self.source.locate(path, key=key)
+        self.problems.append(
+            ConfigProblem(
+                path=format_path(path),
+                message=message,
+                file=self.file,
+                line=location.line if location else None,
+                column=location.column if location else None,
+                suggestion=suggestion,
+            )
+        )
+
+    # -- the walk ---------------------------------------------------------------------------
+
+    def _walk(self, value: Any, info: mi.Type, path: PathKey) -> None:
+        extra: dict[str, Any] = {}
+        while isinstance(info, mi.Metadata):
+            extra.update(info.extra or {})
+            info = info.type
+        if extra.get("duration") and value is not None:
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                try:
+                    parse_duration(value)
+                except InputError:
+                    self.add(path, f"`{value}` is not a duration (use '500ms', '5s', '2m', '1h' or milliseconds)")
+                return
+        if isinstance(info, mi.UnionType):
+            self._union(value, info, path)
+        elif isinstance(info, mi.StructType):
+            self._struct(value, info, path)
+        elif isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+            if not isinstance(value, list):
+                self.add(path, f"expected a list, got {_kind(value)}")
+                return
+            for index, item in enumerate(value):
+                self._walk(item, info.item_type, (*path, index))
+            if info.min_length is not None and len(value) < info.min_length:
+                self.add(path, f"needs at least {info.min_length} item(s)")
+        elif isinstance(info, mi.DictType):
+            if not isinstance(value, dict):
+                self.add(path, f"expected a mapping, got {_kind(value)}")
+                return
+            for key, item in value.items():
+                self._walk(item, info.value_type, (*path, key))
+        else:
+            self._scalar(value, info, path)
+
+    def _struct(self, value: Any, info: mi.StructType, path: PathKey) -> None:
+        if not isinstance(value, dict):
+            self.add(path, f"expected a mapping, got {_kind(value)}")
+            return
+        fields = {f.encode_name: f for f in info.fields}
+        for key, item in value.items():
+            spec = fields.get(key)
+            if spec is None:
+                guess = did_you_mean(key, fields)
+                self.add((*path, key), f"unknown key `{key}`", suggestion=guess, key=True)
+                continue
+            if item is None and spec.required:
+                self.add((*path, key), f"`{key}` needs a value")
+                continue
+            self._walk(item, spec.type, (*path, key))
+        for name, spec in fields.items():
+            if spec.required and name not in value:
+                self.add(path, f"missing required key `{name}`")
+
+    def _union(self, value: Any, info: mi.UnionType, path: PathKey) -> None:
+        candidates = [t for t in info.types if _accepts_kind(t, value)]
+        if not candidates:
+            expected = " or ".join(dict.fromkeys(_describe(t) for t in info.types))
+            self.add(path, f"expected {expected}, got {_kind(value)}")
+            return
+        first_problems: list[ConfigProblem] | None = None
+        for candidate in candidates:
+            trial = Validator(self.source, file=self.file)
+            trial._walk(value, candidate, path)
+            if not trial.problems:
+                return
+            if first_problems is None:
+                first_problems = trial.problems
+        self.problems.extend(first_problems or [])
+
+    def _scalar(self, value: Any, info: mi.Type, path: PathKey) -> None:
+        if isinstance(info, mi.AnyType):
+            return
+        if isinstance(info, mi.NoneType):
+            if value is not None:
+                self.add(path, f"expected nothing (null), got {_kind(value)}")
+            return
+        if isinstance(info, mi.BoolType):
+            if not isinstance(value, bool):
+                self.add(path, f"expected true or false, got {_kind(value)}")
+            return
+        if isinstance(info, mi.IntType):
+            if not isinstance(value, int) or isinstance(value, bool):
+                self.add(path, f"expected an integer, got {_kind(value)}")
+                return
+            self._bounds(value, info, path)
+            return
+        if isinstance(info, mi.FloatType):
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                self.add(path, f"expected a number, got {_kind(value)}")
+                return
+            self._bounds(value, info, path)
+            return
+        if isinstance(info, mi.StrType):
+            if not isinstance(value, str):
+                self.add(path, f"expected a string, got {_kind(value)}")
+                return
+            if info.min_length is not None and len(value) < info.min_length:
+                self.add(path, "must not be empty" if info.min_length == 1 else f"too short (min {info.min_length})")
+            if info.pattern is not None and not re.search(info.pattern, value):
+                self.add(path, f"`{value}` has characters that are not allowed here (pattern {info.pattern})")
+            return
+        if isinstance(info, mi.LiteralType):
+            if value not in info.values:
+                allowed = ", ".join(f"`{v}`" for v in info.values)
+                options = [str(v) for v in info.values]
+                guess = did_you_mean(str(value), options, cutoff=0.75) if isinstance(value, str) else None
+                note = _LITERAL_NOTES.get(str(value), "")
+                self.add(path, f"`{value}` is not one of {allowed}{note}", suggestion=guess)
+            return
+        self.add(path, f"unsupported value {_kind(value)}")
+
+    def _bounds(self, value: float, info: mi.IntType | mi.FloatType, path: PathKey) -> None:
+        if info.ge is not None and value < info.ge:
+            self.add(path, f"must be >= {info.ge}, got {value}")
+        if info.gt is not None and value <= info.gt:
+            self.add(path, f"must be > {info.gt}, got {value}")
+        if info.le is not None and value > info.le:
+            self.add(path, f"must be <= {info.le}, got {value}")
+        if info.lt is not None and value >= info.lt:
+            self.add(path, f"must be < {info.lt}, got {value}")
+
+
+_LITERAL_NOTES = {
+    "vitest": "; run it as a shell suite: `runner: shell`, `command: npx vitest run`",
+    "playwright": "; run it as a shell suite: `runner: shell`, `command: npx playwright test`",
+}
+
+
+def _unwrap(info: mi.Type) -> mi.Type:
+    while isinstance(info, mi.Metadata):
+        info = info.type
+    return info
+
+
+def _accepts_kind(info: mi.Type, value: Any) -> bool:
+    info = _unwrap(info)
+    if isinstance(info, mi.AnyType):
+        return True
+    if value is None:
+        return isinstance(info, mi.NoneType)
+    if isinstance(value, bool):
+        return isinstance(info, mi.BoolType) or (isinstance(info, mi.LiteralType) and value in info.values)
+    if isinstance(value, int):
+        return isinstance(info, mi.IntType | mi.FloatType) or (
+            isinstance(info, mi.LiteralType) and value in info.values
+        )
+    if isinstance(value, float):
+        return isinstance(info, mi.FloatType)
+    if isinstance(value, str):
+        return isinstance(info, mi.StrType) or (
+            isinstance(info, mi.LiteralType) and any(isinstance(v, str) for v in info.values)
+        )
+    if isinstance(value, list):
+        return isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType)
+    if isinstance(value, dict):
+        return isinstance(info, mi.StructType | mi.DictType)
+    return False
+
+
+def _describe(info: mi.Type) -> str:
+    info = _unwrap(info)
+    if isinstance(info, mi.StructType | mi.DictType):
+        return "a mapping"
+    if isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+        return "a list"
+    if isinstance(info, mi.IntType):
+        return "an integer"
+    if isinstance(info, mi.FloatType):
+        return "a number"
+    if isinstance(info, mi.StrType):
+        return "a string"
+    if isinstance(info, mi.BoolType):
+        return "true or false"
+    if isinstance(info, mi.NoneType):
+        return "null"
+    if isinstance(info, mi.LiteralType):
+        return "one of " + ", ".join(f"`{v}`" for v in info.values)
+    return "a value"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"a string ('{shown}')"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__

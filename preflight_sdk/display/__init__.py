@@ -1,0 +1,54 @@
+"""Static renderings of result Structs: a compact text form and self-contained HTML.
+
+Each result type may register a renderer pair with `renders(ResultType)`; anything without one
+falls back to a generic field table. Nothing here imports IPython or ipywidgets: the HTML is
+plain markup, so it survives in saved notebooks, nbviewer and GitHub.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+
+__all__ = ["render_html", "render_text", "renders"]
+
+T = TypeVar("T")
+_TEXT: dict[type, Callable[[Any], str]] = {}
+_HTML: dict[type, Callable[[Any], str]] = {}
+
+
+def renders(kind: type[T]) -> Callable[[Callable[[T], tuple[str, str]]], Callable[[T], tuple[str, str]]]:
+    """Register a function returning `(text, html)` for results of type `kind`."""
+
+    def decorate(fn: Callable[[T], tuple[str, str]]) -> Callable[[T], tuple[str, str]]:
+        _TEXT[kind] = lambda value: fn(value)[0]
+        _HTML[kind] = lambda value: fn(value)[1]
+        return fn
+
+    return decorate
+
+
+def _load_renderers() -> None:
+    from . import views  # noqa: F401  (registers the renderers)
+
+
+def render_text(result: Any) -> str:
+    """Return a compact, human-readable text form of `result`."""
+    _load_renderers()
+    fn = _TEXT.get(type(result))
+    if fn is not None:
+        return fn(result)
+    return f"{type(result).__name__} " + msgspec.json.format(msgspec.json.encode(result), indent=2).decode()
+
+
+def render_html(result: Any) -> str:
+    """Return a self-contained HTML rendering of `result`."""
+    _load_renderers()
+    fn = _HTML.get(type(result))
+    if fn is not None:
+        return fn(result)
+    body = msgspec.json.format(msgspec.json.encode(result), indent=2).decode()
+    return f'<div class="pf-result"><b>{html.escape(type(result).__name__)}</b><pre>{html.escape(body)}</pre></div>'

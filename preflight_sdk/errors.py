@@ -1,0 +1,222 @@
+"""Every error preflight raises, each with a stable code, a hint and JSON details.
+
+```
+PreflightError                    code INTERNAL unless a subclass says otherwise
+├── ConfigError                   CONFIG_NOT_FOUND, CONFIG_INVALID (with .problems)
+├── InputError                    INVALID_INPUT, SUITE_NOT_FOUND, RUN_NOT_FOUND, TEST_NOT_FOUND…
+├── StateError                    INVALID_STATE, NOT_BUILT, NOT_RUNNING, SESSION_NOT_FOUND
+├── EnvironmentError_             DOCKER_ERROR, BUILD_FAILED, DOCKERFILE_NOT_FOUND, PORT_CONFLICT,
+│                                 HEALTH_CHECK_TIMEOUT, CONTAINER_NOT_FOUND, CONTAINER_NOT_RUNNING
+├── MockError                     MOCK_NOT_FOUND, MOCKS_NOT_RUNNING
+└── CancelledError_               CANCELLED
+```
+
+A failed test is a result, never an exception. Third-party exceptions are translated where they
+are caught (`raise PreflightError(...) from exc`), so callers only ever catch `PreflightError`.
+The CLI maps `exit_code` to its process exit status; the MCP face puts `to_info()` in the envelope.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import msgspec
+
+__all__ = [
+    "CancelledError_",
+    "ConfigError",
+    "ConfigProblem",
+    "EnvironmentError_",
+    "ErrorCode",
+    "ErrorInfo",
+    "InputError",
+    "MockError",
+    "PreflightError",
+    "StateError",
+]
+
+ErrorCode = Literal[
+    "CONFIG_NOT_FOUND",
+    "CONFIG_INVALID",
+    "SESSION_NOT_FOUND",
+    "INVALID_STATE",
+    "BUILD_FAILED",
+    "DOCKERFILE_NOT_FOUND",
+    "NOT_BUILT",
+    "HEALTH_CHECK_TIMEOUT",
+    "PORT_CONFLICT",
+    "DOCKER_ERROR",
+    "NOT_RUNNING",
+    "SUITE_NOT_FOUND",
+    "CONTAINER_NOT_FOUND",
+    "CONTAINER_NOT_RUNNING",
+    "MOCK_NOT_FOUND",
+    "MOCKS_NOT_RUNNING",
+    "INVALID_INPUT",
+    "RUN_NOT_FOUND",
+    "TEST_NOT_FOUND",
+    "CANCELLED",
+    "INTERNAL",
+    # verify
+    "SERVER_START_FAILED",
+    "SERVER_TIMEOUT",
+    "PROTOCOL_ERROR",
+    "MANIFEST_INVALID",
+    # clarify
+    "REPO_NOT_FOUND",
+    "INVALID_ANSWER",
+    "SESSION_EXPIRED",
+    "LLM_ERROR",
+]
+
+
+class ErrorInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The `error` member of a result envelope: what went wrong and what to do next."""
+
+    code: str
+    message: str
+    retryable: bool = False
+    hint: str | None = None
+    details: dict[str, Any] | None = None
+
+
+class ConfigProblem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One problem found in a configuration or test file.
+
+    `path` is a JSON path into the document (`$.services[0].container.ports[1]`), `line` and
+    `column` are 1-based positions in the YAML file when known.
+    """
+
+    path: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    suggestion: str | None = None
+
+    def render(self) -> str:
+        """Return the problem as one line: `file:line:col: $.path: message (did you mean …?)`."""
+        where = ""
+        if self.file:
+            where = self.file
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            where += ": "
+        text = f"{where}{self.path}: {self.message}"
+        if self.suggestion:
+            text += f" (did you mean `{self.suggestion}`?)"
+        return text
+
+
+class PreflightError(Exception):
+    """The root of every error preflight raises.
+
+    Attributes:
+        code: stable, machine-readable code (see `ErrorCode`).
+        message: one or two sentences for a human or an agent.
+        hint: the next thing to try, when there is one.
+        details: JSON-serialisable context (paths tried, valid names, log tail…).
+        retryable: whether the same call may succeed if simply tried again.
+    """
+
+    default_code: ClassVar[ErrorCode] = "INTERNAL"
+    exit_code: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: ErrorCode | None = None,
+        hint: str | None = None,
+        details: dict[str, Any] | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code: ErrorCode = code or self.default_code
+        self.hint = hint
+        self.details = details
+        self.retryable = retryable
+
+    def to_info(self) -> ErrorInfo:
+        """Return the envelope form of this error."""
+        return ErrorInfo(
+            code=self.code,
+            message=self.message,
+            retryable=self.retryable,
+            hint=self.hint,
+            details=self.details,
+        )
+
+    def __str__(self) -> str:
+        text = f"[{self.code}] {self.message}"
+        if self.hint:
+            text += f"\nhint: {self.hint}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class ConfigError(PreflightError):
+    """The configuration (or a test file) could not be found or is invalid."""
+
+    default_code: ClassVar[ErrorCode] = "CONFIG_INVALID"
+    exit_code: ClassVar[int] = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: ErrorCode | None = None,
+        hint: str | None = None,
+        details: dict[str, Any] | None = None,
+        problems: list[ConfigProblem] | None = None,
+    ) -> None:
+        self.problems: list[ConfigProblem] = list(problems or [])
+        if self.problems:
+            details = dict(details or {})
+            details["problems"] = msgspec.to_builtins(self.problems)
+        super().__init__(message, code=code, hint=hint, details=details)
+
+    def __str__(self) -> str:
+        lines = [super().__str__()]
+        lines.extend(f"  - {p.render()}" for p in self.problems)
+        return "\n".join(lines)
+
+
+class InputError(PreflightError):
+    """An argument is wrong: a bad value, an unknown suite, run or test id."""
+
+    default_code: ClassVar[ErrorCode] = "INVALID_INPUT"
+    exit_code: ClassVar[int] = 2
+
+
+class StateError(PreflightError):
+    """The call does not fit the project's lifecycle state (build before setup, setup before run)."""
+
+    default_code: ClassVar[ErrorCode] = "INVALID_STATE"
+    exit_code: ClassVar[int] = 2
+
+
+class EnvironmentError_(PreflightError):  # noqa: N801 - the builtin name is taken
+    """Docker, a build, a port, a container or a health check failed."""
+
+    default_code: ClassVar[ErrorCode] = "DOCKER_ERROR"
+    exit_code: ClassVar[int] = 3
+
+
+class MockError(PreflightError):
+    """A mock service is unknown or not running."""
+
+    default_code: ClassVar[ErrorCode] = "MOCK_NOT_FOUND"
+    exit_code: ClassVar[int] = 2
+
+
+class CancelledError_(PreflightError):  # noqa: N801 - mirrors the anyio/asyncio name on purpose
+    """The operation was cancelled; everything it started has been removed."""
+
+    default_code: ClassVar[ErrorCode] = "CANCELLED"
+    exit_code: ClassVar[int] = 130

@@ -1,0 +1,1 @@
+"""The environment lifecycle: init, build, setup (health), status, logs and clean."""

@@ -1,0 +1,151 @@
+"""The state a `Project` shares with the modules that do its work.
+
+`Project` stays a thin facade: each operation lives in its own module and receives this context,
+which holds the loaded configuration, the session, the engine, the mock host and the lock.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from ..config import LoadedConfig, find_config, load_config
+from ..errors import ConfigError, StateError
+from .state import SessionState, read_state, write_state
+
+if TYPE_CHECKING:
+    from ..engine.base import Engine
+
+__all__ = ["ProjectContext", "labels_for", "slug"]
+
+LABEL_MANAGED = "preflight.managed"
+LABEL_PROJECT = "preflight.project"
+LABEL_SESSION = "preflight.session"
+LABEL_SERVICE = "preflight.service"
+LABEL_ROOT = "preflight.root"
+
+
+def slug(text: str, *, limit: int = 40) -> str:
+    """Return a Docker-safe name part: lowercase letters, digits and dashes."""
+    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return (cleaned or "project")[:limit].rstrip("-")
+
+
+def labels_for(project: str, session: str, root: str, service: str | None = None) -> dict[str, str]:
+    """Return the labels every container and network of a session carries."""
+    labels = {
+        LABEL_MANAGED: "true",
+        LABEL_PROJECT: slug(project),
+        LABEL_SESSION: session,
+        LABEL_ROOT: root,
+    }
+    if service is not None:
+        labels[LABEL_SERVICE] = service
+    return labels
+
+
+class ProjectContext:
+    """Everything one project's operations share (one per `Project`)."""
+
+    def __init__(self, path: str | os.PathLike[str], config_file: str | None, engine: Engine | None) -> None:
+        self.path = Path(path).expanduser()
+        self.config_file = config_file
+        self._engine = engine
+        self.loaded: LoadedConfig | None = None
+        self.session: SessionState | None = None
+        self.lock = anyio.Lock()
+        self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
+        self.stale = False  # the file changed while an environment of the old one runs
+
+    # -- engine ------------------------------------------------------------------------------
+
+    @property
+    def engine(self) -> Engine:
+        """The Docker engine (python-on-whales), created on first use."""
+        if self._engine is None:
+            from ..engine.docker import DockerEngine  # lazy: keeps `import preflight_sdk` light
+
+            self._engine = DockerEngine()
+        return self._engine
+
+    # -- configuration and session -----------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The directory of e2e.yaml (where `.preflight/` lives)."""
+        if self.loaded is not None:
+            return Path(self.loaded.root)
+        try:
+            return find_config(self.path, self.config_file).parent
+        except ConfigError:
+            return self.path if self.path.is_dir() else self.path.parent
+
+    def require_loaded(self) -> LoadedConfig:
+        """Return the loaded configuration (call `ensure_loaded` first)."""
+        if self.loaded is None:
+            raise StateError("the project is not initialized", code="SESSION_NOT_FOUND", hint="call init first")
+        return self.loaded
+
+    def require_session(self) -> SessionState:
+        """Return the session (call `ensure_loaded` first)."""
+        if self.session is None:
+            raise StateError("the project has no session", code="SESSION_NOT_FOUND", hint="call init first")
+        return self.session
+
+    async def load(self) -> tuple[LoadedConfig, bool]:
+        """Load (or reload) the configuration; return it and whether it differs from before.
+
+        An unchanged file keeps the session (also one found in `.preflight/state.json` from an
+        earlier process). A changed file starts a new session, except while the environment is
+        running: then the running session is kept and `stale` is set, so `init` can refuse
+        (`INVALID_STATE`, clean first) while `status`, `logs` and `clean` still work.
+        """
+        loaded = await anyio.to_thread.run_sync(load_config, self.path, self.config_file)
+        changed = self.loaded is not None and self.loaded.digest != loaded.digest
+        if self.session is None:
+            self.session = await anyio.to_thread.run_sync(read_state, loaded.root)
+        session = self.session
+        self.stale = False
+        if session is not None and session.config_digest != loaded.digest:
+            if session.state == "running":
+                self.stale = True
+            else:
+                session = None
+                changed = True
+        if session is None:
+            session = SessionState(
+                project=loaded.project_name,
+                session_id=secrets.token_hex(3),
+                state="initialized",
+                config_path=loaded.path,
+                config_digest=loaded.digest,
+            )
+            await self.save(session, root=loaded.root)
+        self.session = session
+        self.loaded = loaded
+        return loaded, changed
+
+    async def ensure_loaded(self) -> LoadedConfig:
+        """Load the configuration unless it already is (operations initialize on first use)."""
+        if self.loaded is None:
+            loaded, _ = await self.load()
+            return loaded
+        return self.loaded
+
+    async def save(self, session: SessionState, *, root: str | None = None) -> None:
+        """Keep `session` in memory and in `.preflight/state.json`."""
+        self.session = session
+        target = root or str(self.root)
+        await anyio.to_thread.run_sync(write_state, target, session)
+
+    async def transition(self, **changes: Any) -> SessionState:
+        """Persist a change of the session (`state=`, `network=`, `containers=`…)."""
+        session = msgspec.structs.replace(self.require_session(), **changes)
+        await self.save(session)
+        return session

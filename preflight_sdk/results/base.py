@@ -1,0 +1,35 @@
+"""The base of every result Struct: camelCase on the wire, frozen, and displayable in Jupyter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["Result"]
+
+
+class Result(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A value a `Project` method returns.
+
+    Renders inline in Jupyter (static HTML plus text, so saved notebooks show it without a kernel),
+    and converts to the JSON that the CLI prints and the MCP tools return.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form (camelCase keys) as builtins."""
+        data = msgspec.to_builtins(self)
+        assert isinstance(data, dict)
+        return data
+
+    def to_json(self, *, indent: int = 0) -> str:
+        """Return the JSON form as text."""
+        raw = msgspec.json.encode(self)
+        return msgspec.json.format(raw, indent=indent).decode() if indent else raw.decode()
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, str]:
+        from ..display import render_html, render_text  # lazy: display is only needed in notebooks
+
+        return {"text/plain": render_text(self), "text/html": render_html(self)}

@@ -1,0 +1,285 @@
+"""Results of init, build, setup, status, logs and clean (the shapes of seed 000, extended).
+
+Durations and uptimes are whole milliseconds; timestamps are ISO 8601 strings in UTC.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from .base import Result
+
+__all__ = [
+    "BuildResult",
+    "CleanAction",
+    "CleanResult",
+    "ContainerStatus",
+    "InitMock",
+    "InitResult",
+    "InitService",
+    "InitSuite",
+    "LifecycleState",
+    "LogLine",
+    "LogsResult",
+    "MockSetup",
+    "MockStatus",
+    "NetworkSetup",
+    "NetworkStatus",
+    "PortMapping",
+    "PortStatus",
+    "ProbeOutcome",
+    "Readiness",
+    "ServiceBuild",
+    "ServiceSetup",
+    "ServiceStatus",
+    "SetupResult",
+    "StatusResult",
+]
+
+LifecycleState = Literal["initialized", "built", "running", "stopped"]
+ContainerStatus = Literal[
+    "created", "running", "paused", "restarting", "removing", "exited", "dead", "missing", "unknown"
+]
+
+
+class _Part(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A member of a result."""
+
+
+# -- init -------------------------------------------------------------------------------------
+
+
+class InitService(_Part):
+    """A configured service."""
+
+    name: str
+    image: str
+    ports: list[str]
+    has_healthcheck: bool
+    kind: Literal["service", "job"] = "service"
+    depends_on: list[str] = msgspec.field(default_factory=list)
+    builds: bool = True
+
+
+class InitMock(_Part):
+    """A configured mock."""
+
+    name: str
+    port: int
+    route_count: int
+
+
+class InitSuite(_Part):
+    """A configured suite."""
+
+    id: str
+    name: str
+    runner: str
+    file: str | None = None
+
+
+class InitResult(Result):
+    """What `init` loaded: the project, its services, mocks and suites, and the session state."""
+
+    project_name: str
+    config_path: str
+    services: list[InitService]
+    mocks: list[InitMock]
+    suites: list[InitSuite]
+    schema_version: str
+    session_id: str
+    state: LifecycleState
+    reloaded: bool = False
+
+
+# -- build ------------------------------------------------------------------------------------
+
+
+class ServiceBuild(_Part):
+    """One service's image: built, found locally, pulled, or failed."""
+
+    name: str
+    image: str
+    status: Literal["success", "failed", "skipped"]
+    duration: int
+    source: Literal["built", "local", "pulled", "none"] = "built"
+    error: str | None = None
+    log_tail: list[str] | None = None
+
+
+class BuildResult(Result):
+    """The outcome of `build`, per service."""
+
+    services: list[ServiceBuild]
+    total_duration: int
+
+
+# -- setup ------------------------------------------------------------------------------------
+
+
+class PortMapping(_Part):
+    """A published port: host side and container side."""
+
+    host: int
+    container: int
+
+
+class ProbeOutcome(_Part):
+    """One readiness probe: when (ms after the container started), and what it found."""
+
+    at: int
+    ok: bool
+    detail: str
+
+
+class Readiness(_Part):
+    """How a service was found ready: which probe, how many attempts, how long.
+
+    `probe` is `http` (GET on the health path), `tcp` (connect), `port` (connect to the first
+    published port, for services without a health check), `running` (nothing to probe), or `exit`
+    (a job that must finish with status 0).
+    """
+
+    probe: Literal["http", "tcp", "port", "running", "exit"]
+    target: str
+    attempts: int
+    ready: bool
+    time_to_ready: int | None = None
+    last_outcomes: list[ProbeOutcome] = msgspec.field(default_factory=list)
+
+
+class ServiceSetup(_Part):
+    """One started service (or finished job)."""
+
+    name: str
+    container_id: str
+    container_name: str
+    status: Literal["running", "healthy", "unhealthy", "failed", "completed"]
+    ports: list[PortMapping]
+    readiness: Readiness
+    url: str | None = None
+    health_check_duration: int | None = None
+    error: str | None = None
+
+
+class MockSetup(_Part):
+    """One started mock."""
+
+    name: str
+    port: int
+    status: Literal["running", "failed"]
+    route_count: int
+    url: str
+
+
+class NetworkSetup(_Part):
+    """The project's private network."""
+
+    name: str
+    created: bool
+
+
+class SetupResult(Result):
+    """The environment `setup` started: network, mocks and services, each ready."""
+
+    network: NetworkSetup
+    services: list[ServiceSetup]
+    mocks: list[MockSetup]
+    total_duration: int
+
+
+# -- status -----------------------------------------------------------------------------------
+
+
+class PortStatus(_Part):
+    """A published port and whether a TCP connect to it from the host succeeded just now."""
+
+    host: int
+    container: int
+    accessible: bool
+
+
+class ServiceStatus(_Part):
+    """A service's container as Docker reports it now."""
+
+    name: str
+    status: ContainerStatus
+    ports: list[PortStatus]
+    container_id: str | None = None
+    container_name: str | None = None
+    health: Literal["healthy", "unhealthy", "starting", "none"] | None = None
+    uptime: int | None = None
+    exit_code: int | None = None
+    url: str | None = None
+
+
+class MockStatus(_Part):
+    """A mock and how many requests it has recorded."""
+
+    name: str
+    port: int
+    status: Literal["running", "stopped"]
+    request_count: int
+    url: str | None = None
+
+
+class NetworkStatus(_Part):
+    """The project's network and whether it exists."""
+
+    name: str
+    exists: bool
+
+
+class StatusResult(Result):
+    """The project's state and what is running, read from Docker (works from any process)."""
+
+    state: LifecycleState
+    services: list[ServiceStatus]
+    mocks: list[MockStatus]
+    session_id: str | None = None
+    network: NetworkStatus | None = None
+    owner_pid: int | None = None
+
+
+# -- logs -------------------------------------------------------------------------------------
+
+
+class LogLine(_Part):
+    """One log line with its stream and Docker timestamp."""
+
+    timestamp: str
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
+class LogsResult(Result):
+    """A container's recent output: stdout and stderr interleaved by time."""
+
+    container: str
+    lines: list[str]
+    line_count: int
+    container_status: ContainerStatus
+    entries: list[LogLine] = msgspec.field(default_factory=list)
+
+
+# -- clean ------------------------------------------------------------------------------------
+
+
+class CleanAction(_Part):
+    """What clean did to one resource, truthfully."""
+
+    name: str
+    action: Literal["removed", "not_found", "force_removed", "failed", "stopped", "not_running"]
+    error: str | None = None
+
+
+class CleanResult(Result):
+    """Everything clean removed (found by label, not only by memory)."""
+
+    containers: list[CleanAction]
+    mocks: list[CleanAction]
+    network: CleanAction | None
+    networks: list[CleanAction]
+    session_removed: bool

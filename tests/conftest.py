@@ -1,0 +1,64 @@
+"""Shared test set-up: the anyio backend, the Docker switch, and markers by folder.
+
+Tests under `tests/integration/` need Docker and are marked `docker`. Without a daemon they are
+skipped on a developer machine, but with `--require-docker` (what CI passes, CI=true) they fail:
+a missing daemon in CI is a broken build, never a silent skip.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--require-docker",
+        action="store_true",
+        default=os.environ.get("CI") == "true",
+        help="fail (instead of skipping) tests that need Docker when no daemon answers",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(REPO).parts
+        if "integration" in parts:
+            item.add_marker(pytest.mark.docker)
+        if "e2e" in parts:
+            item.add_marker(pytest.mark.e2e)
+
+
+_docker_state: dict[str, str | None] = {}
+
+
+def _docker_problem() -> str | None:
+    if "problem" not in _docker_state:
+        try:
+            done = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=20)
+            _docker_state["problem"] = None if done.returncode == 0 else (done.stderr.strip() or "docker info failed")
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _docker_state["problem"] = str(exc)
+    return _docker_state["problem"]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("docker") is None:
+        return
+    problem = _docker_problem()
+    if problem is None:
+        return
+    message = f"no Docker daemon answers ({problem.splitlines()[0]}); run scripts/ensure-docker"
+    if item.config.getoption("--require-docker"):
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
