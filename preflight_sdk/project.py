@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Self
 
 from .lifecycle.context import ProjectContext
 from .lifecycle.init import initialize
+from .operations import operation
 from .results.lifecycle import InitResult
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class Project:
 
     # -- operations --------------------------------------------------------------------------
 
+    @operation(title="Load the project", idempotent=True)
     async def init(self) -> InitResult:
         """Load and validate the project's e2e.yaml and open its session.
 

@@ -16,6 +16,14 @@ class Result(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     and converts to the JSON that the CLI prints and the MCP tools return.
     """
 
+    @property
+    def ok(self) -> bool:
+        """Whether the operation's outcome is a success (a run with failed tests is not).
+
+        The envelope's `success`, the MCP `isError` flag and the CLI exit code follow it.
+        """
+        return True
+
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form (camelCase keys) as builtins."""
         data = msgspec.to_builtins(self)

@@ -1,0 +1,92 @@
+"""Metadata that `Project` methods carry for the faces generated from them.
+
+`@operation(...)` only attaches an `OperationMeta` to the function; it changes nothing about how
+the method runs, and importing this module imports nothing heavy. The reflection registry
+(`preflight_sdk.export.registry`) reads it to set MCP tool annotations and titles, and to add
+alias tools that accept another project's argument and reply shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+
+__all__ = ["OPERATION_ATTR", "AliasSpec", "OperationMeta", "operation", "operation_meta"]
+
+OPERATION_ATTR = "__preflight_operation__"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """An extra MCP tool name for an operation, with its own argument and reply shapes.
+
+    Attributes:
+        name: the tool name, used verbatim (no `preflight_` prefix), e.g. `require_clarification`.
+        input_type: a Struct describing the alias's arguments (its field names are the wire names).
+        to_kwargs: turns a decoded `input_type` instance into keyword arguments of the method.
+        output_type: the type of the alias's reply (for its outputSchema).
+        from_result: turns the method's result into the alias's reply.
+        description: the alias tool's description.
+    """
+
+    name: str
+    input_type: Any
+    to_kwargs: Callable[[Any], dict[str, Any]]
+    output_type: Any
+    from_result: Callable[[Any], Any]
+    description: str
+
+
+class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
+    """How an operation behaves, as MCP tool annotations describe it.
+
+    Attributes:
+        title: a short human title (`Build images`).
+        read_only: it changes nothing (status, logs).
+        destructive: it removes things (clean).
+        idempotent: calling it twice has the effect of calling it once.
+        open_world: it reaches outside the project (the network, other processes).
+        aliases: extra tool names with their own shapes.
+    """
+
+    title: str
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    aliases: tuple[AliasSpec, ...] = ()
+
+
+def operation(
+    *,
+    title: str,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    open_world: bool = False,
+    aliases: tuple[AliasSpec, ...] = (),
+) -> Callable[[F], F]:
+    """Attach `OperationMeta` to a `Project` method (see the class for the meaning of each flag)."""
+    meta = OperationMeta(
+        title=title,
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=idempotent,
+        open_world=open_world,
+        aliases=aliases,
+    )
+
+    def decorate(fn: F) -> F:
+        setattr(fn, OPERATION_ATTR, meta)
+        return fn
+
+    return decorate
+
+
+def operation_meta(fn: Callable[..., Any]) -> OperationMeta | None:
+    """Return the metadata `@operation` attached to `fn` (or to the function a bound method wraps)."""
+    target = getattr(fn, "__func__", fn)
+    meta = getattr(target, OPERATION_ATTR, None)
+    return meta if isinstance(meta, OperationMeta) else None
