@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import os
 from types import TracebackType
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Self
 
+from .lifecycle import build as _build
+from .lifecycle import clean as _clean
+from .lifecycle import logs as _logs
+from .lifecycle import setup as _setup
+from .lifecycle import status as _status
 from .lifecycle.context import ProjectContext
 from .lifecycle.init import initialize
 from .operations import operation
-from .results.lifecycle import InitResult
+from .progress import ProgressArg, Reporter
+from .results.lifecycle import BuildResult, CleanResult, InitResult, LogLine, LogsResult, SetupResult, StatusResult
 
 if TYPE_CHECKING:
     from .engine.base import Engine
@@ -101,3 +108,172 @@ class Project:
         """
         async with self._ctx.lock:
             return await initialize(self._ctx)
+
+    @operation(title="Build images")
+    async def build(
+        self,
+        no_cache: bool = False,
+        service: str | None = None,
+        pull: bool = False,
+        progress: ProgressArg = None,
+    ) -> BuildResult:
+        """Build the Docker image of every service from its Dockerfile (in parallel).
+
+        A service without a `build.dockerfile` uses its `build.image` as it is: it must exist
+        locally (or be pulled, when `pull` is true). Every build output line is reported as
+        progress while it happens. The project moves to `built` only when every image is ready.
+
+        Args:
+            no_cache: build without Docker's layer cache.
+            service: build only this service (by name); default: all of them.
+            pull: pull ready-made images that are missing locally (needs a reachable registry).
+
+        Returns:
+            Per service: image, status (success or failed), duration in ms, and where the image
+            came from (built, local, pulled); the total duration.
+
+        Example:
+            `await project.build(service="api", no_cache=True)`
+
+        Tips:
+            BUILD_FAILED carries the last 30 build lines of each failed service in
+            details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried (relative
+            paths are resolved against the e2e.yaml directory, then the build context).
+        """
+        async with self._ctx.lock:
+            return await _build.build(
+                self._ctx, no_cache=no_cache, service=service, pull=pull, reporter=self._reporter(progress, "build")
+            )
+
+    @operation(title="Start the environment", idempotent=True)
+    async def setup(self, timeout: str | None = None, progress: ProgressArg = None) -> SetupResult:
+        """Start the test environment: network, mocks, then services in dependency order.
+
+        Services start concurrently unless `dependsOn` orders them; jobs (`kind: job`) must exit
+        0 before their dependents start. Each service is probed from the host until ready (HTTP
+        health path, TCP, or its first published port) with fast adaptive polling. On any
+        failure everything started is removed and the error names the service, its last probe
+        outcomes and its last log lines. Calling setup while the environment runs returns it.
+
+        Args:
+            timeout: how long each service may take to become ready, e.g. "120s" or "2m"
+                (default: from its healthcheck: startPeriod + interval × retries; 60s without one).
+
+        Returns:
+            The network, each service (container id and name, status, published ports, base URL,
+            readiness: probe kind, attempts, time to ready in ms) and each mock (port, URL).
+
+        Example:
+            `await project.setup(timeout="90s")`
+
+        Tips:
+            NOT_BUILT means an image is missing: call build first. HEALTH_CHECK_TIMEOUT and
+            CONTAINER_EXITED carry details.logTail: read it before changing anything.
+            PORT_CONFLICT names the port (and its holder when known); `0:<port>` in `ports`
+            lets Docker pick a free host port.
+        """
+        async with self._ctx.lock:
+            return await _setup.setup(self._ctx, timeout=timeout, reporter=self._reporter(progress, "setup"))
+
+    @operation(title="Show status", read_only=True)
+    async def status(self) -> StatusResult:
+        """Show the project's state and what is running, as Docker reports it now.
+
+        Works from any process: it reads `.preflight/state.json` and finds containers by label.
+
+        Returns:
+            The lifecycle state (initialized, built, running, stopped), the network and whether it
+            exists, each service (container status, health measured now, published ports with
+            `accessible` from a real connect, uptime in ms, base URL) and each mock (running or
+            stopped, request count).
+
+        Example:
+            `await project.status()`
+
+        Tips:
+            A service `missing` or `exited` while the state is `running` means the environment
+            broke: read its logs, then clean and setup again.
+        """
+        return await _status.status(self._ctx)
+
+    @operation(title="Read container logs", read_only=True)
+    async def logs(
+        self,
+        container: str,
+        lines: int = 100,
+        since: str | None = None,
+        follow_for: str | None = None,
+        progress: ProgressArg = None,
+    ) -> LogsResult:
+        """Read a service container's recent output: stdout and stderr interleaved by time.
+
+        Args:
+            container: the service name (or the configured container name).
+            lines: how many of the last lines to return (0 to 10000).
+            since: only lines since then: a duration back from now ("30s", "5m", "2h") or an ISO
+                8601 time.
+            follow_for: keep collecting new lines for this long (e.g. "10s"), reporting each as
+                progress, before returning.
+
+        Returns:
+            The lines (text), each entry with its timestamp and stream, the line count and the
+            container's status.
+
+        Example:
+            `await project.logs("api", lines=50, since="5m")`
+
+        Tips:
+            CONTAINER_NOT_RUNNING still carries the last lines in details.lines, which usually
+            say why the container stopped. CONTAINER_NOT_FOUND lists the valid names.
+        """
+        return await _logs.logs(
+            self._ctx,
+            container=container,
+            lines=lines,
+            since=since,
+            follow_for=_logs.follow_seconds(follow_for),
+            reporter=self._reporter(progress, "logs"),
+        )
+
+    async def follow_logs(self, container: str, since: str | None = None) -> AsyncIterator[LogLine]:
+        """Yield a container's new log lines as they are written, until you stop iterating.
+
+        `async for line in project.follow_logs("api"): print(line.text)`
+        """
+        from .durations import parse_since
+
+        info = await _logs.find_container(self._ctx, container)
+        async for line in _logs.follow(self._ctx, info.id, since=parse_since(since) if since else None):
+            yield line
+
+    @operation(title="Remove the environment", destructive=True, idempotent=True)
+    async def clean(self, force: bool = True) -> CleanResult:
+        """Stop and remove every container, mock and network of the project, found by label.
+
+        Finds resources by Docker label, so it also removes what a crashed or killed process
+        left behind, and works with no session or a broken e2e.yaml. Removes the state file.
+
+        Args:
+            force: kill running containers at once (`docker rm -f`); false gives each the usual
+                stop grace period first.
+
+        Returns:
+            What happened to each container (removed, force_removed, not_found, failed with the
+            error), each mock (stopped, not_running, failed) and each network, and whether the
+            session file was removed.
+
+        Example:
+            `await project.clean()`
+
+        Tips:
+            Safe to call at any time and more than once; an empty result means nothing was left.
+        """
+        async with self._ctx.lock:
+            return await _clean.clean(self._ctx, force=force)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _reporter(self, progress: ProgressArg, operation: str) -> Reporter:
+        if progress is False or progress is True:
+            return Reporter(None, operation)
+        return Reporter(progress, operation)

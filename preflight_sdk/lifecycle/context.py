@@ -62,6 +62,7 @@ class ProjectContext:
         self.lock = anyio.Lock()
         self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
         self.stale = False  # the file changed while an environment of the old one runs
+        self.owns_environment = False  # this object's setup started what is running
 
     # -- engine ------------------------------------------------------------------------------
 

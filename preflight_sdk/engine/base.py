@@ -1,0 +1,190 @@
+"""The `Engine` protocol: every Docker operation the lifecycle and the runners need.
+
+`DockerEngine` implements it with python-on-whales and the docker CLI; `FakeEngine` implements it
+in memory for unit tests. Everything above this layer sees only these Structs and
+`PreflightError`s: no python-on-whales model and no `DockerException` escapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Literal, Protocol
+
+import msgspec
+
+from ..config.ports import PortSpec
+from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
+
+__all__ = [
+    "BuildSpec",
+    "ContainerInfo",
+    "ContainerSpec",
+    "Engine",
+    "EngineInfo",
+    "ExecResult",
+    "LineSink",
+    "NetworkInfo",
+    "RemoveOutcome",
+]
+
+LineSink = Callable[[str], None]
+
+
+class EngineInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """The daemon that answered."""
+
+    server_version: str
+    builder: Literal["buildx", "legacy"]
+    host_gateway: str | None = None
+
+
+class BuildSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One image to build (paths are absolute)."""
+
+    image: str
+    context: str
+    dockerfile: str
+    args: Mapping[str, str] = msgspec.field(default_factory=dict)
+    no_cache: bool = False
+    target: str | None = None
+    labels: Mapping[str, str] = msgspec.field(default_factory=dict)
+
+
+class ContainerSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One container to start, detached, on a network."""
+
+    name: str
+    image: str
+    network: str
+    aliases: Sequence[str] = ()
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
+    ports: Sequence[PortSpec] = ()
+    volumes: Sequence[str] = ()
+    labels: Mapping[str, str] = msgspec.field(default_factory=dict)
+    add_hosts: Sequence[tuple[str, str]] = ()
+    command: Sequence[str] | None = None
+    entrypoint: str | None = None
+    working_dir: str | None = None
+    user: str | None = None
+
+
+class ContainerInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A container as `docker inspect` shows it, reduced to what preflight uses."""
+
+    id: str
+    name: str
+    image: str
+    status: ContainerStatus
+    running: bool
+    exit_code: int | None = None
+    health: Literal["healthy", "unhealthy", "starting", "none"] = "none"
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    ports: list[PortMapping] = msgspec.field(default_factory=list)
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+    networks: dict[str, str] = msgspec.field(default_factory=dict)  # network name -> container IP
+    oom_killed: bool = False
+    error: str | None = None
+
+
+class NetworkInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A network as `docker network inspect` shows it."""
+
+    id: str
+    name: str
+    gateway: str | None = None
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+    containers: list[str] = msgspec.field(default_factory=list)
+
+
+class ExecResult(msgspec.Struct, frozen=True, kw_only=True):
+    """The outcome of a command run in a container."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+
+
+class RemoveOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What happened to one resource asked to be removed."""
+
+    ref: str
+    action: Literal["removed", "force_removed", "not_found", "failed"]
+    error: str | None = None
+
+
+class Engine(Protocol):
+    """Docker, as preflight needs it. All methods raise `PreflightError`s only."""
+
+    async def info(self) -> EngineInfo:
+        """Return daemon facts, or raise `DOCKER_ERROR` (with how to start Docker)."""
+        ...
+
+    async def image_exists(self, ref: str) -> bool:
+        """Tell whether the image exists locally."""
+        ...
+
+    async def pull(self, ref: str, on_line: LineSink) -> None:
+        """Pull an image (only when the user asked for it)."""
+        ...
+
+    async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
+        """Build an image, streaming each whole output line; `BUILD_FAILED` with the last lines."""
+        ...
+
+    async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
+        """Create a bridge network."""
+        ...
+
+    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
+        """Return the networks carrying all of `labels`."""
+        ...
+
+    async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
+        """Remove networks; report each truthfully."""
+        ...
+
+    async def run(self, spec: ContainerSpec) -> str:
+        """Start a detached container and return its id (`PORT_CONFLICT`, `DOCKER_ERROR`)."""
+        ...
+
+    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
+        """Inspect containers by id or name in one call; unknown ones are left out."""
+        ...
+
+    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
+        """Return every container (running or not) carrying all of `labels`."""
+        ...
+
+    async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
+        """Remove containers (force: kill running ones); report each truthfully."""
+        ...
+
+    async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
+        """Stop running containers (SIGTERM, then SIGKILL after `grace` seconds)."""
+        ...
+
+    async def logs(
+        self, ref: str, *, tail: int | None = None, since: datetime | None = None, until: datetime | None = None
+    ) -> list[LogLine]:
+        """Return stdout and stderr lines, interleaved by timestamp."""
+        ...
+
+    def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncIterator[LogLine]:
+        """Yield log lines as the container writes them, until cancelled or it stops."""
+        ...
+
+    async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
+        """Run a command in a running container."""
+        ...
+
+    def watch_exits(self, labels: Mapping[str, str], *, since: datetime | None = None) -> AsyncIterator[str]:
+        """Yield the id of each container with `labels` that stops (since `since`), as it happens."""
+        ...
+
+    async def wait_exit(self, ref: str) -> int:
+        """Wait until the container exits and return its exit code."""
+        ...

@@ -1,0 +1,114 @@
+"""Parse what the docker CLI prints: `docker inspect` JSON, RFC 3339 times and timestamped log lines."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any, Literal, cast
+
+from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
+from .base import ContainerInfo
+
+__all__ = ["container_from_inspect", "docker_time", "merge_log_streams", "normalise_timestamp", "parse_log_line", "parse_time"]
+
+_STATUSES = {"created", "running", "paused", "restarting", "removing", "exited", "dead"}
+_HEALTH = {"healthy", "unhealthy", "starting"}
+_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$")
+
+
+def normalise_timestamp(text: str) -> str | None:
+    """Return an RFC 3339 time with exactly 9 fraction digits and `Z`, so strings sort by time."""
+    match = _STAMP.match(text.strip())
+    if match is None:
+        return None
+    base, fraction, zone = match.groups()
+    if zone != "Z":
+        moment = parse_time(text)
+        if moment is None:
+            return None
+        base = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{base}.{(fraction or '').ljust(9, '0')}Z"
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """Parse a docker time (nanosecond precision is cut to microseconds); None for the zero time."""
+    if not text or text.startswith("0001-01-01"):
+        return None
+    match = _STAMP.match(text.strip())
+    if match is None:
+        return None
+    base, fraction, zone = match.groups()
+    micro = (fraction or "0")[:6].ljust(6, "0")
+    offset = "+00:00" if zone == "Z" else zone
+    return datetime.fromisoformat(f"{base}.{micro}{offset}").astimezone(UTC)
+
+
+def docker_time(moment: datetime) -> str:
+    """Format a moment for `--since`/`--until` (RFC 3339, UTC)."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_log_line(line: str, stream: Literal["stdout", "stderr"]) -> LogLine | None:
+    """Split a `docker logs --timestamps` line into its timestamp and text."""
+    stamp, _, text = line.partition(" ")
+    normal = normalise_timestamp(stamp)
+    if normal is None:
+        return None if not line else LogLine(timestamp="", stream=stream, text=line)
+    return LogLine(timestamp=normal, stream=stream, text=text)
+
+
+def merge_log_streams(stdout: str, stderr: str) -> list[LogLine]:
+    """Interleave the two outputs of `docker logs --timestamps` by time (stable for equal times)."""
+    lines: list[LogLine] = []
+    for text, stream in ((stdout, "stdout"), (stderr, "stderr")):
+        for raw in text.splitlines():
+            parsed = parse_log_line(raw, cast(Literal["stdout", "stderr"], stream))
+            if parsed is not None:
+                lines.append(parsed)
+    lines.sort(key=lambda line: line.timestamp)
+    return lines
+
+
+def container_from_inspect(item: dict[str, Any]) -> ContainerInfo:
+    """Reduce one `docker inspect` object to a `ContainerInfo`."""
+    state = item.get("State") or {}
+    config = item.get("Config") or {}
+    settings = item.get("NetworkSettings") or {}
+    status = str(state.get("Status", "unknown"))
+    health = (state.get("Health") or {}).get("Status")
+    networks = {
+        name: str((net or {}).get("IPAddress") or "") for name, net in (settings.get("Networks") or {}).items()
+    }
+    return ContainerInfo(
+        id=str(item.get("Id", "")),
+        name=str(item.get("Name", "")).lstrip("/"),
+        image=str(config.get("Image", "")),
+        status=cast(ContainerStatus, status if status in _STATUSES else "unknown"),
+        running=bool(state.get("Running")),
+        exit_code=state.get("ExitCode") if status in ("exited", "dead") else None,
+        health=health if health in _HEALTH else "none",
+        started_at=parse_time(state.get("StartedAt")),
+        finished_at=parse_time(state.get("FinishedAt")),
+        ports=_ports(settings.get("Ports") or {}),
+        labels=dict(config.get("Labels") or {}),
+        networks=networks,
+        oom_killed=bool(state.get("OOMKilled")),
+        error=state.get("Error") or None,
+    )
+
+
+def _ports(raw: dict[str, Any]) -> list[PortMapping]:
+    mappings: list[PortMapping] = []
+    for key, bindings in raw.items():
+        container_port, _, protocol = key.partition("/")
+        if protocol not in ("", "tcp") or not bindings:
+            continue
+        # Docker may bind IPv4 and IPv6 to *different* random ports: prefer the IPv4 one.
+        ordered = sorted(bindings, key=lambda b: ":" in str(b.get("HostIp", "")))
+        for binding in ordered:
+            port = str(binding.get("HostPort") or "")
+            if port.isdigit():
+                mappings.append(PortMapping(host=int(port), container=int(container_port)))
+                break
+    return sorted(mappings, key=lambda m: m.container)

@@ -1,0 +1,127 @@
+"""Child processes that can be cancelled, with output delivered as whole lines.
+
+Long or streaming docker commands (build, logs -f, exec, events) run here instead of in a thread:
+when the caller's scope is cancelled, the child is killed, so a cancelled MCP call or a Ctrl-C
+leaves no `docker build` running. Output is split on newlines across chunk boundaries, so no line
+is ever torn in two (the original Preflight split per chunk).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Literal
+
+import anyio
+import msgspec
+from anyio.abc import ByteReceiveStream, Process
+
+__all__ = ["Completed", "LineSplitter", "iter_lines", "run_command", "stream_command"]
+
+Stream = Literal["stdout", "stderr"]
+
+
+class Completed(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished child process."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class LineSplitter:
+    """Accumulate bytes and hand out complete lines (CR LF, LF and lone CR all end a line)."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """Add `chunk`; return the lines it completed."""
+        self._buffer += chunk
+        *complete, self._buffer = self._buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        return [line.decode("utf-8", "replace") for line in complete]
+
+    def flush(self) -> list[str]:
+        """Return the last, unterminated line (if any)."""
+        rest, self._buffer = self._buffer, b""
+        return [rest.decode("utf-8", "replace")] if rest else []
+
+
+async def iter_lines(stream: ByteReceiveStream) -> AsyncIterator[str]:
+    """Yield whole lines from a byte stream until it ends."""
+    splitter = LineSplitter()
+    async for chunk in stream:
+        for line in splitter.feed(chunk):
+            yield line
+    for line in splitter.flush():
+        yield line
+
+
+def _environment(extra: Mapping[str, str] | None) -> dict[str, str] | None:
+    if not extra:
+        return None
+    return {**os.environ, **extra}
+
+
+async def run_command(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    input: bytes | None = None,
+    timeout: float | None = None,
+) -> Completed:
+    """Run `argv` to completion and capture its output (killed on cancellation or timeout).
+
+    Raises:
+        TimeoutError: when `timeout` (seconds) passes first.
+        OSError: when the program cannot be started.
+    """
+    with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+        done = await anyio.run_process(
+            list(argv), input=input, check=False, env=_environment(env), cwd=cwd, stdin=subprocess.DEVNULL if input is None else None
+        )
+    return Completed(
+        returncode=done.returncode,
+        stdout=done.stdout.decode("utf-8", "replace"),
+        stderr=done.stderr.decode("utf-8", "replace"),
+    )
+
+
+async def stream_command(
+    argv: Sequence[str],
+    on_line: Callable[[Stream, str], None],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> int:
+    """Run `argv`, calling `on_line(stream, line)` for every whole output line; return its exit code."""
+    async with await anyio.open_process(list(argv), env=_environment(env), cwd=cwd, stdin=subprocess.DEVNULL) as process:
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_pump, process.stdout, "stdout", on_line)
+                tg.start_soon(_pump, process.stderr, "stderr", on_line)
+            return await process.wait()
+        except BaseException:
+            await _kill(process)
+            raise
+
+
+async def _pump(stream: ByteReceiveStream | None, name: Stream, on_line: Callable[[Stream, str], None]) -> None:
+    if stream is None:
+        return
+    async for line in iter_lines(stream):
+        on_line(name, line)
+
+
+async def _kill(process: Process) -> None:
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None:
+            try:
+                process.kill()
+            except ProcessLookupError:
+                pass
+            with anyio.move_on_after(5):
+                await process.wait()

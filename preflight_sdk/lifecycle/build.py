@@ -1,0 +1,161 @@
+"""`build`: build every service image from its Dockerfile (or check a ready-made image exists)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio
+
+from ..config import LoadedConfig, ServiceConfig
+from ..engine.base import BuildSpec
+from ..errors import EnvironmentError_, InputError, PreflightError
+from ..progress import Reporter
+from ..results.lifecycle import BuildResult, ServiceBuild
+from .context import ProjectContext
+from .specs import build_spec
+
+__all__ = ["build"]
+
+_TAIL = 30
+# Two parallel builds keep both cores busy; more only make each slower on small machines.
+_PARALLEL_BUILDS = 2
+
+
+async def build(
+    ctx: ProjectContext, *, no_cache: bool, service: str | None, pull: bool, reporter: Reporter
+) -> BuildResult:
+    """Build the images of the project (see `Project.build`)."""
+    loaded = await ctx.ensure_loaded()
+    targets = _targets(loaded, service)
+    # DOCKERFILE_NOT_FOUND is reported before docker is called at all.
+    specs = {s.name: build_spec(loaded, s, no_cache=no_cache) for s in targets if s.build.dockerfile is not None}
+    await ctx.engine.info()  # DOCKER_ERROR (with how to start Docker) before any work
+    started = anyio.current_time()
+    results: dict[str, ServiceBuild] = {}
+    limiter = anyio.CapacityLimiter(_PARALLEL_BUILDS)
+    total = len(targets)
+
+    async def one(svc: ServiceConfig) -> None:
+        async with limiter:
+            reporter.step(f"building {svc.name}", scope=svc.name, done=len(results), total=total)
+            if svc.name in specs:
+                results[svc.name] = await _build_one(ctx, svc, specs[svc.name], reporter)
+            else:
+                results[svc.name] = await _use_image(ctx, svc, pull=pull, reporter=reporter)
+            outcome = results[svc.name]
+            reporter.step(
+                f"{svc.name}: {outcome.status} ({outcome.duration} ms)",
+                scope=svc.name,
+                status="ok" if outcome.status == "success" else "failed",
+                done=len(results),
+                total=total,
+            )
+
+    async with anyio.create_task_group() as tg:
+        for svc in targets:
+            tg.start_soon(one, svc)
+
+    ordered = [results[s.name] for s in targets]
+    result = BuildResult(services=ordered, total_duration=_ms(anyio.current_time() - started))
+    failed = [r for r in ordered if r.status == "failed"]
+    if failed:
+        raise _failure(failed, result)
+    session = ctx.require_session()
+    images = {**session.images, **{r.name: r.image for r in ordered}}
+    complete = service is None or all(s.name in images for s in loaded.services)
+    next_state = session.state if session.state == "running" or not complete else "built"
+    await ctx.transition(state=next_state, images=images)
+    return result
+
+
+def _targets(loaded: LoadedConfig, service: str | None) -> Sequence[ServiceConfig]:
+    if service is None:
+        return loaded.services
+    chosen = loaded.service(service)
+    if chosen is None:
+        names = [s.name for s in loaded.services]
+        raise InputError(
+            f"no service named `{service}`",
+            hint=f"valid services: {', '.join(names) or '(none)'}",
+            details={"service": service, "valid": names},
+        )
+    return [chosen]
+
+
+async def _build_one(ctx: ProjectContext, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter) -> ServiceBuild:
+    tail: list[str] = []
+
+    def on_line(line: str) -> None:
+        tail.append(line)
+        del tail[:-_TAIL]
+        reporter.log(line, scope=svc.name)
+
+    started = anyio.current_time()
+    try:
+        await ctx.engine.build(spec, on_line)
+    except PreflightError as exc:
+        if exc.code not in ("BUILD_FAILED", "DOCKER_ERROR"):
+            raise
+        if exc.code == "DOCKER_ERROR" and exc.retryable:
+            raise  # the daemon went away: not a build failure
+        return ServiceBuild(
+            name=svc.name, image=spec.image, status="failed", duration=_ms(anyio.current_time() - started),
+            source="built", error=exc.message, log_tail=list(tail),
+        )
+    return ServiceBuild(
+        name=svc.name, image=spec.image, status="success", duration=_ms(anyio.current_time() - started), source="built"
+    )
+
+
+async def _use_image(ctx: ProjectContext, svc: ServiceConfig, *, pull: bool, reporter: Reporter) -> ServiceBuild:
+    started = anyio.current_time()
+    image = svc.build.image
+    if await ctx.engine.image_exists(image):
+        return ServiceBuild(name=svc.name, image=image, status="success", duration=_ms(anyio.current_time() - started), source="local")
+    if not pull:
+        return ServiceBuild(
+            name=svc.name, image=image, status="failed", duration=_ms(anyio.current_time() - started), source="none",
+            error=f"image {image} is not present locally (this service has no Dockerfile)",
+        )
+    tail: list[str] = []
+
+    def on_line(line: str) -> None:
+        tail.append(line)
+        del tail[:-_TAIL]
+        reporter.log(line, scope=svc.name)
+
+    try:
+        await ctx.engine.pull(image, on_line)
+    except PreflightError as exc:
+        return ServiceBuild(
+            name=svc.name, image=image, status="failed", duration=_ms(anyio.current_time() - started), source="pulled",
+            error=exc.message, log_tail=list(tail),
+        )
+    return ServiceBuild(name=svc.name, image=image, status="success", duration=_ms(anyio.current_time() - started), source="pulled")
+
+
+def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentError_:
+    first = failed[0]
+    names = ", ".join(f.name for f in failed)
+    if first.source == "none":
+        return EnvironmentError_(
+            f"image {first.image} of service `{first.name}` is not present locally",
+            code="NOT_BUILT",
+            hint="build or pull it yourself, add a `build.dockerfile`, or call build with pull=true to pull it",
+            details=_details(result),
+        )
+    return EnvironmentError_(
+        f"build failed for {names}: {first.error}",
+        code="BUILD_FAILED",
+        hint="details.services[].logTail holds the last 30 lines of each failed build",
+        details=_details(result),
+    )
+
+
+def _details(result: BuildResult) -> dict[str, object]:
+    data = result.to_dict()
+    return {"services": data["services"], "totalDuration": data["totalDuration"]}
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)

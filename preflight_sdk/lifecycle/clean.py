@@ -1,0 +1,127 @@
+"""`clean`: remove every container, mock and network of the project, found by label.
+
+Clean never trusts memory alone: it lists what Docker has with the project's labels (any session
+of this checkout), so it also removes what a crashed or killed process left behind, and it works
+without a session or even with a broken e2e.yaml. Each action is reported as it really went.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from ..config.loader import find_config
+from ..engine.base import ContainerInfo, NetworkInfo
+from ..errors import ConfigError, PreflightError
+from ..results.lifecycle import CleanAction, CleanResult
+from .context import LABEL_ROOT, ProjectContext
+from .specs import network_name
+from .state import read_state, remove_state
+
+__all__ = ["clean", "clean_on_exit", "remove_labelled"]
+
+
+async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
+    """Remove the project's environment (see `Project.clean`)."""
+    root = await _root(ctx)
+    session = ctx.session or await anyio.to_thread.run_sync(read_state, root)
+    mocks = await stop_mocks(ctx)
+    containers, networks = await remove_labelled(ctx, root, force=force)
+    main = None
+    if session is not None and ctx.loaded is not None:
+        wanted = network_name(ctx.loaded, session.session_id)
+        main = next((n for n in networks if n.name == wanted), CleanAction(name=wanted, action="not_found"))
+    elif networks:
+        main = networks[0]
+    removed = await anyio.to_thread.run_sync(remove_state, root)
+    if ctx.session is not None:
+        ctx.session = None if ctx.loaded is None else _stopped(ctx)
+    ctx.owns_environment = False
+    return CleanResult(
+        containers=containers,
+        mocks=mocks,
+        network=main,
+        networks=networks,
+        session_removed=removed,
+    )
+
+
+async def clean_on_exit(ctx: ProjectContext) -> None:
+    """Clean when leaving `async with Project.open(...)`, if this object started an environment."""
+    if ctx.owns_environment:
+        with anyio.CancelScope(shield=True):
+            await clean(ctx, force=True)
+
+
+async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
+    """Stop the mocks this process serves for the project."""
+    host = ctx.mocks
+    ctx.mocks = None
+    if host is None:
+        return []
+    actions: list[CleanAction] = await host.stop()
+    return actions
+
+
+async def remove_labelled(ctx: ProjectContext, root: str, *, force: bool) -> tuple[list[CleanAction], list[CleanAction]]:
+    """Remove every container, then every network, labelled with this checkout's root."""
+    labels = {LABEL_ROOT: root}
+    engine = ctx.engine
+    found: list[ContainerInfo] = []
+    nets: list[NetworkInfo] = []
+
+    async def containers_of() -> None:
+        found.extend(await engine.list_containers(labels))
+
+    async def networks_of() -> None:
+        nets.extend(await engine.list_networks(labels))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(containers_of)
+        tg.start_soon(networks_of)
+    containers: list[CleanAction] = []
+    if found:
+        running = {c.id for c in found if c.running}
+        names = {c.id: c.name for c in found}
+        if force:
+            outcomes = await engine.remove_containers([c.id for c in found], force=True)
+        else:
+            outcomes = await _stop_then_remove(ctx, [c.id for c in found if c.id in running], [c.id for c in found])
+        for outcome in outcomes:
+            action = outcome.action
+            if action == "removed" and outcome.ref in running and force:
+                action = "force_removed"
+            containers.append(CleanAction(name=names.get(outcome.ref, outcome.ref), action=action, error=outcome.error))
+    network_actions = [
+        CleanAction(name=o.ref, action=o.action if o.action != "force_removed" else "removed", error=o.error)
+        for o in await engine.remove_networks([n.name for n in nets])
+    ]
+    return containers, network_actions
+
+
+async def _stop_then_remove(ctx: ProjectContext, running: list[str], everything: list[str]) -> list:  # type: ignore[type-arg]
+    # Without force, give running containers docker's usual stop grace (SIGTERM, then SIGKILL).
+    if running:
+        await ctx.engine.stop_containers(running)
+    return await ctx.engine.remove_containers(everything, force=False)
+
+
+async def _root(ctx: ProjectContext) -> str:
+    if ctx.loaded is not None:
+        return ctx.loaded.root
+    try:
+        loaded = await ctx.ensure_loaded()
+    except ConfigError:
+        # A broken or missing e2e.yaml must not prevent clean-up: fall back to the directory.
+        try:
+            return str(find_config(ctx.path, ctx.config_file).parent)
+        except PreflightError:
+            path = ctx.path.resolve()
+            return str(path if path.is_dir() else path.parent)
+    return loaded.root
+
+
+def _stopped(ctx: ProjectContext):  # type: ignore[no-untyped-def]
+    import msgspec
+
+    assert ctx.session is not None
+    return msgspec.structs.replace(ctx.session, state="stopped", network=None, containers=[], mocks=[])

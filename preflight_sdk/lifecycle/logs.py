@@ -1,0 +1,107 @@
+"""`logs`: a container's stdout and stderr, interleaved by time, by service or container name."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+
+import anyio
+
+from ..durations import parse_duration, parse_since
+from ..engine.base import ContainerInfo
+from ..errors import EnvironmentError_, InputError
+from ..progress import Reporter
+from ..results.lifecycle import LogLine, LogsResult
+from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
+
+__all__ = ["find_container", "follow", "logs"]
+
+_MAX_LINES = 10_000
+
+
+async def find_container(ctx: ProjectContext, name: str) -> ContainerInfo:
+    """Return the container of service (or container) `name`, preferring the current session's.
+
+    Raises:
+        EnvironmentError_: `CONTAINER_NOT_FOUND`, listing the valid names.
+    """
+    loaded = await ctx.ensure_loaded()
+    session = ctx.require_session()
+    found = await ctx.engine.list_containers({LABEL_ROOT: loaded.root})
+    wanted = loaded.service(name)
+    service_name = wanted.name if wanted else name
+    matches = [
+        c for c in found
+        if c.labels.get(LABEL_SERVICE) == service_name or c.name == name or c.id.startswith(name)
+    ]
+    if not matches:
+        valid = [s.name for s in loaded.services]
+        raise EnvironmentError_(
+            f"no container for `{name}`" + ("" if wanted else " (not a service of this project)"),
+            code="CONTAINER_NOT_FOUND",
+            hint=f"valid names: {', '.join(valid) or '(no services)'}" + ("; call setup first" if wanted else ""),
+            details={"container": name, "valid": valid},
+        )
+    matches.sort(key=lambda c: (c.labels.get(LABEL_SESSION) == session.session_id, c.running), reverse=True)
+    return matches[0]
+
+
+async def logs(
+    ctx: ProjectContext,
+    *,
+    container: str,
+    lines: int,
+    since: str | None,
+    follow_for: float | None,
+    reporter: Reporter,
+) -> LogsResult:
+    """Return recent output (see `Project.logs`)."""
+    if lines < 0 or lines > _MAX_LINES:
+        raise InputError(f"`lines` must be between 0 and {_MAX_LINES}, got {lines}", details={"field": "lines"})
+    moment = parse_since(since) if since else None
+    info = await find_container(ctx, container)
+    entries = await ctx.engine.logs(info.id, tail=lines, since=moment)
+    if follow_for and info.running:
+        last = entries[-1].timestamp if entries else None
+        with anyio.move_on_after(follow_for):
+            async for line in follow(ctx, info.id, since=moment):
+                if last is not None and line.timestamp <= last:
+                    continue  # already in the tail
+                entries.append(line)
+                reporter.log(line.text, scope=container)
+    if not info.running and not follow_for:
+        raise EnvironmentError_(
+            f"container `{container}` is not running ({info.status}"
+            + (f", exit status {info.exit_code}" if info.exit_code is not None else "") + ")",
+            code="CONTAINER_NOT_RUNNING",
+            hint="details.lines holds its last output; call setup to start the environment again",
+            details={
+                "container": info.name,
+                "containerStatus": info.status,
+                "exitCode": info.exit_code,
+                "lines": [_text(line) for line in entries],
+            },
+        )
+    return LogsResult(
+        container=container,
+        lines=[_text(line) for line in entries],
+        line_count=len(entries),
+        container_status=info.status,
+        entries=entries,
+    )
+
+
+async def follow(ctx: ProjectContext, container_id: str, *, since: object = None) -> AsyncIterator[LogLine]:
+    """Yield new lines of a container as they are written (until the caller stops)."""
+    async with aclosing(ctx.engine.follow_logs(container_id, since=since if since is not None else None)) as stream:  # type: ignore[arg-type]
+        async for line in stream:
+            yield line
+
+
+def _text(line: LogLine) -> str:
+    return line.text
+
+
+def follow_seconds(value: str | None) -> float | None:
+    """Parse the follow duration of the logs tool."""
+    return parse_duration(value, field="followFor") if value else None

@@ -1,0 +1,87 @@
+"""The bridge between the lifecycle and the mock servers (`preflight_sdk.mocks`).
+
+Mocks run in the process that started them. A later process (the CLI after the MCP server, a
+new notebook kernel) finds them through `.preflight/state.json`; when nobody serves them any
+more, `ensure_mocks` starts them again on the same ports, so containers keep reaching them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+import msgspec
+
+from ..config import MockConfig
+from ..progress import Reporter
+from ..results.lifecycle import MockSetup
+from .context import ProjectContext
+from .state import MockRecord
+
+__all__ = ["ensure_mocks", "mock_records", "mocks_alive", "start_mocks"]
+
+
+async def start_mocks(
+    ctx: ProjectContext, reporter: Reporter, *, ports: dict[str, int] | None = None
+) -> list[MockSetup]:
+    """Start the project's mocks in this process (`PORT_CONFLICT` if a port is taken)."""
+    loaded = ctx.require_loaded()
+    if not loaded.config.mocks:
+        return []
+    from ..mocks import MockHost  # lazy: starlette and uvicorn load only when mocks are used
+
+    if ctx.mocks is not None:
+        await ctx.mocks.stop()
+        ctx.mocks = None
+    mocks: dict[str, MockConfig] = {
+        name: msgspec.structs.replace(mock, port=ports[name]) if ports and name in ports and not mock.port else mock
+        for name, mock in loaded.config.mocks.items()
+    }
+    binds = ["127.0.0.1"]
+    if loaded.services:
+        info = await ctx.engine.info()
+        if info.host_gateway:
+            binds.append(info.host_gateway)
+    reporter.step(f"starting {len(mocks)} mock(s)", scope="mocks")
+    host = MockHost(mocks, bind_hosts=binds)
+    results: list[MockSetup] = await host.start()
+    ctx.mocks = host
+    return results
+
+
+def mock_records(ctx: ProjectContext) -> list[MockRecord]:
+    """Return the mocks this process serves, for the state file."""
+    host = ctx.mocks
+    loaded = ctx.loaded
+    if host is None or loaded is None:
+        return []
+    return [MockRecord(name=name, port=host.port(name), pid=os.getpid()) for name in loaded.config.mocks]
+
+
+async def mocks_alive(records: list[MockRecord]) -> dict[str, bool]:
+    """Ask each recorded mock's admin endpoint whether it still answers."""
+    alive: dict[str, bool] = {}
+    async with httpx.AsyncClient(timeout=1.0) as client:
+        for record in records:
+            try:
+                response = await client.get(f"http://127.0.0.1:{record.port}/_mock/health")
+                alive[record.name] = response.status_code == 200
+            except httpx.HTTPError:
+                alive[record.name] = False
+    return alive
+
+
+async def ensure_mocks(ctx: ProjectContext, reporter: Reporter) -> None:
+    """Make sure every configured mock is served (here or by another process)."""
+    loaded = ctx.require_loaded()
+    session = ctx.require_session()
+    if not loaded.config.mocks or (ctx.mocks is not None and ctx.mocks.running()):
+        return
+    records = session.mocks
+    alive = await mocks_alive(records) if records else {}
+    if records and all(alive.get(name) for name in loaded.config.mocks):
+        return  # another process serves them
+    ports = {r.name: r.port for r in records}
+    reporter.step("mocks are not served any more: starting them in this process", scope="mocks")
+    await start_mocks(ctx, reporter, ports=ports)
+    await ctx.transition(mocks=mock_records(ctx))

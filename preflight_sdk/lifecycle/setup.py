@@ -1,0 +1,389 @@
+"""`setup`: network, mocks and services started in dependency order, each probed until ready.
+
+Independent services start at the same time; a service waits only for its `dependsOn` (ready
+services, finished jobs). A container that exits while it is waited on fails the setup at once
+(Docker's event stream tells us, no polling). On any failure, or on cancellation, everything
+this setup started is removed before the error (with the failing service's last log lines and
+probe outcomes) reaches the caller.
+"""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from datetime import UTC, datetime, timedelta
+
+import anyio
+import msgspec
+
+from ..config import LoadedConfig, ServiceConfig
+from ..durations import parse_duration
+from ..engine.base import ContainerInfo
+from ..errors import EnvironmentError_, PreflightError, StateError
+from ..progress import Reporter
+from ..results.lifecycle import NetworkSetup, PortMapping, Readiness, ServiceSetup, SetupResult
+from .clean import remove_labelled, stop_mocks
+from .context import LABEL_ROOT, ProjectContext
+from .health import NetworkProber, ProbePlan, Prober, wait_ready
+from .mockhost import mock_records, start_mocks
+from .ports import check_host_ports
+from .signals import terminate_as_interrupt
+from .specs import container_spec, network_name, session_labels
+from .state import ContainerRecord
+from .status import running_setup
+
+__all__ = ["setup"]
+
+_JOB_DEADLINE = 300.0
+_NO_HEALTHCHECK_DEADLINE = 60.0
+_LOG_TAIL = 30
+
+
+class _Started:
+    """What this setup has started so far (for the clean-up on failure)."""
+
+    def __init__(self) -> None:
+        self.network: str | None = None
+        self.containers: dict[str, ContainerRecord] = {}
+
+
+async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter) -> SetupResult:
+    """Start the environment (see `Project.setup`)."""
+    loaded = await ctx.ensure_loaded()
+    session = ctx.require_session()
+    if ctx.stale:
+        raise StateError(
+            "e2e.yaml changed while the environment of the previous version is running",
+            hint="call clean, then setup again",
+        )
+    override = parse_duration(timeout, field="timeout") if timeout is not None else None
+    if session.state == "running":
+        current = await running_setup(ctx)
+        if current is not None:
+            reporter.step("the environment is already running", status="ok")
+            return current
+        reporter.step("the previous environment is gone or broken: removing what is left", status="started")
+        await stop_mocks(ctx)
+        await remove_labelled(ctx, loaded.root, force=True)
+    await _require_images(ctx, loaded)
+
+    begun = anyio.current_time()
+    since = datetime.now(UTC) - timedelta(seconds=2)
+    started = _Started()
+    net = network_name(loaded, session.session_id)
+    try:
+        with terminate_as_interrupt():
+            mock_results = []
+            # Leftovers of a crashed or killed process go first (they may hold names and ports).
+            await remove_labelled(ctx, loaded.root, force=True)
+            async with anyio.create_task_group() as tg:
+                if loaded.services:
+                    tg.start_soon(_create_network, ctx, net, started, reporter)
+
+                async def mocks() -> None:
+                    mock_results.extend(await start_mocks(ctx, reporter))
+
+                tg.start_soon(mocks)
+                await check_host_ports(loaded)
+            services = await _start_services(ctx, loaded, net, started, since=since, override=override, reporter=reporter)
+    except BaseException as exc:
+        with anyio.CancelScope(shield=True):
+            await _undo(ctx, loaded, started, reporter)
+        error = _single(exc)
+        if error is not None and error is not exc:
+            raise error from None
+        raise
+
+    records = [started.containers[s.name] for s in loaded.services if s.name in started.containers]
+    await ctx.transition(
+        state="running",
+        network=started.network,
+        containers=records,
+        mocks=mock_records(ctx),
+    )
+    ctx.owns_environment = True
+    result = SetupResult(
+        network=NetworkSetup(name=net, created=started.network is not None),
+        services=services,
+        mocks=mock_results,
+        total_duration=int((anyio.current_time() - begun) * 1000),
+    )
+    reporter.emit("done", f"environment ready in {result.total_duration} ms")
+    return result
+
+
+async def _require_images(ctx: ProjectContext, loaded: LoadedConfig) -> None:
+    if not loaded.services:
+        return
+    await ctx.engine.info()
+    images = sorted({s.build.image for s in loaded.services})
+    present: dict[str, bool] = {}
+
+    async def check(image: str) -> None:
+        present[image] = await ctx.engine.image_exists(image)
+
+    async with anyio.create_task_group() as tg:
+        for image in images:
+            tg.start_soon(check, image)
+    missing = [s for s in loaded.services if not present[s.build.image]]
+    if missing:
+        names = ", ".join(f"{s.name} ({s.build.image})" for s in missing)
+        raise StateError(
+            f"images not built yet: {names}",
+            code="NOT_BUILT",
+            hint="call build first" + ("" if all(s.build.dockerfile for s in missing) else " (with pull=true for images without a Dockerfile)"),
+            details={"missing": [{"service": s.name, "image": s.build.image} for s in missing]},
+        )
+
+
+async def _create_network(ctx: ProjectContext, name: str, started: _Started, reporter: Reporter) -> None:
+    loaded = ctx.require_loaded()
+    session = ctx.require_session()
+    labels = session_labels(loaded.project_name, loaded.root, session.session_id)
+    labels["preflight.managed"] = "true"
+    reporter.step(f"creating network {name}", scope="network")
+    try:
+        await ctx.engine.create_network(name, labels)
+    except EnvironmentError_ as exc:
+        if "already exists" not in str(exc.details):
+            raise
+        # Left by a crash of this very session: remove it (and what uses it) and create it anew.
+        await remove_labelled(ctx, loaded.root, force=True)
+        await ctx.engine.create_network(name, labels)
+    started.network = name
+
+
+async def _start_services(
+    ctx: ProjectContext,
+    loaded: LoadedConfig,
+    net: str,
+    started: _Started,
+    *,
+    since: datetime,
+    override: float | None,
+    reporter: Reporter,
+) -> list[ServiceSetup]:
+    if not loaded.services:
+        return []
+    session = ctx.require_session()
+    ready = {s.name: anyio.Event() for s in loaded.services}
+    exited: dict[str, anyio.Event] = {}
+    dead: set[str] = set()
+    results: dict[str, ServiceSetup] = {}
+    prober: Prober = getattr(ctx.engine, "prober", None) or NetworkProber()
+    mocks = list(loaded.config.mocks)
+    total = len(loaded.services)
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        labels = {LABEL_ROOT: loaded.root, "preflight.session": session.session_id}
+        async with aclosing(ctx.engine.watch_exits(labels, since=since)) as stream:
+            async for container_id in stream:
+                dead.add(container_id)
+                if container_id in exited:
+                    exited[container_id].set()
+
+    async def start(service: ServiceConfig) -> None:
+        for dependency in service.depends_on:
+            await ready[dependency].wait()
+        reporter.step(f"starting {service.name}", scope=service.name, done=len(results), total=total)
+        spec = container_spec(loaded, service, session=session.session_id, network=net, mocks=mocks)
+        container_id = await ctx.engine.run(spec)
+        started.containers[service.name] = ContainerRecord(
+            service=service.name, name=spec.name, id=container_id, kind=service.kind
+        )
+        event = exited.setdefault(container_id, anyio.Event())
+        if container_id in dead:
+            event.set()
+        if service.kind == "job":
+            results[service.name] = await _run_job(ctx, service, spec.name, container_id, override, event)
+        else:
+            results[service.name] = await _await_ready(ctx, service, spec.name, container_id, net, override, event, prober)
+        outcome = results[service.name]
+        reporter.step(
+            f"{service.name} {outcome.status} in {outcome.health_check_duration or 0} ms",
+            scope=service.name, status="ok", done=len(results), total=total,
+        )
+        ready[service.name].set()
+
+    async with anyio.create_task_group() as outer:
+        watcher = anyio.CancelScope()
+
+        async def run_watch() -> None:
+            with watcher:
+                await watch(watcher)
+
+        outer.start_soon(run_watch)
+        async with anyio.create_task_group() as tg:
+            for service in loaded.services:
+                tg.start_soon(start, service)
+        watcher.cancel()
+    return [results[s.name] for s in loaded.services]
+
+
+async def _await_ready(
+    ctx: ProjectContext,
+    service: ServiceConfig,
+    name: str,
+    container_id: str,
+    net: str,
+    override: float | None,
+    exited: anyio.Event,
+    prober: Prober,
+) -> ServiceSetup:
+    infos = await ctx.engine.inspect([container_id])
+    info = infos[0] if infos else None
+    plan = _plan(service, info, net, override)
+    readiness: Readiness | None = None
+    async with anyio.create_task_group() as tg:
+
+        async def probe() -> None:
+            nonlocal readiness
+            readiness = await wait_ready(plan, prober)
+            tg.cancel_scope.cancel()
+
+        async def on_exit() -> None:
+            await exited.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(probe)
+        tg.start_soon(on_exit)
+    ports = list(info.ports) if info else []
+    if readiness is None or (not readiness.ready and exited.is_set()):
+        raise await _exited_error(ctx, service, container_id, plan, readiness)
+    if not readiness.ready:
+        tail = await _log_tail(ctx, container_id)
+        raise EnvironmentError_(
+            f"service `{service.name}` did not become ready within {plan.deadline:.0f}s ({plan.target}; "
+            f"last probe: {readiness.last_outcomes[-1].detail if readiness.last_outcomes else 'none'})",
+            code="HEALTH_CHECK_TIMEOUT",
+            hint="read details.logTail; check the health path and port, or give setup a longer timeout",
+            details={"service": service.name, "readiness": msgspec.to_builtins(readiness), "logTail": tail},
+        )
+    return ServiceSetup(
+        name=service.name,
+        container_id=container_id,
+        container_name=name,
+        status="running" if readiness.probe == "running" else "healthy",
+        ports=ports,
+        readiness=readiness,
+        url=_url(ports),
+        health_check_duration=readiness.time_to_ready,
+    )
+
+
+async def _run_job(
+    ctx: ProjectContext,
+    service: ServiceConfig,
+    name: str,
+    container_id: str,
+    override: float | None,
+    exited: anyio.Event,
+) -> ServiceSetup:
+    deadline = override if override is not None else _JOB_DEADLINE
+    begun = anyio.current_time()
+    with anyio.move_on_after(deadline) as scope:
+        code = await ctx.engine.wait_exit(container_id)
+    elapsed = int((anyio.current_time() - begun) * 1000)
+    readiness = Readiness(probe="exit", target="exit status 0", attempts=1, ready=not scope.cancelled_caught and code == 0, time_to_ready=elapsed)
+    if scope.cancelled_caught:
+        tail = await _log_tail(ctx, container_id)
+        raise EnvironmentError_(
+            f"job `{service.name}` did not finish within {deadline:.0f}s",
+            code="HEALTH_CHECK_TIMEOUT",
+            hint="read details.logTail; give setup a longer timeout if the job is just slow",
+            details={"service": service.name, "logTail": tail},
+        )
+    if code != 0:
+        tail = await _log_tail(ctx, container_id)
+        raise EnvironmentError_(
+            f"job `{service.name}` failed with exit status {code}" + (f": {tail[-1]}" if tail else ""),
+            code="JOB_FAILED",
+            hint="read details.logTail: the services that depend on this job were not started",
+            details={"service": service.name, "exitCode": code, "logTail": tail},
+        )
+    return ServiceSetup(
+        name=service.name, container_id=container_id, container_name=name, status="completed",
+        ports=[], readiness=readiness, health_check_duration=elapsed,
+    )
+
+
+def _plan(service: ServiceConfig, info: ContainerInfo | None, net: str, override: float | None) -> ProbePlan:
+    health = service.container.healthcheck
+    mapping = {p.container: p.host for p in (info.ports if info else [])}
+    ip = info.networks.get(net, "") if info else ""
+    if health is not None and (health.path is not None or health.tcp is not None):
+        deadline = override if override is not None else (
+            parse_duration(health.start_period) + parse_duration(health.interval) * max(1, health.retries)
+        )
+        probe_timeout = parse_duration(health.timeout)
+        if health.path is not None:
+            container_port = health.port or next(iter(sorted(mapping)), 0)
+            return ProbePlan(kind="http", host="127.0.0.1", port=mapping.get(container_port, 0), path=health.path,
+                             deadline=deadline, probe_timeout=probe_timeout)
+        assert health.tcp is not None
+        return ProbePlan(kind="tcp", host=ip or "127.0.0.1", port=health.tcp if ip else mapping.get(health.tcp, 0),
+                         fallback_port=mapping.get(health.tcp), deadline=deadline, probe_timeout=probe_timeout)
+    deadline = override if override is not None else _NO_HEALTHCHECK_DEADLINE
+    if mapping:
+        first = min(mapping)
+        return ProbePlan(kind="port", host=ip or "127.0.0.1", port=first if ip else mapping[first],
+                         fallback_port=mapping[first], deadline=deadline)
+    return ProbePlan(kind="running", deadline=deadline)
+
+
+async def _exited_error(
+    ctx: ProjectContext, service: ServiceConfig, container_id: str, plan: ProbePlan, readiness: Readiness | None
+) -> EnvironmentError_:
+    infos = await ctx.engine.inspect([container_id])
+    code = infos[0].exit_code if infos else None
+    oom = bool(infos and infos[0].oom_killed)
+    tail = await _log_tail(ctx, container_id)
+    reason = "was killed for using too much memory" if oom else f"exited with status {code}"
+    return EnvironmentError_(
+        f"service `{service.name}` {reason} while waiting for it to be ready" + (f": {tail[-1]}" if tail else ""),
+        code="CONTAINER_EXITED",
+        hint="read details.logTail: the process in the container stopped (wrong command, crash, missing config)",
+        details={
+            "service": service.name,
+            "exitCode": code,
+            "oomKilled": oom,
+            "logTail": tail,
+            "readiness": msgspec.to_builtins(readiness) if readiness else None,
+            "probe": plan.target,
+        },
+    )
+
+
+async def _log_tail(ctx: ProjectContext, container_id: str) -> list[str]:
+    try:
+        lines = await ctx.engine.logs(container_id, tail=_LOG_TAIL)
+    except PreflightError:
+        return []
+    return [f"{line.stream}: {line.text}" if line.stream == "stderr" else line.text for line in lines]
+
+
+async def _undo(ctx: ProjectContext, loaded: LoadedConfig, started: _Started, reporter: Reporter) -> None:
+    reporter.step("setup failed: removing everything it started", status="failed")
+    try:
+        await stop_mocks(ctx)
+        await remove_labelled(ctx, loaded.root, force=True)
+    except PreflightError:
+        pass  # best effort: the next setup or clean finds leftovers by label
+    if ctx.session is not None:
+        try:
+            await ctx.transition(state="built", network=None, containers=[], mocks=[])
+        except OSError:
+            pass
+
+
+def _url(ports: list[PortMapping]) -> str | None:
+    return f"http://127.0.0.1:{ports[0].host}" if ports else None
+
+
+def _single(exc: BaseException) -> BaseException | None:
+    """Return the one meaningful error inside (nested) exception groups, if there is one."""
+    while isinstance(exc, BaseExceptionGroup):
+        preflight = [e for e in exc.exceptions if isinstance(e, PreflightError | BaseExceptionGroup)]
+        if not preflight:
+            return exc
+        exc = preflight[0]
+    return exc

@@ -1,0 +1,140 @@
+"""From configuration to Docker: names, labels, build specs and container specs.
+
+Names are unique per project and session (`pf-<project>-<session>-<service>`), so two projects or
+two checkouts of one run side by side; the configured container name and the service name stay
+reachable as network aliases. Every path in e2e.yaml is resolved against the e2e.yaml directory.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from ..config import LoadedConfig, ServiceConfig, parse_port
+from ..engine.base import BuildSpec, ContainerSpec
+from ..errors import EnvironmentError_
+from .context import LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
+
+__all__ = [
+    "build_spec",
+    "container_name",
+    "container_spec",
+    "network_name",
+    "project_labels",
+    "resolve_dockerfile",
+    "session_labels",
+]
+
+
+def container_name(loaded: LoadedConfig, session: str, service: str) -> str:
+    """Return the Docker name of `service`'s container in `session`."""
+    return f"pf-{slug(loaded.project_name, limit=30)}-{session}-{slug(service, limit=40)}"
+
+
+def network_name(loaded: LoadedConfig, session: str) -> str:
+    """Return the name of the session's private network."""
+    base = loaded.config.network.name if loaded.config.network and loaded.config.network.name else None
+    return f"{slug(base, limit=40)}-{session}" if base else f"pf-{slug(loaded.project_name, limit=30)}-{session}"
+
+
+def project_labels(project: str, root: str) -> dict[str, str]:
+    """Labels that select every resource of a project checkout, whatever its session."""
+    return {LABEL_PROJECT: slug(project), LABEL_ROOT: root}
+
+
+def session_labels(project: str, root: str, session: str) -> dict[str, str]:
+    """Labels that select the resources of one session."""
+    return {**project_labels(project, root), LABEL_SESSION: session}
+
+
+def resolve_dockerfile(loaded: LoadedConfig, service: ServiceConfig) -> tuple[Path, Path]:
+    """Return the (dockerfile, context) of `service`, both absolute.
+
+    The Dockerfile is looked for relative to the e2e.yaml directory, then relative to the context
+    (as docker compose does).
+
+    Raises:
+        EnvironmentError_: `DOCKERFILE_NOT_FOUND`, listing the paths tried.
+    """
+    context = loaded.resolve(service.build.context)
+    written = service.build.dockerfile or "Dockerfile"
+    candidates = [loaded.resolve(written)]
+    if not Path(written).is_absolute():
+        candidates.append(context / written)
+    for candidate in candidates:
+        if candidate.is_file():
+            if not context.is_dir():
+                break
+            return candidate.resolve(), context.resolve()
+    if not context.is_dir():
+        raise EnvironmentError_(
+            f"the build context of service `{service.name}` does not exist: {context}",
+            code="DOCKERFILE_NOT_FOUND",
+            hint="fix `build.context` (it is relative to the e2e.yaml directory)",
+            details={"service": service.name, "context": str(context)},
+        )
+    raise EnvironmentError_(
+        f"no Dockerfile for service `{service.name}` (tried {', '.join(str(c) for c in dict.fromkeys(candidates))})",
+        code="DOCKERFILE_NOT_FOUND",
+        hint="fix `build.dockerfile` (relative to the e2e.yaml directory or to `build.context`)",
+        details={"service": service.name, "tried": [str(c) for c in dict.fromkeys(candidates)]},
+    )
+
+
+def build_spec(loaded: LoadedConfig, service: ServiceConfig, *, no_cache: bool) -> BuildSpec:
+    """Return the build of `service` (its Dockerfile must exist: see `resolve_dockerfile`)."""
+    dockerfile, context = resolve_dockerfile(loaded, service)
+    return BuildSpec(
+        image=service.build.image,
+        context=str(context),
+        dockerfile=str(dockerfile),
+        args={key: _text(value) for key, value in service.build.args.items()},
+        no_cache=no_cache,
+        target=service.build.target,
+        labels={"preflight.project": slug(loaded.project_name)},
+    )
+
+
+def container_spec(
+    loaded: LoadedConfig, service: ServiceConfig, *, session: str, network: str, mocks: list[str]
+) -> ContainerSpec:
+    """Return how to run `service` on `network`, reaching each mock by name through the host gateway."""
+    container = service.container
+    aliases = list(dict.fromkeys([service.name, *([container.name] if container.name else []), *container.aliases]))
+    command: list[str] | None
+    if container.command is None:
+        command = None
+    elif isinstance(container.command, str):
+        command = shlex.split(container.command)
+    else:
+        command = list(container.command)
+    return ContainerSpec(
+        name=container_name(loaded, session, service.name),
+        image=service.build.image,
+        network=network,
+        aliases=aliases,
+        env={key: _text(value) for key, value in container.environment.items()},
+        ports=[parse_port(spec) for spec in container.ports],
+        volumes=[_volume(loaded, v) for v in container.volumes],
+        labels=labels_for(loaded.project_name, session, loaded.root, service.name),
+        add_hosts=[(mock, "host-gateway") for mock in mocks],
+        command=command,
+        entrypoint=container.entrypoint,
+        working_dir=container.working_dir,
+        user=container.user,
+    )
+
+
+def _volume(loaded: LoadedConfig, spec: str) -> str:
+    source, sep, rest = spec.partition(":")
+    if not sep:
+        return spec  # an anonymous volume: just a container path
+    if source.startswith((".", "/", "~")) or "/" in source:
+        return f"{loaded.resolve(source)}:{rest}"
+    return spec  # a named volume
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,204 @@
+"""`status`: what runs now, read from Docker and `.preflight/state.json` (works from any process)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+import anyio
+import httpx
+
+from ..engine.base import ContainerInfo
+from ..results.lifecycle import (
+    MockSetup,
+    MockStatus,
+    NetworkSetup,
+    NetworkStatus,
+    PortStatus,
+    Readiness,
+    ServiceSetup,
+    ServiceStatus,
+    SetupResult,
+    StatusResult,
+)
+from ..progress import Reporter
+from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
+from .health import NetworkProber
+from .mockhost import ensure_mocks
+from .specs import network_name
+
+__all__ = ["running_setup", "status"]
+
+
+async def status(ctx: ProjectContext) -> StatusResult:
+    """Report the project's state (see `Project.status`)."""
+    loaded = await ctx.ensure_loaded()
+    session = ctx.require_session()
+    engine = ctx.engine
+    containers: list[ContainerInfo] = []
+    network_names: list[str] = []
+
+    async def read_containers() -> None:
+        containers.extend(await engine.list_containers({LABEL_ROOT: loaded.root}))
+
+    async def read_networks() -> None:
+        network_names.extend(n.name for n in await engine.list_networks({LABEL_ROOT: loaded.root}))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_containers)
+        tg.start_soon(read_networks)
+
+    chosen = _by_service(containers, session.session_id)
+    services: list[ServiceStatus] = []
+
+    async def describe(name: str) -> None:
+        services.append(await _service_status(ctx, name, chosen.get(name)))
+
+    async with anyio.create_task_group() as tg:
+        for service in loaded.services:
+            tg.start_soon(describe, service.name)
+    order = {s.name: i for i, s in enumerate(loaded.services)}
+    services.sort(key=lambda s: order[s.name])
+    net = network_name(loaded, session.session_id)
+    return StatusResult(
+        state=session.state,
+        session_id=session.session_id,
+        network=NetworkStatus(name=net, exists=net in network_names) if loaded.services else None,
+        services=services,
+        mocks=await _mock_statuses(ctx),
+        owner_pid=session.owner_pid or None,
+    )
+
+
+async def running_setup(ctx: ProjectContext) -> SetupResult | None:
+    """Return the running environment as a SetupResult, or None when part of it is gone."""
+    loaded = ctx.require_loaded()
+    session = ctx.require_session()
+    records = {r.service: r for r in session.containers}
+    if any(s.name not in records for s in loaded.services):
+        return None
+    infos = {i.id: i for i in await ctx.engine.inspect([r.id for r in records.values()])}
+    services: list[ServiceSetup] = []
+    for service in loaded.services:
+        record = records[service.name]
+        info = infos.get(record.id)
+        if info is None or (service.kind == "service" and not info.running):
+            return None
+        if service.kind == "job" and info.exit_code != 0:
+            return None
+        services.append(
+            ServiceSetup(
+                name=service.name,
+                container_id=info.id,
+                container_name=info.name,
+                status="completed" if service.kind == "job" else "running",
+                ports=list(info.ports),
+                readiness=Readiness(probe="running", target="already running", attempts=0, ready=True, time_to_ready=0),
+                url=f"http://127.0.0.1:{info.ports[0].host}" if info.ports else None,
+            )
+        )
+    await ensure_mocks(ctx, Reporter(None, "setup"))
+    mocks = [
+        MockSetup(name=s.name, port=s.port, status="running", route_count=len(loaded.config.mocks[s.name].routes), url=f"http://127.0.0.1:{s.port}")
+        for s in await _mock_statuses(ctx)
+    ]
+    return SetupResult(
+        network=NetworkSetup(name=session.network or network_name(loaded, session.session_id), created=False),
+        services=services,
+        mocks=mocks,
+        total_duration=0,
+    )
+
+
+def _by_service(containers: list[ContainerInfo], session: str) -> dict[str, ContainerInfo]:
+    chosen: dict[str, ContainerInfo] = {}
+    for info in containers:
+        name = info.labels.get(LABEL_SERVICE)
+        if name is None:
+            continue
+        current = chosen.get(name)
+        # Prefer this session's container, then a running one.
+        rank = (info.labels.get(LABEL_SESSION) == session, info.running)
+        if current is None or rank > (current.labels.get(LABEL_SESSION) == session, current.running):
+            chosen[name] = info
+    return chosen
+
+
+async def _service_status(ctx: ProjectContext, name: str, info: ContainerInfo | None) -> ServiceStatus:
+    if info is None:
+        return ServiceStatus(name=name, status="missing", ports=[])
+    ports = [PortStatus(host=p.host, container=p.container, accessible=await _connects(p.host)) for p in info.ports]
+    uptime = None
+    if info.running and info.started_at is not None:
+        uptime = int((datetime.now(UTC) - info.started_at).total_seconds() * 1000)
+    return ServiceStatus(
+        name=name,
+        status=info.status,
+        ports=ports,
+        container_id=info.id,
+        container_name=info.name,
+        health=await _health(ctx, name, info),
+        uptime=uptime,
+        exit_code=info.exit_code,
+        url=f"http://127.0.0.1:{info.ports[0].host}" if info.ports else None,
+    )
+
+
+async def _health(ctx: ProjectContext, name: str, info: ContainerInfo) -> Literal["healthy", "unhealthy", "starting", "none"]:
+    loaded = ctx.require_loaded()
+    service = loaded.service(name)
+    check = service.container.healthcheck if service else None
+    if not info.running:
+        return "unhealthy" if check else "none"
+    if check is None or (check.path is None and check.tcp is None):
+        return info.health
+    prober = getattr(ctx.engine, "prober", None) or NetworkProber()
+    mapping = {p.container: p.host for p in info.ports}
+    if check.path is not None:
+        port = mapping.get(check.port or min(mapping, default=0), 0)
+        result = await prober.http("127.0.0.1", port, check.path, 2.0)
+    else:
+        ip = next(iter(info.networks.values()), "")
+        result = await prober.tcp(ip or "127.0.0.1", check.tcp if ip else mapping.get(check.tcp or 0, 0), 2.0, proxied=not ip)
+    return "healthy" if result.ok else "unhealthy"
+
+
+async def _connects(port: int) -> bool:
+    try:
+        with anyio.fail_after(0.5):
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+            await stream.aclose()
+    except (OSError, TimeoutError):
+        return False
+    return True
+
+
+async def _mock_statuses(ctx: ProjectContext) -> list[MockStatus]:
+    loaded = ctx.require_loaded()
+    if not loaded.config.mocks:
+        return []
+    host = ctx.mocks
+    if host is not None and host.running():
+        return [
+            MockStatus(name=name, port=host.port(name), status="running", request_count=host.request_count(name), url=host.url(name))
+            for name in loaded.config.mocks
+        ]
+    session = ctx.require_session()
+    recorded = {r.name: r.port for r in session.mocks}
+    statuses: list[MockStatus] = []
+    async with httpx.AsyncClient(timeout=1.0) as client:
+        for name, mock in loaded.config.mocks.items():
+            port = recorded.get(name, mock.port)
+            count, running = 0, False
+            if port:
+                try:
+                    response = await client.get(f"http://127.0.0.1:{port}/_mock/health")
+                    running = response.status_code == 200
+                    count = int(response.json().get("requestCount", 0)) if running else 0
+                except (httpx.HTTPError, ValueError):
+                    running = False
+            statuses.append(
+                MockStatus(name=name, port=port, status="running" if running else "stopped", request_count=count,
+                           url=f"http://127.0.0.1:{port}" if port else None)
+            )
+    return statuses

@@ -1,0 +1,203 @@
+"""setup/status/logs/clean on the fake engine: ordering, concurrency, failures, states, clean-up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+
+from preflight_sdk import PreflightError, Project
+from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from preflight_sdk.lifecycle.state import read_state
+
+pytestmark = pytest.mark.anyio
+
+THREE = """
+project: {name: shop}
+services:
+  db:
+    build: {image: "busybox:test"}
+    container: {ports: ["0:5432"], healthcheck: {tcp: 5432}}
+  migrate:
+    build: {image: "busybox:test"}
+    kind: job
+    dependsOn: [db]
+  api:
+    build: {image: "busybox:test"}
+    dependsOn: [migrate]
+    container: {ports: ["0:8080"], healthcheck: {path: /health}}
+  web:
+    build: {image: "busybox:test"}
+    container: {ports: ["0:80"]}
+"""
+
+
+def _order(engine: FakeEngine, call: str) -> list[str]:
+    return [subject.rsplit("-", 1)[-1] for _, name, subject in engine.calls if name == call]
+
+
+async def test_services_start_in_dependency_order_and_independent_ones_together(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    engine.behave("db", Behaviour(ready_after=2, start_delay=0.05))
+    engine.behave("web", Behaviour(start_delay=0.05))
+    engine.behave("migrate", Behaviour(exit_after=0.05, exit_code=0))
+    project = Project.open(make_project(THREE), engine=engine)
+    result = await project.setup()
+    starts = _order(engine, "run-start")
+    assert starts.index("db") < starts.index("migrate") < starts.index("api")
+    # db and web have no dependencies: both started before either finished starting.
+    first_end = min(t for t, call, s in engine.calls if call == "run-end")
+    assert {s.rsplit("-", 1)[-1] for t, call, s in engine.calls if call == "run-start" and t <= first_end} >= {"db", "web"}
+    by_name = {s.name: s for s in result.services}
+    assert by_name["migrate"].status == "completed"
+    assert by_name["db"].readiness.probe == "tcp" and by_name["db"].readiness.attempts == 3
+    assert by_name["api"].readiness.probe == "http" and by_name["api"].status == "healthy"
+    assert by_name["web"].readiness.probe == "port"
+    assert [s.name for s in result.services] == ["db", "migrate", "api", "web"]
+    state = read_state(project.path)
+    assert state is not None and state.state == "running"
+    assert {c.service for c in state.containers} == {"db", "migrate", "api", "web"}
+
+
+async def test_a_failing_job_stops_setup_and_removes_everything(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    engine.behave("migrate", Behaviour(exit_after=0.01, exit_code=3, logs=["applying 001", "stderr: relation exists"]))
+    project = Project.open(make_project(THREE), engine=engine)
+    with pytest.raises(PreflightError) as caught:
+        await project.setup()
+    error = caught.value
+    assert error.code == "JOB_FAILED"
+    assert error.details is not None and error.details["exitCode"] == 3
+    assert error.details["logTail"] == ["applying 001", "stderr: relation exists"]
+    assert "api" not in _order(engine, "run-start"), "dependents of a failed job never start"
+    assert engine.containers == {} and engine.networks == {}
+    assert (await project.status()).state == "built"
+
+
+async def test_a_service_that_never_becomes_healthy_times_out_with_its_logs(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n    container: {ports: ['0:80'], healthcheck: {path: /health}}\n"
+    engine.behave("api", Behaviour(ready_after=None, logs=["listening on 8081"]))
+    project = Project.open(make_project(config), engine=engine)
+    begun = anyio.current_time()
+    with pytest.raises(PreflightError) as caught:
+        await project.setup(timeout="300ms")
+    assert 0.25 < anyio.current_time() - begun < 2.0
+    error = caught.value
+    assert error.code == "HEALTH_CHECK_TIMEOUT"
+    assert error.details is not None
+    assert error.details["logTail"] == ["listening on 8081"]
+    readiness = error.details["readiness"]
+    assert readiness["ready"] is False and readiness["attempts"] > 5
+    assert readiness["lastOutcomes"][-1]["detail"] == "connection refused"
+    assert engine.containers == {} and engine.networks == {}
+
+
+async def test_a_container_that_exits_while_waited_on_fails_at_once(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n    container: {ports: ['0:80'], healthcheck: {path: /h}}\n"
+    engine.behave("api", Behaviour(ready_after=None, exit_after=0.05, exit_code=1, logs=["stderr: KeyError: 'DATABASE_URL'"]))
+    project = Project.open(make_project(config), engine=engine)
+    begun = anyio.current_time()
+    with pytest.raises(PreflightError) as caught:
+        await project.setup(timeout="20s")
+    assert anyio.current_time() - begun < 2.0, "an exit must not wait for the health deadline"
+    assert caught.value.code == "CONTAINER_EXITED"
+    assert "KeyError" in caught.value.message
+    assert engine.containers == {}
+
+
+async def test_setup_before_build_says_not_built(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'api:new', dockerfile: Dockerfile}\n"
+    project = Project.open(make_project(config, {"Dockerfile": "FROM scratch"}), engine=engine)
+    with pytest.raises(PreflightError) as caught:
+        await project.setup()
+    assert caught.value.code == "NOT_BUILT"
+    assert "build" in (caught.value.hint or "")
+    await project.build()
+    assert (await project.setup()).services[0].status == "running"
+
+
+async def test_a_port_conflict_from_docker_cleans_up_and_names_the_port(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    from preflight_sdk.errors import EnvironmentError_
+
+    engine.behave("web", Behaviour(run_error=EnvironmentError_("port 80 taken", code="PORT_CONFLICT", details={"port": 80})))
+    project = Project.open(make_project(THREE), engine=engine)
+    with pytest.raises(PreflightError) as caught:
+        await project.setup()
+    assert caught.value.code == "PORT_CONFLICT"
+    assert engine.containers == {} and engine.networks == {}
+
+
+async def test_state_machine_and_idempotent_setup(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n    container: {ports: ['0:80']}\n"
+    project = Project.open(make_project(config), engine=engine)
+    assert (await project.init()).state == "initialized"
+    await project.build()
+    assert (await project.status()).state == "built"
+    first = await project.setup()
+    runs = len(_order(engine, "run-start"))
+    again = await project.setup()
+    assert len(_order(engine, "run-start")) == runs, "a second setup reuses the running environment"
+    assert again.services[0].container_id == first.services[0].container_id
+    cleaned = await project.clean()
+    assert [c.action for c in cleaned.containers] == ["force_removed"]
+    assert cleaned.session_removed is True
+    assert read_state(project.path) is None
+    assert engine.containers == {} and engine.networks == {}
+
+
+async def test_concurrent_setups_are_serialised(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n"
+    engine.behave("api", Behaviour(start_delay=0.05))
+    project = Project.open(make_project(config), engine=engine)
+    results = []
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(lambda: _append(results, project.setup()))
+    assert len(_order(engine, "run-start")) == 1
+    assert len({r.services[0].container_id for r in results}) == 1
+
+
+async def _append(results: list[object], awaitable: object) -> None:
+    results.append(await awaitable)  # type: ignore[misc]
+
+
+async def test_cancelling_setup_leaves_nothing_behind(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    engine.behave("db", Behaviour(ready_after=None))
+    project = Project.open(make_project(THREE), engine=engine)
+    with anyio.move_on_after(0.2):
+        await project.setup(timeout="30s")
+    assert engine.containers == {} and engine.networks == {}
+    assert (await project.status()).state == "built"
+
+
+async def test_clean_from_a_new_object_finds_everything_by_label(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+    root = make_project("project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n")
+    await Project.open(root, engine=engine).setup()
+    other = Project.open(root, engine=engine)
+    cleaned = await other.clean()
+    assert [c.action for c in cleaned.containers] == ["force_removed"]
+    assert engine.containers == {}
+
+
+async def test_logs_name_the_valid_containers_and_keep_lines_of_a_stopped_one(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    root = make_project("project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n")
+    engine.behave("api", Behaviour(logs=["ready", "stderr: warn"]))
+    project = Project.open(root, engine=engine)
+    await project.setup()
+    result = await project.logs("api")
+    assert result.lines == ["ready", "warn"] and [e.stream for e in result.entries] == ["stdout", "stderr"]
+    with pytest.raises(PreflightError) as caught:
+        await project.logs("nope")
+    assert caught.value.code == "CONTAINER_NOT_FOUND"
+    assert caught.value.details is not None and caught.value.details["valid"] == ["api"]
+    await engine.stop_containers([c.id for c in engine.containers.values()])
+    with pytest.raises(PreflightError) as stopped:
+        await project.logs("api")
+    assert stopped.value.code == "CONTAINER_NOT_RUNNING"
+    assert stopped.value.details is not None and stopped.value.details["lines"] == ["ready", "warn"]
+    status = await project.status()
+    assert status.services[0].status == "exited"
