@@ -119,7 +119,8 @@ class DockerEngine:
 
     async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
         info = await self.info()
-        argv = ["buildx", "build", "--load", "--progress=plain"] if info.builder == "buildx" else ["build"]
+        # The legacy builder keeps the intermediate container of a failed step unless told not to.
+        argv = ["buildx", "build", "--load", "--progress=plain"] if info.builder == "buildx" else ["build", "--force-rm"]
         argv += ["-f", spec.dockerfile, "-t", spec.image]
         if spec.no_cache:
             argv.append("--no-cache")

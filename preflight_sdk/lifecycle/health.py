@@ -89,7 +89,7 @@ class NetworkProber:
                     while b"\r\n" not in head and len(head) < 4096:
                         chunk = await stream.receive(1024)
                         head += chunk
-        except anyio.EndOfStream:
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
             return ProbeResult(False, "connection closed before a response" if not head else "incomplete response")
         except TimeoutError:
             return ProbeResult(False, f"no answer within {timeout:.1f}s")
@@ -112,7 +112,7 @@ class NetworkProber:
                     with anyio.move_on_after(0.03):
                         try:
                             await stream.receive(1)
-                        except anyio.EndOfStream:
+                        except (anyio.EndOfStream, anyio.BrokenResourceError):
                             return ProbeResult(False, "closed at once (nothing listens behind the published port)")
                     return ProbeResult(True, "connected")
         except TimeoutError:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import socket
 
+import anyio
+
 from ..config import LoadedConfig, parse_port
 from ..errors import EnvironmentError_
 
@@ -14,6 +16,9 @@ __all__ = ["check_host_ports", "port_in_use"]
 def port_in_use(port: int, host: str = "0.0.0.0") -> bool:
     """Tell whether binding `host:port` (TCP) fails because something holds it."""
     probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # As Docker (and most servers) do: connections in TIME_WAIT on the port do not block a bind,
+    # only a live listener does.
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         probe.bind((host, port))
     except OSError as exc:
@@ -23,12 +28,16 @@ def port_in_use(port: int, host: str = "0.0.0.0") -> bool:
     return False
 
 
-async def check_host_ports(loaded: LoadedConfig) -> None:
-    """Raise `PORT_CONFLICT` for the first fixed host port of a service that is already taken."""
+async def check_host_ports(loaded: LoadedConfig, *, grace: float = 1.5) -> None:
+    """Raise `PORT_CONFLICT` for the first fixed host port of a service that is already taken.
+
+    A port held by a container removed a moment ago is released asynchronously by Docker's
+    proxy, so a busy port is re-checked for `grace` seconds before it counts as a conflict.
+    """
     for service in loaded.services:
         for spec in service.container.ports:
             port = parse_port(spec)
-            if port.host and port_in_use(port.host, port.host_ip or "0.0.0.0"):
+            if port.host and await _still_busy(port.host, port.host_ip or "0.0.0.0", grace):
                 holder = _holder(port.host)
                 who = f" by {holder['command']} (pid {holder['pid']})" if holder else ""
                 raise EnvironmentError_(
@@ -37,6 +46,15 @@ async def check_host_ports(loaded: LoadedConfig) -> None:
                     hint="stop what holds it, or publish `0:<container port>` to let Docker pick a free host port",
                     details={"port": port.host, "service": service.name, "holder": holder},
                 )
+
+
+async def _still_busy(port: int, host: str, grace: float) -> bool:
+    deadline = anyio.current_time() + grace
+    while port_in_use(port, host):
+        if anyio.current_time() >= deadline:
+            return True
+        await anyio.sleep(0.05)
+    return False
 
 
 def _holder(port: int) -> dict[str, object] | None:
