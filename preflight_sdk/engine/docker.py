@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
@@ -29,6 +30,7 @@ __all__ = ["DockerEngine"]
 
 T = TypeVar("T")
 _BUILD_TAIL = 30
+_INFO_CACHE: dict[tuple[str, str, str], EngineInfo] = {}
 
 
 class DockerEngine:
@@ -37,7 +39,6 @@ class DockerEngine:
     def __init__(self, docker: str = "docker") -> None:
         self._docker = docker
         self._client: Any = None
-        self._info: EngineInfo | None = None
         self._limiter = anyio.CapacityLimiter(16)
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -82,20 +83,31 @@ class DockerEngine:
     # -- daemon and images -------------------------------------------------------------------
 
     async def info(self) -> EngineInfo:
-        if self._info is not None:
-            return self._info
-        version = await self._cli("version", "--format", "{{.Server.Version}}", timeout=20)
+        key = (self._docker, os.environ.get("DOCKER_HOST", ""), os.environ.get("DOCKER_CONTEXT", ""))
+        cached = _INFO_CACHE.get(key)
+        if cached is not None:
+            return cached
+        results: dict[str, Completed] = {}
+
+        async def ask(name: str, *args: str) -> None:
+            results[name] = await self._cli(*args, timeout=20)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask, "version", "version", "--format", "{{.Server.Version}}")
+            tg.start_soon(ask, "buildx", "buildx", "version")
+            tg.start_soon(ask, "bridge", "network", "inspect", "bridge", "--format", "{{json .IPAM.Config}}")
+        version = results["version"]
         if version.returncode != 0 or not version.stdout.strip():
             raise daemon_unreachable(version.stderr or version.stdout)
-        buildx = await self._cli("buildx", "version", timeout=20)
-        bridge = await self._cli("network", "inspect", "bridge", "--format", "{{json .IPAM.Config}}", timeout=20)
-        host_gateway = _bridge_gateway(bridge.stdout) if bridge.returncode == 0 else None
-        self._info = EngineInfo(
+        bridge = results["bridge"]
+        info = EngineInfo(
             server_version=version.stdout.strip(),
-            builder="buildx" if buildx.returncode == 0 else "legacy",
-            host_gateway=host_gateway,
+            builder="buildx" if results["buildx"].returncode == 0 else "legacy",
+            host_gateway=_bridge_gateway(bridge.stdout) if bridge.returncode == 0 else None,
         )
-        return self._info
+        # The daemon's facts do not change while it runs: ask once per process.
+        _INFO_CACHE[key] = info
+        return info
 
     async def image_exists(self, ref: str) -> bool:
         done = await self._cli("image", "inspect", "--format", "{{.Id}}", ref, timeout=30)
@@ -162,10 +174,9 @@ class DockerEngine:
     # -- networks ----------------------------------------------------------------------------
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
-        created = await self._in_thread(
-            partial(self._pow().network.create, name, labels=dict(labels)), action=f"create network {name}", subject=name
-        )
-        return NetworkInfo(id=str(created.id), name=name, labels=dict(labels))
+        flags = [arg for key, value in labels.items() for arg in ("--label", f"{key}={value}")]
+        out = await self._checked("network", "create", *flags, name, action=f"create network {name}", subject=name)
+        return NetworkInfo(id=out.strip(), name=name, labels=dict(labels))
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         filters = [arg for key, value in labels.items() for arg in ("--filter", f"label={key}={value}")]

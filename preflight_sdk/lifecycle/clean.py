@@ -62,8 +62,10 @@ async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
     return actions
 
 
-async def remove_labelled(ctx: ProjectContext, root: str, *, force: bool) -> tuple[list[CleanAction], list[CleanAction]]:
-    """Remove every container, then every network, labelled with this checkout's root."""
+async def remove_labelled(
+    ctx: ProjectContext, root: str, *, force: bool, keep_network: str | None = None
+) -> tuple[list[CleanAction], list[CleanAction]]:
+    """Remove every container, then every network (but `keep_network`), labelled with this checkout's root."""
     labels = {LABEL_ROOT: root}
     engine = ctx.engine
     found: list[ContainerInfo] = []
@@ -93,7 +95,7 @@ async def remove_labelled(ctx: ProjectContext, root: str, *, force: bool) -> tup
             containers.append(CleanAction(name=names.get(outcome.ref, outcome.ref), action=action, error=outcome.error))
     network_actions = [
         CleanAction(name=o.ref, action=o.action if o.action != "force_removed" else "removed", error=o.error)
-        for o in await engine.remove_networks([n.name for n in nets])
+        for o in await engine.remove_networks([n.name for n in nets if n.name != keep_network])
     ]
     return containers, network_actions
 

@@ -64,8 +64,6 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
         reporter.step("the previous environment is gone or broken: removing what is left", status="started")
         await stop_mocks(ctx)
         await remove_labelled(ctx, loaded.root, force=True)
-    await _require_images(ctx, loaded)
-
     begun = anyio.current_time()
     since = datetime.now(UTC) - timedelta(seconds=2)
     started = _Started()
@@ -73,9 +71,11 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
     try:
         with terminate_as_interrupt():
             mock_results = []
-            # Leftovers of a crashed or killed process go first (they may hold names and ports).
-            await remove_labelled(ctx, loaded.root, force=True)
             async with anyio.create_task_group() as tg:
+                # All independent: images must exist, leftovers of a crashed or killed process
+                # (which may hold names and ports) go, the network and the mocks come up.
+                tg.start_soon(_require_images, ctx, loaded)
+                tg.start_soon(lambda: remove_labelled(ctx, loaded.root, force=True, keep_network=net))
                 if loaded.services:
                     tg.start_soon(_create_network, ctx, net, started, reporter)
 
@@ -83,7 +83,7 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
                     mock_results.extend(await start_mocks(ctx, reporter))
 
                 tg.start_soon(mocks)
-                await check_host_ports(loaded)
+            await check_host_ports(loaded)
             services = await _start_services(ctx, loaded, net, started, since=since, override=override, reporter=reporter)
     except BaseException as exc:
         with anyio.CancelScope(shield=True):
@@ -133,6 +133,8 @@ async def _require_images(ctx: ProjectContext, loaded: LoadedConfig) -> None:
             hint="call build first" + ("" if all(s.build.dockerfile for s in missing) else " (with pull=true for images without a Dockerfile)"),
             details={"missing": [{"service": s.name, "image": s.build.image} for s in missing]},
         )
+    if ctx.require_session().state == "initialized":
+        await ctx.transition(state="built")  # every image exists: the project is built
 
 
 async def _create_network(ctx: ProjectContext, name: str, started: _Started, reporter: Reporter) -> None:
@@ -146,9 +148,7 @@ async def _create_network(ctx: ProjectContext, name: str, started: _Started, rep
     except EnvironmentError_ as exc:
         if "already exists" not in str(exc.details):
             raise
-        # Left by a crash of this very session: remove it (and what uses it) and create it anew.
-        await remove_labelled(ctx, loaded.root, force=True)
-        await ctx.engine.create_network(name, labels)
+        # Left by a crash of this very session, with our labels: use it.
     started.network = name
 
 
@@ -186,7 +186,14 @@ async def _start_services(
             await ready[dependency].wait()
         reporter.step(f"starting {service.name}", scope=service.name, done=len(results), total=total)
         spec = container_spec(loaded, service, session=session.session_id, network=net, mocks=mocks)
-        container_id = await ctx.engine.run(spec)
+        try:
+            container_id = await ctx.engine.run(spec)
+        except EnvironmentError_ as exc:
+            if "already in use" not in str(exc.details):
+                raise
+            # A container of this very session survived a crash: replace it.
+            await ctx.engine.remove_containers([spec.name], force=True)
+            container_id = await ctx.engine.run(spec)
         started.containers[service.name] = ContainerRecord(
             service=service.name, name=spec.name, id=container_id, kind=service.kind
         )
@@ -368,9 +375,13 @@ async def _undo(ctx: ProjectContext, loaded: LoadedConfig, started: _Started, re
         await remove_labelled(ctx, loaded.root, force=True)
     except PreflightError:
         pass  # best effort: the next setup or clean finds leftovers by label
-    if ctx.session is not None:
+    session = ctx.session
+    if session is not None:
+        # Nothing of this setup runs any more; a "running" session whose containers were found
+        # broken before this attempt is now stopped.
+        state = "stopped" if session.state == "running" else session.state
         try:
-            await ctx.transition(state="built", network=None, containers=[], mocks=[])
+            await ctx.transition(state=state, network=None, containers=[], mocks=[])
         except OSError:
             pass
 
