@@ -8,8 +8,8 @@ docstring is also a tool description: it is written for the agent that will read
 from __future__ import annotations
 
 import os
-from types import TracebackType
 from collections.abc import AsyncIterator
+from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from .lifecycle import build as _build
@@ -21,7 +21,16 @@ from .lifecycle.context import ProjectContext
 from .lifecycle.init import initialize
 from .operations import operation
 from .progress import ProgressArg, Reporter
-from .results.lifecycle import BuildResult, CleanResult, InitResult, LogLine, LogsResult, SetupResult, StatusResult
+from .results.lifecycle import (
+    BuildResult,
+    CleanResult,
+    InitResult,
+    LogLine,
+    LogsResult,
+    SetupResult,
+    StatusResult,
+)
+from .results.run import RunResult
 
 if TYPE_CHECKING:
     from .engine.base import Engine
@@ -142,7 +151,11 @@ class Project:
         """
         async with self._ctx.lock:
             return await _build.build(
-                self._ctx, no_cache=no_cache, service=service, pull=pull, reporter=self._reporter(progress, "build")
+                self._ctx,
+                no_cache=no_cache,
+                service=service,
+                pull=pull,
+                reporter=self._reporter(progress, "build"),
             )
 
     @operation(title="Start the environment", idempotent=True)
@@ -270,6 +283,70 @@ class Project:
         """
         async with self._ctx.lock:
             return await _clean.clean(self._ctx, force=force)
+
+    @operation(title="Run test suites")
+    async def run(
+        self,
+        filter: str | None = None,
+        parallel: bool | None = None,
+        progress: ProgressArg = None,
+    ) -> RunResult:
+        """Run the project's test suites against the running environment and report every failure in full.
+
+        Runs YAML HTTP suites, pytest suites and shell suites (as e2e.yaml lists them), with the
+        service and mock URLs available to each. A failed case carries the request as sent and the
+        response, every assertion (path, operator, expected, actual), the container log lines and
+        mock requests of that moment, a one-sentence summary and, when known, a suggested fix.
+        Reports are written under `.preflight/runs/<runId>/` (report.json, junit.xml,
+        events.ndjson, one file per failed case).
+
+        Args:
+            filter: suite ids to run, comma-separated (e.g. "orders,payments"); default: all.
+            parallel: run the suites marked `parallel` at the same time (default: e2e.yaml's
+                `tests.parallel`).
+
+        Returns:
+            runId, status (passed or failed), a one-line summary, totals, per-suite results with
+            their cases, and the artifacts written (path and sha256).
+
+        Example:
+            `await project.run(filter="orders")`
+
+        Tips:
+            NOT_RUNNING means setup has not been called (or the environment broke). Read
+            `summary` and `suggestedFix` of each failure first; the complete record of a failure
+            is in the artifact named by `failure.artifact`.
+        """
+        from .runners.orchestrator import run_suites
+
+        ids = [part.strip() for part in filter.split(",") if part.strip()] if filter else None
+        async with self._ctx.lock:
+            return await run_suites(
+                self._ctx, suite_ids=ids, parallel=parallel, reporter=self._reporter(progress, "run")
+            )
+
+    @operation(title="Run one test suite")
+    async def run_suite(self, suite_id: str, progress: ProgressArg = None) -> RunResult:
+        """Run one test suite by its id; the result has the same shape as `run`.
+
+        Args:
+            suite_id: the suite's `id` in e2e.yaml.
+
+        Returns:
+            The same report as `run`, with one suite.
+
+        Example:
+            `await project.run_suite("orders")`
+
+        Tips:
+            SUITE_NOT_FOUND lists the valid suite ids.
+        """
+        from .runners.orchestrator import run_suites
+
+        async with self._ctx.lock:
+            return await run_suites(
+                self._ctx, suite_ids=[suite_id], parallel=None, reporter=self._reporter(progress, "run")
+            )
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from .base import BuildSpec, ContainerInfo, ContainerSpec, Engine, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
+from .base import (
+    BuildSpec,
+    ContainerInfo,
+    ContainerSpec,
+    Engine,
+    EngineInfo,
+    ExecResult,
+    NetworkInfo,
+    RemoveOutcome,
+)
 
 __all__ = [
     "BuildSpec",

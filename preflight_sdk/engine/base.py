@@ -7,7 +7,7 @@ in memory for unit tests. Everything above this layer sees only these Structs an
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -168,12 +168,17 @@ class Engine(Protocol):
         ...
 
     async def logs(
-        self, ref: str, *, tail: int | None = None, since: datetime | None = None, until: datetime | None = None
+        self,
+        ref: str,
+        *,
+        tail: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[LogLine]:
         """Return stdout and stderr lines, interleaved by timestamp."""
         ...
 
-    def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncIterator[LogLine]:
+    def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
         """Yield log lines as the container writes them, until cancelled or it stops."""
         ...
 
@@ -181,7 +186,9 @@ class Engine(Protocol):
         """Run a command in a running container."""
         ...
 
-    def watch_exits(self, labels: Mapping[str, str], *, since: datetime | None = None) -> AsyncIterator[str]:
+    def watch_exits(
+        self, labels: Mapping[str, str], *, since: datetime | None = None
+    ) -> AsyncGenerator[str, None]:
         """Yield the id of each container with `labels` that stops (since `since`), as it happens."""
         ...
 

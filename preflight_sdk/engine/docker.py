@@ -12,7 +12,7 @@ import ipaddress
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
@@ -21,7 +21,16 @@ import anyio
 
 from ..errors import EnvironmentError_
 from ..results.lifecycle import LogLine
-from .base import BuildSpec, ContainerInfo, ContainerSpec, EngineInfo, ExecResult, LineSink, NetworkInfo, RemoveOutcome
+from .base import (
+    BuildSpec,
+    ContainerInfo,
+    ContainerSpec,
+    EngineInfo,
+    ExecResult,
+    LineSink,
+    NetworkInfo,
+    RemoveOutcome,
+)
 from .errors import daemon_unreachable, translate
 from .inspect import container_from_inspect, docker_time, merge_log_streams, parse_log_line
 from .process import Completed, iter_lines, run_command, stream_command
@@ -61,7 +70,9 @@ class DockerEngine:
         except DockerException as exc:
             raise translate(exc.stderr or str(exc), action=action, subject=subject) from exc
 
-    async def _cli(self, *args: str, timeout: float | None = 120, env: Mapping[str, str] | None = None) -> Completed:
+    async def _cli(
+        self, *args: str, timeout: float | None = 120, env: Mapping[str, str] | None = None
+    ) -> Completed:
         try:
             return await run_command([self._docker, *args], timeout=timeout, env=env)
         except FileNotFoundError as exc:
@@ -74,7 +85,9 @@ class DockerEngine:
                 retryable=True,
             ) from exc
 
-    async def _checked(self, *args: str, action: str, subject: str | None = None, timeout: float | None = 120) -> str:
+    async def _checked(
+        self, *args: str, action: str, subject: str | None = None, timeout: float | None = 120
+    ) -> str:
         done = await self._cli(*args, timeout=timeout)
         if done.returncode != 0:
             raise translate(done.stderr, action=action, subject=subject)
@@ -132,7 +145,11 @@ class DockerEngine:
     async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
         info = await self.info()
         # The legacy builder keeps the intermediate container of a failed step unless told not to.
-        argv = ["buildx", "build", "--load", "--progress=plain"] if info.builder == "buildx" else ["build", "--force-rm"]
+        argv = (
+            ["buildx", "build", "--load", "--progress=plain"]
+            if info.builder == "buildx"
+            else ["build", "--force-rm"]
+        )
         argv += ["-f", spec.dockerfile, "-t", spec.image]
         if spec.no_cache:
             argv.append("--no-cache")
@@ -159,7 +176,12 @@ class DockerEngine:
                     f"docker build of {spec.image} failed (exit {code}): {tail[-1] if tail else 'no output'}",
                     code="BUILD_FAILED",
                     hint="read details.logTail (the last 30 lines of the build); fix the Dockerfile or the context",
-                    details={"image": spec.image, "dockerfile": spec.dockerfile, "exitCode": code, "logTail": list(tail)},
+                    details={
+                        "image": spec.image,
+                        "dockerfile": spec.dockerfile,
+                        "exitCode": code,
+                        "logTail": list(tail),
+                    },
                 )
             raise error
 
@@ -175,17 +197,27 @@ class DockerEngine:
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
         flags = [arg for key, value in labels.items() for arg in ("--label", f"{key}={value}")]
-        out = await self._checked("network", "create", *flags, name, action=f"create network {name}", subject=name)
+        out = await self._checked(
+            "network", "create", *flags, name, action=f"create network {name}", subject=name
+        )
         return NetworkInfo(id=out.strip(), name=name, labels=dict(labels))
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         filters = [arg for key, value in labels.items() for arg in ("--filter", f"label={key}={value}")]
-        out = await self._checked("network", "ls", "--no-trunc", "--format", "{{json .}}", *filters, action="list networks")
+        out = await self._checked(
+            "network", "ls", "--no-trunc", "--format", "{{json .}}", *filters, action="list networks"
+        )
         networks = []
         for raw in out.splitlines():
             if raw.strip():
                 item = json.loads(raw)
-                networks.append(NetworkInfo(id=item.get("ID", ""), name=item.get("Name", ""), labels=_labels(item.get("Labels", ""))))
+                networks.append(
+                    NetworkInfo(
+                        id=item.get("ID", ""),
+                        name=item.get("Name", ""),
+                        labels=_labels(item.get("Labels", "")),
+                    )
+                )
         return networks
 
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
@@ -247,10 +279,17 @@ class DockerEngine:
 
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         if refs:
-            await self._checked("stop", "-t", str(int(grace)), *refs, action="stop containers", timeout=grace + 60)
+            await self._checked(
+                "stop", "-t", str(int(grace)), *refs, action="stop containers", timeout=grace + 60
+            )
 
     async def logs(
-        self, ref: str, *, tail: int | None = None, since: datetime | None = None, until: datetime | None = None
+        self,
+        ref: str,
+        *,
+        tail: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[LogLine]:
         argv = ["logs", "--timestamps"]
         if tail is not None:
@@ -265,14 +304,16 @@ class DockerEngine:
         lines = merge_log_streams(done.stdout, done.stderr)
         return lines[-tail:] if tail is not None and tail >= 0 else lines
 
-    async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncIterator[LogLine]:
+    async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
         # One pipe (stderr merged into stdout) so no task is needed inside this generator; the
         # stream of each followed line is therefore reported as stdout. Consumers close the
         # generator (contextlib.aclosing), which kills the child.
         argv = [self._docker, "logs", "--follow", "--timestamps"]
         if since is not None:
             argv += ["--since", docker_time(since)]
-        async with await anyio.open_process([*argv, ref], stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL) as process:
+        async with await anyio.open_process(
+            [*argv, ref], stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        ) as process:
             try:
                 assert process.stdout is not None
                 async for line in iter_lines(process.stdout):
@@ -290,14 +331,33 @@ class DockerEngine:
         except FileNotFoundError as exc:
             raise _no_cli() from exc
         except TimeoutError:
-            return ExecResult(exit_code=-1, stdout="", stderr=f"timed out after {timeout:.1f}s", duration=timeout, timed_out=True)
+            return ExecResult(
+                exit_code=-1,
+                stdout="",
+                stderr=f"timed out after {timeout:.1f}s",
+                duration=timeout,
+                timed_out=True,
+            )
         elapsed = anyio.current_time() - started
-        if done.returncode in (1, 125, 126, 127) and ("No such container" in done.stderr or "is not running" in done.stderr):
+        if done.returncode in (1, 125, 126, 127) and (
+            "No such container" in done.stderr or "is not running" in done.stderr
+        ):
             raise translate(done.stderr, action=f"exec in {ref}", subject=ref)
         return ExecResult(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr, duration=elapsed)
 
-    async def watch_exits(self, labels: Mapping[str, str], *, since: datetime | None = None) -> AsyncIterator[str]:
-        argv = [self._docker, "events", "--filter", "type=container", "--filter", "event=die", "--format", "{{.Actor.ID}}"]
+    async def watch_exits(
+        self, labels: Mapping[str, str], *, since: datetime | None = None
+    ) -> AsyncGenerator[str, None]:
+        argv = [
+            self._docker,
+            "events",
+            "--filter",
+            "type=container",
+            "--filter",
+            "event=die",
+            "--format",
+            "{{.Actor.ID}}",
+        ]
         for key, value in labels.items():
             argv += ["--filter", f"label={key}={value}"]
         if since is not None:
@@ -353,7 +413,9 @@ def _labels(text: str) -> dict[str, str]:
     return labels
 
 
-def _removal_outcomes(refs: Sequence[str], done: Completed, *, missing: tuple[str, ...]) -> list[RemoveOutcome]:
+def _removal_outcomes(
+    refs: Sequence[str], done: Completed, *, missing: tuple[str, ...]
+) -> list[RemoveOutcome]:
     removed = {line.strip() for line in done.stdout.splitlines() if line.strip()}
     errors = [line for line in done.stderr.splitlines() if line.strip()]
     if any(_is_daemon_error(line) for line in errors):
@@ -367,11 +429,17 @@ def _removal_outcomes(refs: Sequence[str], done: Completed, *, missing: tuple[st
         if any(m in line for line in mine for m in missing):
             outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
         elif mine:
-            outcomes.append(RemoveOutcome(ref=ref, action="failed", error=mine[0].removeprefix("Error response from daemon: ")))
+            outcomes.append(
+                RemoveOutcome(
+                    ref=ref, action="failed", error=mine[0].removeprefix("Error response from daemon: ")
+                )
+            )
         elif done.returncode == 0:
             outcomes.append(RemoveOutcome(ref=ref, action="removed"))
         else:
-            outcomes.append(RemoveOutcome(ref=ref, action="failed", error=(errors[0] if errors else "docker rm failed")))
+            outcomes.append(
+                RemoveOutcome(ref=ref, action="failed", error=(errors[0] if errors else "docker rm failed"))
+            )
     return outcomes
 
 

@@ -9,7 +9,7 @@ fake clock time, so tests can assert order and overlap.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +20,16 @@ from anyio.abc import TaskGroup
 from ..errors import EnvironmentError_, PreflightError
 from ..lifecycle.health import ProbeResult
 from ..results.lifecycle import LogLine, PortMapping
-from .base import BuildSpec, ContainerInfo, ContainerSpec, EngineInfo, ExecResult, LineSink, NetworkInfo, RemoveOutcome
+from .base import (
+    BuildSpec,
+    ContainerInfo,
+    ContainerSpec,
+    EngineInfo,
+    ExecResult,
+    LineSink,
+    NetworkInfo,
+    RemoveOutcome,
+)
 from .errors import daemon_unreachable
 
 __all__ = ["Behaviour", "FakeEngine"]
@@ -58,8 +67,12 @@ class _Container:
         self.probes = 0
         self.exited = anyio.Event()
         self.logs = [
-            LogLine(timestamp=self.started.strftime("%Y-%m-%dT%H:%M:%S.%f000Z"), stream="stderr" if l.startswith("stderr:") else "stdout", text=l.removeprefix("stderr:").strip())
-            for l in behaviour.logs
+            LogLine(
+                timestamp=self.started.strftime("%Y-%m-%dT%H:%M:%S.%f000Z"),
+                stream="stderr" if line.startswith("stderr:") else "stdout",
+                text=line.removeprefix("stderr:").strip(),
+            )
+            for line in behaviour.logs
         ]
 
 
@@ -77,7 +90,9 @@ class _FakeProber:
 class FakeEngine:
     """An in-memory Engine (see the module docstring)."""
 
-    def __init__(self, *, images: Sequence[str] = (), daemon_up: bool = True, builder: str = "legacy") -> None:
+    def __init__(
+        self, *, images: Sequence[str] = (), daemon_up: bool = True, builder: str = "legacy"
+    ) -> None:
         self.images: set[str] = set(images)
         self.daemon_up = daemon_up
         self.builder = builder
@@ -118,7 +133,9 @@ class FakeEngine:
 
     def _check(self) -> None:
         if not self.daemon_up:
-            raise daemon_unreachable("Cannot connect to the Docker daemon at unix:///var/run/docker.sock (fake)")
+            raise daemon_unreachable(
+                "Cannot connect to the Docker daemon at unix:///var/run/docker.sock (fake)"
+            )
 
     def _behaviour(self, spec: ContainerSpec) -> Behaviour:
         service = spec.labels.get("preflight.service", "")
@@ -154,7 +171,11 @@ class FakeEngine:
 
     async def info(self) -> EngineInfo:
         self._check()
-        return EngineInfo(server_version="fake", builder="buildx" if self.builder == "buildx" else "legacy", host_gateway="127.0.0.1")
+        return EngineInfo(
+            server_version="fake",
+            builder="buildx" if self.builder == "buildx" else "legacy",
+            host_gateway="127.0.0.1",
+        )
 
     async def image_exists(self, ref: str) -> bool:
         self._check()
@@ -174,7 +195,8 @@ class FakeEngine:
         self._record("build-end", spec.image)
         if spec.image in self.build_failures:
             raise EnvironmentError_(
-                f"docker build of {spec.image} failed", code="BUILD_FAILED",
+                f"docker build of {spec.image} failed",
+                code="BUILD_FAILED",
                 details={"logTail": self.build_failures[spec.image][-30:]},
             )
         self.images.add(spec.image)
@@ -183,7 +205,11 @@ class FakeEngine:
         self._check()
         self._record("network-create", name)
         if name in self.networks:
-            raise EnvironmentError_(f"cannot create network {name}", code="DOCKER_ERROR", details={"stderr": f"network with name {name} already exists"})
+            raise EnvironmentError_(
+                f"cannot create network {name}",
+                code="DOCKER_ERROR",
+                details={"stderr": f"network with name {name} already exists"},
+            )
         self.networks[name] = NetworkInfo(id=f"net{len(self.networks)}", name=name, labels=dict(labels))
         return self.networks[name]
 
@@ -208,9 +234,13 @@ class FakeEngine:
         if isinstance(behaviour.run_error, PreflightError):
             raise behaviour.run_error
         if spec.image not in self.images:
-            raise EnvironmentError_(f"cannot start {spec.name}: no such image {spec.image}", code="DOCKER_ERROR")
+            raise EnvironmentError_(
+                f"cannot start {spec.name}: no such image {spec.image}", code="DOCKER_ERROR"
+            )
         if any(c.spec.name == spec.name for c in self.containers.values()):
-            raise EnvironmentError_(f"cannot start {spec.name}: the name is already in use", code="DOCKER_ERROR")
+            raise EnvironmentError_(
+                f"cannot start {spec.name}: the name is already in use", code="DOCKER_ERROR"
+            )
         cid = f"{next(self._ids):064x}"
         ports = [PortMapping(host=p.host or next(self._ports), container=p.container) for p in spec.ports]
         container = _Container(cid, spec, behaviour, ports)
@@ -220,7 +250,9 @@ class FakeEngine:
             self._stop(container, behaviour.exit_code)
         elif behaviour.exit_after is not None:
             if self._tg is None:
-                raise RuntimeError("use `async with FakeEngine() as engine:` for behaviours with exit_after > 0")
+                raise RuntimeError(
+                    "use `async with FakeEngine() as engine:` for behaviours with exit_after > 0"
+                )
             self._tg.start_soon(self._lifecycle, container)
         return cid
 
@@ -230,7 +262,11 @@ class FakeEngine:
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
         self._check()
-        return [self._info(c) for c in self.containers.values() if all(c.spec.labels.get(k) == v for k, v in labels.items())]
+        return [
+            self._info(c)
+            for c in self.containers.values()
+            if all(c.spec.labels.get(k) == v for k, v in labels.items())
+        ]
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
         self._check()
@@ -241,7 +277,9 @@ class FakeEngine:
             if container is None:
                 outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
             elif container.running and not force:
-                outcomes.append(RemoveOutcome(ref=ref, action="failed", error="container is running: stop it first"))
+                outcomes.append(
+                    RemoveOutcome(ref=ref, action="failed", error="container is running: stop it first")
+                )
             else:
                 if container.running:
                     self._stop(container, 137)
@@ -257,7 +295,12 @@ class FakeEngine:
                 self._stop(container, 143)
 
     async def logs(
-        self, ref: str, *, tail: int | None = None, since: datetime | None = None, until: datetime | None = None
+        self,
+        ref: str,
+        *,
+        tail: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[LogLine]:
         self._check()
         container = self._find(ref)
@@ -266,7 +309,7 @@ class FakeEngine:
         lines = list(container.logs)
         return lines[-tail:] if tail else lines if tail is None else []
 
-    async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncIterator[LogLine]:
+    async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
         for line in await self.logs(ref):
             yield line
         await anyio.sleep_forever()
@@ -276,7 +319,9 @@ class FakeEngine:
         self._record("exec", ref)
         return ExecResult(exit_code=0, stdout="", stderr="", duration=0.0)
 
-    async def watch_exits(self, labels: Mapping[str, str], *, since: datetime | None = None) -> AsyncIterator[str]:
+    async def watch_exits(
+        self, labels: Mapping[str, str], *, since: datetime | None = None
+    ) -> AsyncGenerator[str, None]:
         seen = 0
         while True:
             while seen < len(self._exits):

@@ -9,7 +9,14 @@ from typing import Any, Literal, cast
 from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
 from .base import ContainerInfo
 
-__all__ = ["container_from_inspect", "docker_time", "merge_log_streams", "normalise_timestamp", "parse_log_line", "parse_time"]
+__all__ = [
+    "container_from_inspect",
+    "docker_time",
+    "merge_log_streams",
+    "normalise_timestamp",
+    "parse_log_line",
+    "parse_time",
+]
 
 _STATUSES = {"created", "running", "paused", "restarting", "removing", "exited", "dead"}
 _HEALTH = {"healthy", "unhealthy", "starting"}
@@ -78,7 +85,8 @@ def container_from_inspect(item: dict[str, Any]) -> ContainerInfo:
     status = str(state.get("Status", "unknown"))
     health = (state.get("Health") or {}).get("Status")
     networks = {
-        name: str((net or {}).get("IPAddress") or "") for name, net in (settings.get("Networks") or {}).items()
+        name: str((net or {}).get("IPAddress") or "")
+        for name, net in (settings.get("Networks") or {}).items()
     }
     return ContainerInfo(
         id=str(item.get("Id", "")),

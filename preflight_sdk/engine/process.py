@@ -81,7 +81,12 @@ async def run_command(
     """
     with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
         done = await anyio.run_process(
-            list(argv), input=input, check=False, env=_environment(env), cwd=cwd, stdin=subprocess.DEVNULL if input is None else None
+            list(argv),
+            input=input,
+            check=False,
+            env=_environment(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL if input is None else None,
         )
     return Completed(
         returncode=done.returncode,
@@ -98,7 +103,9 @@ async def stream_command(
     cwd: str | None = None,
 ) -> int:
     """Run `argv`, calling `on_line(stream, line)` for every whole output line; return its exit code."""
-    async with await anyio.open_process(list(argv), env=_environment(env), cwd=cwd, stdin=subprocess.DEVNULL) as process:
+    async with await anyio.open_process(
+        list(argv), env=_environment(env), cwd=cwd, stdin=subprocess.DEVNULL
+    ) as process:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_pump, process.stdout, "stdout", on_line)
@@ -109,7 +116,9 @@ async def stream_command(
             raise
 
 
-async def _pump(stream: ByteReceiveStream | None, name: Stream, on_line: Callable[[Stream, str], None]) -> None:
+async def _pump(
+    stream: ByteReceiveStream | None, name: Stream, on_line: Callable[[Stream, str], None]
+) -> None:
     if stream is None:
         return
     async for line in iter_lines(stream):

@@ -28,7 +28,9 @@ async def build(
     loaded = await ctx.ensure_loaded()
     targets = _targets(loaded, service)
     # DOCKERFILE_NOT_FOUND is reported before docker is called at all.
-    specs = {s.name: build_spec(loaded, s, no_cache=no_cache) for s in targets if s.build.dockerfile is not None}
+    specs = {
+        s.name: build_spec(loaded, s, no_cache=no_cache) for s in targets if s.build.dockerfile is not None
+    }
     await ctx.engine.info()  # DOCKER_ERROR (with how to start Docker) before any work
     started = anyio.current_time()
     results: dict[str, ServiceBuild] = {}
@@ -82,7 +84,9 @@ def _targets(loaded: LoadedConfig, service: str | None) -> Sequence[ServiceConfi
     return [chosen]
 
 
-async def _build_one(ctx: ProjectContext, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter) -> ServiceBuild:
+async def _build_one(
+    ctx: ProjectContext, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter
+) -> ServiceBuild:
     tail: list[str] = []
 
     def on_line(line: str) -> None:
@@ -99,22 +103,43 @@ async def _build_one(ctx: ProjectContext, svc: ServiceConfig, spec: BuildSpec, r
         if exc.code == "DOCKER_ERROR" and exc.retryable:
             raise  # the daemon went away: not a build failure
         return ServiceBuild(
-            name=svc.name, image=spec.image, status="failed", duration=_ms(anyio.current_time() - started),
-            source="built", error=exc.message, log_tail=list(tail),
+            name=svc.name,
+            image=spec.image,
+            status="failed",
+            duration=_ms(anyio.current_time() - started),
+            source="built",
+            error=exc.message,
+            log_tail=list(tail),
         )
     return ServiceBuild(
-        name=svc.name, image=spec.image, status="success", duration=_ms(anyio.current_time() - started), source="built"
+        name=svc.name,
+        image=spec.image,
+        status="success",
+        duration=_ms(anyio.current_time() - started),
+        source="built",
     )
 
 
-async def _use_image(ctx: ProjectContext, svc: ServiceConfig, *, pull: bool, reporter: Reporter) -> ServiceBuild:
+async def _use_image(
+    ctx: ProjectContext, svc: ServiceConfig, *, pull: bool, reporter: Reporter
+) -> ServiceBuild:
     started = anyio.current_time()
     image = svc.build.image
     if await ctx.engine.image_exists(image):
-        return ServiceBuild(name=svc.name, image=image, status="success", duration=_ms(anyio.current_time() - started), source="local")
+        return ServiceBuild(
+            name=svc.name,
+            image=image,
+            status="success",
+            duration=_ms(anyio.current_time() - started),
+            source="local",
+        )
     if not pull:
         return ServiceBuild(
-            name=svc.name, image=image, status="failed", duration=_ms(anyio.current_time() - started), source="none",
+            name=svc.name,
+            image=image,
+            status="failed",
+            duration=_ms(anyio.current_time() - started),
+            source="none",
             error=f"image {image} is not present locally (this service has no Dockerfile)",
         )
     tail: list[str] = []
@@ -128,10 +153,21 @@ async def _use_image(ctx: ProjectContext, svc: ServiceConfig, *, pull: bool, rep
         await ctx.engine.pull(image, on_line)
     except PreflightError as exc:
         return ServiceBuild(
-            name=svc.name, image=image, status="failed", duration=_ms(anyio.current_time() - started), source="pulled",
-            error=exc.message, log_tail=list(tail),
+            name=svc.name,
+            image=image,
+            status="failed",
+            duration=_ms(anyio.current_time() - started),
+            source="pulled",
+            error=exc.message,
+            log_tail=list(tail),
         )
-    return ServiceBuild(name=svc.name, image=image, status="success", duration=_ms(anyio.current_time() - started), source="pulled")
+    return ServiceBuild(
+        name=svc.name,
+        image=image,
+        status="success",
+        duration=_ms(anyio.current_time() - started),
+        source="pulled",
+    )
 
 
 def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentError_:

@@ -87,12 +87,16 @@ async def remove_labelled(
         if force:
             outcomes = await engine.remove_containers([c.id for c in found], force=True)
         else:
-            outcomes = await _stop_then_remove(ctx, [c.id for c in found if c.id in running], [c.id for c in found])
+            outcomes = await _stop_then_remove(
+                ctx, [c.id for c in found if c.id in running], [c.id for c in found]
+            )
         for outcome in outcomes:
             action = outcome.action
             if action == "removed" and outcome.ref in running and force:
                 action = "force_removed"
-            containers.append(CleanAction(name=names.get(outcome.ref, outcome.ref), action=action, error=outcome.error))
+            containers.append(
+                CleanAction(name=names.get(outcome.ref, outcome.ref), action=action, error=outcome.error)
+            )
     network_actions = [
         CleanAction(name=o.ref, action=o.action if o.action != "force_removed" else "removed", error=o.error)
         for o in await engine.remove_networks([n.name for n in nets if n.name != keep_network])

@@ -7,8 +7,8 @@ which holds the loaded configuration, the session, the engine, the mock host and
 from __future__ import annotations
 
 import os
-import secrets
 import re
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +90,9 @@ class ProjectContext:
     def require_loaded(self) -> LoadedConfig:
         """Return the loaded configuration (call `ensure_loaded` first)."""
         if self.loaded is None:
-            raise StateError("the project is not initialized", code="SESSION_NOT_FOUND", hint="call init first")
+            raise StateError(
+                "the project is not initialized", code="SESSION_NOT_FOUND", hint="call init first"
+            )
         return self.loaded
 
     def require_session(self) -> SessionState:

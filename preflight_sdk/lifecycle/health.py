@@ -80,7 +80,9 @@ class NetworkProber:
     """Probes over real sockets."""
 
     async def http(self, host: str, port: int, path: str, timeout: float) -> ProbeResult:
-        request = f"GET {path} HTTP/1.0\r\nHost: {host}:{port}\r\nUser-Agent: preflight-health\r\n\r\n".encode()
+        request = (
+            f"GET {path} HTTP/1.0\r\nHost: {host}:{port}\r\nUser-Agent: preflight-health\r\n\r\n".encode()
+        )
         head = b""
         try:
             with anyio.fail_after(timeout):
@@ -90,7 +92,9 @@ class NetworkProber:
                         chunk = await stream.receive(1024)
                         head += chunk
         except (anyio.EndOfStream, anyio.BrokenResourceError):
-            return ProbeResult(False, "connection closed before a response" if not head else "incomplete response")
+            return ProbeResult(
+                False, "connection closed before a response" if not head else "incomplete response"
+            )
         except TimeoutError:
             return ProbeResult(False, f"no answer within {timeout:.1f}s")
         except OSError as exc:
@@ -113,7 +117,9 @@ class NetworkProber:
                         try:
                             await stream.receive(1)
                         except (anyio.EndOfStream, anyio.BrokenResourceError):
-                            return ProbeResult(False, "closed at once (nothing listens behind the published port)")
+                            return ProbeResult(
+                                False, "closed at once (nothing listens behind the published port)"
+                            )
                     return ProbeResult(True, "connected")
         except TimeoutError:
             return ProbeResult(False, f"no answer within {timeout:.1f}s")
@@ -156,19 +162,29 @@ async def wait_ready(plan: ProbePlan, prober: Prober, *, clock_start: float | No
             result = await prober.tcp(plan.host, plan.port, timeout, proxied=False)
             if not result.ok and plan.fallback_port and _unroutable(result.detail):
                 direct = False  # container addresses are not reachable from this host
-                result = await prober.tcp(plan.fallback_host or "127.0.0.1", plan.fallback_port, timeout, proxied=True)
+                result = await prober.tcp(
+                    plan.fallback_host or "127.0.0.1", plan.fallback_port, timeout, proxied=True
+                )
         else:
-            result = await prober.tcp(plan.fallback_host or "127.0.0.1", plan.fallback_port or 0, timeout, proxied=True)
+            result = await prober.tcp(
+                plan.fallback_host or "127.0.0.1", plan.fallback_port or 0, timeout, proxied=True
+            )
         elapsed = anyio.current_time() - start
         outcomes.append(ProbeOutcome(at=int(elapsed * 1000), ok=result.ok, detail=result.detail))
         del outcomes[:-_KEEP_OUTCOMES]
         if result.ok:
             return Readiness(
-                probe=plan.kind, target=plan.target, attempts=attempts, ready=True,
-                time_to_ready=int(elapsed * 1000), last_outcomes=outcomes,
+                probe=plan.kind,
+                target=plan.target,
+                attempts=attempts,
+                ready=True,
+                time_to_ready=int(elapsed * 1000),
+                last_outcomes=outcomes,
             )
         if elapsed >= plan.deadline:
-            return Readiness(probe=plan.kind, target=plan.target, attempts=attempts, ready=False, last_outcomes=outcomes)
+            return Readiness(
+                probe=plan.kind, target=plan.target, attempts=attempts, ready=False, last_outcomes=outcomes
+            )
         await anyio.sleep(min(next(schedule), max(0.0, plan.deadline - elapsed)))
 
 

@@ -39,9 +39,13 @@ def describe(loaded: LoadedConfig, session_id: str, state: str, *, reloaded: boo
         )
         for s in loaded.services
     ]
-    mocks = [InitMock(name=name, port=m.port, route_count=len(m.routes)) for name, m in loaded.config.mocks.items()]
+    mocks = [
+        InitMock(name=name, port=m.port, route_count=len(m.routes)) for name, m in loaded.config.mocks.items()
+    ]
     suites = [
-        InitSuite(id=s.id, name=s.name or s.id, runner="shell" if s.runner == "exec" else s.runner, file=s.file)
+        InitSuite(
+            id=s.id, name=s.name or s.id, runner="shell" if s.runner == "exec" else s.runner, file=s.file
+        )
         for s in loaded.suites
     ]
     return InitResult(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import datetime
 from contextlib import aclosing
 
 import anyio
@@ -31,7 +32,8 @@ async def find_container(ctx: ProjectContext, name: str) -> ContainerInfo:
     wanted = loaded.service(name)
     service_name = wanted.name if wanted else name
     matches = [
-        c for c in found
+        c
+        for c in found
         if c.labels.get(LABEL_SERVICE) == service_name or c.name == name or c.id.startswith(name)
     ]
     if not matches:
@@ -39,7 +41,8 @@ async def find_container(ctx: ProjectContext, name: str) -> ContainerInfo:
         raise EnvironmentError_(
             f"no container for `{name}`" + ("" if wanted else " (not a service of this project)"),
             code="CONTAINER_NOT_FOUND",
-            hint=f"valid names: {', '.join(valid) or '(no services)'}" + ("; call setup first" if wanted else ""),
+            hint=f"valid names: {', '.join(valid) or '(no services)'}"
+            + ("; call setup first" if wanted else ""),
             details={"container": name, "valid": valid},
         )
     matches.sort(key=lambda c: (c.labels.get(LABEL_SESSION) == session.session_id, c.running), reverse=True)
@@ -57,7 +60,9 @@ async def logs(
 ) -> LogsResult:
     """Return recent output (see `Project.logs`)."""
     if lines < 0 or lines > _MAX_LINES:
-        raise InputError(f"`lines` must be between 0 and {_MAX_LINES}, got {lines}", details={"field": "lines"})
+        raise InputError(
+            f"`lines` must be between 0 and {_MAX_LINES}, got {lines}", details={"field": "lines"}
+        )
     moment = parse_since(since) if since else None
     info = await find_container(ctx, container)
     entries = await ctx.engine.logs(info.id, tail=lines, since=moment)
@@ -72,7 +77,8 @@ async def logs(
     if not info.running and not follow_for:
         raise EnvironmentError_(
             f"container `{container}` is not running ({info.status}"
-            + (f", exit status {info.exit_code}" if info.exit_code is not None else "") + ")",
+            + (f", exit status {info.exit_code}" if info.exit_code is not None else "")
+            + ")",
             code="CONTAINER_NOT_RUNNING",
             hint="details.lines holds its last output; call setup to start the environment again",
             details={
@@ -91,9 +97,11 @@ async def logs(
     )
 
 
-async def follow(ctx: ProjectContext, container_id: str, *, since: object = None) -> AsyncIterator[LogLine]:
+async def follow(
+    ctx: ProjectContext, container_id: str, *, since: datetime | None = None
+) -> AsyncIterator[LogLine]:
     """Yield new lines of a container as they are written (until the caller stops)."""
-    async with aclosing(ctx.engine.follow_logs(container_id, since=since if since is not None else None)) as stream:  # type: ignore[arg-type]
+    async with aclosing(ctx.engine.follow_logs(container_id, since=since)) as stream:
         async for line in stream:
             yield line
 

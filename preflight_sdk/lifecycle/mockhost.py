@@ -34,7 +34,9 @@ async def start_mocks(
         await ctx.mocks.stop()
         ctx.mocks = None
     mocks: dict[str, MockConfig] = {
-        name: msgspec.structs.replace(mock, port=ports[name]) if ports and name in ports and not mock.port else mock
+        name: msgspec.structs.replace(mock, port=ports[name])
+        if ports and name in ports and not mock.port
+        else mock
         for name, mock in loaded.config.mocks.items()
     }
     binds = ["127.0.0.1"]

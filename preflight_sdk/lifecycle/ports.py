@@ -65,4 +65,8 @@ def _holder(port: int) -> dict[str, object] | None:
     found = port_holder(port)
     if found is None:
         return None
-    return found if isinstance(found, dict) else {"pid": getattr(found, "pid", None), "command": getattr(found, "command", None)}
+    return (
+        found
+        if isinstance(found, dict)
+        else {"pid": getattr(found, "pid", None), "command": getattr(found, "command", None)}
+    )

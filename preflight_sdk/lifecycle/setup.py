@@ -84,7 +84,9 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
 
                 tg.start_soon(mocks)
             await check_host_ports(loaded)
-            services = await _start_services(ctx, loaded, net, started, since=since, override=override, reporter=reporter)
+            services = await _start_services(
+                ctx, loaded, net, started, since=since, override=override, reporter=reporter
+            )
     except BaseException as exc:
         with anyio.CancelScope(shield=True):
             await _undo(ctx, loaded, started, reporter)
@@ -130,7 +132,12 @@ async def _require_images(ctx: ProjectContext, loaded: LoadedConfig) -> None:
         raise StateError(
             f"images not built yet: {names}",
             code="NOT_BUILT",
-            hint="call build first" + ("" if all(s.build.dockerfile for s in missing) else " (with pull=true for images without a Dockerfile)"),
+            hint="call build first"
+            + (
+                ""
+                if all(s.build.dockerfile for s in missing)
+                else " (with pull=true for images without a Dockerfile)"
+            ),
             details={"missing": [{"service": s.name, "image": s.build.image} for s in missing]},
         )
     if ctx.require_session().state == "initialized":
@@ -203,11 +210,16 @@ async def _start_services(
         if service.kind == "job":
             results[service.name] = await _run_job(ctx, service, spec.name, container_id, override, event)
         else:
-            results[service.name] = await _await_ready(ctx, service, spec.name, container_id, net, override, event, prober)
+            results[service.name] = await _await_ready(
+                ctx, service, spec.name, container_id, net, override, event, prober
+            )
         outcome = results[service.name]
         reporter.step(
             f"{service.name} {outcome.status} in {outcome.health_check_duration or 0} ms",
-            scope=service.name, status="ok", done=len(results), total=total,
+            scope=service.name,
+            status="ok",
+            done=len(results),
+            total=total,
         )
         ready[service.name].set()
 
@@ -290,7 +302,13 @@ async def _run_job(
     with anyio.move_on_after(deadline) as scope:
         code = await ctx.engine.wait_exit(container_id)
     elapsed = int((anyio.current_time() - begun) * 1000)
-    readiness = Readiness(probe="exit", target="exit status 0", attempts=1, ready=not scope.cancelled_caught and code == 0, time_to_ready=elapsed)
+    readiness = Readiness(
+        probe="exit",
+        target="exit status 0",
+        attempts=1,
+        ready=not scope.cancelled_caught and code == 0,
+        time_to_ready=elapsed,
+    )
     if scope.cancelled_caught:
         tail = await _log_tail(ctx, container_id)
         raise EnvironmentError_(
@@ -308,8 +326,13 @@ async def _run_job(
             details={"service": service.name, "exitCode": code, "logTail": tail},
         )
     return ServiceSetup(
-        name=service.name, container_id=container_id, container_name=name, status="completed",
-        ports=[], readiness=readiness, health_check_duration=elapsed,
+        name=service.name,
+        container_id=container_id,
+        container_name=name,
+        status="completed",
+        ports=[],
+        readiness=readiness,
+        health_check_duration=elapsed,
     )
 
 
@@ -318,27 +341,52 @@ def _plan(service: ServiceConfig, info: ContainerInfo | None, net: str, override
     mapping = {p.container: p.host for p in (info.ports if info else [])}
     ip = info.networks.get(net, "") if info else ""
     if health is not None and (health.path is not None or health.tcp is not None):
-        deadline = override if override is not None else (
-            parse_duration(health.start_period) + parse_duration(health.interval) * max(1, health.retries)
+        deadline = (
+            override
+            if override is not None
+            else (
+                parse_duration(health.start_period) + parse_duration(health.interval) * max(1, health.retries)
+            )
         )
         probe_timeout = parse_duration(health.timeout)
         if health.path is not None:
             container_port = health.port or next(iter(sorted(mapping)), 0)
-            return ProbePlan(kind="http", host="127.0.0.1", port=mapping.get(container_port, 0), path=health.path,
-                             deadline=deadline, probe_timeout=probe_timeout)
+            return ProbePlan(
+                kind="http",
+                host="127.0.0.1",
+                port=mapping.get(container_port, 0),
+                path=health.path,
+                deadline=deadline,
+                probe_timeout=probe_timeout,
+            )
         assert health.tcp is not None
-        return ProbePlan(kind="tcp", host=ip or "127.0.0.1", port=health.tcp if ip else mapping.get(health.tcp, 0),
-                         fallback_port=mapping.get(health.tcp), deadline=deadline, probe_timeout=probe_timeout)
+        return ProbePlan(
+            kind="tcp",
+            host=ip or "127.0.0.1",
+            port=health.tcp if ip else mapping.get(health.tcp, 0),
+            fallback_port=mapping.get(health.tcp),
+            deadline=deadline,
+            probe_timeout=probe_timeout,
+        )
     deadline = override if override is not None else _NO_HEALTHCHECK_DEADLINE
     if mapping:
         first = min(mapping)
-        return ProbePlan(kind="port", host=ip or "127.0.0.1", port=first if ip else mapping[first],
-                         fallback_port=mapping[first], deadline=deadline)
+        return ProbePlan(
+            kind="port",
+            host=ip or "127.0.0.1",
+            port=first if ip else mapping[first],
+            fallback_port=mapping[first],
+            deadline=deadline,
+        )
     return ProbePlan(kind="running", deadline=deadline)
 
 
 async def _exited_error(
-    ctx: ProjectContext, service: ServiceConfig, container_id: str, plan: ProbePlan, readiness: Readiness | None
+    ctx: ProjectContext,
+    service: ServiceConfig,
+    container_id: str,
+    plan: ProbePlan,
+    readiness: Readiness | None,
 ) -> EnvironmentError_:
     infos = await ctx.engine.inspect([container_id])
     code = infos[0].exit_code if infos else None
@@ -346,7 +394,8 @@ async def _exited_error(
     tail = await _log_tail(ctx, container_id)
     reason = "was killed for using too much memory" if oom else f"exited with status {code}"
     return EnvironmentError_(
-        f"service `{service.name}` {reason} while waiting for it to be ready" + (f": {tail[-1]}" if tail else ""),
+        f"service `{service.name}` {reason} while waiting for it to be ready"
+        + (f": {tail[-1]}" if tail else ""),
         code="CONTAINER_EXITED",
         hint="read details.logTail: the process in the container stopped (wrong command, crash, missing config)",
         details={

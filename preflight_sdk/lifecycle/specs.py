@@ -34,7 +34,9 @@ def container_name(loaded: LoadedConfig, session: str, service: str) -> str:
 def network_name(loaded: LoadedConfig, session: str) -> str:
     """Return the name of the session's private network."""
     base = loaded.config.network.name if loaded.config.network and loaded.config.network.name else None
-    return f"{slug(base, limit=40)}-{session}" if base else f"pf-{slug(loaded.project_name, limit=30)}-{session}"
+    return (
+        f"{slug(base, limit=40)}-{session}" if base else f"pf-{slug(loaded.project_name, limit=30)}-{session}"
+    )
 
 
 def project_labels(project: str, root: str) -> dict[str, str]:
@@ -100,7 +102,9 @@ def container_spec(
 ) -> ContainerSpec:
     """Return how to run `service` on `network`, reaching each mock by name through the host gateway."""
     container = service.container
-    aliases = list(dict.fromkeys([service.name, *([container.name] if container.name else []), *container.aliases]))
+    aliases = list(
+        dict.fromkeys([service.name, *([container.name] if container.name else []), *container.aliases])
+    )
     command: list[str] | None
     if container.command is None:
         command = None

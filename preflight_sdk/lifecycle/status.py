@@ -9,6 +9,7 @@ import anyio
 import httpx
 
 from ..engine.base import ContainerInfo
+from ..progress import Reporter
 from ..results.lifecycle import (
     MockSetup,
     MockStatus,
@@ -21,7 +22,6 @@ from ..results.lifecycle import (
     SetupResult,
     StatusResult,
 )
-from ..progress import Reporter
 from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
 from .health import NetworkProber
 from .mockhost import ensure_mocks
@@ -93,13 +93,21 @@ async def running_setup(ctx: ProjectContext) -> SetupResult | None:
                 container_name=info.name,
                 status="completed" if service.kind == "job" else "running",
                 ports=list(info.ports),
-                readiness=Readiness(probe="running", target="already running", attempts=0, ready=True, time_to_ready=0),
+                readiness=Readiness(
+                    probe="running", target="already running", attempts=0, ready=True, time_to_ready=0
+                ),
                 url=f"http://127.0.0.1:{info.ports[0].host}" if info.ports else None,
             )
         )
     await ensure_mocks(ctx, Reporter(None, "setup"))
     mocks = [
-        MockSetup(name=s.name, port=s.port, status="running", route_count=len(loaded.config.mocks[s.name].routes), url=f"http://127.0.0.1:{s.port}")
+        MockSetup(
+            name=s.name,
+            port=s.port,
+            status="running",
+            route_count=len(loaded.config.mocks[s.name].routes),
+            url=f"http://127.0.0.1:{s.port}",
+        )
         for s in await _mock_statuses(ctx)
     ]
     return SetupResult(
@@ -127,7 +135,9 @@ def _by_service(containers: list[ContainerInfo], session: str) -> dict[str, Cont
 async def _service_status(ctx: ProjectContext, name: str, info: ContainerInfo | None) -> ServiceStatus:
     if info is None:
         return ServiceStatus(name=name, status="missing", ports=[])
-    ports = [PortStatus(host=p.host, container=p.container, accessible=await _connects(p.host)) for p in info.ports]
+    ports = [
+        PortStatus(host=p.host, container=p.container, accessible=await _connects(p.host)) for p in info.ports
+    ]
     uptime = None
     if info.running and info.started_at is not None:
         uptime = int((datetime.now(UTC) - info.started_at).total_seconds() * 1000)
@@ -144,7 +154,9 @@ async def _service_status(ctx: ProjectContext, name: str, info: ContainerInfo | 
     )
 
 
-async def _health(ctx: ProjectContext, name: str, info: ContainerInfo) -> Literal["healthy", "unhealthy", "starting", "none"]:
+async def _health(
+    ctx: ProjectContext, name: str, info: ContainerInfo
+) -> Literal["healthy", "unhealthy", "starting", "none"]:
     loaded = ctx.require_loaded()
     service = loaded.service(name)
     check = service.container.healthcheck if service else None
@@ -159,7 +171,9 @@ async def _health(ctx: ProjectContext, name: str, info: ContainerInfo) -> Litera
         result = await prober.http("127.0.0.1", port, check.path, 2.0)
     else:
         ip = next(iter(info.networks.values()), "")
-        result = await prober.tcp(ip or "127.0.0.1", check.tcp if ip else mapping.get(check.tcp or 0, 0), 2.0, proxied=not ip)
+        result = await prober.tcp(
+            ip or "127.0.0.1", (check.tcp or 0) if ip else mapping.get(check.tcp or 0, 0), 2.0, proxied=not ip
+        )
     return "healthy" if result.ok else "unhealthy"
 
 
@@ -180,7 +194,13 @@ async def _mock_statuses(ctx: ProjectContext) -> list[MockStatus]:
     host = ctx.mocks
     if host is not None and host.running():
         return [
-            MockStatus(name=name, port=host.port(name), status="running", request_count=host.request_count(name), url=host.url(name))
+            MockStatus(
+                name=name,
+                port=host.port(name),
+                status="running",
+                request_count=host.request_count(name),
+                url=host.url(name),
+            )
             for name in loaded.config.mocks
         ]
     session = ctx.require_session()
@@ -198,7 +218,12 @@ async def _mock_statuses(ctx: ProjectContext) -> list[MockStatus]:
                 except (httpx.HTTPError, ValueError):
                     running = False
             statuses.append(
-                MockStatus(name=name, port=port, status="running" if running else "stopped", request_count=count,
-                           url=f"http://127.0.0.1:{port}" if port else None)
+                MockStatus(
+                    name=name,
+                    port=port,
+                    status="running" if running else "stopped",
+                    request_count=count,
+                    url=f"http://127.0.0.1:{port}" if port else None,
+                )
             )
     return statuses

@@ -51,7 +51,7 @@ class _Part(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defa
 # -- init -------------------------------------------------------------------------------------
 
 
-class InitService(_Part):
+class InitService(_Part, frozen=True, kw_only=True):
     """A configured service."""
 
     name: str
@@ -63,7 +63,7 @@ class InitService(_Part):
     builds: bool = True
 
 
-class InitMock(_Part):
+class InitMock(_Part, frozen=True, kw_only=True):
     """A configured mock."""
 
     name: str
@@ -71,7 +71,7 @@ class InitMock(_Part):
     route_count: int
 
 
-class InitSuite(_Part):
+class InitSuite(_Part, frozen=True, kw_only=True):
     """A configured suite."""
 
     id: str
@@ -80,7 +80,7 @@ class InitSuite(_Part):
     file: str | None = None
 
 
-class InitResult(Result):
+class InitResult(Result, frozen=True, kw_only=True):
     """What `init` loaded: the project, its services, mocks and suites, and the session state."""
 
     project_name: str
@@ -97,7 +97,7 @@ class InitResult(Result):
 # -- build ------------------------------------------------------------------------------------
 
 
-class ServiceBuild(_Part):
+class ServiceBuild(_Part, frozen=True, kw_only=True):
     """One service's image: built, found locally, pulled, or failed."""
 
     name: str
@@ -109,7 +109,7 @@ class ServiceBuild(_Part):
     log_tail: list[str] | None = None
 
 
-class BuildResult(Result):
+class BuildResult(Result, frozen=True, kw_only=True):
     """The outcome of `build`, per service."""
 
     services: list[ServiceBuild]
@@ -119,14 +119,14 @@ class BuildResult(Result):
 # -- setup ------------------------------------------------------------------------------------
 
 
-class PortMapping(_Part):
+class PortMapping(_Part, frozen=True, kw_only=True):
     """A published port: host side and container side."""
 
     host: int
     container: int
 
 
-class ProbeOutcome(_Part):
+class ProbeOutcome(_Part, frozen=True, kw_only=True):
     """One readiness probe: when (ms after the container started), and what it found."""
 
     at: int
@@ -134,7 +134,7 @@ class ProbeOutcome(_Part):
     detail: str
 
 
-class Readiness(_Part):
+class Readiness(_Part, frozen=True, kw_only=True):
     """How a service was found ready: which probe, how many attempts, how long.
 
     `probe` is `http` (GET on the health path), `tcp` (connect), `port` (connect to the first
@@ -150,7 +150,7 @@ class Readiness(_Part):
     last_outcomes: list[ProbeOutcome] = msgspec.field(default_factory=list)
 
 
-class ServiceSetup(_Part):
+class ServiceSetup(_Part, frozen=True, kw_only=True):
     """One started service (or finished job)."""
 
     name: str
@@ -164,7 +164,7 @@ class ServiceSetup(_Part):
     error: str | None = None
 
 
-class MockSetup(_Part):
+class MockSetup(_Part, frozen=True, kw_only=True):
     """One started mock."""
 
     name: str
@@ -174,14 +174,14 @@ class MockSetup(_Part):
     url: str
 
 
-class NetworkSetup(_Part):
+class NetworkSetup(_Part, frozen=True, kw_only=True):
     """The project's private network."""
 
     name: str
     created: bool
 
 
-class SetupResult(Result):
+class SetupResult(Result, frozen=True, kw_only=True):
     """The environment `setup` started: network, mocks and services, each ready."""
 
     network: NetworkSetup
@@ -193,7 +193,7 @@ class SetupResult(Result):
 # -- status -----------------------------------------------------------------------------------
 
 
-class PortStatus(_Part):
+class PortStatus(_Part, frozen=True, kw_only=True):
     """A published port and whether a TCP connect to it from the host succeeded just now."""
 
     host: int
@@ -201,7 +201,7 @@ class PortStatus(_Part):
     accessible: bool
 
 
-class ServiceStatus(_Part):
+class ServiceStatus(_Part, frozen=True, kw_only=True):
     """A service's container as Docker reports it now."""
 
     name: str
@@ -215,7 +215,7 @@ class ServiceStatus(_Part):
     url: str | None = None
 
 
-class MockStatus(_Part):
+class MockStatus(_Part, frozen=True, kw_only=True):
     """A mock and how many requests it has recorded."""
 
     name: str
@@ -225,14 +225,14 @@ class MockStatus(_Part):
     url: str | None = None
 
 
-class NetworkStatus(_Part):
+class NetworkStatus(_Part, frozen=True, kw_only=True):
     """The project's network and whether it exists."""
 
     name: str
     exists: bool
 
 
-class StatusResult(Result):
+class StatusResult(Result, frozen=True, kw_only=True):
     """The project's state and what is running, read from Docker (works from any process)."""
 
     state: LifecycleState
@@ -246,7 +246,7 @@ class StatusResult(Result):
 # -- logs -------------------------------------------------------------------------------------
 
 
-class LogLine(_Part):
+class LogLine(_Part, frozen=True, kw_only=True):
     """One log line with its stream and Docker timestamp."""
 
     timestamp: str
@@ -254,7 +254,7 @@ class LogLine(_Part):
     text: str
 
 
-class LogsResult(Result):
+class LogsResult(Result, frozen=True, kw_only=True):
     """A container's recent output: stdout and stderr interleaved by time."""
 
     container: str
@@ -267,7 +267,7 @@ class LogsResult(Result):
 # -- clean ------------------------------------------------------------------------------------
 
 
-class CleanAction(_Part):
+class CleanAction(_Part, frozen=True, kw_only=True):
     """What clean did to one resource, truthfully."""
 
     name: str
@@ -275,7 +275,7 @@ class CleanAction(_Part):
     error: str | None = None
 
 
-class CleanResult(Result):
+class CleanResult(Result, frozen=True, kw_only=True):
     """Everything clean removed (found by label, not only by memory)."""
 
     containers: list[CleanAction]

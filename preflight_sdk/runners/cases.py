@@ -1,0 +1,143 @@
+"""Build the failure block of a failed case: compact in the result, complete in the artifacts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import anyio
+import msgspec
+
+from ..assertions import AssertionResult
+from ..results.run import ContainerLogInfo, DiagnosticReport, Failure, MockTraffic, ResponseInfo
+from .context import RunContext
+from .diagnostics import FULL, Limits, collect
+from .explain import explain
+from .outcome import StepOutcome
+from .steps import Attempt
+
+__all__ = ["COMPACT", "failure_for", "failure_from_text"]
+
+COMPACT = Limits()
+_MAX_ASSERTIONS = 20
+# A service often logs its exception a moment after answering: let it reach the log first.
+_LOG_SETTLE = 0.05
+
+
+async def failure_for(
+    run: RunContext, identifier: str, attempt: Attempt, *, start: datetime, end: datetime, target: str | None
+) -> Failure:
+    """Return the compact failure of a case; keep the complete one for the artifacts."""
+    await anyio.sleep(_LOG_SETTLE)
+    full_diagnostics = await collect(run.env, start=start, end=end, target=target, limits=FULL)
+    outcome = attempt.outcome
+    command = None
+    if attempt.step.exec is not None:
+        command = (
+            attempt.step.exec.command
+            if isinstance(attempt.step.exec.command, str)
+            else " ".join(attempt.step.exec.command)
+        )
+    summary, fix = explain(
+        outcome=outcome,
+        assertions=attempt.assertions,
+        error=attempt.error,
+        diagnostics=full_diagnostics,
+        target=target,
+        command=command,
+    )
+    error = attempt.error or "; ".join(a.message for a in attempt.assertions if not a.passed) or "failed"
+    artifact = f"cases/{identifier}.json"
+    full = Failure(
+        error=error,
+        summary=summary,
+        suggested_fix=fix,
+        assertions=attempt.assertions,
+        request=outcome.request if outcome else None,
+        response=_full_response(outcome),
+        diagnostics=full_diagnostics,
+        output=_output(outcome, 20_000),
+        artifact=artifact,
+    )
+    run.full_failures[identifier] = full
+    return Failure(
+        error=error if len(error) <= 500 else error[:499] + "…",
+        summary=summary,
+        suggested_fix=fix,
+        assertions=_bounded(attempt.assertions),
+        request=outcome.request if outcome else None,
+        response=outcome.response if outcome else None,
+        diagnostics=_compact(full_diagnostics),
+        output=_output(outcome, 1_000),
+        artifact=artifact,
+    )
+
+
+def failure_from_text(
+    run: RunContext,
+    identifier: str,
+    *,
+    error: str,
+    summary: str,
+    output: str | None,
+    assertions: list[AssertionResult] | None = None,
+    fix: str | None = None,
+) -> Failure:
+    """Return the failure of a case from another runner (pytest, shell)."""
+    artifact = f"cases/{identifier}.json"
+    run.full_failures[identifier] = Failure(
+        error=error,
+        summary=summary,
+        assertions=assertions or [],
+        output=output,
+        suggested_fix=fix,
+        artifact=artifact,
+    )
+    short = output[-2_000:] if output and len(output) > 2_000 else output
+    return Failure(
+        error=error[:1_000],
+        summary=summary,
+        assertions=_bounded(assertions or []),
+        output=short,
+        suggested_fix=fix,
+        artifact=artifact,
+    )
+
+
+def _bounded(assertions: list[AssertionResult]) -> list[AssertionResult]:
+    failing = [a for a in assertions if not a.passed]
+    passing = [a for a in assertions if a.passed]
+    return (failing + passing)[:_MAX_ASSERTIONS]
+
+
+def _compact(report: DiagnosticReport) -> DiagnosticReport:
+    logs = [
+        ContainerLogInfo(
+            container_name=item.container_name,
+            lines=item.lines[-COMPACT.log_lines :],
+            line_count=item.line_count,
+            truncated=item.truncated or len(item.lines) > COMPACT.log_lines,
+        )
+        for item in report.container_logs
+    ]
+    traffic = [
+        MockTraffic(
+            mock_name=t.mock_name,
+            requests=t.requests[-COMPACT.mock_requests :],
+            truncated=t.truncated or len(t.requests) > COMPACT.mock_requests,
+        )
+        for t in report.mock_requests
+    ]
+    return msgspec.structs.replace(report, container_logs=logs, mock_requests=traffic)
+
+
+def _full_response(outcome: StepOutcome | None) -> ResponseInfo | None:
+    if outcome is None or outcome.response is None:
+        return None
+    return msgspec.structs.replace(outcome.response, body=outcome.body, body_truncated=False)
+
+
+def _output(outcome: StepOutcome | None, limit: int) -> str | None:
+    if outcome is None or outcome.kind != "exec":
+        return None
+    text = outcome.stdout + (("\n[stderr]\n" + outcome.stderr) if outcome.stderr else "")
+    return text if len(text) <= limit else "…" + text[-limit:]

@@ -1,0 +1,226 @@
+"""The pytest and shell runners: a subprocess with the environment's URLs in its environment.
+
+pytest runs the suite's file or directory and writes JUnit XML, which becomes one case per test
+(the assertion message and captured output on failure). A shell suite runs its `command` (an argv
+list, or a string split like a shell would but run without one unless `shell: true`) or its
+script `file`, in the e2e.yaml directory, and is one case checked by `expect` (exit status,
+stdout, stderr).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+
+from ..assertions import AssertionResult, check, passed
+from ..config import LoadedConfig, SuiteConfig
+from ..durations import parse_duration
+from ..engine.process import Completed, run_command
+from ..results.run import CaseResult, SuiteResult
+from .cases import failure_from_text
+from .context import RunContext, case_id
+from .junit import read_junit
+
+__all__ = ["run_pytest_suite", "run_shell_suite"]
+
+_DEFAULT_TIMEOUT = 300.0
+
+
+def _environment(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig) -> dict[str, str]:
+    env = {**loaded.environ, **run.env.process_env()}
+    env.update({key: str(value) for key, value in suite.env.items()})
+    return env
+
+
+async def _execute(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float
+) -> tuple[Completed | None, float]:
+    started = time.perf_counter()
+    try:
+        done = await run_command(argv, cwd=str(cwd), env=env, timeout=timeout)
+    except TimeoutError:
+        return None, time.perf_counter() - started
+    except OSError as exc:
+        return Completed(
+            returncode=127, stdout="", stderr=f"cannot start {argv[0]}: {exc}"
+        ), time.perf_counter() - started
+    return done, time.perf_counter() - started
+
+
+async def run_pytest_suite(
+    run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str]
+) -> SuiteResult:
+    """Run a pytest suite and turn each test of its JUnit report into a case."""
+    run.event("suite_start", suite=suite.id)
+    root = Path(loaded.root)
+    target = loaded.resolve(suite.file or ".")
+    timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_TIMEOUT
+    with tempfile.TemporaryDirectory(prefix="preflight-junit-") as scratch:
+        report = Path(scratch) / "junit.xml"
+        argv = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(target),
+            f"--junitxml={report}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "junit_logging=all",
+            *(["-c", str(loaded.resolve(suite.config))] if suite.config else []),
+            *suite.args,
+        ]
+        done, elapsed = await _execute(argv, cwd=root, env=_environment(run, loaded, suite), timeout=timeout)
+        tests = await anyio.to_thread.run_sync(read_junit, report)
+    cases: list[CaseResult] = []
+    for test in tests:
+        identifier = case_id(suite.id, f"{test.classname}.{test.name}", taken)
+        name = f"{test.classname}::{test.name}" if test.classname else test.name
+        status: Literal["passed", "failed", "skipped"] = (
+            "failed"
+            if test.status in ("failed", "error")
+            else "skipped"
+            if test.status == "skipped"
+            else "passed"
+        )
+        failure = None
+        if status == "failed":
+            first = (
+                test.message or (test.detail.splitlines()[-1] if test.detail else "") or "failed"
+            ).strip()
+            failure = failure_from_text(
+                run,
+                identifier,
+                error=first or "failed",
+                summary=f"{name} failed: {first.splitlines()[0] if first else 'see output'}"[:300],
+                output="\n".join(part for part in (test.detail, test.stdout, test.stderr) if part) or None,
+            )
+        case = CaseResult(
+            id=identifier,
+            name=name,
+            suite=suite.id,
+            status=status,
+            duration=int(test.time * 1000),
+            timestamp=int(time.time() * 1000),
+            failure=failure,
+            skip_reason=(test.message or "skipped") if status == "skipped" else None,
+        )
+        cases.append(case)
+        run.case_finished(case)
+    error = None
+    if done is None:
+        error = f"pytest did not finish within {timeout:.0f}s and was stopped"
+    elif not tests:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
+        shown = " | ".join(tail) or "no output"
+        error = f"pytest recorded no test (exit status {done.returncode}): {shown}"
+    return _suite_result(run, suite, "pytest", cases, elapsed, error)
+
+
+async def run_shell_suite(
+    run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str]
+) -> SuiteResult:
+    """Run a shell suite as one case checked by its `expect`."""
+    run.event("suite_start", suite=suite.id)
+    root = Path(loaded.root)
+    argv, shown = _shell_argv(loaded, suite)
+    identifier = case_id(suite.id, suite.name or shown, taken)
+    timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_TIMEOUT
+    done, elapsed = await _execute(argv, cwd=root, env=_environment(run, loaded, suite), timeout=timeout)
+    expect = suite.expect
+    assertions: list[AssertionResult] = []
+    error = None
+    if done is None:
+        error = f"`{shown}` did not finish within {timeout:.0f}s and was stopped"
+    else:
+        assertions += check(done.returncode, expect.exit_code if expect else 0, "exitCode")
+        if expect is not None:
+            for stream, wanted in (("stdout", expect.stdout), ("stderr", expect.stderr)):
+                if wanted is not None:
+                    text = done.stdout if stream == "stdout" else done.stderr
+                    assertions += check(
+                        text, {"contains": wanted} if isinstance(wanted, str) else wanted, stream
+                    )
+    ok = error is None and passed(assertions)
+    failure = None
+    if not ok:
+        output = None if done is None else _tail(done.stdout, done.stderr)
+        first = error or next(a.message for a in assertions if not a.passed)
+        code = f"exited with {done.returncode}" if done is not None else "timed out"
+        failure = failure_from_text(
+            run,
+            identifier,
+            error=first,
+            summary=f"`{_short(shown)}` {code}: {first}"[:300],
+            output=output,
+            assertions=assertions,
+        )
+    case = CaseResult(
+        id=identifier,
+        name=suite.name or shown,
+        suite=suite.id,
+        status="passed" if ok else "failed",
+        duration=int(elapsed * 1000),
+        timestamp=int(time.time() * 1000),
+        failure=failure,
+    )
+    run.case_finished(case)
+    return _suite_result(run, suite, "shell", [case], elapsed, None)
+
+
+def _shell_argv(loaded: LoadedConfig, suite: SuiteConfig) -> tuple[list[str], str]:
+    if suite.command is not None:
+        if isinstance(suite.command, list):
+            return [str(part) for part in suite.command], " ".join(suite.command)
+        if suite.shell:
+            return ["sh", "-c", suite.command], suite.command
+        return shlex.split(suite.command), suite.command
+    script = loaded.resolve(suite.file or "")
+    if os.access(script, os.X_OK):
+        return [str(script)], str(suite.file)
+    return ["sh", str(script)], str(suite.file)
+
+
+def _suite_result(
+    run: RunContext,
+    suite: SuiteConfig,
+    runner: str,
+    cases: list[CaseResult],
+    elapsed: float,
+    error: str | None,
+) -> SuiteResult:
+    counts = {
+        status: sum(1 for c in cases if c.status == status) for status in ("passed", "failed", "skipped")
+    }
+    status: Any = "failed" if counts["failed"] or error or not cases else "passed"
+    duration = int(elapsed * 1000)
+    run.event("suite_end", suite=suite.id, status=status, duration=duration)
+    return SuiteResult(
+        id=suite.id,
+        name=suite.name or suite.id,
+        runner=runner,
+        status=status,
+        duration=duration,
+        passed=counts["passed"],
+        failed=counts["failed"],
+        skipped=counts["skipped"],
+        cases=cases,
+        error=error,
+    )
+
+
+def _tail(stdout: str, stderr: str, limit: int = 20_000) -> str:
+    text = stdout + (("\n[stderr]\n" + stderr) if stderr else "")
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -1,0 +1,54 @@
+"""Retry policies: which one applies to a case, and how long to wait between attempts.
+
+Waits before attempt 2, 3, 4…: `fixed` d, d, d; `linear` d, 2d, 3d; `exponential` d, d·m, d·m²
+(d, 2d, 4d with the default multiplier 2). The original shifted both series by one step.
+A case's own policy wins over its suite's, which wins over `tests.retry`.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ..config.model import RetryPolicy
+from ..config.testfile import StepRetry
+from ..durations import parse_duration
+
+__all__ = ["Policy", "backoff_waits", "resolve_policy"]
+
+
+class Policy(msgspec.Struct, frozen=True, kw_only=True):
+    """How many attempts, and the wait before each retry (seconds)."""
+
+    max_attempts: int = 1
+    waits: tuple[float, ...] = ()
+    source: str = "none"
+
+
+def backoff_waits(
+    attempts: int, delay: float, backoff: str | None, multiplier: float = 2.0
+) -> tuple[float, ...]:
+    """Return the waits before attempts 2..`attempts`."""
+    waits = []
+    for retry in range(1, attempts):
+        if backoff == "linear":
+            waits.append(delay * retry)
+        elif backoff == "exponential":
+            waits.append(delay * multiplier ** (retry - 1))
+        else:
+            waits.append(delay)
+    return tuple(waits)
+
+
+def resolve_policy(case: StepRetry | None, suite: RetryPolicy | None, run: RetryPolicy | None) -> Policy:
+    """Return the policy for a case (a poll-form `retry` is not a policy: it polls instead)."""
+    if case is not None and case.max_attempts is not None:
+        delay = parse_duration(case.delay) if case.delay is not None else 1.0
+        waits = backoff_waits(case.max_attempts, delay, case.backoff, case.backoff_multiplier or 2.0)
+        return Policy(max_attempts=case.max_attempts, waits=waits, source="case")
+    for policy, source in ((suite, "suite"), (run, "run")):
+        if policy is not None:
+            waits = backoff_waits(
+                policy.max_attempts, parse_duration(policy.delay), policy.backoff, policy.backoff_multiplier
+            )
+            return Policy(max_attempts=policy.max_attempts, waits=waits, source=source)
+    return Policy()
