@@ -30,6 +30,7 @@ from .results.lifecycle import (
     SetupResult,
     StatusResult,
 )
+from .results.mocks import MockRequestsResult
 from .results.run import RunResult
 
 if TYPE_CHECKING:
@@ -347,6 +348,37 @@ class Project:
             return await run_suites(
                 self._ctx, suite_ids=[suite_id], parallel=None, reporter=self._reporter(progress, "run")
             )
+
+    @operation(title="Read mock traffic")
+    async def mock_requests(
+        self, mock_name: str | None = None, since: str | None = None, clear: bool = False
+    ) -> MockRequestsResult:
+        """Show the requests the project's HTTP mocks received, oldest first, with their bodies.
+
+        Every request is recorded: method, URL, path, query, headers, body (JSON when it parses,
+        else text or base64), the route that answered (or none: the mock answered 404), the
+        status sent and the time. Works from any process while the mocks are served.
+
+        Args:
+            mock_name: one mock (by its name in e2e.yaml); default: all of them.
+            since: only requests since then: a duration back from now ("30s", "5m") or an ISO
+                8601 time.
+            clear: empty the journal after reading (nothing arriving meanwhile is lost).
+
+        Returns:
+            Per mock: name, port, number of requests, how many old ones the bounded journal
+            dropped, and the requests.
+
+        Example:
+            `await project.mock_requests("payments", since="1m")`
+
+        Tips:
+            A request with no matchedRoute got a 404 whose body lists the closest routes and why
+            each did not match. MOCKS_NOT_RUNNING means setup has not started them.
+        """
+        from .lifecycle.mockrequests import mock_requests
+
+        return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime
 from contextlib import aclosing
+from datetime import datetime
 
 import anyio
 

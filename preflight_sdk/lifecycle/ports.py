@@ -58,15 +58,7 @@ async def _still_busy(port: int, host: str, grace: float) -> bool:
 
 
 def _holder(port: int) -> dict[str, object] | None:
-    try:
-        from ..mocks.ports import port_holder
-    except ImportError:
-        return None
-    found = port_holder(port)
-    if found is None:
-        return None
-    return (
-        found
-        if isinstance(found, dict)
-        else {"pid": getattr(found, "pid", None), "command": getattr(found, "command", None)}
-    )
+    from ..mocks.ports import find_port_holder  # lazy: /proc scanning only on a conflict
+
+    found = find_port_holder(port)
+    return {"pid": found.pid, "command": found.command} if found is not None else None
