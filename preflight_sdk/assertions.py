@@ -13,13 +13,18 @@ Operators: `type exists in eq ne gt gte lt lte contains notContains matches star
 length every some not`. A key may also be written with a `$` (`$type`, `$exists`, `$regex`) to force
 the operator reading when a document has a field of the same name. Without the `$`, a mapping is
 read as operators only when each value fits its operator, so `{type: "create"}` is a field match.
+
+Operand forms worth knowing: `type` takes a name or a list of names (`[string, "null"]`);
+`contains` / `notContains` with a list on a string or a list mean "each of these" / "none of these";
+`length` takes a number, a comparison set (`{gte: 1}`) or an "op N" string (`"> 2"`); `every` is true
+on an empty list and `some` is false on one.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -60,6 +65,7 @@ OPERATORS = frozenset(
 )
 _ALIASES = {"regex": "matches", "notIn": "not_in"}
 _MISSING_TEXT = "<missing>"
+_COUNT = re.compile(r"\s*(>=|<=|==|!=|>|<|=)?\s*(-?\d+)\s*")
 
 
 class AssertionResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -71,6 +77,9 @@ class AssertionResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     actual: Any
     passed: bool
     message: str
+
+
+_Handler = Callable[[Any, Any, str], list[AssertionResult]]
 
 
 class _Missing:
@@ -138,7 +147,9 @@ def check(actual: Any, expected: Any, path: str = "body") -> list[AssertionResul
         return results
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
-            return [_result(path, "object", expected, actual, False, f"expected an object, got {_kind(actual)}")]
+            return [
+                _result(path, "object", expected, actual, False, f"expected an object, got {_kind(actual)}")
+            ]
         results = []
         for key, sub in expected.items():
             child = actual.get(key, MISSING) if isinstance(key, str) else MISSING
@@ -148,7 +159,9 @@ def check(actual: Any, expected: Any, path: str = "body") -> list[AssertionResul
         return results
     if isinstance(expected, list):
         if not isinstance(actual, list | tuple):
-            return [_result(path, "array", expected, actual, False, f"expected an array, got {_kind(actual)}")]
+            return [
+                _result(path, "array", expected, actual, False, f"expected an array, got {_kind(actual)}")
+            ]
         if len(actual) != len(expected):
             return [
                 _result(
@@ -178,7 +191,7 @@ def compare_count(spec: str | int, value: int) -> bool:
     """
     if isinstance(spec, int) and not isinstance(spec, bool):
         return value == spec
-    match = re.fullmatch(r"\s*(>=|<=|==|!=|>|<|=)?\s*(-?\d+)\s*", str(spec))
+    match = _COUNT.fullmatch(str(spec))
     if match is None:
         raise ValueError(f"expected a size like '> 3', '<= 10' or '5', got {spec!r}")
     op, number = match.group(1) or "==", int(match.group(2))
@@ -206,8 +219,10 @@ def _operator(name: str, actual: Any, operand: Any, path: str) -> list[Assertion
 
 def _op_type(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     kind = json_type(actual) if actual is not MISSING else "missing"
-    ok = kind == operand or (operand == "number" and kind == "integer")
-    return [_result(path, "type", operand, actual, ok, f"type is {kind}, expected {operand}")]
+    wanted = operand if isinstance(operand, list) else [operand]
+    ok = any(kind == w or (w == "number" and kind == "integer") for w in wanted)
+    shown = " or ".join(str(w) for w in wanted)
+    return [_result(path, "type", operand, actual, ok, f"type is {kind}, expected {shown}")]
 
 
 def _op_exists(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
@@ -220,11 +235,18 @@ def _op_exists(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
 
 
 def _op_in(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    if not isinstance(operand, list):
+        return [
+            _result(path, "in", operand, actual, False, f"`in` needs a list of values, got {_kind(operand)}")
+        ]
     ok = actual is not MISSING and any(_equal(actual, item) for item in operand)
     return [_result(path, "in", operand, actual, ok, _describe("be one of", operand, actual, ok))]
 
 
 def _op_not_in(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
+    if not isinstance(operand, list):
+        message = f"`notIn` needs a list of values, got {_kind(operand)}"
+        return [_result(path, "notIn", operand, actual, False, message)]
     ok = actual is not MISSING and not any(_equal(actual, item) for item in operand)
     return [_result(path, "notIn", operand, actual, ok, _describe("be none of", operand, actual, ok))]
 
@@ -239,7 +261,7 @@ def _op_ne(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     return [_result(path, "ne", operand, actual, ok, _describe("differ from", operand, actual, ok))]
 
 
-def _comparison(name: str) -> Any:
+def _comparison(name: str) -> _Handler:
     def handler(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
         ok = _is_number(actual) and _compare(name, actual, operand)
         words = {"gt": "be >", "gte": "be >=", "lt": "be <", "lte": "be <="}[name]
@@ -249,12 +271,14 @@ def _comparison(name: str) -> Any:
 
 
 def _op_contains(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
-    ok = _contains(actual, operand)
+    # A list operand on a string or a list means "contains each of these".
+    items = operand if isinstance(operand, list) and isinstance(actual, str | list | tuple) else [operand]
+    ok = all(_contains(actual, item) for item in items)
     return [_result(path, "contains", operand, actual, ok, _describe("contain", operand, actual, ok))]
 
 
 def _op_not_contains(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
-    items = operand if isinstance(operand, list) and isinstance(actual, str) else [operand]
+    items = operand if isinstance(operand, list) and isinstance(actual, str | list | tuple) else [operand]
     ok = actual is not MISSING and not any(_contains(actual, item) for item in items)
     return [_result(path, "notContains", operand, actual, ok, _describe("not contain", operand, actual, ok))]
 
@@ -284,6 +308,13 @@ def _op_length(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     size = len(actual)
     if isinstance(operand, Mapping):
         return check(size, dict(operand), f"{path}.length")
+    if isinstance(operand, str):
+        # The "op N" form of the test grammar: `length: "> 2"`.
+        try:
+            ok = compare_count(operand, size)
+        except ValueError as exc:
+            return [_result(f"{path}.length", "length", operand, size, False, str(exc))]
+        return [_result(f"{path}.length", "length", operand, size, ok, _describe("be", operand, size, ok))]
     ok = size == operand
     return [_result(f"{path}.length", "length", operand, size, ok, _describe("be", operand, size, ok))]
 
@@ -314,7 +345,7 @@ def _op_not(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     return [_result(path, "not", operand, actual, ok, message)]
 
 
-_HANDLERS: dict[str, Any] = {
+_HANDLERS: dict[str, _Handler] = {
     "type": _op_type,
     "exists": _op_exists,
     "in": _op_in,
@@ -343,7 +374,8 @@ _HANDLERS: dict[str, Any] = {
 def _fits(operator: str, value: Any) -> bool:
     """Tell whether `value` is a sensible operand for `operator` (used to tell operators from fields)."""
     if operator == "type":
-        return value in _TYPES
+        names = value if isinstance(value, list) and value else [value]
+        return all(isinstance(name, str) and name in _TYPES for name in names)
     if operator == "exists":
         return isinstance(value, bool)
     if operator == "in":
@@ -353,8 +385,10 @@ def _fits(operator: str, value: Any) -> bool:
     if operator in {"matches", "startsWith", "endsWith"}:
         return isinstance(value, str)
     if operator == "length":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, Mapping) and bool(value) and set(value) <= _COMPARISONS | {"eq", "ne"}
+        return (
+            (isinstance(value, int) and not isinstance(value, bool))
+            or (isinstance(value, Mapping) and bool(value) and set(value) <= _COMPARISONS | {"eq", "ne"})
+            or (isinstance(value, str) and _COUNT.fullmatch(value) is not None)
         )
     if operator in {"every", "some", "not"}:
         return isinstance(value, Mapping | list) or value is None or isinstance(value, str | int | float)
@@ -362,20 +396,24 @@ def _fits(operator: str, value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and not (
-        isinstance(value, float) and math.isnan(value)
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and not (isinstance(value, float) and math.isnan(value))
     )
 
 
 def _compare(name: str, actual: Any, operand: Any) -> bool:
     if not _is_number(operand):
         return False
-    return {
-        "gt": actual > operand,
-        "gte": actual >= operand,
-        "lt": actual < operand,
-        "lte": actual <= operand,
-    }[name]
+    return bool(
+        {
+            "gt": actual > operand,
+            "gte": actual >= operand,
+            "lt": actual < operand,
+            "lte": actual <= operand,
+        }[name]
+    )
 
 
 def _equal(actual: Any, expected: Any) -> bool:
@@ -386,7 +424,9 @@ def _equal(actual: Any, expected: Any) -> bool:
     if isinstance(actual, Mapping) and isinstance(expected, Mapping):
         return actual.keys() == expected.keys() and all(_equal(actual[k], expected[k]) for k in actual)
     if isinstance(actual, list | tuple) and isinstance(expected, list | tuple):
-        return len(actual) == len(expected) and all(_equal(a, b) for a, b in zip(actual, expected, strict=True))
+        return len(actual) == len(expected) and all(
+            _equal(a, b) for a, b in zip(actual, expected, strict=True)
+        )
     return type(actual) is type(expected) and bool(actual == expected)
 
 

@@ -6,6 +6,7 @@ number of milliseconds (`1500`). Everything returns seconds as a float, the unit
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -35,17 +36,21 @@ def parse_duration(value: Duration, *, field: str = "duration") -> float:
     if isinstance(value, bool):
         raise _bad(field, value)
     if isinstance(value, int | float):
-        if value < 0:
+        seconds = float(value) / 1000.0
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        if re.fullmatch(r"\d+(?:\.\d+)?", text):
+            seconds = float(text) / 1000.0
+        elif _WHOLE.match(text):
+            seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in _PART.findall(text))
+        else:
             raise _bad(field, value)
-        return float(value) / 1000.0
-    if not isinstance(value, str):
+    else:
         raise _bad(field, value)
-    text = value.strip().lower()
-    if re.fullmatch(r"\d+(?:\.\d+)?", text):
-        return float(text) / 1000.0
-    if not _WHOLE.match(text):
+    # NaN, infinities and negatives would turn into timeouts that never or always fire.
+    if not math.isfinite(seconds) or seconds < 0:
         raise _bad(field, value)
-    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _PART.findall(text))
+    return seconds
 
 
 def parse_since(value: str | datetime, *, now: datetime | None = None) -> datetime:
@@ -83,7 +88,7 @@ def format_duration(seconds: float) -> str:
         return f"{seconds * 1000:.0f}ms"
     if seconds < 60:
         return f"{seconds:.1f}s"
-    minutes, rest = divmod(int(round(seconds)), 60)
+    minutes, rest = divmod(round(seconds), 60)
     return f"{minutes}m{rest:02d}s"
 
 

@@ -80,9 +80,7 @@ def lookup(scope: Mapping[str, Any], expression: str) -> Any:
         if found is _MISSING:
             known = list(current) if isinstance(current, Mapping) else []
             prefix = ".".join(parts[:index])
-            raise UnknownVariableError(
-                expression, [f"{prefix}.{k}" if prefix else str(k) for k in known]
-            )
+            raise UnknownVariableError(expression, [f"{prefix}.{k}" if prefix else str(k) for k in known])
         current = found
     return current() if callable(current) else current
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from ..jsonschema_util import schema_of
 from .loader import CONFIG_NAMES, LoadedConfig, find_config, load_config, load_test_file, read_dotenv
 from .model import (
     BuildConfig,
@@ -22,6 +19,7 @@ from .model import (
     TestsConfig,
 )
 from .ports import PortSpec, parse_port
+from .schema import json_schema
 from .testfile import Expect, MockExpect, TestFile, TestStep
 
 __all__ = [
@@ -52,22 +50,3 @@ __all__ = [
     "parse_port",
     "read_dotenv",
 ]
-
-SCHEMA_IDS = {
-    "e2e": "https://preflight.dev/schema/e2e.schema.json",
-    "test": "https://preflight.dev/schema/test.schema.json",
-}
-
-
-def json_schema(kind: Literal["e2e", "test"] = "e2e") -> dict[str, Any]:
-    """Return the JSON Schema (2020-12) of `e2e.yaml` (`kind="e2e"`) or of a YAML test file (`"test"`).
-
-    The committed copies live in `docs/schema/`; point an editor's YAML extension at them.
-    """
-    typ = ProjectConfig if kind == "e2e" else TestFile
-    body = schema_of(typ)
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_IDS[kind],
-        **body,
-    }

@@ -5,8 +5,8 @@ Order of work, so that every problem is reported at once with its line:
 1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`);
 2. read `.env` beside it (it never overrides the real environment);
 3. parse YAML keeping positions (`yaml_source`);
-4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` everywhere except
-   mock responses, which are per-request templates;
+4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` (`interpolate`);
+   mock responses keep every other template for the mock server, which renders them per request;
 5. check types and keys (`validate`), then cross-field rules (`rules`), then the suites' test files;
 6. only then convert to Structs and normalise (`services` list/map/single → one list).
 """
@@ -15,22 +15,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
-import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..errors import ConfigError, ConfigProblem
-from ..templates import TEMPLATE, UnknownVariableError, lookup
+from .interpolate import interpolate
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .rules import check_rules
+from .steps import check_steps
 from .testfile import TestFile
 from .validate import Validator
-from .yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
+from .yaml_source import parse_yaml
 
 __all__ = [
     "CONFIG_NAMES",
@@ -98,7 +96,8 @@ def find_config(path: str | os.PathLike[str], config_file: str | None = None) ->
     base = Path(path).expanduser()
     if config_file:
         explicit = Path(config_file).expanduser()
-        tried = [explicit if explicit.is_absolute() else base / explicit]
+        folder = base.parent if base.is_file() else base
+        tried = [explicit if explicit.is_absolute() else folder / explicit]
     elif base.is_file():
         tried = [base]
     else:
@@ -149,18 +148,25 @@ def load_config(
     *,
     environ: Mapping[str, str] | None = None,
 ) -> LoadedConfig:
-    """Load and validate a project's e2e.yaml.
+    """Load and validate a project's e2e.yaml, and the test file of each of its yaml suites.
+
+    Every relative path in the file is relative to the file's directory, never the cwd. Problems
+    are collected, not raised one by one: a `CONFIG_INVALID` error lists all of them (in
+    `problems` and `details.problems`), each with its JSON path, line, column and a did-you-mean
+    where one fits; problems of a suite's test file carry that file's path and lines.
 
     Args:
         path: the project directory (or the config file itself).
-        config_file: another file name or path, relative to `path`.
-        environ: the environment to use (default: `os.environ`); `.env` fills what it lacks.
+        config_file: another file name or path, relative to `path` (or to its directory when
+            `path` is a file).
+        environ: the environment for `{{env.X}}` (default: `os.environ`); `.env` beside the file
+            fills what it lacks and never overrides it.
 
     Raises:
         ConfigError: `CONFIG_NOT_FOUND`, or `CONFIG_INVALID` with every problem found.
     """
     config_path = find_config(path, config_file)
-    raw_bytes = _read_bytes(config_path)
+    raw_bytes = _read_bytes(config_path, kind="configuration")
     dotenv_path = config_path.parent / ".env"
     dotenv = read_dotenv(dotenv_path)
     merged_env = {**dotenv, **(os.environ if environ is None else environ)}
@@ -170,19 +176,25 @@ def load_config(
     try:
         text = raw_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _invalid(file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]) from None
+        raise _invalid(
+            file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]
+        ) from None
     source = parse_yaml(text, file=file)
     if source.problems and source.data is None:
         raise _invalid(file, source.problems)
     problems = list(source.problems)
     if not isinstance(source.data, dict):
-        kind = "empty" if source.data is None else f"a {type(source.data).__name__}"
-        problems.append(ConfigProblem(path="$", message=f"the file is {kind}; expected a mapping with `project:`", file=file, line=1))
+        kind = "empty" if source.data is None else _SHAPES.get(type(source.data), "a single value")
+        problems.append(
+            ConfigProblem(
+                path="$", message=f"the file is {kind}; expected a mapping with `project:`", file=file, line=1
+            )
+        )
         raise _invalid(file, problems)
 
-    data, template_problems = _interpolate(source, merged_env, file)
+    data, template_problems, templated = interpolate(source, merged_env, file)
     problems.extend(template_problems)
-    validator = Validator(source, file=file)
+    validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
     check_rules(data, validator, root=config_path.parent)
     test_files = _load_test_files(data, config_path.parent, validator)
@@ -209,37 +221,42 @@ def load_test_file(path: str | os.PathLike[str]) -> TestFile:
     """
     target = Path(path)
     file = str(target)
-    try:
-        text = _read_bytes(target).decode("utf-8")
-    except FileNotFoundError:
+    if not target.is_file():
         raise ConfigError(
-            f"test file {file} does not exist",
+            f"test file {file} does not exist" + (" (it is a directory)" if target.is_dir() else ""),
             code="CONFIG_NOT_FOUND",
             hint="check the suite's `file` (relative to e2e.yaml)",
             details={"tried": [file]},
-        ) from None
+        )
+    try:
+        text = _read_bytes(target, kind="test file").decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _invalid(file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]) from None
+        raise _invalid(
+            file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]
+        ) from None
     source = parse_yaml(text, file=file)
     problems = list(source.problems)
     if source.data is not None and not isinstance(source.data, dict):
-        problems.append(ConfigProblem(path="$", message="a test file must be a mapping with `name` and `cases`", file=file, line=1))
+        problems.append(
+            ConfigProblem(
+                path="$", message="a test file must be a mapping with `name` and `cases`", file=file, line=1
+            )
+        )
     if source.data is None and not problems:
         problems.append(ConfigProblem(path="$", message="the test file is empty", file=file, line=1))
     if problems:
         raise _invalid(file, problems, kind="test file")
     validator = Validator(source, file=file)
     validator.check(source.data, TestFile)
-    if not validator.problems:
-        from .steps import check_steps  # local: only needed once the types are known to be right
-
-        check_steps(source.data, validator)
+    check_steps(source.data, validator)
     if validator.problems:
         raise _invalid(file, validator.problems, kind="test file")
     try:
         return msgspec.convert(source.data, TestFile)
     except msgspec.ValidationError as exc:
-        raise _invalid(file, [ConfigProblem(path="$", message=str(exc), file=file)], kind="test file") from None
+        raise _invalid(
+            file, [ConfigProblem(path="$", message=str(exc), file=file)], kind="test file"
+        ) from None
 
 
 def normalise_services(config: ProjectConfig) -> list[ServiceConfig]:
@@ -268,11 +285,18 @@ def normalise_services(config: ProjectConfig) -> list[ServiceConfig]:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def _read_bytes(path: Path) -> bytes:
-    size = path.stat().st_size
-    if size > MAX_CONFIG_BYTES:
-        raise _invalid(str(path), [ConfigProblem(path="$", message=f"file is {size} bytes; the limit is {MAX_CONFIG_BYTES}", file=str(path))])
-    return path.read_bytes()
+def _read_bytes(path: Path, *, kind: str) -> bytes:
+    file = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            message = f"file is {size} bytes; the limit is {MAX_CONFIG_BYTES}"
+            raise _invalid(file, [ConfigProblem(path="$", message=message, file=file)], kind=kind)
+        return path.read_bytes()
+    except OSError as exc:
+        # Unreadable (permissions, a vanished file): a problem of the file, never a traceback.
+        message = f"cannot read the file: {exc.strerror or exc}"
+        raise _invalid(file, [ConfigProblem(path="$", message=message, file=file)], kind=kind) from None
 
 
 def _maybe_bytes(path: Path) -> bytes:
@@ -287,11 +311,19 @@ def _resolve(root: Path, relative: str) -> Path:
     return candidate if candidate.is_absolute() else root / candidate
 
 
+_SHAPES = {list: "a list", str: "a single string", int: "a number", float: "a number", bool: "a boolean"}
+
+
 def _invalid(file: str, problems: list[ConfigProblem], *, kind: str = "configuration") -> ConfigError:
+    # In reading order: this file first, top to bottom, then the test files it names.
+    problems = sorted(
+        problems, key=lambda p: (p.file not in (None, file), p.file or "", p.line or 0, p.column or 0)
+    )
     count = len(problems)
     first = problems[0].render() if problems else ""
     return ConfigError(
-        f"{kind} {file} is invalid: {count} problem{'s' if count != 1 else ''}" + (f"; first: {first}" if first else ""),
+        f"{kind} {file} is invalid: {count} problem{'s' if count != 1 else ''}"
+        + (f"; first: {first}" if first else ""),
         code="CONFIG_INVALID",
         hint="fix every problem listed in details.problems (each has its line), then call init again",
         problems=problems,
@@ -299,8 +331,11 @@ def _invalid(file: str, problems: list[ConfigProblem], *, kind: str = "configura
 
 
 def _convert(data: dict[str, Any], file: str) -> ProjectConfig:
+    # Top-level `x-` keys only hold YAML anchors. strict=False lets templated text become the
+    # number the field wants (`port: "{{env.PORT}}"`); the validator has already vetted each value.
+    plain = {key: value for key, value in data.items() if not key.startswith("x-")}
     try:
-        return msgspec.convert(data, ProjectConfig)
+        return msgspec.convert(plain, ProjectConfig, strict=False)
     except msgspec.ValidationError as exc:
         # The walker should have caught it; keep the message rather than a traceback.
         raise _invalid(file, [ConfigProblem(path="$", message=str(exc), file=file)]) from None
@@ -315,104 +350,23 @@ def _load_test_files(data: dict[str, Any], root: Path, out: Validator) -> dict[s
         return loaded
     for index, entry in enumerate(suites):
         try:
-            suite = msgspec.convert(entry, SuiteConfig)
+            suite = msgspec.convert(entry, SuiteConfig, strict=False)
         except msgspec.ValidationError:
             continue
         if suite.runner != "yaml" or not suite.file:
             continue
         target = _resolve(root, suite.file)
         if target.is_dir():
-            out.add(("tests", "suites", index, "file"), f"`{suite.file}` is a directory; a yaml suite needs a file")
+            out.add(
+                ("tests", "suites", index, "file"),
+                f"`{suite.file}` is a directory; a yaml suite needs a file",
+            )
         elif target.is_file():
             try:
                 loaded[suite.id] = load_test_file(target)
             except ConfigError as exc:
-                out.problems.extend(exc.problems)
+                if exc.problems:
+                    out.problems.extend(exc.problems)
+                else:
+                    out.add(("tests", "suites", index, "file"), exc.message)
     return loaded
-
-
-def _is_mock_response(path: PathKey) -> bool:
-    # mocks.<name>.routes[i].response / .sequence are per-request templates (K-12): never at load.
-    return len(path) >= 5 and path[0] == "mocks" and path[2] == "routes" and path[4] in ("response", "sequence")
-
-
-def _interpolate(source: ParsedYaml, environ: Mapping[str, str], file: str) -> tuple[dict[str, Any], list[ConfigProblem]]:
-    data = source.data
-    assert isinstance(data, dict)
-    problems: list[ConfigProblem] = []
-    config_vars: dict[str, Any] = {}
-    for block in _vars_blocks(data):
-        config_vars.update(block)
-    now = time.time()
-    env_scope = {"env": dict(environ)}
-    for key, raw in list(config_vars.items()):
-        # vars may themselves use {{env.X}}; an unknown name there is reported where it is used.
-        if isinstance(raw, str) and "{{" in raw:
-            try:
-                config_vars[key] = TEMPLATE.sub(lambda m: _text(lookup(env_scope, m.group(1))), raw)
-            except UnknownVariableError:
-                pass
-    scope: dict[str, Any] = {
-        "env": env_scope["env"],
-        "config": config_vars,
-        "timestamp": str(int(now * 1000)),
-        "uuid": lambda: str(uuid.uuid4()),
-        "date": datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d"),
-    }
-
-    def render(value: Any, path: PathKey) -> Any:
-        if _is_mock_response(path):
-            return value
-        if isinstance(value, dict):
-            return {k: render(v, (*path, k)) for k, v in value.items()}
-        if isinstance(value, list):
-            return [render(v, (*path, i)) for i, v in enumerate(value)]
-        if not isinstance(value, str) or "{{" not in value:
-            return value
-        try:
-            rendered = TEMPLATE.sub(lambda m: _text(lookup(scope, m.group(1))), value)
-        except UnknownVariableError as exc:
-            location = source.locate(path)
-            problems.append(
-                ConfigProblem(
-                    path=format_path(path),
-                    message=_unknown_message(exc.name, environ),
-                    file=file,
-                    line=location.line if location else None,
-                    column=location.column if location else None,
-                )
-            )
-            return value
-        # A whole-value template that yields a number stays a number (`port: "{{env.PORT}}"`).
-        if TEMPLATE.fullmatch(value.strip()) and rendered.strip().lstrip("-").isdigit():
-            return int(rendered)
-        return rendered
-
-    return render(data, ()), problems
-
-
-def _vars_blocks(data: dict[str, Any]) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    service = data.get("service")
-    if isinstance(service, dict) and isinstance(service.get("vars"), dict):
-        blocks.append(service["vars"])
-    services = data.get("services")
-    bodies = services.values() if isinstance(services, dict) else services if isinstance(services, list) else []
-    for body in bodies:
-        if isinstance(body, dict) and isinstance(body.get("vars"), dict):
-            blocks.append(body["vars"])
-    return blocks
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
-def _unknown_message(name: str, environ: Mapping[str, str]) -> str:
-    if name.startswith("env."):
-        return f"`{{{{{name}}}}}`: environment variable {name[4:]} is not set (nor in .env beside the file)"
-    if name.startswith("config."):
-        return f"`{{{{{name}}}}}`: no `vars` entry named {name[7:]}"
-    return f"unknown variable `{{{{{name}}}}}` (known at load: env.*, config.*, uuid, timestamp, date)"

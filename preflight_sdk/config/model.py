@@ -12,11 +12,24 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, field
 
+from ._meta import Duration
+from .compat import (
+    DashboardConfig,
+    HistoryConfig,
+    IsolationConfig,
+    Preset,
+    PresetEndpoint,
+    RepoConfig,
+    ResilienceConfig,
+)
+
 __all__ = [
     "BuildConfig",
     "ContainerConfig",
     "DashboardConfig",
     "HealthcheckConfig",
+    "HistoryConfig",
+    "IsolationConfig",
     "McpConfig",
     "McpToolDecl",
     "MockConfig",
@@ -25,9 +38,12 @@ __all__ = [
     "MockWhen",
     "NetworkConfig",
     "ParallelConfig",
+    "Preset",
+    "PresetEndpoint",
     "ProjectConfig",
     "ProjectInfo",
     "RepoConfig",
+    "ResilienceConfig",
     "RetryPolicy",
     "Scalar",
     "ServiceBody",
@@ -39,17 +55,6 @@ __all__ = [
 ]
 
 
-def _duration(description: str) -> Any:
-    # `extra` marks the field for the loader's duration check; it is not part of the JSON Schema.
-    return Annotated[
-        str | int,
-        Meta(
-            description=f"{description} A duration: '500ms', '5s', '2m', '1h' or milliseconds.",
-            extra={"duration": True},
-        ),
-    ]
-
-
 Scalar = str | int | float | bool
 
 
@@ -57,7 +62,7 @@ class _Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     """Base of every e2e.yaml section."""
 
 
-class ProjectInfo(_Config, kw_only=True):
+class ProjectInfo(_Config, frozen=True, kw_only=True):
     """What the project is called; the name labels every container and network it starts."""
 
     name: Annotated[str, Meta(min_length=1, description="Project name, used in labels and network names.")]
@@ -65,7 +70,7 @@ class ProjectInfo(_Config, kw_only=True):
     version: Annotated[str | None, Meta(description="The project's own version (free text).")] = None
 
 
-class BuildConfig(_Config, kw_only=True):
+class BuildConfig(_Config, frozen=True, kw_only=True):
     """How to get the service's image: build it from a Dockerfile, or use an existing image."""
 
     image: Annotated[str, Meta(min_length=1, description="Image name and tag, e.g. `api:e2e`.")]
@@ -83,7 +88,7 @@ class BuildConfig(_Config, kw_only=True):
     target: Annotated[str | None, Meta(description="Multi-stage build target.")] = None
 
 
-class HealthcheckConfig(_Config, kw_only=True):
+class HealthcheckConfig(_Config, frozen=True, kw_only=True):
     """How preflight decides the service is ready: probed from the host, never inside the image.
 
     `path` probes HTTP on the host port mapped to `port` (default: the first container port) and is
@@ -91,30 +96,49 @@ class HealthcheckConfig(_Config, kw_only=True):
     Without either, an open mapped port means ready.
     """
 
-    path: Annotated[str | None, Meta(description="HTTP path to GET, e.g. `/health`; ready on a 2xx/3xx.")] = None
-    tcp: Annotated[int, Meta(ge=1, le=65535, description="Container port that must accept TCP connections.")] | None = None
-    port: Annotated[int, Meta(ge=1, le=65535, description="Container port for the HTTP probe (default: first port).")] | None = None
-    interval: _duration("Kept for compatibility; probing is adaptive (from ~20 ms).") = "10s"
-    timeout: _duration("Timeout of one probe.") = "5s"
-    retries: Annotated[int, Meta(ge=0, description="With `startPeriod` and `interval`, sets the readiness deadline.")] = 10
-    start_period: _duration("Grace time before failed probes count.") = "30s"
+    path: Annotated[str | None, Meta(description="HTTP path to GET, e.g. `/health`; ready on a 2xx/3xx.")] = (
+        None
+    )
+    tcp: (
+        Annotated[int, Meta(ge=1, le=65535, description="Container port that must accept TCP connections.")]
+        | None
+    ) = None
+    port: (
+        Annotated[
+            int, Meta(ge=1, le=65535, description="Container port for the HTTP probe (default: first port).")
+        ]
+        | None
+    ) = None
+    interval: Annotated[str | int, Duration("Kept for compatibility; probing is adaptive (from ~20 ms).")] = (
+        "10s"
+    )
+    timeout: Annotated[str | int, Duration("Timeout of one probe.")] = "5s"
+    retries: Annotated[
+        int, Meta(ge=0, description="With `startPeriod` and `interval`, sets the readiness deadline.")
+    ] = 10
+    start_period: Annotated[str | int, Duration("Grace time before failed probes count.")] = "30s"
 
 
-class ContainerConfig(_Config, kw_only=True):
+class ContainerConfig(_Config, frozen=True, kw_only=True):
     """How the service's container runs."""
 
     name: Annotated[str | None, Meta(description="Container name; also its network alias.")] = None
     ports: Annotated[
         list[str],
-        Meta(description="Published ports `host:container` (`0:8080` picks a free host port) or `container`."),
+        Meta(
+            description="Published ports `host:container` (`0:8080` picks a free host port) or `container`."
+        ),
     ] = field(default_factory=list)
     environment: Annotated[dict[str, Scalar], Meta(description="Environment variables.")] = field(
         default_factory=dict
     )
     volumes: Annotated[
-        list[str], Meta(description="Volumes `src:dst[:ro]`; a relative `src` is relative to the e2e.yaml directory.")
+        list[str],
+        Meta(description="Volumes `src:dst[:ro]`; a relative `src` is relative to the e2e.yaml directory."),
     ] = field(default_factory=list)
-    healthcheck: Annotated[HealthcheckConfig | None, Meta(description="Readiness probe, run from the host.")] = None
+    healthcheck: Annotated[
+        HealthcheckConfig | None, Meta(description="Readiness probe, run from the host.")
+    ] = None
     command: Annotated[
         str | list[str] | None, Meta(description="Override the image's command (a list is used as argv).")
     ] = None
@@ -124,7 +148,7 @@ class ContainerConfig(_Config, kw_only=True):
     aliases: Annotated[list[str], Meta(description="Extra network aliases.")] = field(default_factory=list)
 
 
-class ServiceBody(_Config, kw_only=True):
+class ServiceBody(_Config, frozen=True, kw_only=True):
     """One service of a multi-service project (the map form keys it by name)."""
 
     build: Annotated[BuildConfig, Meta(description="Image to build or use.")]
@@ -134,22 +158,22 @@ class ServiceBody(_Config, kw_only=True):
     vars: Annotated[dict[str, Scalar], Meta(description="Values for `{{config.X}}` templates.")] = field(
         default_factory=dict
     )
-    depends_on: Annotated[list[str], Meta(description="Services that must be ready (or jobs done) first.")] = field(
-        default_factory=list
-    )
+    depends_on: Annotated[
+        list[str], Meta(description="Services that must be ready (or jobs done) first.")
+    ] = field(default_factory=list)
     kind: Annotated[
         Literal["service", "job"],
         Meta(description="`job` runs to completion (exit 0) before its dependents start: migrations, seeds."),
     ] = "service"
 
 
-class ServiceConfig(ServiceBody, kw_only=True):
+class ServiceConfig(ServiceBody, frozen=True, kw_only=True):
     """A service with its name (the list form of `services`)."""
 
     name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Service name.")]
 
 
-class SingleServiceConfig(_Config, kw_only=True):
+class SingleServiceConfig(_Config, frozen=True, kw_only=True):
     """The single-service form (`service:`), as in the original Preflight."""
 
     build: Annotated[BuildConfig, Meta(description="Image to build or use.")]
@@ -159,11 +183,19 @@ class SingleServiceConfig(_Config, kw_only=True):
     vars: Annotated[dict[str, Scalar], Meta(description="Values for `{{config.X}}` templates.")] = field(
         default_factory=dict
     )
-    name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
-            description="Service name (default: the container name, else `app`).",)] | None = None
+    name: (
+        Annotated[
+            str,
+            Meta(
+                pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                description="Service name (default: the container name, else `app`).",
+            ),
+        ]
+        | None
+    ) = None
 
 
-class MockResponse(_Config, kw_only=True):
+class MockResponse(_Config, frozen=True, kw_only=True):
     """What a mock route answers. String values may hold per-request templates."""
 
     status: Annotated[int, Meta(ge=100, le=599, description="HTTP status.")] = 200
@@ -171,28 +203,31 @@ class MockResponse(_Config, kw_only=True):
         default_factory=dict
     )
     body: Annotated[Any, Meta(description="JSON value, or a string sent as text.")] = None
-    delay: Annotated[
-        str | int | None,
-        Meta(description="Wait before answering: '100ms', '2s' or milliseconds.", extra={"duration": True}),
-    ] = None
+    delay: Annotated[str | int, Duration("Wait before answering.")] | None = None
     fault: Annotated[
         Literal["reset", "timeout"] | None,
         Meta(description="`reset` closes the connection; `timeout` never answers."),
     ] = None
-    proxy: Annotated[str | None, Meta(description="Forward the request to this base URL and relay its answer.")] = None
+    proxy: Annotated[
+        str | None, Meta(description="Forward the request to this base URL and relay its answer.")
+    ] = None
 
 
-class MockWhen(_Config, kw_only=True):
+class MockWhen(_Config, frozen=True, kw_only=True):
     """Extra conditions for a route: all must hold (body is a deep partial match with operators)."""
 
-    body: Annotated[Any, Meta(description="Deep partial match on the JSON body; assertion operators allowed.")] = None
-    headers: Annotated[dict[str, Any], Meta(description="Header conditions (names case-insensitive).")] = field(
+    body: Annotated[
+        Any, Meta(description="Deep partial match on the JSON body; assertion operators allowed.")
+    ] = None
+    headers: Annotated[dict[str, Any], Meta(description="Header conditions (names case-insensitive).")] = (
+        field(default_factory=dict)
+    )
+    query: Annotated[dict[str, Any], Meta(description="Query-string conditions.")] = field(
         default_factory=dict
     )
-    query: Annotated[dict[str, Any], Meta(description="Query-string conditions.")] = field(default_factory=dict)
 
 
-class MockRoute(_Config, kw_only=True):
+class MockRoute(_Config, frozen=True, kw_only=True):
     """One route: the first route (in file order) whose method, path and `when` match answers."""
 
     path: Annotated[str, Meta(description="Path with `:param` and `*` segments, e.g. `/orders/:id`.")]
@@ -204,34 +239,45 @@ class MockRoute(_Config, kw_only=True):
         Meta(description="Answers served in order (e.g. 500, 500, 200); then the last repeats, or `loop`."),
     ] = None
     loop: Annotated[bool, Meta(description="Start the sequence over after its last answer.")] = False
-    times: Annotated[int, Meta(ge=1, description="Match at most this many times, then let later routes answer.")] | None = None
+    times: (
+        Annotated[int, Meta(ge=1, description="Match at most this many times, then let later routes answer.")]
+        | None
+    ) = None
     name: Annotated[str | None, Meta(description="A name to refer to the route in reports.")] = None
 
 
-class MockConfig(_Config, kw_only=True):
+class MockConfig(_Config, frozen=True, kw_only=True):
     """An HTTP mock service run by preflight on the host; containers reach it as `http://<name>:<port>`."""
 
     port: Annotated[int, Meta(ge=0, le=65535, description="Host port to listen on (0 picks a free one).")]
     container_port: Annotated[int | None, Meta(description="Kept for compatibility with image mocks.")] = None
-    image: Annotated[str | None, Meta(description="Kept for compatibility; image mocks are run as services.")] = None
-    routes: Annotated[list[MockRoute], Meta(description="Routes, tried in order.")] = field(default_factory=list)
+    image: Annotated[
+        str | None, Meta(description="Kept for compatibility; image mocks are run as services.")
+    ] = None
+    routes: Annotated[list[MockRoute], Meta(description="Routes, tried in order.")] = field(
+        default_factory=list
+    )
     proxy: Annotated[str | None, Meta(description="Forward unmatched requests to this base URL.")] = None
-    journal_limit: Annotated[int, Meta(ge=1, description="Requests kept in the journal (oldest dropped).")] = 10000
+    journal_limit: Annotated[
+        int, Meta(ge=1, description="Requests kept in the journal (oldest dropped).")
+    ] = 10000
 
 
-class RetryPolicy(_Config, kw_only=True):
+class RetryPolicy(_Config, frozen=True, kw_only=True):
     """Retry a failing case, every case of a suite, or every case of the run."""
 
     max_attempts: Annotated[int, Meta(ge=1, le=10, description="Total attempts, the first included.")]
-    delay: _duration("Wait before the second attempt.") = "1s"
+    delay: Annotated[str | int, Duration("Wait before the second attempt.")] = "1s"
     backoff: Annotated[
         Literal["fixed", "linear", "exponential"] | None,
         Meta(description="Waits: fixed d,d,d; linear d,2d,3d; exponential d,2d,4d (with multiplier 2)."),
     ] = None
-    backoff_multiplier: Annotated[float, Meta(gt=0, description="Growth factor for exponential backoff.")] = 2.0
+    backoff_multiplier: Annotated[float, Meta(gt=0, description="Growth factor for exponential backoff.")] = (
+        2.0
+    )
 
 
-class ShellExpect(_Config, kw_only=True):
+class ShellExpect(_Config, frozen=True, kw_only=True):
     """Expectations on a shell suite's process."""
 
     exit_code: Annotated[int, Meta(description="Expected exit status.")] = 0
@@ -239,94 +285,68 @@ class ShellExpect(_Config, kw_only=True):
     stderr: Annotated[Any, Meta(description="Assertion on stderr (a string means `contains`).")] = None
 
 
-class SuiteConfig(_Config, kw_only=True):
+class SuiteConfig(_Config, frozen=True, kw_only=True):
     """A test suite: a YAML test file, a pytest target, or a shell command/script."""
 
     id: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Suite identifier.")]
     name: Annotated[str | None, Meta(description="Display name (default: the id).")] = None
-    file: Annotated[str | None, Meta(description="Test file or directory, relative to the e2e.yaml directory.")] = None
+    file: Annotated[
+        str | None, Meta(description="Test file or directory, relative to the e2e.yaml directory.")
+    ] = None
     runner: Annotated[
         Literal["yaml", "pytest", "shell", "exec"],
-        Meta(description="`yaml` (default), `pytest`, `shell` (a script `file` or a `command`); `exec` = shell."),
+        Meta(
+            description="`yaml` (default), `pytest`, or `shell` (a script `file` or a `command`; `exec` too)."
+        ),
     ] = "yaml"
-    command: Annotated[str | list[str] | None, Meta(description="Shell runner command (argv list, or a string).")] = None
-    shell: Annotated[bool, Meta(description="Run a string `command` through `sh -c` (default: split, no shell).")] = False
+    command: Annotated[
+        str | list[str] | None, Meta(description="Shell runner command (argv list, or a string).")
+    ] = None
+    shell: Annotated[
+        bool, Meta(description="Run a string `command` through `sh -c` (default: split, no shell).")
+    ] = False
     config: Annotated[str | None, Meta(description="Runner config file (pytest: `-c`).")] = None
-    args: Annotated[list[str], Meta(description="Extra runner arguments (pytest).")] = field(default_factory=list)
-    env: Annotated[dict[str, Scalar], Meta(description="Extra environment for pytest and shell suites.")] = field(
-        default_factory=dict
+    args: Annotated[list[str], Meta(description="Extra runner arguments (pytest).")] = field(
+        default_factory=list
+    )
+    env: Annotated[dict[str, Scalar], Meta(description="Extra environment for pytest and shell suites.")] = (
+        field(default_factory=dict)
     )
     expect: Annotated[ShellExpect | None, Meta(description="Shell runner expectations.")] = None
     retry: Annotated[RetryPolicy | None, Meta(description="Retry policy for this suite's cases.")] = None
     parallel: Annotated[bool, Meta(description="May run at the same time as other parallel suites.")] = False
-    concurrency: Annotated[int, Meta(ge=1, description="Kept for compatibility (see tests.parallel).")] | None = None
-    timeout: Annotated[
-        str | int | None,
-        Meta(description="Deadline for the whole suite (default 5m).", extra={"duration": True}),
-    ] = None
+    concurrency: (
+        Annotated[int, Meta(ge=1, description="Kept for compatibility (see tests.parallel).")] | None
+    ) = None
+    timeout: Annotated[str | int, Duration("Deadline for the whole suite (default 5m).")] | None = None
 
 
-class ParallelConfig(_Config, kw_only=True):
+class ParallelConfig(_Config, frozen=True, kw_only=True):
     """Run suites marked `parallel` concurrently."""
 
     enabled: Annotated[bool, Meta(description="Turn parallel suites on.")] = True
     concurrency: Annotated[int, Meta(ge=1, description="How many suites at once.")] = 4
 
 
-class TestsConfig(_Config, kw_only=True):
+class TestsConfig(_Config, frozen=True, kw_only=True):
     """The project's test suites."""
 
-    suites: Annotated[list[SuiteConfig], Meta(description="Suites, run in order (parallel ones together).")] = field(
-        default_factory=list
-    )
+    suites: Annotated[
+        list[SuiteConfig], Meta(description="Suites, run in order (parallel ones together).")
+    ] = field(default_factory=list)
     retry: Annotated[RetryPolicy | None, Meta(description="Default retry policy for every case.")] = None
     parallel: Annotated[
         ParallelConfig | bool | None, Meta(description="Parallel suites: `true` or `{enabled, concurrency}`.")
     ] = None
 
 
-class PresetEndpoint(_Config, kw_only=True):
-    """A saved request of the original dashboard (kept, unused)."""
-
-    method: str
-    path: str
-    name: str | None = None
-    body: Any = None
-
-
-class Preset(_Config, kw_only=True):
-    """A group of saved requests of the original dashboard (kept, unused)."""
-
-    group: str
-    endpoints: list[PresetEndpoint] = field(default_factory=list)
-
-
-class DashboardConfig(_Config, kw_only=True):
-    """The original Preflight dashboard settings: accepted and kept, not used."""
-
-    port: int = 9095
-    ui_port: int = 9091
-    presets: list[Preset] = field(default_factory=list)
-    env_defaults: dict[str, Scalar] = field(default_factory=dict)
-    default_dirs: list[str] = field(default_factory=list)
-
-
-class NetworkConfig(_Config, kw_only=True):
+class NetworkConfig(_Config, frozen=True, kw_only=True):
     """The private network's name (default `pf-<project>-<session>`, unique per run)."""
 
     name: Annotated[str | None, Meta(description="Base name; a session suffix keeps runs apart.")] = None
 
 
-class RepoConfig(_Config, kw_only=True):
-    """A git repository of the original dashboard: accepted and kept, not used."""
-
-    name: str
-    path: str | None = None
-    url: str | None = None
-    branch: str | None = None
-
-
-class McpToolDecl(_Config, kw_only=True):
+class McpToolDecl(_Config, frozen=True, kw_only=True):
     """A tool the MCP server under `mcp:` promises to serve."""
 
     name: Annotated[str, Meta(description="Tool name.")]
@@ -336,17 +356,26 @@ class McpToolDecl(_Config, kw_only=True):
     ] = None
 
 
-class McpConfig(_Config, kw_only=True):
+class McpConfig(_Config, frozen=True, kw_only=True):
     """An MCP server this project provides, for `preflight verify`."""
 
     start: Annotated[str | list[str], Meta(description="Command that starts the server on stdio (no shell).")]
-    cwd: Annotated[str | None, Meta(description="Working directory, relative to the e2e.yaml directory.")] = None
-    env: Annotated[dict[str, str], Meta(description="Extra environment for the server.")] = field(default_factory=dict)
-    tools: Annotated[list[McpToolDecl], Meta(description="Tools it must serve.")] = field(default_factory=list)
+    cwd: Annotated[str | None, Meta(description="Working directory, relative to the e2e.yaml directory.")] = (
+        None
+    )
+    env: Annotated[dict[str, str], Meta(description="Extra environment for the server.")] = field(
+        default_factory=dict
+    )
+    tools: Annotated[list[McpToolDecl], Meta(description="Tools it must serve.")] = field(
+        default_factory=list
+    )
 
 
-class ProjectConfig(_Config, kw_only=True):
-    """An `e2e.yaml` file: services to build and run, mocks, and the suites to run against them."""
+class ProjectConfig(_Config, frozen=True, kw_only=True):
+    """An `e2e.yaml` file: services to build and run, mocks, and the suites to run against them.
+
+    Top-level keys starting with `x-` are ignored: a place for YAML anchors (`x-env: &env {...}`).
+    """
 
     project: Annotated[ProjectInfo, Meta(description="Project identity.")]
     version: Annotated[str | int, Meta(description="Config format version.")] = "1"
@@ -360,6 +389,17 @@ class ProjectConfig(_Config, kw_only=True):
     )
     tests: Annotated[TestsConfig | None, Meta(description="Test suites.")] = None
     network: Annotated[NetworkConfig | None, Meta(description="Private network settings.")] = None
-    dashboard: Annotated[DashboardConfig | None, Meta(description="Original dashboard settings (kept).")] = None
-    repos: Annotated[list[RepoConfig] | None, Meta(description="Original dashboard repositories (kept).")] = None
-    mcp: Annotated[McpConfig | None, Meta(description="An MCP server to check with `preflight verify`.")] = None
+    dashboard: Annotated[DashboardConfig | None, Meta(description="Original dashboard settings (kept).")] = (
+        None
+    )
+    repos: Annotated[list[RepoConfig] | None, Meta(description="Original dashboard repositories (kept).")] = (
+        None
+    )
+    mcp: Annotated[McpConfig | None, Meta(description="An MCP server to check with `preflight verify`.")] = (
+        None
+    )
+    history: Annotated[HistoryConfig | None, Meta(description="Run-history settings (kept).")] = None
+    resilience: Annotated[ResilienceConfig | None, Meta(description="Restart and port settings (kept).")] = (
+        None
+    )
+    isolation: Annotated[IsolationConfig | None, Meta(description="Name and port isolation (kept).")] = None

@@ -46,4 +46,6 @@ def parse_port(spec: str | int) -> PortSpec:
         raise ValueError(f"container port {container} is out of range 1-65535")
     if not 0 <= host <= 65535:
         raise ValueError(f"host port {host} is out of range 0-65535")
-    return PortSpec(container=container, host=host, host_ip=match.group("ip"), protocol=match.group("proto") or "tcp")
+    return PortSpec(
+        container=container, host=host, host_ip=match.group("ip"), protocol=match.group("proto") or "tcp"
+    )

@@ -43,7 +43,9 @@ def service_entries(data: dict[str, Any]) -> list[ServiceEntry]:
         if parsed is None:
             return []
         name = parsed.name or parsed.container.name or "app"
-        return [ServiceEntry(name=name, path=("service",), container=parsed.container, depends_on=[], keyed=False)]
+        return [
+            ServiceEntry(name=name, path=("service",), container=parsed.container, depends_on=[], keyed=False)
+        ]
     services = data.get("services")
     entries: list[ServiceEntry] = []
     if isinstance(services, list):
@@ -96,8 +98,9 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
 
 
 def _convert(value: Any, typ: type[Any]) -> Any:
+    # Lax, like the final conversion: a templated `"9081"` is the port 9081 here too.
     try:
-        return msgspec.convert(value, typ)
+        return msgspec.convert(value, typ, strict=False)
     except msgspec.ValidationError:
         return None
 
@@ -107,13 +110,20 @@ def _check_names(services: list[ServiceEntry], out: Validator) -> None:
     containers: set[str] = set()
     for entry in services:
         if entry.keyed and not _NAME.match(entry.name):
-            out.add(entry.path, f"service name `{entry.name}` may only hold letters, digits, `_`, `.` and `-`", key=True)
+            out.add(
+                entry.path,
+                f"service name `{entry.name}` may only hold letters, digits, `_`, `.` and `-`",
+                key=True,
+            )
         if entry.name in seen:
             out.add((*entry.path, "name"), f"service name `{entry.name}` is used twice")
         seen.add(entry.name)
         if entry.container.name:
             if entry.container.name in containers:
-                out.add((*entry.path, "container", "name"), f"container name `{entry.container.name}` is used twice")
+                out.add(
+                    (*entry.path, "container", "name"),
+                    f"container name `{entry.container.name}` is used twice",
+                )
             containers.add(entry.container.name)
 
 
@@ -152,8 +162,12 @@ def _check_depends_on(services: list[ServiceEntry], out: Validator) -> None:
             visit(name, [name])
 
 
-def _check_containers(services: list[ServiceEntry], out: Validator) -> dict[int, PathKey]:
-    host_ports: dict[int, PathKey] = {}
+HostPorts = dict[tuple[int, str], PathKey]
+"""Published host ports by (port, protocol), with where each was first published."""
+
+
+def _check_containers(services: list[ServiceEntry], out: Validator) -> HostPorts:
+    host_ports: HostPorts = {}
     for entry in services:
         container = entry.container
         parsed: list[PortSpec] = []
@@ -165,11 +179,13 @@ def _check_containers(services: list[ServiceEntry], out: Validator) -> dict[int,
                 out.add(where, str(exc))
                 continue
             parsed.append(port)
+            slot = (port.host, port.protocol)
             if port.host:
-                if port.host in host_ports:
-                    out.add(where, f"host port {port.host} is already published at {format_path(host_ports[port.host])}")
+                if slot in host_ports:
+                    earlier = format_path(host_ports[slot])
+                    out.add(where, f"host port {port.host} is already published at {earlier}")
                 else:
-                    host_ports[port.host] = where
+                    host_ports[slot] = where
         _check_health(entry, parsed, out)
     return host_ports
 
@@ -191,28 +207,42 @@ def _check_health(entry: ServiceEntry, parsed: list[PortSpec], out: Validator) -
             f"container port {probe_port} is not published by `ports` of service `{entry.name}`, "
             "so the host cannot probe it",
         )
-    if (health.path is not None or health.tcp is not None) and not entry.container.ports:
-        out.add(where, f"service `{entry.name}` publishes no port, so the host cannot probe its health; add `ports`")
+    if not entry.container.ports:
+        out.add(
+            where,
+            f"service `{entry.name}` publishes no port, so the host cannot probe its health; add `ports`",
+        )
 
 
 def _check_mock(
-    name: str, mock: MockConfig, services: list[ServiceEntry], host_ports: dict[int, PathKey], out: Validator
+    name: str, mock: MockConfig, services: list[ServiceEntry], host_ports: HostPorts, out: Validator
 ) -> None:
     path: PathKey = ("mocks", name)
     taken = {s.name for s in services} | {s.container.name for s in services if s.container.name}
     if not _NAME.match(name):
         out.add(path, f"mock name `{name}` may only hold letters, digits, `_`, `.` and `-`", key=True)
     if name in taken:
-        out.add(path, f"mock name `{name}` is also a service or container name; containers could not tell them apart", key=True)
+        out.add(
+            path,
+            f"mock name `{name}` is also a service or container name; containers could not tell them apart",
+            key=True,
+        )
     if mock.port:
-        if mock.port in host_ports:
-            out.add((*path, "port"), f"host port {mock.port} is already used at {format_path(host_ports[mock.port])}")
+        slot = (mock.port, "tcp")
+        if slot in host_ports:
+            out.add(
+                (*path, "port"), f"host port {mock.port} is already used at {format_path(host_ports[slot])}"
+            )
         else:
-            host_ports[mock.port] = (*path, "port")
+            host_ports[slot] = (*path, "port")
     for index, route in enumerate(mock.routes):
         where = (*path, "routes", index)
         if route.method.upper() not in _METHODS:
-            out.add((*where, "method"), f"`{route.method}` is not an HTTP method", suggestion=did_you_mean(route.method.upper(), _METHODS))
+            out.add(
+                (*where, "method"),
+                f"`{route.method}` is not an HTTP method",
+                suggestion=did_you_mean(route.method.upper(), _METHODS),
+            )
         if not route.path.startswith("/"):
             out.add((*where, "path"), f"`{route.path}` must start with `/`")
         if route.response is None and route.sequence is None:
@@ -232,7 +262,9 @@ def _check_suites(suites: list[Any], out: Validator, root: Path) -> None:
         suite_id = raw.get("id") if isinstance(raw, dict) else None
         if isinstance(suite_id, str):
             if suite_id in seen:
-                out.add((*where, "id"), f"suite id `{suite_id}` is already used by suite #{seen[suite_id] + 1}")
+                out.add(
+                    (*where, "id"), f"suite id `{suite_id}` is already used by suite #{seen[suite_id] + 1}"
+                )
             else:
                 seen[suite_id] = index
         suite = _convert(raw, SuiteConfig)

@@ -15,10 +15,20 @@ _POLL = ("until", "failIf", "interval", "deadline")
 
 
 def check_steps(data: dict[str, Any], out: Validator) -> None:
-    """Add a problem to `out` for each step that breaks a rule of the test grammar."""
+    """Add a problem to `out` for each step that breaks a rule of the test grammar.
+
+    It runs alongside the type check (so a file with a typo in one case and a step without an
+    action in another reports both), and skips whatever is not shaped as a step at all: the type
+    check has already reported that.
+    """
     names: dict[str, int] = {}
     for section in ("setup", "cases", "teardown"):
-        for index, step in enumerate(data.get(section) or []):
+        steps = data.get(section)
+        if not isinstance(steps, list):
+            continue
+        for index, step in enumerate(steps):
+            if not isinstance(step, dict):
+                continue
             path = (section, index)
             _check_step(step, path, section, out)
             if section == "cases" and isinstance(step.get("name"), str):
@@ -37,7 +47,9 @@ def _check_step(step: dict[str, Any], path: tuple[str | int, ...], section: str,
     if specials and section != "setup":
         out.add((*path, specials[0]), f"`{specials[0]}` may only be used in `setup`")
     if len(actions) + len(specials) > 1:
-        out.add(path, "a step does exactly one thing; found " + ", ".join(f"`{a}`" for a in actions + specials))
+        out.add(
+            path, "a step does exactly one thing; found " + ", ".join(f"`{a}`" for a in actions + specials)
+        )
     if not actions and not specials:
         if section == "setup" and step.get("delay") is not None:
             return  # a bare `delay: 2s` setup step
@@ -54,7 +66,10 @@ def _check_step(step: dict[str, Any], path: tuple[str | int, ...], section: str,
         policy = [k for k in _POLICY if retry.get(k) is not None]
         poll = [k for k in _POLL if retry.get(k) is not None]
         if policy and poll and not (policy == ["delay"]):
-            out.add((*path, "retry"), "use either a retry policy (maxAttempts, backoff) or a poll (until, failIf, deadline)")
+            out.add(
+                (*path, "retry"),
+                "use either a retry policy (maxAttempts, backoff) or a poll (until, failIf, deadline)",
+            )
         if poll and retry.get("until") is None and retry.get("failIf") is None:
             out.add((*path, "retry"), "a poll needs `until` (and optionally `failIf`)")
         if not poll and retry.get("maxAttempts") is None:

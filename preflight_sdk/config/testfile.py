@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, field
 
+from ._meta import Duration
+
 __all__ = [
     "ExecStep",
     "Expect",
@@ -28,14 +30,12 @@ __all__ = [
     "WaitHealthy",
 ]
 
-_DURATION = {"duration": True}
-
 
 class _Part(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"):
     """Base of every test-file section."""
 
 
-class RequestStep(_Part, kw_only=True):
+class RequestStep(_Part, frozen=True, kw_only=True):
     """An HTTP request, against a service's base URL (`path`) or an absolute `url`."""
 
     method: Annotated[str, Meta(description="HTTP method.")] = "GET"
@@ -43,40 +43,50 @@ class RequestStep(_Part, kw_only=True):
     url: Annotated[str | None, Meta(description="Absolute URL (instead of `path`).")] = None
     service: Annotated[str | None, Meta(description="Which service's base URL (default: the first).")] = None
     headers: Annotated[dict[str, Any], Meta(description="Request headers.")] = field(default_factory=dict)
-    query: Annotated[dict[str, Any], Meta(description="Query-string parameters.")] = field(default_factory=dict)
+    query: Annotated[dict[str, Any], Meta(description="Query-string parameters.")] = field(
+        default_factory=dict
+    )
     json: Annotated[Any, Meta(description="A JSON body (sets Content-Type: application/json).")] = None
     body: Annotated[
         Any, Meta(description="A body: an object or list is sent as JSON, a string as it is (even on GET).")
     ] = None
-    form: Annotated[dict[str, Any] | None, Meta(description="A form body (application/x-www-form-urlencoded).")] = None
-    timeout: Annotated[str | int, Meta(description="Request timeout (default 30s).", extra=_DURATION)] = "30s"
+    form: Annotated[
+        dict[str, Any] | None, Meta(description="A form body (application/x-www-form-urlencoded).")
+    ] = None
+    timeout: Annotated[str | int, Duration("Request timeout (default 30s).")] = "30s"
     follow_redirects: Annotated[bool, Meta(description="Follow 3xx redirects.")] = False
 
 
-class ExecStep(_Part, kw_only=True):
+class ExecStep(_Part, frozen=True, kw_only=True):
     """A command run in a container (`docker exec`); `sh -c` is used for a string command."""
 
     command: Annotated[str | list[str], Meta(description="Command: a string (run by sh -c) or an argv list.")]
-    container: Annotated[str | None, Meta(description="Service or container name (default: the first service).")] = None
-    timeout: Annotated[str | int, Meta(description="Deadline (default 15s).", extra=_DURATION)] = "15s"
+    container: Annotated[
+        str | None, Meta(description="Service or container name (default: the first service).")
+    ] = None
+    timeout: Annotated[str | int, Duration("Deadline (default 15s).")] = "15s"
 
 
-class FileStep(_Part, kw_only=True):
+class FileStep(_Part, frozen=True, kw_only=True):
     """Checks on a file inside a container."""
 
     path: Annotated[str, Meta(description="Absolute path in the container.")]
     container: Annotated[str | None, Meta(description="Service or container name.")] = None
     exists: Annotated[bool | None, Meta(description="Whether the file must exist.")] = None
     contains: Annotated[str | list[str] | None, Meta(description="Text the file must contain.")] = None
-    not_contains: Annotated[str | list[str] | None, Meta(description="Text the file must not contain.")] = None
+    not_contains: Annotated[str | list[str] | None, Meta(description="Text the file must not contain.")] = (
+        None
+    )
     matches: Annotated[str | None, Meta(description="Regular expression the content must match.")] = None
     json: Annotated[Any, Meta(description="Deep partial match on the file parsed as JSON.")] = None
-    permissions: Annotated[str | None, Meta(description="Mode as `ls -l` shows it, e.g. `-rw-r--r--`.")] = None
+    permissions: Annotated[str | None, Meta(description="Mode as `ls -l` shows it, e.g. `-rw-r--r--`.")] = (
+        None
+    )
     owner: Annotated[str | None, Meta(description="Owner user name.")] = None
     size: Annotated[str | int | None, Meta(description="Size in bytes, or `'> 0'` style.")] = None
 
 
-class ProcessStep(_Part, kw_only=True):
+class ProcessStep(_Part, frozen=True, kw_only=True):
     """Checks on processes running inside a container."""
 
     name: Annotated[str, Meta(description="Text to find in the process command line.")]
@@ -86,82 +96,95 @@ class ProcessStep(_Part, kw_only=True):
     user: Annotated[str | None, Meta(description="User the process runs as.")] = None
 
 
-class PortStep(_Part, kw_only=True):
+class PortStep(_Part, frozen=True, kw_only=True):
     """Checks that a TCP port listens (from the host, or inside a container)."""
 
     port: Annotated[int, Meta(ge=1, le=65535, description="Port number.")]
     host: Annotated[str, Meta(description="Host to connect to (host-side check).")] = "localhost"
     container: Annotated[str | None, Meta(description="Check inside this container instead.")] = None
     listening: Annotated[bool, Meta(description="Whether the port must accept connections.")] = True
-    timeout: Annotated[str | int, Meta(description="How long to wait (default 5s).", extra=_DURATION)] = "5s"
+    timeout: Annotated[str | int, Duration("How long to wait (default 5s).")] = "5s"
 
 
-class WaitHealthy(_Part, kw_only=True):
+class WaitHealthy(_Part, frozen=True, kw_only=True):
     """Wait until a service's configured health check passes."""
 
-    timeout: Annotated[str | int, Meta(description="Deadline (default 60s).", extra=_DURATION)] = "60s"
+    timeout: Annotated[str | int, Duration("Deadline (default 60s).")] = "60s"
     service: Annotated[str | None, Meta(description="Service to wait for (default: all).")] = None
 
 
-class WaitForPort(_Part, kw_only=True):
+class WaitForPort(_Part, frozen=True, kw_only=True):
     """Wait until a TCP port accepts connections."""
 
     port: Annotated[int, Meta(ge=1, le=65535, description="Port number.")]
     host: Annotated[str, Meta(description="Host.")] = "localhost"
-    timeout: Annotated[str | int, Meta(description="Deadline (default 60s).", extra=_DURATION)] = "60s"
+    timeout: Annotated[str | int, Duration("Deadline (default 60s).")] = "60s"
 
 
-class OutputExpect(_Part, kw_only=True):
+class OutputExpect(_Part, frozen=True, kw_only=True):
     """Expectations on a command's output (exec steps)."""
 
     contains: Annotated[str | list[str] | None, Meta(description="Text the output must contain.")] = None
-    not_contains: Annotated[str | list[str] | None, Meta(description="Text the output must not contain.")] = None
+    not_contains: Annotated[str | list[str] | None, Meta(description="Text the output must not contain.")] = (
+        None
+    )
     matches: Annotated[str | None, Meta(description="Regular expression the output must match.")] = None
     json: Annotated[Any, Meta(description="Deep partial match on the output parsed as JSON.")] = None
     length: Annotated[str | int | None, Meta(description="Line count, e.g. `'> 2'` or 3.")] = None
 
 
-class MockExpect(_Part, kw_only=True):
+class MockExpect(_Part, frozen=True, kw_only=True):
     """An assertion on the traffic a mock received during the case (or the whole run)."""
 
     name: Annotated[str, Meta(description="Mock name.")]
     method: Annotated[str | None, Meta(description="Only requests with this method.")] = None
-    path: Annotated[str | None, Meta(description="Only requests to this path (`:param` and `*` allowed).")] = None
+    path: Annotated[
+        str | None, Meta(description="Only requests to this path (`:param` and `*` allowed).")
+    ] = None
     count: Annotated[str | int | None, Meta(description="How many matching requests: 2, or `'>= 1'`.")] = None
-    body: Annotated[Any, Meta(description="Deep partial match that the last matching request's body must meet.")] = None
-    headers: Annotated[dict[str, Any], Meta(description="Header conditions on the last matching request.")] = field(
-        default_factory=dict
-    )
+    body: Annotated[
+        Any, Meta(description="Deep partial match that the last matching request's body must meet.")
+    ] = None
+    headers: Annotated[
+        dict[str, Any], Meta(description="Header conditions on the last matching request.")
+    ] = field(default_factory=dict)
     since: Annotated[
-        Literal["case", "suite", "run"], Meta(description="Window of requests considered (default: this case).")
+        Literal["case", "suite", "run"],
+        Meta(description="Window of requests considered (default: this case)."),
     ] = "case"
 
 
-class Expect(_Part, kw_only=True):
+class Expect(_Part, frozen=True, kw_only=True):
     """Expectations on a step's outcome. Every listed check must hold."""
 
-    status: Annotated[int | list[int] | None, Meta(description="Status, or a list of allowed statuses.")] = None
+    status: Annotated[int | list[int] | None, Meta(description="Status, or a list of allowed statuses.")] = (
+        None
+    )
     headers: Annotated[dict[str, Any], Meta(description="Header checks (names case-insensitive).")] = field(
         default_factory=dict
     )
     body: Annotated[Any, Meta(description="Deep partial match on the body, with assertion operators.")] = None
-    expr: Annotated[str | list[str] | None, Meta(description="Expressions, e.g. `body.items.length > 0`.")] = None
+    expr: Annotated[
+        str | list[str] | None, Meta(description="Expressions, e.g. `body.items.length > 0`.")
+    ] = None
     all_of: Annotated[list[Any] | None, Meta(description="Body expectations that must all hold.")] = field(
         default=None, name="all"
     )
-    any_of: Annotated[list[Any] | None, Meta(description="Body expectations of which one must hold.")] = field(
-        default=None, name="any"
+    any_of: Annotated[list[Any] | None, Meta(description="Body expectations of which one must hold.")] = (
+        field(default=None, name="any")
     )
     response_time: Annotated[
         int | dict[str, int] | None, Meta(description="Max milliseconds, or `{lt, lte, gt, gte}`.")
     ] = None
-    json_schema: Annotated[dict[str, Any] | None, Meta(description="JSON Schema the body must satisfy.")] = None
+    json_schema: Annotated[dict[str, Any] | None, Meta(description="JSON Schema the body must satisfy.")] = (
+        None
+    )
     exit_code: Annotated[int | None, Meta(description="Exit status (exec steps).")] = None
     output: Annotated[OutputExpect | None, Meta(description="Output checks (exec steps).")] = None
     mock: Annotated[MockExpect | list[MockExpect] | None, Meta(description="Checks on mock traffic.")] = None
 
 
-class StepRetry(_Part, kw_only=True):
+class StepRetry(_Part, frozen=True, kw_only=True):
     """Either a retry policy (`maxAttempts`, `delay`, `backoff`) or a poll (`until`, `failIf`, `deadline`).
 
     A poll repeats the step every `interval` until `until` holds, stops at once when `failIf`
@@ -169,16 +192,18 @@ class StepRetry(_Part, kw_only=True):
     """
 
     max_attempts: Annotated[int, Meta(ge=1, le=10, description="Total attempts (policy form).")] | None = None
-    delay: Annotated[str | int | None, Meta(description="Wait before the second attempt.", extra=_DURATION)] = None
-    backoff: Annotated[Literal["fixed", "linear", "exponential"] | None, Meta(description="Backoff kind.")] = None
+    delay: Annotated[str | int, Duration("Wait before the second attempt.")] | None = None
+    backoff: Annotated[
+        Literal["fixed", "linear", "exponential"] | None, Meta(description="Backoff kind.")
+    ] = None
     backoff_multiplier: Annotated[float, Meta(gt=0, description="Exponential factor.")] | None = None
     until: Annotated[Expect | None, Meta(description="Success condition (poll form).")] = None
     fail_if: Annotated[Expect | None, Meta(description="Terminal failure condition (poll form).")] = None
-    interval: Annotated[str | int | None, Meta(description="Wait between polls (default 500ms).", extra=_DURATION)] = None
-    deadline: Annotated[str | int | None, Meta(description="Give up after (default 30s).", extra=_DURATION)] = None
+    interval: Annotated[str | int, Duration("Wait between polls (default 500ms).")] | None = None
+    deadline: Annotated[str | int, Duration("Give up after (default 30s).")] | None = None
 
 
-class TestStep(_Part, kw_only=True):
+class TestStep(_Part, frozen=True, kw_only=True):
     """A step: exactly one action, then `expect` and `save`.
 
     In `setup`, a step may instead be `waitHealthy`, `waitForPort` or a bare `delay`.
@@ -197,24 +222,26 @@ class TestStep(_Part, kw_only=True):
     save: Annotated[
         dict[str, str], Meta(description="Variables to keep: `body.path`, `headers.name`, `status`.")
     ] = field(default_factory=dict)
-    delay: Annotated[str | int | None, Meta(description="Wait before the step.", extra=_DURATION)] = None
+    delay: Annotated[str | int, Duration("Wait before the step.")] | None = None
     retry: Annotated[StepRetry | None, Meta(description="Retry policy or poll.")] = None
     ignore_error: Annotated[bool, Meta(description="A failure counts as a pass (logged).")] = False
     skip: Annotated[bool | str, Meta(description="Skip this case (a string gives the reason).")] = False
 
 
-class TestFile(_Part, kw_only=True):
+class TestFile(_Part, frozen=True, kw_only=True):
     """A YAML test file: variables, setup, cases and teardown."""
 
     name: Annotated[str, Meta(description="Suite display name.")]
     description: Annotated[str | None, Meta(description="Free text.")] = None
-    sequential: Annotated[bool, Meta(description="Fail fast: after a failure, the remaining cases are skipped.")] = False
+    sequential: Annotated[
+        bool, Meta(description="Fail fast: after a failure, the remaining cases are skipped.")
+    ] = False
     variables: Annotated[dict[str, Any], Meta(description="Variables for `{{name}}` (types kept).")] = field(
         default_factory=dict
     )
-    setup: Annotated[list[TestStep], Meta(description="Steps before the cases; a failure skips them all.")] = field(
-        default_factory=list
-    )
+    setup: Annotated[
+        list[TestStep], Meta(description="Steps before the cases; a failure skips them all.")
+    ] = field(default_factory=list)
     cases: Annotated[list[TestStep], Meta(description="The test cases.")]
     teardown: Annotated[list[TestStep], Meta(description="Steps after the cases; always run.")] = field(
         default_factory=list

@@ -9,6 +9,7 @@ YAML source; only when it finds nothing does the loader call `msgspec.convert`.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -39,14 +40,32 @@ def did_you_mean(word: str, candidates: Iterable[str], *, cutoff: float = 0.6) -
 class Validator:
     """Walks data against a msgspec type; see the module docstring."""
 
-    def __init__(self, source: ParsedYaml, *, file: str | None) -> None:
+    def __init__(
+        self,
+        source: ParsedYaml,
+        *,
+        file: str | None,
+        templated: frozenset[PathKey] = frozenset(),
+        extension_keys: bool = False,
+    ) -> None:
+        """Prepare a walk over the data of `source`.
+
+        Args:
+            source: the parsed file, for positions.
+            file: its path, for the problems.
+            templated: paths whose string came from a `{{…}}` template; there a number or a boolean
+                may arrive as text (`port: "{{env.PORT}}"`) and is accepted when it parses.
+            extension_keys: accept top-level `x-…` keys (a home for YAML anchors, as in compose files).
+        """
         self.source = source
         self.file = file
+        self.templated = templated
+        self.extension_keys = extension_keys
         self.problems: list[ConfigProblem] = []
 
     def check(self, data: Any, typ: type) -> list[ConfigProblem]:
         """Return the problems of `data` as an instance of `typ` (also kept in `self.problems`)."""
-        self._walk(data, mi.type_info(typ), ())
+        self._walk(data, _type_info(typ), ())
         return self.problems
 
     def add(self, path: PathKey, message: str, *, suggestion: str | None = None, key: bool = False) -> None:
@@ -70,12 +89,11 @@ class Validator:
         while isinstance(info, mi.Metadata):
             extra.update(info.extra or {})
             info = info.type
-        if extra.get("duration") and value is not None:
-            if isinstance(value, str | int | float) and not isinstance(value, bool):
-                try:
-                    parse_duration(value)
-                except InputError:
-                    self.add(path, f"`{value}` is not a duration (use '500ms', '5s', '2m', '1h' or milliseconds)")
+        if extra.get("duration") and isinstance(value, str | int) and not isinstance(value, bool):
+            try:
+                parse_duration(value)
+            except InputError:
+                self.add(path, f"`{value}` is not a duration (use '500ms', '5s', '2m', '1h' or milliseconds)")
                 return
         if isinstance(info, mi.UnionType):
             self._union(value, info, path)
@@ -89,6 +107,13 @@ class Validator:
                 self._walk(item, info.item_type, (*path, index))
             if info.min_length is not None and len(value) < info.min_length:
                 self.add(path, f"needs at least {info.min_length} item(s)")
+        elif isinstance(info, mi.TupleType):
+            if not isinstance(value, list) or len(value) != len(info.item_types):
+                got = f"{len(value)} items" if isinstance(value, list) else _kind(value)
+                self.add(path, f"expected a list of {len(info.item_types)} items, got {got}")
+                return
+            for index, (item, item_type) in enumerate(zip(value, info.item_types, strict=True)):
+                self._walk(item, item_type, (*path, index))
         elif isinstance(info, mi.DictType):
             if not isinstance(value, dict):
                 self.add(path, f"expected a mapping, got {_kind(value)}")
@@ -104,28 +129,34 @@ class Validator:
             return
         fields = {f.encode_name: f for f in info.fields}
         for key, item in value.items():
+            if not path and self.extension_keys and key.startswith("x-"):
+                continue
             spec = fields.get(key)
             if spec is None:
                 guess = did_you_mean(key, fields)
                 self.add((*path, key), f"unknown key `{key}`", suggestion=guess, key=True)
                 continue
             if item is None and spec.required:
-                self.add((*path, key), f"`{key}` needs a value")
+                self.add((*path, key), f"`{key}` needs a value", key=True)
                 continue
             self._walk(item, spec.type, (*path, key))
         for name, spec in fields.items():
             if spec.required and name not in value:
-                self.add(path, f"missing required key `{name}`")
+                # Placed on the parent's key (`project:`), where an editor would point.
+                self.add(path, f"missing required key `{name}`", key=True)
 
     def _union(self, value: Any, info: mi.UnionType, path: PathKey) -> None:
-        candidates = [t for t in info.types if _accepts_kind(t, value)]
+        lenient = path in self.templated
+        candidates = [t for t in info.types if _accepts_kind(t, value, lenient=lenient)]
         if not candidates:
             expected = " or ".join(dict.fromkeys(_describe(t) for t in info.types))
             self.add(path, f"expected {expected}, got {_kind(value)}")
             return
         first_problems: list[ConfigProblem] | None = None
         for candidate in candidates:
-            trial = Validator(self.source, file=self.file)
+            trial = Validator(
+                self.source, file=self.file, templated=self.templated, extension_keys=self.extension_keys
+            )
             trial._walk(value, candidate, path)
             if not trial.problems:
                 return
@@ -140,6 +171,8 @@ class Validator:
             if value is not None:
                 self.add(path, f"expected nothing (null), got {_kind(value)}")
             return
+        if isinstance(value, str) and path in self.templated and _lax_scalar(info, value) is not None:
+            value = _lax_scalar(info, value)
         if isinstance(info, mi.BoolType):
             if not isinstance(value, bool):
                 self.add(path, f"expected true or false, got {_kind(value)}")
@@ -161,7 +194,10 @@ class Validator:
                 self.add(path, f"expected a string, got {_kind(value)}")
                 return
             if info.min_length is not None and len(value) < info.min_length:
-                self.add(path, "must not be empty" if info.min_length == 1 else f"too short (min {info.min_length})")
+                self.add(
+                    path,
+                    "must not be empty" if info.min_length == 1 else f"too short (min {info.min_length})",
+                )
             if info.pattern is not None and not re.search(info.pattern, value):
                 self.add(path, f"`{value}` has characters that are not allowed here (pattern {info.pattern})")
             return
@@ -192,15 +228,37 @@ _LITERAL_NOTES = {
 }
 
 
+@functools.cache
+def _type_info(typ: type) -> mi.Type:
+    # Building the description of a large Struct tree costs milliseconds; the types never change.
+    return mi.type_info(typ)
+
+
 def _unwrap(info: mi.Type) -> mi.Type:
     while isinstance(info, mi.Metadata):
         info = info.type
     return info
 
 
-def _accepts_kind(info: mi.Type, value: Any) -> bool:
+def _lax_scalar(info: mi.Type, text: str) -> Any:
+    """Return `text` read as the number or boolean `info` wants, or None (templated values only)."""
+    stripped = text.strip()
+    if isinstance(info, mi.BoolType) and stripped.lower() in ("true", "false"):
+        return stripped.lower() == "true"
+    if isinstance(info, mi.IntType) and re.fullmatch(r"-?\d+", stripped):
+        return int(stripped)
+    if isinstance(info, mi.FloatType) and re.fullmatch(r"-?\d+(?:\.\d+)?", stripped):
+        return float(stripped)
+    return None
+
+
+def _accepts_kind(info: mi.Type, value: Any, *, lenient: bool = False) -> bool:
     info = _unwrap(info)
+    if isinstance(info, mi.UnionType):
+        return any(_accepts_kind(t, value, lenient=lenient) for t in info.types)
     if isinstance(info, mi.AnyType):
+        return True
+    if lenient and isinstance(value, str) and _lax_scalar(info, value) is not None:
         return True
     if value is None:
         return isinstance(info, mi.NoneType)
@@ -217,7 +275,7 @@ def _accepts_kind(info: mi.Type, value: Any) -> bool:
             isinstance(info, mi.LiteralType) and any(isinstance(v, str) for v in info.values)
         )
     if isinstance(value, list):
-        return isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType)
+        return isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType | mi.TupleType)
     if isinstance(value, dict):
         return isinstance(info, mi.StructType | mi.DictType)
     return False
@@ -225,9 +283,11 @@ def _accepts_kind(info: mi.Type, value: Any) -> bool:
 
 def _describe(info: mi.Type) -> str:
     info = _unwrap(info)
+    if isinstance(info, mi.UnionType):
+        return " or ".join(dict.fromkeys(_describe(t) for t in info.types))
     if isinstance(info, mi.StructType | mi.DictType):
         return "a mapping"
-    if isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+    if isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType | mi.TupleType):
         return "a list"
     if isinstance(info, mi.IntType):
         return "an integer"

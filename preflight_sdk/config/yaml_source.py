@@ -20,6 +20,9 @@ __all__ = ["Location", "ParsedYaml", "PathKey", "format_path", "parse_yaml"]
 
 PathKey = tuple[str | int, ...]
 
+MAX_NODES = 200_000
+"""Values walked at most: aliases can make a small file expand exponentially ("billion laughs")."""
+
 
 class Location(msgspec.Struct, frozen=True):
     """A 1-based line and column in the source file."""
@@ -37,7 +40,7 @@ class ParsedYaml(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[ConfigProblem]
 
     def locate(self, path: PathKey, *, key: bool = False) -> Location | None:
-        """Return the position of the value (or, with `key`, of the key) at `path`, or of its nearest parent."""
+        """Return where the value (or, with `key`, the key) at `path` is, else its nearest parent."""
         table = self.keys if key else self.values
         probe = path
         while True:
@@ -63,94 +66,137 @@ def parse_yaml(text: str, *, file: str | None = None) -> ParsedYaml:
 
     A syntax error does not raise: it comes back as a problem with its position, and `data` is None.
     """
-    values: dict[PathKey, Location] = {}
-    keys: dict[PathKey, Location] = {}
-    problems: list[ConfigProblem] = []
-    loader = yaml.SafeLoader(text)
+    walk = _Walk(file)
     try:
-        node = loader.get_single_node()
-        data = _build(loader, node, (), values, keys, problems, file) if node is not None else None
+        # The reader checks the characters as soon as it is created, so it belongs in the `try`.
+        walk.loader = _LOADER(text)
+        node = walk.loader.get_single_node()
+        data = walk.build(node, (), 0) if node is not None else None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        walk.problem((), f"character U+{code:04X} is not allowed in YAML ({exc.reason})", (line, column))
+        data = None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problems.append(
-            ConfigProblem(
-                path="$",
-                message=f"YAML syntax error: {exc.problem or exc.context or 'cannot parse'}",
-                file=file,
-                line=mark.line + 1 if mark else None,
-                column=mark.column + 1 if mark else None,
-            )
-        )
+        message, where = _syntax_problem(exc, text)
+        walk.problem((), message, where)
         data = None
     except yaml.YAMLError as exc:
-        problems.append(ConfigProblem(path="$", message=f"YAML error: {exc}", file=file))
+        walk.problem((), f"YAML error: {exc}", None)
+        data = None
+    except RecursionError:
+        # pyyaml composes nested collections recursively; a few hundred levels exhaust the stack.
+        walk.problem((), "nesting is too deep", None)
         data = None
     finally:
-        loader.dispose()
-    return ParsedYaml(data=data, values=values, keys=keys, problems=problems)
+        if walk.loader is not None:
+            walk.loader.dispose()
+    return ParsedYaml(data=data, values=walk.values, keys=walk.keys, problems=walk.problems)
+
+
+def _syntax_problem(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, tuple[int, int] | None]:
+    """Return the message and position of a YAML error.
+
+    The position is where the parser gave up, except at the very end of the file (an unclosed
+    bracket): there the construct that was left open is the place to fix.
+    """
+    problem, context = exc.problem, exc.context
+    message = f"YAML syntax error: {problem or context or 'cannot parse'}"
+    if problem and context and exc.context_mark is not None:
+        opened = exc.context_mark
+        message += f" ({context} started at line {opened.line + 1}, column {opened.column + 1})"
+    mark = exc.problem_mark or exc.context_mark
+    if mark is not None and exc.problem_mark is not None and exc.context_mark is not None:
+        if exc.problem_mark.index >= len(text.rstrip()):
+            mark = exc.context_mark
+    return message, (mark.line + 1, mark.column + 1) if mark is not None else None
 
 
 def _location(node: yaml.Node) -> Location:
     return Location(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-def _build(
-    loader: yaml.SafeLoader,
-    node: yaml.Node,
-    path: PathKey,
-    values: dict[PathKey, Location],
-    keys: dict[PathKey, Location],
-    problems: list[ConfigProblem],
-    file: str | None,
-    depth: int = 0,
-) -> Any:
-    if depth > 64:
-        problems.append(ConfigProblem(path=format_path(path), message="nesting is too deep", file=file))
-        return None
-    values[path] = _location(node)
-    if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+# libyaml parses about ten times faster; both report the same positions and errors.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Walk:
+    """One walk over a composed node tree, building data and recording positions."""
+
+    def __init__(self, file: str | None) -> None:
+        self.loader: Any = None  # a yaml.SafeLoader once the text is accepted
+        self.file = file
+        self.values: dict[PathKey, Location] = {}
+        self.keys: dict[PathKey, Location] = {}
+        self.problems: list[ConfigProblem] = []
+        self.budget = MAX_NODES
+        # Where each mapping's own keys start once flattened. A node reached again through an alias
+        # is already flattened, so the split is remembered rather than recomputed.
+        self.first_own: dict[int, int] = {}
+
+    def problem(self, path: PathKey, message: str, where: tuple[int, int] | Location | None) -> None:
+        line, column = (where.line, where.column) if isinstance(where, Location) else where or (None, None)
+        self.problems.append(
+            ConfigProblem(path=format_path(path), message=message, file=self.file, line=line, column=column)
+        )
+
+    def build(self, node: yaml.Node, path: PathKey, depth: int) -> Any:
+        if depth > 64:
+            self.problem(path, "nesting is too deep", _location(node))
+            return None
+        self.budget -= 1
+        if self.budget < 0:
+            if self.budget == -1:
+                self.problem(path, "the document is too large (too many values once aliases expand)", None)
+            return None
+        self.values[path] = _location(node)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path, depth)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, index), depth + 1) for index, item in enumerate(node.value)]
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except (ValueError, TypeError, OverflowError) as exc:
+            # An explicit tag with a value it cannot take (`!!int abc`).
+            self.problem(
+                path, f"cannot read `{node.value}` as {node.tag.rsplit(':', 1)[-1]}: {exc}", _location(node)
+            )
+            return None
+        if isinstance(value, datetime.date | bytes):
+            # e2e.yaml has no date or binary fields; keep what was written.
+            return node.value
+        return value
+
+    def _mapping(self, node: yaml.MappingNode, path: PathKey, depth: int) -> dict[str, Any]:
+        # `<<` merges put the merged pairs first; a key written in the mapping itself overrides them
+        # (that is what merging is for), so only a repeat among the mapping's own keys is a duplicate.
+        first_own = self.first_own.get(id(node))
+        if first_own is None:
+            own = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE_TAG)
+            self.loader.flatten_mapping(node)
+            first_own = self.first_own[id(node)] = len(node.value) - own
         result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            if isinstance(key, datetime.date | bool | int | float) or key is None:
-                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key)
-            if not isinstance(key, str):
-                location = _location(key_node)
-                problems.append(
-                    ConfigProblem(
-                        path=format_path(path),
-                        message="mapping keys must be plain strings",
-                        file=file,
-                        line=location.line,
-                        column=location.column,
-                    )
-                )
+        own_keys: set[str] = set()
+        for position, (key_node, value_node) in enumerate(node.value):
+            key = self._key(key_node, path)
+            if key is None:
                 continue
             child = (*path, key)
-            if key in result:
-                location = _location(key_node)
-                problems.append(
-                    ConfigProblem(
-                        path=format_path(child),
-                        message=f"duplicate key `{key}` (the earlier value would be lost)",
-                        file=file,
-                        line=location.line,
-                        column=location.column,
+            if position >= first_own:
+                if key in own_keys:
+                    self.problem(
+                        child, f"duplicate key `{key}` (the earlier value would be lost)", _location(key_node)
                     )
-                )
-            keys[child] = _location(key_node)
-            result[key] = _build(loader, value_node, child, values, keys, problems, file, depth + 1)
+                own_keys.add(key)
+            self.keys[child] = _location(key_node)
+            result[key] = self.build(value_node, child, depth + 1)
         return result
-    if isinstance(node, yaml.SequenceNode):
-        return [
-            _build(loader, item, (*path, index), values, keys, problems, file, depth + 1)
-            for index, item in enumerate(node.value)
-        ]
-    value = loader.construct_object(node, deep=True)
-    if isinstance(value, datetime.date):
-        # e2e.yaml has no date fields; keep what was written rather than a datetime object.
-        return node.value
-    if isinstance(value, bytes):
-        return node.value
-    return value
+
+    def _key(self, key_node: yaml.Node, path: PathKey) -> str | None:
+        if isinstance(key_node, yaml.ScalarNode):
+            # Keys are names: `on`, `1`, `2024-01-01` stay the text that was written.
+            return str(key_node.value)
+        self.problem(path, "mapping keys must be plain strings", _location(key_node))
+        return None

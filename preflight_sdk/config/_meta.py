@@ -1,0 +1,20 @@
+"""Field metadata shared by the e2e.yaml and test-file Structs."""
+
+from __future__ import annotations
+
+from msgspec import Meta
+
+__all__ = ["DURATION_PATTERN", "Duration"]
+
+# What `parse_duration` accepts, for editors: digits with units (combinable), or bare milliseconds.
+# `pattern` only constrains strings, so the integer branch of a duration union is unaffected.
+DURATION_PATTERN = r"^\s*(?:(?:\d+(?:\.\d+)?\s*(?:[mM][sS]|[sSmMhHdD])\s*)+|\d+(?:\.\d+)?\s*)$"
+
+
+def Duration(description: str) -> Meta:
+    """Return the metadata of a duration field (checked by the loader, patterned in the schema)."""
+    return Meta(
+        description=f"{description} A duration: '500ms', '5s', '2m', '1h' or milliseconds.",
+        extra_json_schema={"pattern": DURATION_PATTERN, "minimum": 0},
+        extra={"duration": True},
+    )
