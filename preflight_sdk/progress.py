@@ -81,7 +81,13 @@ class Reporter:
         if self._sink is None:
             return
         event = ProgressEvent(
-            kind=kind, message=message, scope=scope, done=done, total=total, status=status, operation=self.operation
+            kind=kind,
+            message=message,
+            scope=scope,
+            done=done,
+            total=total,
+            status=status,
+            operation=self.operation,
         )
         try:
             self._sink(event)

@@ -53,9 +53,15 @@ async def build(
                 total=total,
             )
 
+    # Builds first: a service without a Dockerfile may use an image another service builds.
     async with anyio.create_task_group() as tg:
         for svc in targets:
-            tg.start_soon(one, svc)
+            if svc.name in specs:
+                tg.start_soon(one, svc)
+    async with anyio.create_task_group() as tg:
+        for svc in targets:
+            if svc.name not in specs:
+                tg.start_soon(one, svc)
 
     ordered = [results[s.name] for s in targets]
     result = BuildResult(services=ordered, total_duration=_ms(anyio.current_time() - started))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 
-import httpx
 import msgspec
 
 from ..config import MockConfig
@@ -62,6 +61,8 @@ def mock_records(ctx: ProjectContext) -> list[MockRecord]:
 
 async def mocks_alive(records: list[MockRecord]) -> dict[str, bool]:
     """Ask each recorded mock's admin endpoint whether it still answers."""
+    import httpx  # lazy: httpx pulls in click, which `import preflight_sdk` must not
+
     alive: dict[str, bool] = {}
     async with httpx.AsyncClient(timeout=1.0) as client:
         for record in records:

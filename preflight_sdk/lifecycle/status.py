@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Literal
 
 import anyio
-import httpx
 
 from ..engine.base import ContainerInfo
 from ..progress import Reporter
@@ -206,6 +205,8 @@ async def _mock_statuses(ctx: ProjectContext) -> list[MockStatus]:
     session = ctx.require_session()
     recorded = {r.name: r.port for r in session.mocks}
     statuses: list[MockStatus] = []
+    import httpx  # lazy: httpx pulls in click, which `import preflight_sdk` must not
+
     async with httpx.AsyncClient(timeout=1.0) as client:
         for name, mock in loaded.config.mocks.items():
             port = recorded.get(name, mock.port)

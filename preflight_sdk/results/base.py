@@ -35,9 +35,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
         raw = msgspec.json.encode(self)
         return msgspec.json.format(raw, indent=indent).decode() if indent else raw.decode()
 
-    def _repr_mimebundle_(
-        self, include: Any = None, exclude: Any = None
-    ) -> dict[str, str]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         from ..display import render_html, render_text  # lazy: display is only needed in notebooks
 
         return {"text/plain": render_text(self), "text/html": render_html(self)}
