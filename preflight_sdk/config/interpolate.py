@@ -1,5 +1,8 @@
 """Load-time `{{…}}` templates of e2e.yaml: `env.X`, `config.X`, `uuid`, `timestamp`, `date`.
 
+`{{mocks.<name>.url|port|host}}` in a service's container `environment` or `command` is checked
+here but rendered by setup, once the mock listens (its port may be chosen then: `port: 0`).
+
 They are rendered once, when the file is loaded, everywhere but in mock responses. A mock response
 is a per-request template (`{{uuid}}` must differ per request, `{{request.params.id}}` only exists
 then), so there only `{{env.X}}` and `{{config.X}}`, which cannot change between requests, are
@@ -20,7 +23,7 @@ from ..templates import TEMPLATE, UnknownVariableError, lookup
 from .validate import did_you_mean
 from .yaml_source import ParsedYaml, PathKey, format_path
 
-__all__ = ["LOAD_TIME_ROOTS", "interpolate", "is_mock_response"]
+__all__ = ["LOAD_TIME_ROOTS", "interpolate", "is_container_setting", "is_mock_response"]
 
 LOAD_TIME_ROOTS = ("env.", "config.")
 """Template roots that a mock response resolves at load time too (they never vary per request)."""
@@ -60,6 +63,18 @@ def interpolate(
         expression = str(match.group(1))
         if static_only and not expression.startswith(LOAD_TIME_ROOTS):
             return str(match.group(0))
+        if expression.startswith("mocks.") and is_container_setting(path):
+            problem = _mock_reference(expression, data)
+            if problem is None:
+                return str(match.group(0))  # rendered by setup, once the mock's port is known
+            location = source.locate(path)
+            problems.append(
+                ConfigProblem(
+                    path=format_path(path), message=problem, file=file,
+                    line=location.line if location else None, column=location.column if location else None,
+                )
+            )
+            return str(match.group(0))
         try:
             return _text(lookup(scope, expression))
         except UnknownVariableError as exc:
@@ -95,6 +110,25 @@ def interpolate(
         return rendered
 
     return render(data, (), False), problems, templated
+
+
+def is_container_setting(path: PathKey) -> bool:
+    """Tell whether `path` is a service's container environment or command (setup-time templates)."""
+    try:
+        index = path.index("container")
+    except ValueError:
+        return False
+    return path[0] in ("service", "services") and len(path) > index + 1 and path[index + 1] in ("environment", "command")
+
+
+def _mock_reference(expression: str, data: dict[str, Any]) -> str | None:
+    parts = expression.split(".")
+    mocks = data.get("mocks") if isinstance(data.get("mocks"), dict) else {}
+    assert isinstance(mocks, dict)
+    if len(parts) != 3 or parts[1] not in mocks or parts[2] not in ("url", "port", "host"):
+        known = ", ".join(f"mocks.{name}.url" for name in mocks) or "(no mocks are declared)"
+        return f"`{{{{{expression}}}}}` is not a mock address; use mocks.<name>.url, .port or .host ({known})"
+    return None
 
 
 def _config_vars(data: dict[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:

@@ -25,7 +25,12 @@ async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
     root = await _root(ctx)
     session = ctx.session or await anyio.to_thread.run_sync(read_state, root)
     mocks = await stop_mocks(ctx)
-    containers, networks = await remove_labelled(ctx, root, force=force)
+    try:
+        containers, networks = await remove_labelled(ctx, root, force=force)
+    except PreflightError:
+        if ctx.loaded is None or ctx.loaded.services:
+            raise
+        containers, networks = [], []  # mocks and tests only: Docker was never needed
     main = None
     if session is not None and ctx.loaded is not None:
         wanted = network_name(ctx.loaded, session.session_id)

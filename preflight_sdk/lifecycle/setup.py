@@ -75,7 +75,8 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
                 # All independent: images must exist, leftovers of a crashed or killed process
                 # (which may hold names and ports) go, the network and the mocks come up.
                 tg.start_soon(_require_images, ctx, loaded)
-                tg.start_soon(lambda: remove_labelled(ctx, loaded.root, force=True, keep_network=net))
+                if loaded.services:  # a project of mocks and tests only never needs Docker
+                    tg.start_soon(lambda: remove_labelled(ctx, loaded.root, force=True, keep_network=net))
                 if loaded.services:
                     tg.start_soon(_create_network, ctx, net, started, reporter)
 
@@ -177,7 +178,8 @@ async def _start_services(
     dead: set[str] = set()
     results: dict[str, ServiceSetup] = {}
     prober: Prober = getattr(ctx.engine, "prober", None) or NetworkProber()
-    mocks = list(loaded.config.mocks)
+    host = ctx.mocks
+    mocks = {name: host.port(name) if host is not None else mock.port for name, mock in loaded.config.mocks.items()}
     total = len(loaded.services)
 
     async def watch(scope: anyio.CancelScope) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..engine.base import BuildSpec, ContainerSpec
 from ..errors import EnvironmentError_
+from ..templates import render
 from .context import LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
 
 __all__ = [
@@ -98,10 +99,15 @@ def build_spec(loaded: LoadedConfig, service: ServiceConfig, *, no_cache: bool) 
 
 
 def container_spec(
-    loaded: LoadedConfig, service: ServiceConfig, *, session: str, network: str, mocks: list[str]
+    loaded: LoadedConfig, service: ServiceConfig, *, session: str, network: str, mocks: dict[str, int]
 ) -> ContainerSpec:
-    """Return how to run `service` on `network`, reaching each mock by name through the host gateway."""
+    """Return how to run `service` on `network`, reaching each mock by name through the host gateway.
+
+    `mocks` maps each mock's name to the port it listens on; `{{mocks.<name>.url|port|host}}` in
+    the container's environment and command are filled in from it.
+    """
     container = service.container
+    scope = {"mocks": {name: {"url": f"http://{name}:{port}", "port": port, "host": name} for name, port in mocks.items()}}
     aliases = list(
         dict.fromkeys([service.name, *([container.name] if container.name else []), *container.aliases])
     )
@@ -109,15 +115,15 @@ def container_spec(
     if container.command is None:
         command = None
     elif isinstance(container.command, str):
-        command = shlex.split(container.command)
+        command = shlex.split(_fill(container.command, scope))
     else:
-        command = list(container.command)
+        command = [_fill(part, scope) for part in container.command]
     return ContainerSpec(
         name=container_name(loaded, session, service.name),
         image=service.build.image,
         network=network,
         aliases=aliases,
-        env={key: _text(value) for key, value in container.environment.items()},
+        env={key: _fill(_text(value), scope) for key, value in container.environment.items()},
         ports=[parse_port(spec) for spec in container.ports],
         volumes=[_volume(loaded, v) for v in container.volumes],
         labels=labels_for(loaded.project_name, session, loaded.root, service.name),
@@ -127,6 +133,12 @@ def container_spec(
         working_dir=container.working_dir,
         user=container.user,
     )
+
+
+def _fill(text: str, scope: dict[str, object]) -> str:
+    if "{{" not in text:
+        return text
+    return str(render(text, scope))
 
 
 def _volume(loaded: LoadedConfig, spec: str) -> str:
