@@ -1,0 +1,152 @@
+"""`verify`: check an MCP server against what it promises, over real stdio."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import msgspec
+
+from ..config.model import McpConfig
+from ..durations import parse_duration
+from ..errors import InputError
+from .result import Finding, ServerInfo, ToolReport, VerifyResult, decide_status, summarise
+from .spec import ExpectedTool, ServerSpec, resolve_spec
+
+__all__ = ["verify"]
+
+
+async def verify(
+    *,
+    root: Path | None,
+    mcp: McpConfig | None = None,
+    command: str | Sequence[str] | None = None,
+    manifest: str | os.PathLike[str] | None = None,
+    timeout: str | int = "10s",
+    call_readonly: bool = False,
+    strict: bool = False,
+    expected_tools: Sequence[ExpectedTool] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> VerifyResult:
+    """Start an MCP server on stdio, list its tools and check them against their declarations.
+
+    The server comes from the first of `command`, `manifest`, `mcp` that is given; the declared
+    tools from `expected_tools`, else from that same source. See docs/verify.md for every check.
+
+    Args:
+        root: the directory relative paths are taken from (manifest, `mcp.cwd`, schema files);
+            also the server's working directory for a bare `command`. None: the current directory.
+        mcp: the `mcp:` block of e2e.yaml (start, cwd, env, tools with optional schemas).
+        command: the start command: an argv list, or a string split like a shell would (no shell
+            runs it).
+        manifest: path of a pai-deps style manifest (`mcp_start` + `provides.mcp` list, or
+            `provides.mcp.start` + `tools`).
+        timeout: one deadline for spawn + handshake + the whole tools/list walk (`"10s"`, `"500ms"`
+            or milliseconds); also the limit of each call made with `call_readonly`.
+        call_readonly: also call each `readOnlyHint: true` tool with arguments built from its
+            schema, an unknown tool, and a tool with a wrongly typed argument.
+        strict: tools served but not declared are errors (else warnings), and a missing start
+            command is an error (else the result is `skipped`).
+        expected_tools: declarations that replace those of the source.
+        env: variables added to the server's environment (over the inherited one and `mcp.env`).
+
+    Returns:
+        The result; it is returned whenever the verification could run, also when the server
+        failed to start, timed out or broke the protocol (`status: "error"`).
+
+    Raises:
+        InputError: `INVALID_INPUT` for a bad timeout or command string.
+        ConfigError: `MANIFEST_INVALID` for a bad manifest, `CONFIG_INVALID` for a bad schema file.
+    """
+    started = anyio.current_time()
+    seconds = parse_duration(timeout, field="timeout")
+    if seconds <= 0:
+        raise InputError(f"timeout must be positive, got {timeout!r}", hint='use e.g. "10s" or 10000 (ms)')
+    spec = await anyio.to_thread.run_sync(
+        partial(
+            resolve_spec,
+            root=root,
+            mcp=mcp,
+            command=command,
+            manifest=manifest,
+            expected_tools=expected_tools,
+            env=env,
+        )
+    )
+    if spec.argv is None:
+        return _skipped(spec, strict=strict, started=started)
+
+    from .compare import compare_tools  # these pull in mcp and jsonschema: only when verifying
+    from .dynamic import call_checks
+    from .session import run_session
+
+    after_listing = partial(call_checks, limit=seconds) if call_readonly else None
+    outcome = await run_session(spec, limit=seconds, after_listing=after_listing)
+    findings = [f for f in outcome.findings if f.tool is None]
+    by_tool = [f for f in outcome.findings if f.tool is not None]
+    tools: list[ToolReport] = []
+    if outcome.tools is not None:
+        tools = compare_tools(spec.declared, outcome.tools, strict=strict)
+        tools = _attach(tools, by_tool)
+        if not spec.declared:
+            findings.append(
+                Finding(
+                    severity="info",
+                    code="NO_DECLARATIONS",
+                    message="no tools are declared, so nothing was compared; "
+                    "the served tools were checked on their own",
+                )
+            )
+    summary = summarise(tools, findings)
+    status = decide_status(summary, findings, skipped=False)
+    server = ServerInfo(
+        command=spec.argv,
+        cwd=str(spec.cwd) if spec.cwd is not None else None,
+        name=outcome.name,
+        version=outcome.version,
+        protocol_version=outcome.protocol_version,
+    )
+    return VerifyResult(
+        status=status,
+        server=server,
+        tools=tools,
+        findings=findings,
+        summary=summary,
+        duration=_elapsed(started),
+        stderr_tail=outcome.stderr_tail if status in ("error", "failed") else [],
+    )
+
+
+def _attach(tools: list[ToolReport], findings: list[Finding]) -> list[ToolReport]:
+    """Move each tool-level finding from the calls into its tool's report."""
+    out = []
+    for report in tools:
+        mine = [f for f in findings if f.tool == report.name]
+        out.append(msgspec.structs.replace(report, findings=[*report.findings, *mine]) if mine else report)
+    return out
+
+
+def _skipped(spec: ServerSpec, *, strict: bool, started: float) -> VerifyResult:
+    names = [t.name for t in spec.declared]
+    unchecked = f"; {len(names)} declared tools were not checked: {names}" if names else ""
+    finding = Finding(
+        severity="error" if strict else "warning",
+        code="NO_START_COMMAND",
+        message=f"there is no command to start the MCP server{unchecked} (set `mcp_start` in the manifest, "
+        "`mcp.start` in e2e.yaml, or pass `command`)",
+    )
+    summary = summarise([], [finding])
+    return VerifyResult(
+        status="skipped",
+        findings=[finding],
+        summary=summary,
+        duration=_elapsed(started),
+    )
+
+
+def _elapsed(started: float) -> int:
+    return round((anyio.current_time() - started) * 1000)
