@@ -1,0 +1,146 @@
+"""The `preflights` tool aliases: its argument names in, its reply shapes out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from preflight_sdk.clarify import clarify, read_architecture
+from preflight_sdk.clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS, seed_error
+from preflight_sdk.errors import InputError, PreflightError, StateError
+from preflight_sdk.operations import AliasSpec
+
+
+async def _call(alias: AliasSpec, repo: Path, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Do what the MCP face does with an alias: decode, call the operation, convert, encode."""
+    args = msgspec.convert(arguments, alias.input_type)
+    kwargs = alias.to_kwargs(args)
+    result = await (
+        clarify(repo, **kwargs) if alias is REQUIRE_CLARIFICATION_ALIAS else read_architecture(repo)
+    )
+    reply = alias.from_result(result)
+    assert isinstance(reply, alias.output_type)
+    data = json.loads(msgspec.json.encode(reply))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_the_input_schemas_use_the_seed_argument_names() -> None:
+    schema = msgspec.json.schema(REQUIRE_CLARIFICATION_ALIAS.input_type)
+    body = schema["$defs"][schema["$ref"].split("/")[-1]]
+    assert set(body["properties"]) == {
+        "user_intention",
+        "optional_context",
+        "session_id",
+        "answers",
+        "preferences",
+        "repo_path",
+    }
+    assert body["required"] == ["user_intention"]
+    read = msgspec.json.schema(READ_ARCHITECTURE_ALIAS.input_type)
+    assert set(read["$defs"][read["$ref"].split("/")[-1]]["properties"]) == {"repo_path"}
+    assert REQUIRE_CLARIFICATION_ALIAS.name == "require_clarification"
+    assert READ_ARCHITECTURE_ALIAS.name == "read_architecture"
+
+
+@pytest.mark.anyio
+async def test_the_seed_example_7_2_runs_through_the_alias(repo: Path) -> None:
+    turn1 = await _call(REQUIRE_CLARIFICATION_ALIAS, repo, {"user_intention": "Add authentication"})
+    assert turn1["status"] == "needs_clarification"
+    assert set(turn1) == {"status", "session_id", "questions", "progress"}
+    assert turn1["progress"] == {"asked_so_far": len(turn1["questions"]), "answered": 0}
+    assert turn1["questions"][0] == {
+        "id": "auth_strategy",
+        "type": "single_choice",
+        "question": "Which authentication strategy should the project use?",
+        "options": ["OAuth", "Email/Password", "Magic Links", "SAML", "Other (specify)"],
+    }
+    turn2 = await _call(
+        REQUIRE_CLARIFICATION_ALIAS,
+        repo,
+        {
+            "user_intention": "Add authentication",
+            "session_id": turn1["session_id"],
+            "answers": {"auth_strategy": "OAuth", "auth_library": "next-auth"},
+            "repo_path": None,
+        },
+    )
+    assert turn2["status"] == "completed"
+    assert [a["type"] for a in turn2["artifacts_created"]] == ["adr", "task", "projection"]
+    assert turn2["artifacts_created"][0]["path"].startswith("docs/adr/")
+    assert "summary" in turn2 and "warning" not in turn2
+
+    arch = await _call(READ_ARCHITECTURE_ALIAS, repo, {})
+    assert arch == {
+        "status": "success",
+        "architecture": {
+            "uid": turn2["artifacts_created"][0]["uid"],
+            "categories": {"Authentication": {"Library": "NextAuth.js", "Strategy": "OAuth"}},
+        },
+        "source_file": "docs/ARCHITECTURE_STATE.md",
+    }
+
+
+@pytest.mark.anyio
+async def test_read_architecture_alias_without_adr_has_a_null_uid(repo: Path) -> None:
+    assert await _call(READ_ARCHITECTURE_ALIAS, repo, {"repo_path": str(repo)}) == {
+        "status": "success",
+        "architecture": {"uid": None, "categories": {}},
+        "source_file": "docs/ARCHITECTURE_STATE.md",
+    }
+
+
+@pytest.mark.anyio
+async def test_preferences_force_adr_and_non_string_answers_are_mapped(repo: Path) -> None:
+    args = msgspec.convert(
+        {
+            "user_intention": "Fix typo in login button",
+            "preferences": {"force_adr": True},
+            "answers": {"n": 3, "flag": True, "none": None},
+            "optional_context": "ctx",
+        },
+        REQUIRE_CLARIFICATION_ALIAS.input_type,
+    )
+    assert REQUIRE_CLARIFICATION_ALIAS.to_kwargs(args) == {
+        "intention": "Fix typo in login button",
+        "answers": {"n": "3", "flag": "true"},
+        "session_id": None,
+        "context": "ctx",
+        "force_adr": True,
+    }
+    turn1 = await _call(
+        REQUIRE_CLARIFICATION_ALIAS,
+        repo,
+        {"user_intention": "Fix typo in login button", "preferences": {"force_adr": True}},
+    )
+    assert turn1["questions"][0]["id"] == "auth_strategy"
+
+
+@pytest.mark.anyio
+async def test_the_llm_fallback_warning_uses_the_seed_shape(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFLIGHT_LLM_PROVIDER", "openai")
+    reply = await _call(REQUIRE_CLARIFICATION_ALIAS, repo, {"user_intention": "Add authentication"})
+    assert reply["warning"] == "llm_fallback"
+    assert "OPENAI_API_KEY" in reply["message"]
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (StateError("gone", code="SESSION_EXPIRED", hint="restart"), "SESSION_EXPIRED"),
+        (InputError("no repo", code="REPO_NOT_FOUND", hint="git init"), "REPO_NOT_FOUND"),
+        (PreflightError("disk", code="INTERNAL", details={"path": "p", "errno": 28}), "FILESYSTEM_ERROR"),
+    ],
+)
+def test_errors_convert_to_the_seed_error_reply(error: PreflightError, code: str) -> None:
+    data = json.loads(msgspec.json.encode(seed_error(error)))
+    assert data["status"] == "error"
+    assert data["error"]["code"] == code
+    assert data["error"]["message"] == error.message
+    assert data["error"].get("recovery_hint") == error.hint
