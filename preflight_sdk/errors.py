@@ -69,6 +69,8 @@ ErrorCode = Literal[
     "INVALID_ANSWER",
     "SESSION_EXPIRED",
     "LLM_ERROR",
+    "PARSE_ERROR",
+    "FILESYSTEM_ERROR",
 ]
 
 

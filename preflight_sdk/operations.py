@@ -29,6 +29,8 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
         output_type: the type of the alias's reply (for its outputSchema).
         from_result: turns the method's result into the alias's reply.
         description: the alias tool's description.
+        from_error: turns a `PreflightError` into the alias's own error reply (default: the
+            envelope with `isError`).
     """
 
     name: str
@@ -37,6 +39,7 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
     output_type: Any
     from_result: Callable[[Any], Any]
     description: str
+    from_error: Callable[[Any], Any] | None = None
 
 
 class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,12 +9,13 @@ nothing elsewhere).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Literal
 
 import msgspec
 
-__all__ = ["ProgressArg", "ProgressEvent", "ProgressSink", "Reporter", "fan_out"]
+__all__ = ["ProgressArg", "ProgressEvent", "ProgressSink", "Reporter", "fan_out", "in_kernel", "resolve_sink"]
 
 
 class ProgressEvent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
@@ -55,12 +56,39 @@ def fan_out(sinks: Sequence[ProgressSink]) -> ProgressSink:
     return emit
 
 
+def in_kernel() -> bool:
+    """Tell whether this code runs inside a Jupyter kernel (without importing IPython)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    shell = ipython.get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def resolve_sink(progress: ProgressArg, operation: str) -> ProgressSink | None:
+    """Return the sink for a `progress=` argument.
+
+    A callable is used as it is; `False` reports nothing; `None` and `True` mean the default: a
+    live view inside Jupyter (when the `notebook` extra is installed), nothing elsewhere.
+    """
+    if callable(progress):
+        return progress
+    if progress is False or not in_kernel():
+        return None
+    try:
+        from .notebook import live_sink
+    except ImportError:  # the notebook extra (ipywidgets) is not installed
+        return None
+    return live_sink(operation)
+
+
 class Reporter:
     """The helper an operation reports through: stamps its name and never lets a sink break it."""
 
     def __init__(self, sink: ProgressSink | None, operation: str) -> None:
         self._sink = sink
         self.operation = operation
+        self.finished = False
 
     @property
     def active(self) -> bool:
@@ -78,6 +106,8 @@ class Reporter:
         status: Literal["started", "ok", "failed", "skipped"] | None = None,
     ) -> None:
         """Send one event (a failing sink is ignored: progress must never fail the work)."""
+        if kind == "done":
+            self.finished = True
         if self._sink is None:
             return
         event = ProgressEvent(
@@ -109,3 +139,8 @@ class Reporter:
     ) -> None:
         """Report that a stage started or ended."""
         self.emit("step", message, scope=scope, status=status, done=done, total=total)
+
+    def finish(self, *, ok: bool, message: str | None = None) -> None:
+        """Report the end of the operation (once; a `done` already sent by the work counts)."""
+        if not self.finished:
+            self.emit("done", message or ("done" if ok else "failed"), status="ok" if ok else "failed")

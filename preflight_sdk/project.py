@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
+from .clarify import ArchitectureResult, ClarifyResult
+from .clarify import clarify as _clarify
+from .clarify import read_architecture as _read_architecture
+from .clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS
 from .lifecycle import build as _build
 from .lifecycle import clean as _clean
 from .lifecycle import logs as _logs
@@ -20,7 +26,9 @@ from .lifecycle import status as _status
 from .lifecycle.context import ProjectContext
 from .lifecycle.init import initialize
 from .operations import operation
-from .progress import ProgressArg, Reporter
+from .config import McpConfig
+from .errors import ConfigError, PreflightError
+from .progress import ProgressArg, Reporter, resolve_sink
 from .results.lifecycle import (
     BuildResult,
     CleanResult,
@@ -32,6 +40,7 @@ from .results.lifecycle import (
 )
 from .results.mocks import MockRequestsResult
 from .results.run import RunResult
+from .verify import VerifyResult
 
 if TYPE_CHECKING:
     from .engine.base import Engine
@@ -150,13 +159,9 @@ class Project:
             details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried (relative
             paths are resolved against the e2e.yaml directory, then the build context).
         """
-        async with self._ctx.lock:
+        async with self._operation(progress, "build") as reporter:
             return await _build.build(
-                self._ctx,
-                no_cache=no_cache,
-                service=service,
-                pull=pull,
-                reporter=self._reporter(progress, "build"),
+                self._ctx, no_cache=no_cache, service=service, pull=pull, reporter=reporter
             )
 
     @operation(title="Start the environment", idempotent=True)
@@ -186,8 +191,8 @@ class Project:
             PORT_CONFLICT names the port (and its holder when known); `0:<port>` in `ports`
             lets Docker pick a free host port.
         """
-        async with self._ctx.lock:
-            return await _setup.setup(self._ctx, timeout=timeout, reporter=self._reporter(progress, "setup"))
+        async with self._operation(progress, "setup") as reporter:
+            return await _setup.setup(self._ctx, timeout=timeout, reporter=reporter)
 
     @operation(title="Show status", read_only=True)
     async def status(self) -> StatusResult:
@@ -246,7 +251,7 @@ class Project:
             lines=lines,
             since=since,
             follow_for=_logs.follow_seconds(follow_for),
-            reporter=self._reporter(progress, "logs"),
+            reporter=Reporter(resolve_sink(progress, "logs"), "logs"),
         )
 
     async def follow_logs(self, container: str, since: str | None = None) -> AsyncIterator[LogLine]:
@@ -321,10 +326,8 @@ class Project:
         from .runners.orchestrator import run_suites
 
         ids = [part.strip() for part in filter.split(",") if part.strip()] if filter else None
-        async with self._ctx.lock:
-            return await run_suites(
-                self._ctx, suite_ids=ids, parallel=parallel, reporter=self._reporter(progress, "run")
-            )
+        async with self._operation(progress, "run") as reporter:
+            return await run_suites(self._ctx, suite_ids=ids, parallel=parallel, reporter=reporter)
 
     @operation(title="Run one test suite")
     async def run_suite(self, suite_id: str, progress: ProgressArg = None) -> RunResult:
@@ -344,10 +347,8 @@ class Project:
         """
         from .runners.orchestrator import run_suites
 
-        async with self._ctx.lock:
-            return await run_suites(
-                self._ctx, suite_ids=[suite_id], parallel=None, reporter=self._reporter(progress, "run")
-            )
+        async with self._operation(progress, "run") as reporter:
+            return await run_suites(self._ctx, suite_ids=[suite_id], parallel=None, reporter=reporter)
 
     @operation(title="Read mock traffic")
     async def mock_requests(
@@ -380,9 +381,159 @@ class Project:
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
 
+    @operation(title="Verify an MCP server", read_only=True, open_world=True)
+    async def verify(
+        self,
+        command: str | None = None,
+        manifest: str | None = None,
+        timeout: str = "10s",
+        call_readonly: bool = False,
+        strict: bool = False,
+    ) -> VerifyResult:
+        """Check an MCP server against what it promises: start it over stdio, list its tools, compare.
+
+        Starts the server (the `mcp:` block of e2e.yaml unless `command` or `manifest` is given),
+        negotiates the protocol with the official MCP client, follows tools/list through every
+        page, and reports each declared tool as found or missing and each undeclared one as extra.
+        It also checks every tool definition: object-rooted, valid inputSchema and outputSchema with
+        local $refs; required names present in properties; a real description; property
+        descriptions; coherent annotations. The server is always stopped afterwards, children
+        included.
+
+        Args:
+            command: start this server instead, as one string split like a shell would but never
+                run by one (e.g. "python -m books.mcp --db test.db"); its tools are then not
+                compared with declarations.
+            manifest: a pai-deps manifest (relative to the project) declaring the start command
+                (`mcp_start`, or `provides.mcp.start`) and the tools.
+            timeout: one limit for start, handshake and listing, e.g. "10s" or "500ms"; raise it
+                for slow starters (npx, a JVM).
+            call_readonly: also call every tool annotated readOnlyHint with minimal valid
+                arguments, plus an unknown tool and a wrongly typed argument, and check the
+                answers. Off by default: calls can touch what the server is connected to.
+            strict: undeclared tools fail (default: a warning); a missing start command fails
+                (default: skipped).
+
+        Returns:
+            status passed | failed | error | skipped; the server (name, version, protocol
+            version); tools [{name, status found|missing|extra, findings}]; server-level findings;
+            summary counts; stderrTail when it did not pass.
+
+        Example:
+            `await project.verify(command="python -m books.mcp", call_readonly=True)`
+
+        Tips:
+            `error` means the server could not be verified (did not start, timed out, exited, broke
+            the protocol): read the findings and stderrTail, not the tool list. STDOUT_POLLUTION
+            means the server prints on stdout: log to stderr. SCHEMA_MISMATCH comes with
+            schemaDiff (added, removed and changed properties).
+        """
+        from .verify import verify as _verify
+
+        root, mcp = await self._verify_source()
+        return await _verify(
+            root=root,
+            mcp=mcp,
+            command=command,
+            manifest=manifest,
+            timeout=timeout,
+            call_readonly=call_readonly,
+            strict=strict,
+        )
+
+    @operation(
+        title="Clarify an intention into ADR and task files",
+        aliases=(REQUIRE_CLARIFICATION_ALIAS,),
+    )
+    async def clarify(
+        self,
+        intention: str,
+        answers: dict[str, str | list[str]] | None = None,
+        session_id: str | None = None,
+        context: str | None = None,
+        force_adr: bool = False,
+    ) -> ClarifyResult:
+        """Turn an intention into decisions before code: ADR and task files in the project's git repository.
+
+        Call it with the intention alone ("Add authentication"): the reply is needs_clarification
+        with a sessionId and up to 4 questions (at most 5 per session). Call it again with the same
+        intention, the session_id and the answers: the reply is completed with the files written:
+        docs/adr/<UID>_<slug>.md when the change is architectural (auth, database, cache,
+        deployment, queue, a new dependency, a migration, or force_adr), docs/CURRENT_TASK.md
+        (objective, allowlist, forbidden paths, constraints, acceptance criteria; the previous task
+        is archived) and docs/ARCHITECTURE_STATE.md. Needs a git repository, not an e2e.yaml.
+
+        Args:
+            intention: the change in one sentence, e.g. "Add authentication" or "Fix typo in login button".
+            answers: {question id: answer}. single_choice: one of the options, or "Other: <your value>";
+                multi_choice: a list of options; free_text: a string. Optional questions may be left
+                out. Answers on the first call ({} included) complete at once when nothing required
+                is missing.
+            session_id: the sessionId of the previous reply; omit it to start a new session.
+            context: background text, recorded in the task (not used to choose questions).
+            force_adr: write an ADR even for a bug fix or a refactor.
+
+        Returns:
+            needs_clarification: sessionId, questions (id, type, question, options, optional,
+            otherId), progress {askedSoFar, answered}, detectedFromIntent (answers the intention
+            states). completed: artifacts [{path, type adr|task|projection, uid}], summary,
+            adrReasons, archivedTask. warning "llm_fallback" with warningReason when a configured
+            language model failed.
+
+        Example:
+            `await project.clarify("Add authentication", answers={"auth_strategy": "OAuth"}, session_id=sid)`
+
+        Tips:
+            INVALID_ANSWER names the question and its options; the session is unchanged, so fix the
+            answer and call again. SESSION_EXPIRED / SESSION_NOT_FOUND (30 idle minutes, or already
+            completed): start again without session_id. Call read_architecture first to see what is
+            already decided.
+        """
+        return await _clarify(Path(self.path), intention, answers, session_id, context, force_adr)
+
+    @operation(title="Read the architecture decisions", idempotent=True, aliases=(READ_ARCHITECTURE_ALIAS,))
+    async def read_architecture(self) -> ArchitectureResult:
+        """Return the architecture decisions recorded in the repository's ADRs.
+
+        Reads the latest ADR in docs/adr/ (highest UID), the source of truth, and rewrites
+        docs/ARCHITECTURE_STATE.md from it when that file is missing or stale. Needs a git
+        repository (found by walking up from the project path), not an e2e.yaml.
+
+        Returns:
+            uid: the latest ADR's UID (null when none exists); categories: {Category: {Field:
+            value}}, e.g. {"Authentication": {"Strategy": "OAuth"}}; sourceFile; adrFile;
+            regenerated.
+
+        Example:
+            `await project.read_architecture()`
+
+        Tips:
+            Follow these decisions when implementing; change one only through clarify (a new ADR).
+        """
+        return await _read_architecture(Path(self.path))
+
     # -- helpers -----------------------------------------------------------------------------
 
-    def _reporter(self, progress: ProgressArg, operation: str) -> Reporter:
-        if progress is False or progress is True:
-            return Reporter(None, operation)
-        return Reporter(progress, operation)
+    async def _verify_source(self) -> tuple[Path, McpConfig | None]:
+        """Return the directory verify works in and the e2e.yaml `mcp:` block (when there is one)."""
+        try:
+            loaded = await self._ctx.ensure_loaded()
+        except ConfigError as exc:
+            if exc.code != "CONFIG_NOT_FOUND":
+                raise
+            base = Path(self.path).expanduser().resolve()
+            return (base if base.is_dir() else base.parent), None
+        return Path(loaded.root), loaded.config.mcp
+
+    @asynccontextmanager
+    async def _operation(self, progress: ProgressArg, name: str) -> AsyncIterator[Reporter]:
+        """Serialise a changing operation on this project and report its start and end."""
+        reporter = Reporter(resolve_sink(progress, name), name)
+        try:
+            async with self._ctx.lock:
+                yield reporter
+        except BaseException as exc:
+            message = exc.message if isinstance(exc, PreflightError) else type(exc).__name__
+            reporter.finish(ok=False, message=f"{name} failed: {message}")
+            raise
+        reporter.finish(ok=True)

@@ -8,7 +8,9 @@ reachable as network aliases. Every path in e2e.yaml is resolved against the e2e
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..engine.base import BuildSpec, ContainerSpec
@@ -135,7 +137,7 @@ def container_spec(
     )
 
 
-def _fill(text: str, scope: dict[str, object]) -> str:
+def _fill(text: str, scope: Mapping[str, Any]) -> str:
     if "{{" not in text:
         return text
     return str(render(text, scope))
