@@ -1,0 +1,8 @@
+"""`python -m preflight_sdk …`: the `preflight` command line."""
+
+from __future__ import annotations
+
+from .export.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""`preflight`: the command line, generated from the same registry as the MCP tools.
+
+Every operation is a command (underscores become dashes: `preflight run-suite smoke`). A few
+commands compose operations for people at a terminal: `preflight run` builds, starts, tests and
+cleans up, `preflight up` keeps the environment running until Ctrl-C, `preflight init` writes a
+starter project; the plain `run` operation stays available as `preflight test`.
+
+Global options (`-C/--project`, `--config`, `--json`) are accepted before or after the command.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import anyio
+import click
+import msgspec
+
+from .._version import __version__
+from ..errors import InputError, PreflightError
+from .cli_extensions import EXTENSIONS
+from .cli_output import EXIT_USAGE, Output, internal_error
+from .cli_params import Extension, click_params, collect_arguments
+from .outcome import error_envelope, unwrap
+from .pool import ProjectFactory, default_factory
+from .registry import Operation, Registry, reflect
+
+__all__ = [
+    "RENAMED",
+    "Settings",
+    "build_cli",
+    "command_name",
+    "execute",
+    "global_options",
+    "main",
+    "operation_command",
+    "run_cli",
+]
+
+# Operations whose name a composed command takes, and the name they keep instead.
+RENAMED = {"run": "test"}
+
+Work = Callable[[Any, Output], Awaitable[Any]]
+
+
+def command_name(op: Operation) -> str:
+    """The CLI command of an operation: `run_suite` → `run-suite`, `run` → `test`."""
+    return RENAMED.get(op.name, op.name.replace("_", "-"))
+
+
+class Settings:
+    """The global options of one invocation, and how to open its project."""
+
+    def __init__(self, factory: ProjectFactory) -> None:
+        self.factory = factory
+        self.project = "."
+        self.project_given = False
+        self.config: str | None = None
+        self.json = False
+
+    def open(self) -> Any:
+        """Open the project the options name (no I/O)."""
+        return self.factory(self.project, self.config)
+
+
+def _set(field: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if value is None or value is False:
+            return
+        settings = ctx.find_object(Settings)
+        if settings is not None:
+            setattr(settings, field, value)
+            if field == "project":
+                settings.project_given = True
+
+    return callback
+
+
+def global_options() -> list[click.Parameter]:
+    """`-C/--project`, `--config` and `--json`, for the group and for every command."""
+    return [
+        click.Option(
+            ["-C", "--project"],
+            type=click.Path(file_okay=True, dir_okay=True),
+            default=None,
+            expose_value=False,
+            callback=_set("project"),
+            help="Project directory holding e2e.yaml (or the file itself). Default: `.`.",
+        ),
+        click.Option(
+            ["--config"],
+            default=None,
+            expose_value=False,
+            callback=_set("config"),
+            help="Config file to use instead of e2e.yaml / e2e.yml, relative to the project.",
+        ),
+        click.Option(
+            ["--json"],
+            is_flag=True,
+            default=False,
+            expose_value=False,
+            callback=_set("json"),
+            help="Print only the result envelope as JSON on stdout (no progress).",
+        ),
+    ]
+
+
+def execute(ctx: click.Context, work: Work) -> None:
+    """Run `work(project, output)` on a fresh event loop; print its outcome; exit with its code."""
+    settings = ctx.find_object(Settings)
+    assert settings is not None
+    ctx.exit(run_work(settings, work))
+
+
+def run_work(settings: Settings, work: Work) -> int:
+    """Run `work` and print its outcome; return the exit code."""
+    out = Output(json=settings.json)
+    try:
+        result = anyio.run(work, settings.open(), out)
+    except (Exception, KeyboardInterrupt, BaseExceptionGroup) as exc:
+        error = unwrap(exc)
+        if isinstance(error, KeyboardInterrupt):
+            return out.cancelled()
+        if isinstance(error, PreflightError):
+            return out.error(error)
+        if isinstance(error, Exception):
+            return out.error(internal_error(error))
+        raise
+    return out.result(result)
+
+
+def _help(op: Operation) -> str:
+    """The command's help: summary and body rewrapped by Click, example and tips kept as written."""
+    parts = [op.doc.summary, op.doc.description]
+    for title, text in (("Example", op.doc.example), ("Tips", op.doc.tips)):
+        if text:
+            indented = "\n".join(f"  {line}" if line else "" for line in text.splitlines())
+            parts.append(f"\b\n{title}:\n{indented}")  # \b: Click leaves the paragraph as it is
+    return "\n\n".join(part for part in parts if part)
+
+
+def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click.Command:
+    def callback(**values: Any) -> None:
+        ctx = click.get_current_context()
+        settings = ctx.find_object(Settings)
+        assert settings is not None
+        try:
+            kwargs = collect_arguments(op, values, extensions)
+        except InputError as exc:
+            ctx.exit(Output(json=settings.json).error(exc))
+
+        async def work(project: Any, out: Output) -> Any:
+            method = getattr(project, op.name)
+            return await (method(**kwargs, progress=out.sink()) if op.progress else method(**kwargs))
+
+        execute(ctx, work)
+
+    params = [*click_params(op), *(extension.option for extension in extensions), *global_options()]
+    return click.Command(
+        command_name(op),
+        callback=callback,
+        params=params,
+        help=_help(op),
+        short_help=op.doc.summary or op.title,
+    )
+
+
+class _Group(click.Group):
+    """The `preflight` group: each invocation gets fresh `Settings`."""
+
+    factory: ProjectFactory = staticmethod(default_factory)
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        extra.setdefault("obj", Settings(self.factory))
+        return super().make_context(info_name, args, parent, **extra)
+
+
+def build_cli(registry: Registry | None = None, factory: ProjectFactory = default_factory) -> click.Group:
+    """Return the `preflight` command group for `registry` (default: the operations of `Project`)."""
+    from . import cli_composed
+
+    reg = registry if registry is not None else reflect()
+
+    @click.group(
+        name="preflight",
+        cls=_Group,
+        params=global_options(),
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    @click.version_option(__version__, "--version", "-V", prog_name="preflight")
+    def group() -> None:
+        """Stand up a project's real test environment, run its end-to-end suites, see why they fail."""
+
+    assert isinstance(group, _Group)
+    group.factory = factory
+    for op in reg:
+        group.add_command(operation_command(op, EXTENSIONS.get(op.name, ())))
+    cli_composed.add_composed(group, reg)
+    return group
+
+
+def run_cli(argv: Sequence[str] | None = None, *, registry: Registry | None = None) -> int:
+    """Run the CLI; return the exit code (a usage error with `--json` still prints an envelope)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    group = build_cli(registry)
+    try:
+        code = group.main(args=args, prog_name="preflight", standalone_mode=False)
+    except click.exceptions.UsageError as exc:
+        exc.show()
+        if "--json" in args:
+            error = InputError(
+                exc.format_message(), hint="see `preflight --help` or `preflight COMMAND --help`"
+            )
+            click.echo(msgspec.json.encode(error_envelope(error)).decode())
+        return EXIT_USAGE
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
+
+
+def main() -> None:
+    """Console entry point of `preflight`."""
+    sys.exit(run_cli())

@@ -1,0 +1,285 @@
+"""Commands that compose operations for people at a terminal: `run`, `up`, `init`, `schema`, `mcp`.
+
+Their options come from the operations they call (`preflight run --no-cache --filter smoke`), so
+they follow the registry like every generated command.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from ..errors import CancelledError_, InputError
+from .cli import Settings, execute, global_options, operation_command
+from .cli_extensions import EXTENSIONS
+from .cli_output import Output
+from .cli_params import click_params, collect_arguments
+from .registry import Operation, Registry
+from .starter import write_starter
+
+__all__ = ["add_composed"]
+
+
+def add_composed(group: click.Group, registry: Registry) -> None:
+    """Add the composed commands whose operations `registry` has."""
+    ops = {op.name: op for op in registry}
+    if {"build", "setup", "run", "clean", "status"} <= ops.keys():
+        group.add_command(_run_command(ops))
+    if {"build", "setup", "clean"} <= ops.keys():
+        group.add_command(_up_command(ops))
+    if "init" in ops:
+        group.add_command(_init_command(ops["init"]))
+    group.add_command(_schema_command())
+    group.add_command(_mcp_command())
+
+
+def _settings(ctx: click.Context) -> Settings:
+    settings = ctx.find_object(Settings)
+    assert settings is not None
+    return settings
+
+
+def _phase_params(ops: list[Operation]) -> list[click.Parameter]:
+    """The options of several operations (no positionals; a shared name appears once)."""
+    seen: set[str] = set()
+    params: list[click.Parameter] = []
+    for op in ops:
+        for param in click_params(op, positional=False):
+            if param.name not in seen:
+                seen.add(param.name or "")
+                params.append(param)
+    return params
+
+
+def _arguments(ctx: click.Context, op: Operation, values: dict[str, Any]) -> dict[str, Any]:
+    names = {p.name for p in op.parameters}
+    try:
+        return collect_arguments(
+            op, {k: v for k, v in values.items() if k in names}, EXTENSIONS.get(op.name, ())
+        )
+    except InputError as exc:
+        ctx.exit(Output(json=_settings(ctx).json).error(exc))
+
+
+async def _call(project: Any, op: Operation, kwargs: dict[str, Any], out: Output) -> Any:
+    out.note(click.style(f"» {op.title}", bold=True))
+    method = getattr(project, op.name)
+    return await (method(**kwargs, progress=out.sink()) if op.progress else method(**kwargs))
+
+
+async def _clean(project: Any, op: Operation, out: Output) -> Any:
+    """Clean even while the command is being cancelled; a failing clean is reported, not raised."""
+    with anyio.CancelScope(shield=True):
+        try:
+            return await _call(project, op, {}, out)
+        except Exception as exc:
+            out.note(click.style(f"clean failed: {exc}", fg="red"))
+            return None
+
+
+def _failed(result: Any) -> bool:
+    return not bool(getattr(result, "ok", True))
+
+
+async def _until_signal(body: Callable[[], Awaitable[Any]]) -> tuple[Any, bool]:
+    """Run `body`; the first SIGINT or SIGTERM cancels it. Return its result and whether it was stopped.
+
+    A CI runner stops a job with SIGTERM, a person with Ctrl-C: both must let `body` clean up.
+    """
+    outcome: list[Any] = []
+    stopped = False
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                nonlocal stopped
+                async for _ in signals:
+                    stopped = True
+                    tg.cancel_scope.cancel()
+                    return
+
+            tg.start_soon(watch)
+            outcome.append(await body())
+            tg.cancel_scope.cancel()
+    return (outcome[0] if outcome else None), stopped
+
+
+def _cancelled() -> CancelledError_:
+    return CancelledError_("cancelled", hint="`preflight status` shows anything still running")
+
+
+def _run_command(ops: dict[str, Operation]) -> click.Command:
+    build, setup, run, clean = (ops[n] for n in ("build", "setup", "run", "clean"))
+
+    def callback(keep: bool, **values: Any) -> None:
+        ctx = click.get_current_context()
+        phases = {op.name: _arguments(ctx, op, values) for op in (build, setup, run)}
+
+        async def work(project: Any, out: Output) -> Any:
+            async def body() -> Any:
+                state = getattr(await project.status(), "state", None)
+                if state == "running":
+                    out.note("The environment is already running: running the suites only (it stays up).")
+                    return await _call(project, run, phases["run"], out)
+                try:
+                    for op in (build, setup):
+                        result = await _call(project, op, phases[op.name], out)
+                        if _failed(result):
+                            return result
+                    return await _call(project, run, phases["run"], out)
+                finally:
+                    if keep:
+                        out.note("--keep: the environment stays up; `preflight clean` removes it.")
+                    else:
+                        await _clean(project, clean, out)
+
+            result, stopped = await _until_signal(body)
+            if stopped:
+                raise _cancelled()
+            return result
+
+        execute(ctx, work)
+
+    keep = click.Option(
+        ["--keep"], is_flag=True, default=False, help="Leave the environment running afterwards."
+    )
+    return click.Command(
+        "run",
+        callback=callback,
+        params=[*_phase_params([build, setup, run]), keep, *global_options()],
+        short_help="Build, start, test and clean up in one go.",
+        help=(
+            "Build the images, start the environment, run the suites and clean up (always, even on "
+            "failure, Ctrl-C or SIGTERM). If the environment is already running, only run the suites "
+            "and leave it running. `preflight test` runs the suites alone; `--keep` keeps the "
+            "environment."
+        ),
+    )
+
+
+def _up_command(ops: dict[str, Operation]) -> click.Command:
+    build, setup, clean = (ops[n] for n in ("build", "setup", "clean"))
+
+    def callback(**values: Any) -> None:
+        ctx = click.get_current_context()
+        phases = {op.name: _arguments(ctx, op, values) for op in (build, setup)}
+
+        async def work(project: Any, out: Output) -> Any:
+            up: list[Any] = []
+            cleaned: list[Any] = []
+
+            async def body() -> Any:
+                built = await _call(project, build, phases["build"], out)
+                if _failed(built):
+                    return built
+                try:
+                    started = await _call(project, setup, phases["setup"], out)
+                    if _failed(started):
+                        return started
+                    _announce(started, out)
+                    up.append(started)
+                    await anyio.sleep_forever()
+                finally:
+                    cleaned.append(await _clean(project, clean, out))
+
+            result, stopped = await _until_signal(body)
+            if not stopped:
+                return result
+            if not up:
+                raise _cancelled()
+            out.note("Stopped.")
+            return cleaned[0]
+
+        execute(ctx, work)
+
+    return click.Command(
+        "up",
+        callback=callback,
+        params=[*_phase_params([build, setup]), *global_options()],
+        short_help="Build and start the environment; keep it up until Ctrl-C.",
+        help=(
+            "Build the images and start the environment, print its URLs, then wait in the "
+            "foreground until Ctrl-C (or SIGTERM) and clean up. Mocks run inside this process, so "
+            "the environment lives as long as the command. With --json, the setup envelope is "
+            "printed when the environment is up and the clean envelope when it stops."
+        ),
+    )
+
+
+def _announce(result: Any, out: Output) -> None:
+    if out.json:
+        out.result(result)
+        return
+    lines = ["The environment is up:"]
+    for kind in ("services", "mocks"):
+        for item in getattr(result, kind, None) or []:
+            url = getattr(item, "url", None)
+            if url:
+                lines.append(f"  {getattr(item, 'name', '?')}: {url}")
+    lines.append("Press Ctrl-C to stop and clean up.")
+    click.echo("\n".join(lines))
+
+
+def _init_command(op: Operation) -> click.Command:
+    command = operation_command(op, EXTENSIONS.get(op.name, ()))
+    validate = command.callback
+    assert validate is not None
+
+    def callback(**values: Any) -> None:
+        from ..config import CONFIG_NAMES
+
+        settings = _settings(click.get_current_context())
+        directory = Path(settings.project)
+        if settings.config is None and not directory.is_file():
+            if not any((directory / name).exists() for name in CONFIG_NAMES):
+                out = Output(json=settings.json)
+                for path in write_starter(directory):
+                    out.note(f"wrote {path}")
+        validate(**values)
+
+    command.callback = callback
+    command.short_help = "Write a starter e2e.yaml (if there is none), then load and validate it."
+    command.help = (
+        "Write a starter project (e2e.yaml and tests/smoke.yaml) when the directory has no e2e.yaml, "
+        "never overwriting a file; then load and validate the configuration.\n\n" + (command.help or "")
+    )
+    return command
+
+
+def _schema_command() -> click.Command:
+    def callback(test: bool) -> None:
+        from ..config import json_schema
+
+        click.echo(json.dumps(json_schema("test" if test else "e2e"), indent=2))
+
+    return click.Command(
+        "schema",
+        callback=callback,
+        params=[click.Option(["--test"], is_flag=True, default=False, help="The schema of YAML test files.")],
+        short_help="Print the JSON Schema of e2e.yaml (or of test files).",
+        help="Print the JSON Schema (2020-12) of e2e.yaml, or with --test of YAML test files.",
+    )
+
+
+def _mcp_command() -> click.Command:
+    from . import mcp_launcher
+
+    def callback(project: str | None, **options: Any) -> None:
+        settings = _settings(click.get_current_context())
+        if project is None and settings.project_given:
+            project = settings.project
+        mcp_launcher.run_server(project=project, **options)
+
+    return click.Command(
+        "mcp",
+        callback=callback,
+        params=[p for p in mcp_launcher.command.params if p.name != "version"],
+        short_help="Serve the tools to an MCP client over stdio (= preflight-mcp).",
+        help=mcp_launcher.command.help,
+    )

@@ -1,0 +1,96 @@
+"""What the CLI prints: progress lines on stderr, then a summary or the envelope JSON on stdout.
+
+Exit codes: 0 success, 1 a completed operation whose outcome is a failure (failed tests, a failed
+verification) or an internal error, 2 a configuration or usage error, 3 an environment error
+(Docker, a build, a health check), 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+import click
+import msgspec
+
+from ..errors import CancelledError_, PreflightError
+from ..progress import ProgressEvent
+from .outcome import envelope_of, error_envelope, internal
+
+__all__ = [
+    "EXIT_CANCELLED",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Output",
+    "internal_error",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CANCELLED = 130
+
+_MARKS = {"started": "▸", "ok": "✓", "failed": "✗", "skipped": "-"}
+_COLORS = {"ok": "green", "failed": "red", "skipped": "yellow"}
+
+
+class Output:
+    """Prints for one command, as JSON (`--json`) or for a human."""
+
+    def __init__(self, *, json: bool) -> None:
+        self.json = json
+
+    # -- progress ----------------------------------------------------------------------------
+
+    def progress(self, event: ProgressEvent) -> None:
+        """Print one progress event as a line on stderr (the sink given to operations)."""
+        scope = f"{event.scope} | " if event.scope else ""
+        if event.kind == "log":
+            click.echo(click.style(f"  {scope}{event.message}", dim=True), err=True)
+            return
+        mark = _MARKS.get(event.status or "", "•")
+        count = f" ({event.done}/{event.total})" if event.done is not None and event.total else ""
+        line = f"{mark} {scope}{event.message}{count}"
+        click.echo(click.style(line, fg=_COLORS.get(event.status or "")), err=True)
+
+    def sink(self) -> Any:
+        """The `progress=` argument for operations: printed lines, or nothing with `--json`."""
+        return False if self.json else self.progress
+
+    def note(self, text: str) -> None:
+        """A human remark on stderr (nothing with `--json`)."""
+        if not self.json:
+            click.echo(text, err=True)
+
+    # -- outcome -----------------------------------------------------------------------------
+
+    def result(self, result: Any) -> int:
+        """Print a result; return its exit code (1 when its outcome is a failure)."""
+        ok = bool(getattr(result, "ok", True))
+        if self.json:
+            click.echo(msgspec.json.encode(envelope_of(result)).decode())
+        else:
+            from ..display import render_text  # lazy: only needed for human output
+
+            click.echo(render_text(result))
+        return EXIT_OK if ok else EXIT_FAILED
+
+    def error(self, error: PreflightError) -> int:
+        """Print an error; return its exit code."""
+        if self.json:
+            click.echo(msgspec.json.encode(error_envelope(error)).decode())
+        else:
+            click.echo(click.style(f"error: {error}", fg="red"), err=True)
+        return int(error.exit_code)
+
+    def cancelled(self) -> int:
+        """Report a cancellation (Ctrl-C); return 130."""
+        return self.error(CancelledError_("cancelled", hint="`preflight status` shows what still runs"))
+
+
+def internal_error(exc: BaseException) -> PreflightError:
+    """Wrap an unexpected exception as INTERNAL, with its traceback printed on stderr."""
+    traceback.print_exception(exc, file=sys.stderr)
+    return internal(exc, where="preflight")

@@ -1,0 +1,113 @@
+"""`preflight-mcp`: serve the preflight tools to an MCP client over stdio.
+
+stdout carries protocol messages only: logs go to stderr, and any stray `print` while serving is
+redirected there too. When the client goes away (stdin closes) or the process gets SIGTERM or
+SIGINT, the server cleans every environment it started (unless `--keep-on-exit`) before exiting.
+Heavy modules (mcp, Docker, HTTP) are imported only once the options are parsed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import click
+
+from .._version import __version__
+
+if TYPE_CHECKING:
+    from .mcp_server import PreflightMcp
+
+__all__ = ["command", "main", "serve"]
+
+logger = logging.getLogger("preflight_sdk.mcp")
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def configure_logging(level: str) -> None:
+    """Send log records to stderr (never stdout, which belongs to the protocol)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+async def serve(app: PreflightMcp) -> None:
+    """Serve `app` on stdin/stdout until stdin closes or a termination signal arrives."""
+    from mcp.server.stdio import stdio_server
+
+    async with anyio.create_task_group() as tg:
+        serving = anyio.CancelScope()
+        tg.start_soon(_on_signal, app, serving)
+        async with stdio_server() as (read, write):
+            # Inside stdio_server: it has claimed the real stdout for the protocol by then, and a
+            # buffered print() flushed at exit would otherwise land on the wire.
+            with contextlib.redirect_stdout(sys.stderr), serving:
+                await app.server.run(read, write, app.server.create_initialization_options())
+        logger.info("stdin closed: shutting down")
+        await app.shutdown()
+        tg.cancel_scope.cancel()
+
+
+async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            logger.info("%s received: shutting down", signal.Signals(signum).name)
+            break
+    serving.cancel()
+    with anyio.CancelScope(shield=True):
+        await app.shutdown()
+    logging.shutdown()
+    sys.stderr.flush()
+    # The stdin reader is a worker thread blocked in readline(): it can neither be cancelled nor
+    # joined until the client writes or closes, so once everything is clean the process leaves.
+    os._exit(0)
+
+
+@click.command(name="preflight-mcp", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--project",
+    "-C",
+    "project",
+    type=click.Path(exists=True, file_okay=True, dir_okay=True),
+    default=None,
+    help="Default project (directory with e2e.yaml); tools then accept projectPath as optional.",
+)
+@click.option(
+    "--keep-on-exit",
+    is_flag=True,
+    default=False,
+    help="Leave environments started by this server running when it exits.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default="warning",
+    show_default=True,
+    help="Log level (logs go to stderr).",
+)
+@click.version_option(__version__, "--version", "-V", prog_name="preflight-mcp")
+def command(project: str | None, keep_on_exit: bool, log_level: str) -> None:
+    """Serve preflight's tools to an MCP client over stdio (one tool per Project operation)."""
+    run_server(project=project, keep_on_exit=keep_on_exit, log_level=log_level)
+
+
+def run_server(*, project: str | None, keep_on_exit: bool, log_level: str, **options: Any) -> None:
+    """Configure logging, build the server and serve until the client goes away."""
+    configure_logging(log_level)
+    from .mcp_server import PreflightMcp
+
+    app = PreflightMcp(default_project=project, keep_on_exit=keep_on_exit, **options)
+    anyio.run(serve, app)
+
+
+def main(argv: list[str] | None = None, prog_name: str | None = None) -> None:
+    """Console entry point of `preflight-mcp`."""
+    command.main(args=argv, prog_name=prog_name or "preflight-mcp")

@@ -1,0 +1,283 @@
+"""The MCP face: every operation of the registry as a tool on the official low-level `Server`.
+
+Calls are validated with msgspec (strict) against the tool's argument Struct. The reply's
+`structuredContent` is the envelope `{success, data?, error?, runId?, timestamp}` and
+`content[0].text` the same JSON; `isError` is set whenever `success` is false. A bad argument is a
+tool error (`INVALID_INPUT`, naming the field and its type) so the model can correct itself; only an
+unknown tool is a protocol error. Progress events of an operation become `notifications/progress`,
+and a cancelled request cancels the operation.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+from mcp import MCPError, types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+
+from .._version import __version__
+from ..errors import PreflightError
+from ..progress import ProgressEvent, ProgressSink
+from .outcome import envelope_of, error_envelope, internal, unwrap
+from .pool import ProjectFactory, ProjectPool, default_factory
+from .registry import Registry, reflect
+from .schemas import CONFIG_FILE, PROJECT_PATH, ToolSpec, build_tools
+
+__all__ = ["SERVER_NAME", "STARTS_ENVIRONMENT", "STOPS_ENVIRONMENT", "PreflightMcp", "build_server"]
+
+logger = logging.getLogger("preflight_sdk.mcp")
+
+SERVER_NAME = "preflight"
+# Operations after which the server owns a running environment, and the one that releases it.
+STARTS_ENVIRONMENT = frozenset({"setup"})
+STOPS_ENVIRONMENT = frozenset({"clean"})
+
+INSTRUCTIONS = (
+    "preflight stands up a project's real test environment (Docker services, HTTP mocks, a private "
+    "network), runs its end-to-end suites and explains failures. Usual order: preflight_init, "
+    "preflight_build, preflight_setup, preflight_run (repeat), preflight_clean. Every reply is an "
+    "envelope {success, data?, error?: {code, message, hint?}}; follow error.hint when it is set."
+)
+
+
+class PreflightMcp:
+    """The tools of one registry, served for a pool of projects.
+
+    Args:
+        registry: the operations to export (default: those of `Project`), or a callable returning
+            them (reflection then waits for the first `tools/list` or `tools/call`).
+        factory: makes the object the tools call for a project path (default: `Project.open`).
+        default_project: the project used when a call leaves out `projectPath`; when it is
+            `None`, `projectPath` is required on every tool.
+        keep_on_exit: `shutdown` leaves started environments running.
+    """
+
+    def __init__(
+        self,
+        registry: Registry | Callable[[], Registry] | None = None,
+        *,
+        factory: ProjectFactory = default_factory,
+        default_project: str | None = None,
+        keep_on_exit: bool = False,
+        version: str = __version__,
+    ) -> None:
+        self._registry_source = registry if registry is not None else reflect
+        self._tools: dict[str, ToolSpec] | None = None
+        self._listed: types.ListToolsResult | None = None
+        self.pool = ProjectPool(factory, default_path=default_project)
+        self.keep_on_exit = keep_on_exit
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=version,
+            title="preflight",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        self._wire_lists: dict[str, Any] = {}
+        self.server.middleware.append(self._cached_list)
+
+    # -- tools --------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> dict[str, ToolSpec]:
+        """The tools by name (built on first use)."""
+        if self._tools is None:
+            source = self._registry_source
+            registry = source if isinstance(source, Registry) else source()
+            specs = build_tools(registry, project_required=self.pool.default_path is None)
+            self._tools = {spec.name: spec for spec in specs}
+        return self._tools
+
+    def listing(self) -> types.ListToolsResult:
+        """The `tools/list` result (one page, in registry order)."""
+        if self._listed is None:
+            self._listed = types.ListToolsResult(tools=[_tool(spec) for spec in self.tools.values()])
+        return self._listed
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        if params is not None and params.cursor:
+            raise MCPError(types.INVALID_PARAMS, f"Invalid cursor: {params.cursor!r} (the list has one page)")
+        return self.listing()
+
+    async def _cached_list(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+        """Answer `tools/list` from its wire form, validated and stamped once per protocol version.
+
+        The list never changes while the server runs, and the SDK's per-response validation of a
+        large list costs more than everything else in the request.
+        """
+        params = ctx.params or {}
+        if ctx.method != "tools/list" or params.get("cursor"):
+            return await call_next(ctx)
+        wire = self._wire_lists.get(ctx.protocol_version)
+        if wire is None:
+            answer = await call_next(ctx)
+            if not isinstance(answer, dict):
+                return answer
+            wire = self._wire_lists[ctx.protocol_version] = answer
+        # A fresh top level per response (the pipeline may set keys on it); the tools inside are
+        # only ever read.
+        return dict(wire)
+
+    # -- calls --------------------------------------------------------------------------------
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        spec = self.tools.get(params.name)
+        if spec is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        try:
+            return await self._dispatch(ctx, spec, params.arguments or {})
+        except Exception as exc:
+            error = unwrap(exc)
+            if not isinstance(error, PreflightError):
+                logger.exception("tool %s failed", spec.name)
+                error = internal(error, where=spec.name)
+            if spec.alias is not None and spec.alias.from_error is not None:
+                return _alias_error(spec, error)
+            return _reply(error_envelope(error), is_error=True)
+
+    async def _dispatch(
+        self, ctx: ServerRequestContext[Any], spec: ToolSpec, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        op = spec.operation
+        if spec.alias is None:
+            kwargs = spec.convert(arguments)
+            path = kwargs.pop(PROJECT_PATH)
+            project = self.pool.get(path, kwargs.pop(CONFIG_FILE, None))
+        else:
+            # An alias speaks another server's shape, without projectPath: its `to_kwargs` may name
+            # the project (`project_path`); otherwise the server's project, else its directory.
+            kwargs = dict(spec.alias.to_kwargs(spec.decode(arguments)))
+            path = kwargs.pop(PROJECT_PATH, None) or self.pool.default_path or os.getcwd()
+            project = self.pool.get(path)
+        if op.name in STARTS_ENVIRONMENT:
+            self.pool.mark_started(project)  # before the call: a cancelled setup may leave things behind
+        method = getattr(project, op.name)
+        result = await _call(ctx, method, kwargs) if op.progress else await method(**kwargs)
+        if op.name in STOPS_ENVIRONMENT:
+            self.pool.mark_cleaned(project)
+        if spec.alias is not None:
+            reply = msgspec.to_builtins(spec.alias.from_result(result))
+            return _structured({"result": reply} if spec.wrapped else reply, is_error=False)
+        envelope = envelope_of(result)
+        return _reply(envelope, is_error=not envelope.success)
+
+    async def shutdown(self) -> None:
+        """Clean the environments this server started (unless `keep_on_exit`); safe to call twice."""
+        await self.pool.aclose(keep=self.keep_on_exit)
+
+
+def build_server(**options: Any) -> Server[Any]:
+    """Return the low-level `Server` of a `PreflightMcp` built with `options` (for in-memory tests)."""
+    return PreflightMcp(**options).server
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        # The destructive and idempotent hints mean something only for tools that change things:
+        # on a read-only tool they are left out (the spec calls them meaningless there).
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=None if spec.read_only else spec.destructive,
+            idempotent_hint=None if spec.read_only else spec.idempotent,
+            open_world_hint=spec.open_world,
+        ),
+    )
+
+
+def _reply(envelope: Any, *, is_error: bool) -> types.CallToolResult:
+    raw = msgspec.json.encode(envelope)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=raw.decode())],
+        structured_content=msgspec.json.decode(raw),
+        is_error=is_error,
+    )
+
+
+def _alias_error(spec: ToolSpec, error: PreflightError) -> types.CallToolResult:
+    """The alias's own error reply (its `from_error`), or the envelope when that fails too."""
+    assert spec.alias is not None and spec.alias.from_error is not None
+    try:
+        reply = msgspec.to_builtins(spec.alias.from_error(error))
+    except Exception:
+        logger.exception("the error reply of %s failed", spec.name)
+        return _reply(error_envelope(error), is_error=True)
+    return _structured(reply if isinstance(reply, dict) else {"result": reply}, is_error=True)
+
+
+def _structured(data: Any, *, is_error: bool) -> types.CallToolResult:
+    raw = msgspec.json.encode(data)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=raw.decode())],
+        structured_content=data,
+        is_error=is_error,
+    )
+
+
+async def _call(ctx: ServerRequestContext[Any], method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call `method` with a progress sink that turns events into `notifications/progress`.
+
+    The sink only queues (it is called synchronously on the loop); one task sends the queue in
+    order, and the reply waits until the queue is drained, so no notification follows the result.
+    """
+    send, receive = anyio.create_memory_object_stream[ProgressEvent](math.inf)
+
+    def sink(event: ProgressEvent) -> None:
+        try:
+            send.send_nowait(event)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # an event after the reply has nowhere to go
+
+    outcome: list[Any] = []
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_forward, ctx, receive)
+        try:
+            outcome.append(await method(**kwargs, progress=_as_sink(sink)))
+        except Exception as exc:  # re-raised below, once the queue is drained
+            failed.append(exc)
+        finally:
+            send.close()
+    if failed:
+        raise failed[0]
+    return outcome[0]
+
+
+def _as_sink(fn: Callable[[ProgressEvent], None]) -> ProgressSink:
+    return fn
+
+
+async def _forward(ctx: ServerRequestContext[Any], receive: Any) -> None:
+    progress = 0.0
+    async with receive:
+        async for event in receive:
+            total: float | None = None
+            if event.done is not None and event.total is not None and event.done > progress:
+                progress, total = float(event.done), float(event.total)
+            else:
+                progress += 1
+            message = f"[{event.scope}] {event.message}" if event.scope else event.message
+            try:
+                await ctx.session.report_progress(progress, total, message)
+            except Exception:  # the client may be gone; the work goes on
+                logger.debug("progress notification failed", exc_info=True)

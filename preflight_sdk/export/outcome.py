@@ -1,0 +1,44 @@
+"""How both faces turn an operation's outcome into an envelope (and exceptions into errors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import PreflightError
+from ..results.envelope import Envelope, failure, success
+
+__all__ = ["envelope_of", "error_envelope", "internal", "unwrap"]
+
+
+def envelope_of(result: Any) -> Envelope[Any]:
+    """Wrap a result: `success` follows `result.ok` (false for failed tests), `runId` is copied."""
+    return success(result, ok=bool(getattr(result, "ok", True)), run_id=getattr(result, "run_id", None))
+
+
+def error_envelope(error: PreflightError) -> Envelope[None]:
+    """Wrap an error."""
+    return failure(error)
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """Return the single error inside (nested) exception groups, or `exc` itself.
+
+    A task group wraps what its tasks raise; a `PreflightError` inside one is still the error the
+    caller should see, with its code and hint.
+    """
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def internal(exc: BaseException, *, where: str) -> PreflightError:
+    """Wrap an unexpected exception as INTERNAL, naming its class in `details.causeClass`."""
+    cause = type(exc)
+    text = str(exc)
+    message = f"{where} failed unexpectedly: {cause.__name__}" + (f": {text[:300]}" if text else "")
+    return PreflightError(
+        message,
+        code="INTERNAL",
+        hint="this is a bug in preflight, not in your project; its traceback is on stderr",
+        details={"causeClass": f"{cause.__module__}.{cause.__qualname__}"},
+    )

@@ -1,0 +1,111 @@
+"""The projects an MCP server works on: one object per project path, kept for the server's life.
+
+The pool also remembers which projects had their environment started through it, so that the
+server can clean them when its client goes away (stdin closes, SIGTERM) instead of leaving
+containers and mocks running with nobody to stop them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..errors import InputError
+
+__all__ = ["ProjectFactory", "ProjectPool", "default_factory"]
+
+logger = logging.getLogger("preflight_sdk.mcp")
+
+ProjectFactory = Callable[[str, "str | None"], Any]
+"""Makes the object whose methods the tools call: `(absolute path, config file or None) -> Project`."""
+
+# A clean that hangs must not keep a dying server alive forever.
+CLEAN_TIMEOUT = 120.0
+
+
+def default_factory(path: str, config_file: str | None) -> Any:
+    """Open a `Project` (no I/O until its first operation)."""
+    from ..project import Project
+
+    return Project.open(path, config_file)
+
+
+class ProjectPool:
+    """Project objects by resolved absolute path, plus the ones whose environment we started."""
+
+    def __init__(
+        self, factory: ProjectFactory = default_factory, *, default_path: str | os.PathLike[str] | None = None
+    ) -> None:
+        self._factory = factory
+        self.default_path = self.resolve(default_path) if default_path is not None else None
+        self._projects: dict[str, tuple[Any, str | None]] = {}
+        self._started: dict[int, tuple[str, Any]] = {}
+        self._closed = False
+        self._close_lock = anyio.Lock()
+
+    @staticmethod
+    def resolve(path: str | os.PathLike[str]) -> str:
+        """Return the absolute, symlink-free form of `path` (relative to the working directory)."""
+        return str(Path(path).expanduser().resolve())
+
+    def key(self, path: str | None) -> str:
+        """Return the pool key of a tool's `projectPath` (the server default when it is left out)."""
+        if path is None or path == "":
+            if self.default_path is None:
+                raise InputError(
+                    "projectPath is required: this server was started without --project",
+                    hint="pass projectPath (the folder with e2e.yaml) or start preflight-mcp --project PATH",
+                    details={"field": "projectPath", "expected": "string"},
+                )
+            return self.default_path
+        return self.resolve(path)
+
+    def get(self, path: str | None, config_file: str | None = None) -> Any:
+        """Return the project at `path`; a different `config_file` opens it anew."""
+        key = self.key(path)
+        found = self._projects.get(key)
+        if found is not None and (config_file is None or config_file == found[1]):
+            return found[0]
+        project = self._factory(key, config_file)
+        self._projects[key] = (project, config_file)
+        return project
+
+    def mark_started(self, project: Any) -> None:
+        """Remember that this server started (or is starting) the project's environment."""
+        self._started[id(project)] = (getattr(project, "path", "?"), project)
+
+    def mark_cleaned(self, project: Any) -> None:
+        """Forget a project whose environment was cleaned through a tool."""
+        self._started.pop(id(project), None)
+
+    @property
+    def started(self) -> list[Any]:
+        """Projects whose environment this server started and did not clean."""
+        return [project for _, project in self._started.values()]
+
+    async def aclose(self, *, keep: bool = False) -> None:
+        """Clean every environment this server started (once; `keep=True` leaves them running)."""
+        async with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            if keep:
+                if self._started:
+                    logger.info("leaving %d environment(s) running (--keep-on-exit)", len(self._started))
+                return
+            with anyio.CancelScope(shield=True):
+                for path, project in list(self._started.values()):
+                    logger.info("cleaning the environment of %s", path)
+                    with anyio.move_on_after(CLEAN_TIMEOUT) as scope:
+                        try:
+                            await project.clean()
+                        except Exception:  # a failing clean must not stop the others
+                            logger.exception("clean failed for %s", path)
+                    if scope.cancelled_caught:
+                        logger.error("clean of %s did not finish within %.0fs", path, CLEAN_TIMEOUT)
+                self._started.clear()

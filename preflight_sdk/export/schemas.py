@@ -1,0 +1,217 @@
+"""MCP tool definitions from the registry: names, descriptions, input and output schemas, hints.
+
+A tool's arguments are its method's parameters (camelCase) plus `projectPath` on every tool and
+`configFile` on `init`. Its output is always the envelope `{success, data?, error?, runId?,
+timestamp}` with the method's result type as `data`, so the schema is object-rooted for clients of
+every protocol era. Alias tools keep the argument and reply shapes their `AliasSpec` declares.
+
+Nothing here imports mcp: the server turns these Structs into protocol objects.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import msgspec
+
+from ..jsonschema_util import inline_root
+from ..operations import AliasSpec
+from ..results.envelope import Envelope
+from .arguments import Parameter, arguments_struct, convert_arguments, decode_arguments
+from .docstrings import parse_docstring
+from .registry import Operation, Registry
+
+__all__ = ["CONFIG_FILE_OPERATIONS", "TOOL_PREFIX", "ToolSpec", "build_tools"]
+
+TOOL_PREFIX = "preflight_"
+# The operation that loads the configuration is the one that may choose another config file.
+CONFIG_FILE_OPERATIONS = frozenset({"init"})
+
+# Subscripted at run time with each operation's types.
+_ENVELOPE: Any = Envelope
+_ANNOTATED: Any = Annotated
+PROJECT_PATH = "project_path"
+CONFIG_FILE = "config_file"
+_PROJECT_HELP = (
+    "Path of the project directory holding e2e.yaml (or of the config file itself); absolute, or "
+    "relative to the server's working directory."
+)
+_CONFIG_HELP = "Config file to load instead of e2e.yaml / e2e.yml, relative to projectPath."
+
+
+class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One MCP tool: how it is listed and how a call is validated and dispatched.
+
+    Attributes:
+        name: the tool name (`preflight_run_suite`, or an alias name verbatim).
+        title: the human title.
+        description: what an agent reads.
+        input_schema: object-rooted JSON Schema of the arguments.
+        output_schema: object-rooted JSON Schema of `structuredContent`.
+        read_only, destructive, idempotent, open_world: the annotation hints.
+        operation: the operation it calls.
+        arguments: the Struct type that validates the arguments.
+        parameters: the accepted arguments (for error messages).
+        alias: the alias spec, for alias tools.
+        wrapped: the reply is wrapped as `{"result": …}` (a non-object alias reply).
+    """
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+    operation: Operation
+    arguments: Any
+    parameters: tuple[Parameter, ...]
+    alias: AliasSpec | None = None
+    wrapped: bool = False
+
+    def convert(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate the call's arguments; return them by Python name (INVALID_INPUT on error)."""
+        return convert_arguments(data, self.arguments, self.parameters, operation=self.name)
+
+    def decode(self, data: Mapping[str, Any]) -> Any:
+        """Validate the call's arguments; return the argument Struct (INVALID_INPUT on error)."""
+        return decode_arguments(data, self.arguments, self.parameters, operation=self.name)
+
+
+def build_tools(registry: Registry, *, project_required: bool) -> tuple[ToolSpec, ...]:
+    """Return every tool of `registry`: one per operation, then its aliases, in registry order."""
+    tools: list[ToolSpec] = []
+    for op in registry:
+        tools.append(_operation_tool(op, project_required=project_required))
+        tools.extend(_alias_tool(op, alias) for alias in op.meta.aliases)
+    return tuple(tools)
+
+
+def _operation_tool(op: Operation, *, project_required: bool) -> ToolSpec:
+    extra = [_project_parameter(required=project_required)]
+    if op.name in CONFIG_FILE_OPERATIONS:
+        extra.append(
+            Parameter(
+                name=CONFIG_FILE,
+                wire_name="configFile",
+                annotation=str | None,
+                description=_CONFIG_HELP,
+                required=False,
+                default=None,
+            )
+        )
+    parameters = (*extra, *op.parameters)
+    fields: list[tuple[Any, ...]] = []
+    for p in parameters:
+        annotated = _ANNOTATED[p.annotation, msgspec.Meta(description=p.description)]
+        fields.append((p.name, annotated) if p.required else (p.name, annotated, p.default))
+    arguments = arguments_struct(f"{TOOL_PREFIX}{op.name}_arguments", fields, doc=op.doc.summary)
+    return ToolSpec(
+        name=f"{TOOL_PREFIX}{op.name}",
+        title=op.title,
+        description=op.described(),
+        input_schema=input_schema(arguments),
+        output_schema=output_schema(_ENVELOPE[op.return_type]),
+        read_only=op.meta.read_only,
+        destructive=op.meta.destructive and not op.meta.read_only,
+        idempotent=op.meta.idempotent or op.meta.read_only,
+        open_world=op.meta.open_world,
+        operation=op,
+        arguments=arguments,
+        parameters=parameters,
+    )
+
+
+def _project_parameter(*, required: bool) -> Parameter:
+    if required:
+        return Parameter(
+            name=PROJECT_PATH,
+            wire_name="projectPath",
+            annotation=str,
+            description=_PROJECT_HELP,
+            required=True,
+        )
+    return Parameter(
+        name=PROJECT_PATH,
+        wire_name="projectPath",
+        annotation=str | None,
+        description=_PROJECT_HELP + " Default: the project the server was started with (--project).",
+        required=False,
+        default=None,
+    )
+
+
+def _alias_tool(op: Operation, alias: AliasSpec) -> ToolSpec:
+    schema = input_schema(alias.input_type)
+    documented = parse_docstring(getattr(alias.input_type, "__doc__", None)).args
+    for field in msgspec.structs.fields(alias.input_type):
+        prop = schema.get("properties", {}).get(field.encode_name)
+        text = documented.get(field.name) or documented.get(field.encode_name)
+        if prop is not None and not prop.get("description") and text:
+            prop["description"] = text
+    parameters = tuple(
+        Parameter(
+            name=f.name,
+            wire_name=f.encode_name,
+            annotation=f.type,
+            description=str(schema.get("properties", {}).get(f.encode_name, {}).get("description", "")),
+            required=f.required,
+            default=None if f.required else f.default,
+        )
+        for f in msgspec.structs.fields(alias.input_type)
+    )
+    out = output_schema(alias.output_type)
+    wrapped = out.get("type") != "object"
+    if wrapped:
+        out = {"type": "object", "properties": {"result": out}, "required": ["result"]}
+    return ToolSpec(
+        name=alias.name,
+        title=op.title,
+        description=inspect.cleandoc(alias.description),
+        input_schema=schema,
+        output_schema=out,
+        read_only=op.meta.read_only,
+        destructive=op.meta.destructive and not op.meta.read_only,
+        idempotent=op.meta.idempotent or op.meta.read_only,
+        open_world=op.meta.open_world,
+        operation=op,
+        arguments=alias.input_type,
+        parameters=parameters,
+        alias=alias,
+        wrapped=wrapped,
+    )
+
+
+def input_schema(arguments: Any) -> dict[str, Any]:
+    """Return the object-rooted input schema of an argument Struct.
+
+    The root's title and description are dropped: they repeat the tool's name and description.
+    """
+    schema: dict[str, Any] = _clean(inline_root(msgspec.json.schema(arguments)))
+    schema.pop("title", None)
+    schema.pop("description", None)
+    if schema.get("type") == "object":
+        schema.setdefault("properties", {})
+    return schema
+
+
+def output_schema(typ: Any) -> dict[str, Any]:
+    """Return the JSON Schema of a result type with its root `$ref` inlined."""
+    schema: dict[str, Any] = _clean(inline_root(msgspec.json.schema(typ)))
+    return schema
+
+
+def _clean(node: Any) -> Any:
+    """Dedent every `description` (msgspec copies class docstrings as they are indented)."""
+    if isinstance(node, dict):
+        return {
+            key: inspect.cleandoc(value) if key == "description" and isinstance(value, str) else _clean(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_clean(item) for item in node]
+    return node

@@ -1,0 +1,38 @@
+"""What `preflight verify --self` compares `preflight-mcp` against: the registry's own tools.
+
+Each tool is expected with exactly the input and output schemas and the annotations the registry
+gives it, so any drift between `Project`, the registry and the running server is a finding.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..verify.spec import ExpectedTool
+from .registry import reflect
+from .schemas import build_tools
+
+__all__ = ["self_check_command", "self_check_tools"]
+
+
+def self_check_command(project: str) -> list[str]:
+    """Return the argv that starts this installation's `preflight-mcp` on `project`."""
+    return [sys.executable, "-m", "preflight_sdk.mcp", "--project", project]
+
+
+def self_check_tools() -> list[ExpectedTool]:
+    """Return every tool `preflight-mcp --project …` must serve, as the registry defines it."""
+    expected: list[ExpectedTool] = []
+    for spec in build_tools(reflect(), project_required=False):
+        annotations: dict[str, object] = {"readOnlyHint": spec.read_only, "openWorldHint": spec.open_world}
+        if not spec.read_only:
+            annotations |= {"destructiveHint": spec.destructive, "idempotentHint": spec.idempotent}
+        expected.append(
+            ExpectedTool(
+                name=spec.name,
+                input_schema=spec.input_schema,
+                output_schema=spec.output_schema,
+                annotations=annotations,
+            )
+        )
+    return expected

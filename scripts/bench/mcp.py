@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Benchmark `preflight-mcp` against the floor: a minimal low-level `mcp` server (mcp_floor.py).
+
+    scripts/bench/mcp.py [--starts 20] [--calls 200] [--update-docs]
+
+Both servers are driven the same way, over real pipes with raw JSON-RPC (no client library in the
+measured path), in the same run and interleaved so that machine noise hits both alike:
+
+- start: from spawning the process until the `initialize` response has been read (median of
+  `--starts` cold starts each).
+- tools/list: one request at a time on a running server, `--calls` round trips (p50, p99).
+- cheap call: `preflight_init` on a project already loaded (a tiny e2e.yaml) against the floor's
+  no-op tool, `--calls` round trips (p50, p99).
+
+Targets: start within 1.2x the floor, tools/list and cheap calls within 1.5x. `--update-docs`
+rewrites the "## MCP server" section of docs/performance.md with the numbers of this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+# -P: do not put this directory on sys.path, where this file would shadow the `mcp` package.
+FLOOR = [sys.executable, "-P", str(Path(__file__).with_name("mcp_floor.py"))]
+LAYER = [sys.executable, "-P", str(Path(__file__).with_name("mcp_layer.py"))]
+PREFLIGHT = str(Path(sys.executable).parent / "preflight-mcp")
+DOC = REPO / "docs" / "performance.md"
+INTRO = (
+    "# Performance\n\nMeasured numbers for preflight's moving parts, each next to the floor it cannot "
+    "beat (the same work done by the bare library underneath), produced by the scripts under "
+    "`scripts/bench/`.\n\n"
+)
+TARGETS = {"start": 1.2, "tools/list": 1.5, "cheap call": 1.5, "no-op call (export layer only)": 1.5}
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    },
+}
+
+
+class Server:
+    """One server process spoken to with newline-delimited JSON-RPC."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+            env=dict(os.environ),
+        )
+        self.next_id = 1
+        self.last_size = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.next_id += 1
+        self.send(message)
+        return self.answer(message["id"])
+
+    def answer(self, request_id: int) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed stdout")
+            decoded = json.loads(line)
+            if decoded.get("id") == request_id:
+                self.last_size = len(line)
+                if "error" in decoded:
+                    raise RuntimeError(f"server error: {decoded['error']}")
+                return dict(decoded)
+
+    def handshake(self) -> float:
+        """Send initialize right after spawning; return the seconds until its answer was read."""
+        self.send(INIT)
+        self.answer(0)
+        elapsed = time.perf_counter() - self.started
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return elapsed
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def round_trips(
+    jobs: dict[str, tuple[Server, str, dict[str, Any] | None]], calls: int
+) -> dict[str, list[float]]:
+    """Time `calls` round trips per server, alternating between servers call by call.
+
+    Alternating spreads machine noise (other processes, CPU frequency) evenly over the servers.
+    """
+    for _ in range(max(10, calls // 10)):  # warm-up: imports, caches, first-call paths
+        for server, method, params in jobs.values():
+            server.request(method, params)
+    timings: dict[str, list[float]] = {name: [] for name in jobs}
+    for _ in range(calls):
+        for name, (server, method, params) in jobs.items():
+            start = time.perf_counter()
+            reply = server.request(method, params)
+            timings[name].append(time.perf_counter() - start)
+            if reply["result"].get("isError"):
+                raise RuntimeError(f"{method} failed on {name}: {reply['result']}")
+    return timings
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--starts", type=int, default=20, help="cold starts per server")
+    parser.add_argument("--calls", type=int, default=200, help="round trips per measured request")
+    parser.add_argument(
+        "--update-docs", action="store_true", help="rewrite the MCP section of docs/performance.md"
+    )
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "bench"
+        project.mkdir()
+        (project / "e2e.yaml").write_text("project:\n  name: bench\n", encoding="utf-8")
+        ours = [PREFLIGHT, "--project", str(project)]
+
+        starts: dict[str, list[float]] = {"floor": [], "preflight": []}
+        for _ in range(args.starts):
+            for name, argv in (("floor", FLOOR), ("preflight", ours)):
+                server = Server(argv, project)
+                starts[name].append(server.handshake())
+                server.close()
+
+        floor, preflight, layer = (
+            Server(FLOOR, project),
+            Server(ours, project),
+            Server([*LAYER, str(project)], project),
+        )
+        for server in (floor, preflight, layer):
+            server.handshake()
+        sizes = {}
+        for name, server in (("floor", floor), ("preflight", preflight)):
+            server.request("tools/list")
+            sizes[name] = server.last_size
+        lists = round_trips(
+            {"floor": (floor, "tools/list", None), "preflight": (preflight, "tools/list", None)}, args.calls
+        )
+        init = {"name": "preflight_init", "arguments": {}}
+        cheap = round_trips(
+            {
+                "floor": (floor, "tools/call", {"name": "noop", "arguments": {}}),
+                "preflight": (preflight, "tools/call", init),
+                "layer": (layer, "tools/call", init),
+            },
+            args.calls,
+        )
+        for server in (floor, preflight, layer):
+            server.close()
+
+    ms = 1000.0
+    rows = [
+        ("start", statistics.median(starts["floor"]), statistics.median(starts["preflight"]), None, None),
+        ("tools/list", percentile(lists["floor"], 50), percentile(lists["preflight"], 50),
+         percentile(lists["floor"], 99), percentile(lists["preflight"], 99)),
+        ("cheap call", percentile(cheap["floor"], 50), percentile(cheap["preflight"], 50),
+         percentile(cheap["floor"], 99), percentile(cheap["preflight"], 99)),
+        ("no-op call (export layer only)", percentile(cheap["floor"], 50), percentile(cheap["layer"], 50),
+         percentile(cheap["floor"], 99), percentile(cheap["layer"], 99)),
+    ]  # fmt: skip
+    table = [
+        "| measure | floor p50 | preflight p50 | ratio | floor p99 | preflight p99 | target |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    failed = []
+    for name, f50, p50, f99, p99 in rows:
+        ratio = p50 / f50
+        ok = ratio <= TARGETS[name]
+        if not ok:
+            failed.append(name)
+        p99s = (
+            (f"{f99 * ms:.2f} ms", f"{p99 * ms:.2f} ms")
+            if f99 is not None and p99 is not None
+            else ("–", "–")
+        )
+        digits = 0 if name == "start" else 2
+        cells = [name, f"{f50 * ms:.{digits}f} ms", f"{p50 * ms:.{digits}f} ms", f"{ratio:.2f}x", *p99s]
+        table.append("| " + " | ".join(cells) + f" | ≤ {TARGETS[name]}x {'✓' if ok else '✗'} |")
+    table.append("")
+    table.append(
+        f"tools/list answers are {sizes['floor']:,} bytes (floor, one tool) and {sizes['preflight']:,} bytes "
+        "(preflight); the difference is encoding, piping and decoding that much JSON."
+    )
+    print("\n".join(table))
+    if args.update_docs:
+        update_docs(table, args)
+    return 1 if failed else 0
+
+
+def update_docs(table: list[str], args: argparse.Namespace) -> None:
+    """Rewrite the "## MCP server" section of docs/performance.md (created when missing)."""
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    section = "\n".join(
+        [
+            "## MCP server",
+            "",
+            "`scripts/bench/mcp.py` compares `preflight-mcp` with the floor, a minimal low-level `mcp` "
+            "server with one no-op tool (`scripts/bench/mcp_floor.py`), in the same run, over real pipes "
+            f"with raw JSON-RPC. Start is the median of {args.starts} cold starts (spawn until the "
+            "`initialize` answer is read); tools/list and the cheap call (`preflight_init` on a loaded "
+            f"project, against the floor's no-op) are {args.calls} sequential round trips on a running "
+            "server. The last row serves a stand-in project whose `init` returns at once "
+            "(`scripts/bench/mcp_layer.py`): the cost of the export layer alone.",
+            "",
+            *table,
+            "",
+            f"Measured on {time.strftime('%Y-%m-%d')} ({machine}).",
+            "",
+        ]
+    )
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else INTRO
+    start = text.find("## MCP server")
+    if start == -1:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
+    DOC.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
