@@ -79,7 +79,7 @@ class ErrorInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     code: str
     message: str
-    retryable: bool = False
+    retryable: bool  # no default: always written, as every client expects it
     hint: str | None = None
     details: dict[str, Any] | None = None
 

@@ -14,10 +14,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
+import anyio
+
 from .clarify import ArchitectureResult, ClarifyResult
 from .clarify import clarify as _clarify
 from .clarify import read_architecture as _read_architecture
 from .clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS
+from .config import McpConfig
+from .errors import ConfigError, PreflightError
 from .lifecycle import build as _build
 from .lifecycle import clean as _clean
 from .lifecycle import logs as _logs
@@ -26,8 +30,6 @@ from .lifecycle import status as _status
 from .lifecycle.context import ProjectContext
 from .lifecycle.init import initialize
 from .operations import operation
-from .config import McpConfig
-from .errors import ConfigError, PreflightError
 from .progress import ProgressArg, Reporter, resolve_sink
 from .results.lifecycle import (
     BuildResult,
@@ -44,8 +46,14 @@ from .verify import VerifyResult
 
 if TYPE_CHECKING:
     from .engine.base import Engine
+    from .sync import SyncProject
 
 __all__ = ["Project"]
+
+
+def _directory_of(path: str) -> Path:
+    base = Path(path).expanduser().resolve()
+    return base if base.is_dir() else base.parent
 
 
 class Project:
@@ -63,6 +71,7 @@ class Project:
         engine: Engine | None = None,
     ) -> None:
         self._ctx = ProjectContext(path, config_file, engine)
+        self._sync: SyncProject | None = None
 
     @classmethod
     def open(
@@ -85,6 +94,19 @@ class Project:
     def path(self) -> str:
         """The project path given to `open`."""
         return str(self._ctx.path)
+
+    @property
+    def sync(self) -> SyncProject:
+        """The same operations, blocking: `project.sync.build()` for code that cannot `await`.
+
+        Runs them on a private event loop in a background thread (an anyio blocking portal), so it
+        also works inside a Jupyter kernel. Use either the async methods or `sync` on one Project.
+        """
+        if self._sync is None:
+            from .sync import SyncProject
+
+            self._sync = SyncProject(self)
+        return self._sync
 
     def __repr__(self) -> str:
         state = self._ctx.session.state if self._ctx.session else "not initialized"
@@ -389,6 +411,8 @@ class Project:
         timeout: str = "10s",
         call_readonly: bool = False,
         strict: bool = False,
+        mcp_only: bool = False,
+        self_check: bool = False,
     ) -> VerifyResult:
         """Check an MCP server against what it promises: start it over stdio, list its tools, compare.
 
@@ -413,6 +437,10 @@ class Project:
                 answers. Off by default: calls can touch what the server is connected to.
             strict: undeclared tools fail (default: a warning); a missing start command fails
                 (default: skipped).
+            mcp_only: check only the MCP server, not the command-line contracts a manifest declares
+                under `provides.cli` (each must exit 0 and print JSON matching its `output_schema`).
+            self_check: verify preflight's own MCP server (`preflight-mcp`) against the operations
+                it is generated from: every tool, schema and annotation must match.
 
         Returns:
             status passed | failed | error | skipped; the server (name, version, protocol
@@ -431,6 +459,17 @@ class Project:
         from .verify import verify as _verify
 
         root, mcp = await self._verify_source()
+        if self_check:
+            from .export.selfcheck import self_check_command, self_check_tools
+
+            return await _verify(
+                root=root,
+                command=self_check_command(str(root)),
+                expected_tools=self_check_tools(),
+                timeout=timeout,
+                call_readonly=call_readonly,
+                strict=True,
+            )
         return await _verify(
             root=root,
             mcp=mcp,
@@ -439,6 +478,7 @@ class Project:
             timeout=timeout,
             call_readonly=call_readonly,
             strict=strict,
+            mcp_only=mcp_only,
         )
 
     @operation(
@@ -521,8 +561,7 @@ class Project:
         except ConfigError as exc:
             if exc.code != "CONFIG_NOT_FOUND":
                 raise
-            base = Path(self.path).expanduser().resolve()
-            return (base if base.is_dir() else base.parent), None
+            return await anyio.to_thread.run_sync(_directory_of, self.path), None
         return Path(loaded.root), loaded.config.mcp
 
     @asynccontextmanager

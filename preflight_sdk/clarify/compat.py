@@ -39,7 +39,16 @@ class Preferences(_Seed, frozen=True):
 
 
 class RequireClarificationArgs(_Seed, frozen=True):
-    """Arguments of `require_clarification`."""
+    """Arguments of `require_clarification`.
+
+    Attributes:
+        user_intention: the change in one sentence, e.g. "Add authentication".
+        optional_context: background text, recorded in the task.
+        session_id: the session_id of the previous reply; omit it to start a new session.
+        answers: {question id: option, list of options, or text} answering the previous questions.
+        preferences: `force_adr: true` writes an ADR even for a bug fix or a refactor.
+        repo_path: accepted for compatibility; the server's project repository is used.
+    """
 
     user_intention: str
     optional_context: str | None = None
@@ -90,7 +99,11 @@ class RequireClarificationReply(_Seed, frozen=True):
 
 
 class ReadArchitectureArgs(_Seed, frozen=True):
-    """Arguments of `read_architecture`."""
+    """Arguments of `read_architecture`.
+
+    Attributes:
+        repo_path: accepted for compatibility; the server's project repository is used.
+    """
 
     repo_path: str | None = None
 

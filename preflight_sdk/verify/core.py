@@ -31,6 +31,7 @@ async def verify(
     strict: bool = False,
     expected_tools: Sequence[ExpectedTool] | None = None,
     env: Mapping[str, str] | None = None,
+    mcp_only: bool = False,
 ) -> VerifyResult:
     """Start an MCP server on stdio, list its tools and check them against their declarations.
 
@@ -53,6 +54,7 @@ async def verify(
             command is an error (else the result is `skipped`).
         expected_tools: declarations that replace those of the source.
         env: variables added to the server's environment (over the inherited one and `mcp.env`).
+        mcp_only: skip the command-line contracts a manifest declares (`provides.cli`).
 
     Returns:
         The result; it is returned whenever the verification could run, also when the server
@@ -77,8 +79,19 @@ async def verify(
             env=env,
         )
     )
+    cli = []
+    if spec.cli and not mcp_only:
+        from .cli_checks import check_cli
+
+        cli = await check_cli(spec.cli, cwd=spec.cwd, env={**os.environ, **spec.env}, limit=seconds)
     if spec.argv is None:
-        return _skipped(spec, strict=strict, started=started)
+        skipped = _skipped(spec, strict=strict, started=started)
+        if not cli:
+            return skipped
+        summary = summarise([], skipped.findings, cli)
+        return msgspec.structs.replace(
+            skipped, cli=cli, summary=summary, status="failed" if summary.errors else "skipped"
+        )
 
     from .compare import compare_tools  # these pull in mcp and jsonschema: only when verifying
     from .dynamic import call_checks
@@ -101,7 +114,7 @@ async def verify(
                     "the served tools were checked on their own",
                 )
             )
-    summary = summarise(tools, findings)
+    summary = summarise(tools, findings, cli)
     status = decide_status(summary, findings, skipped=False)
     server = ServerInfo(
         command=spec.argv,
@@ -118,6 +131,7 @@ async def verify(
         summary=summary,
         duration=_elapsed(started),
         stderr_tail=outcome.stderr_tail if status in ("error", "failed") else [],
+        cli=cli,
     )
 
 

@@ -22,6 +22,10 @@ provides:
         schema: schemas/search_books.json
 ```
 
+`provides.cli` lists commands the tool provides (`- command: my-tool --version`, with an optional
+`output_schema` JSON file): each must exit 0 and, with a schema, print JSON that matches it
+(skipped with `mcp_only`).
+
 A tool entry may also be written `name: search_books`, or as a bare string. The start command
 (a string split like a shell would, or a list) runs in the manifest's directory, and `schema`
 paths are relative to it too. Other manifest keys (`type`, `depends_on`, …) are left alone.
@@ -35,7 +39,7 @@ from typing import Any
 from ..config.validate import did_you_mean
 from ..config.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
 from ..errors import ConfigError, ConfigProblem, InputError
-from .spec import ExpectedTool, ServerSpec, load_schema_file, resolve_path, split_command
+from .spec import CliContract, ExpectedTool, ServerSpec, load_schema_file, resolve_path, split_command
 
 __all__ = ["load_manifest"]
 
@@ -103,10 +107,14 @@ def load_manifest(file: Path) -> ServerSpec:
     data = reader.parsed.data
     start: list[str] | None = None
     entries: list[tuple[PathKey, Any]] = []
+    cli: list[CliContract] = []
     if data is not None and not isinstance(data, dict):
         reader.add((), f"a manifest is a mapping, not {type(data).__name__}")
     elif isinstance(data, dict):
         start, entries = _read_top(reader, data)
+        provides = data.get("provides")
+        if isinstance(provides, dict) and provides.get("cli") is not None:
+            cli = _read_cli(reader, provides["cli"], file.parent)
     declared = _read_tools(reader, entries, file.parent)
     if reader.problems:
         count = len(reader.problems)
@@ -117,7 +125,7 @@ def load_manifest(file: Path) -> ServerSpec:
             hint="fix every problem in details.problems; see docs/verify.md for both manifest shapes",
             problems=reader.problems,
         )
-    return ServerSpec(source="manifest", argv=start, cwd=file.parent, declared=declared)
+    return ServerSpec(source="manifest", argv=start, cwd=file.parent, declared=declared, cli=cli)
 
 
 def _read_top(reader: _Reader, data: dict[str, Any]) -> tuple[list[str] | None, list[tuple[PathKey, Any]]]:
@@ -140,8 +148,9 @@ def _read_top(reader: _Reader, data: dict[str, Any]) -> tuple[list[str] | None, 
         reader.add(("provides",), "`provides` must be a mapping (cli, mcp, library, database)")
         return start, []
     for key in provides:
-        if key != "mcp" and did_you_mean(str(key), ("mcp",), cutoff=0.8):
-            reader.add(("provides", key), f"unknown key {key!r}", suggestion="mcp", key=True)
+        if key not in ("mcp", "cli") and did_you_mean(str(key), ("mcp", "cli"), cutoff=0.8):
+            guess = did_you_mean(str(key), ("mcp", "cli"), cutoff=0.8)
+            reader.add(("provides", key), f"unknown key {key!r}", suggestion=guess, key=True)
     mcp = provides.get("mcp")
     if mcp is None:
         return start, []
@@ -214,3 +223,40 @@ def _read_tools(reader: _Reader, entries: list[tuple[PathKey, Any]], base: Path)
             )
         declared.append(ExpectedTool(name=name, input_schema=schema))
     return declared
+
+
+_CLI_KEYS = ("command", "output_schema", "description")
+
+
+def _read_cli(reader: _Reader, entries: Any, base: Path) -> list[CliContract]:
+    if not isinstance(entries, list):
+        reader.add(("provides", "cli"), "`provides.cli` must be a list of `{command, output_schema?}`")
+        return []
+    contracts: list[CliContract] = []
+    for index, entry in enumerate(entries):
+        path: PathKey = ("provides", "cli", index)
+        if isinstance(entry, str):
+            entry = {"command": entry}
+        if not isinstance(entry, dict) or "command" not in entry:
+            reader.add(path, "a cli entry is a command string or a mapping with `command`")
+            continue
+        reader.unknown_keys(entry, path, _CLI_KEYS)
+        argv = reader.command(entry["command"], (*path, "command"))
+        schema: dict[str, Any] | None = None
+        ref = entry.get("output_schema")
+        if isinstance(ref, dict):
+            schema = ref
+        elif isinstance(ref, str):
+            try:
+                schema = load_schema_file(
+                    resolve_path(base, ref),
+                    where=format_path((*path, "output_schema")),
+                    code="MANIFEST_INVALID",
+                )
+            except ConfigError as exc:
+                reader.add((*path, "output_schema"), exc.problems[0].message if exc.problems else exc.message)
+        elif ref is not None:
+            reader.add((*path, "output_schema"), "`output_schema` is a JSON file path or an object")
+        if argv is not None:
+            contracts.append(CliContract(command=argv, output_schema=schema))
+    return contracts

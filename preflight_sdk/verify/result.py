@@ -23,6 +23,7 @@ from ..results.base import Result
 
 __all__ = [
     "ERROR_CODES",
+    "CliReport",
     "Finding",
     "SchemaDiff",
     "ServerInfo",
@@ -95,6 +96,16 @@ class ToolReport(_Part, frozen=True):
     schema_diff: SchemaDiff | None = None
 
 
+class CliReport(_Part, frozen=True):
+    """One command-line contract of a manifest (`provides.cli`): run, exit status, output checked."""
+
+    command: str
+    status: Literal["passed", "failed"]
+    duration: int
+    exit_code: int | None = None
+    findings: list[Finding] = msgspec.field(default_factory=list)
+
+
 class ServerInfo(_Part, frozen=True):
     """The server under test: how it was started and what it said about itself."""
 
@@ -137,6 +148,7 @@ class VerifyResult(Result, frozen=True):
     tools: list[ToolReport] = msgspec.field(default_factory=list)
     findings: list[Finding] = msgspec.field(default_factory=list)
     stderr_tail: list[str] = msgspec.field(default_factory=list)
+    cli: list[CliReport] = msgspec.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -145,12 +157,22 @@ class VerifyResult(Result, frozen=True):
 
     def all_findings(self) -> list[Finding]:
         """Return the server-level findings followed by every tool's findings."""
-        return [*self.findings, *(f for tool in self.tools for f in tool.findings)]
+        return [
+            *self.findings,
+            *(f for tool in self.tools for f in tool.findings),
+            *(f for check in self.cli for f in check.findings),
+        ]
 
 
-def summarise(tools: list[ToolReport], findings: list[Finding]) -> VerifySummary:
-    """Count tools by status and findings (server and tool level) by severity."""
-    every = [*findings, *(f for tool in tools for f in tool.findings)]
+def summarise(
+    tools: list[ToolReport], findings: list[Finding], cli: list[CliReport] | None = None
+) -> VerifySummary:
+    """Count tools by status and findings (server, tool and command-line level) by severity."""
+    every = [
+        *findings,
+        *(f for tool in tools for f in tool.findings),
+        *(f for c in cli or [] for f in c.findings),
+    ]
     return VerifySummary(
         found=sum(t.status == "found" for t in tools),
         missing=sum(t.status == "missing" for t in tools),
@@ -214,6 +236,14 @@ def render_text(result: VerifyResult) -> str:
         for tool in result.tools:
             mark, text = _TOOL_LINE[tool.status]
             lines.append(f"  {mark} {tool.name.ljust(width)}  {text}")
+    if result.cli:
+        lines.append("")
+        lines.append("Command-line contracts:")
+        for check in result.cli:
+            mark = "✓" if check.status == "passed" else "✗"
+            lines.append(
+                f"  {mark} {check.command}  exit {check.exit_code if check.exit_code is not None else '-'}"
+            )
     every = result.all_findings()
     for severity in ("error", "warning", "info"):
         group = [f for f in every if f.severity == severity]
@@ -256,6 +286,16 @@ def render_html(result: VerifyResult) -> str:
         parts.append(
             '<table style="border-collapse:collapse;margin:6px 0"><tr><th></th><th align="left">tool</th>'
             f'<th align="left">status</th><th align="left">findings</th></tr>{rows}</table>'
+        )
+    if result.cli:
+        rows = "".join(
+            f"<tr><td>{'&#10003;' if c.status == 'passed' else '&#10007;'}</td><td><code>{e(c.command)}</code></td>"
+            f"<td>{c.exit_code if c.exit_code is not None else '-'}</td></tr>"
+            for c in result.cli
+        )
+        parts.append(
+            '<table style="border-collapse:collapse;margin:6px 0"><tr><th></th>'
+            f'<th align="left">command</th><th align="left">exit</th></tr>{rows}</table>'
         )
     every = result.all_findings()
     for severity in ("error", "warning", "info"):

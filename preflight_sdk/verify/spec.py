@@ -42,6 +42,14 @@ class ExpectedTool(msgspec.Struct, frozen=True, kw_only=True, rename="camel", om
     annotations: dict[str, Any] | None = None
 
 
+class CliContract(msgspec.Struct, frozen=True, kw_only=True):
+    """A command a manifest says the tool provides (`provides.cli`): it must exit 0, and print
+    JSON matching `output_schema` when one is declared."""
+
+    command: list[str]
+    output_schema: dict[str, Any] | None = None
+
+
 class ServerSpec(msgspec.Struct, frozen=True, kw_only=True):
     """How to start the server under test and what it should serve.
 
@@ -51,6 +59,7 @@ class ServerSpec(msgspec.Struct, frozen=True, kw_only=True):
         cwd: working directory (None: the current one).
         env: variables added to the inherited environment.
         declared: the declared tools; empty when nothing was declared (nothing is compared).
+        cli: the command-line contracts a manifest declares (`provides.cli`).
     """
 
     source: SpecSource
@@ -58,6 +67,7 @@ class ServerSpec(msgspec.Struct, frozen=True, kw_only=True):
     cwd: Path | None = None
     env: dict[str, str] = msgspec.field(default_factory=dict)
     declared: list[ExpectedTool] = msgspec.field(default_factory=list)
+    cli: list[CliContract] = msgspec.field(default_factory=list)
 
 
 def split_command(command: str | Sequence[str], *, field: str = "command") -> list[str]:

@@ -112,7 +112,7 @@ async def test_a_manifest_with_mcp_start_and_a_provides_list(tagged: Tagged, tmp
         """,
     )
 
-    result = await verify(root=tmp_path, manifest="tool/pai-manifest.yaml", env=tagged.env)
+    result = await verify(root=tmp_path, manifest="tool/pai-manifest.yaml", env=tagged.env, mcp_only=True)
 
     assert result.status == "failed"
     assert [(t.name, t.status) for t in result.tools] == [
@@ -127,6 +127,39 @@ async def test_a_manifest_with_mcp_start_and_a_provides_list(tagged: Tagged, tmp
         ("warning", "TOOL_EXTRA", "add_book"),
     }
     assert result.server is not None and result.server.cwd == str(tmp_path / "tool")
+    assert result.cli == [], "mcp_only skips the command-line contracts"
+
+
+async def test_command_line_contracts_of_a_manifest_are_run_unless_mcp_only(tagged: Tagged, tmp_path: Path) -> None:
+    write(tmp_path, "schemas/version.json", json.dumps({"type": "object", "required": ["version"]}))
+    write(tmp_path, "version.py", "import json; print(json.dumps({'version': '1.0'}))")
+    write(tmp_path, "listing.py", "print('[]')")
+    write(tmp_path, "broken.py", "import sys; sys.exit(4)")
+    write(
+        tmp_path,
+        "pai-manifest.yaml",
+        """\
+        name: books
+        provides:
+          cli:
+            - command: python3 version.py
+              output_schema: schemas/version.json
+            - command: [python3, listing.py]
+              output_schema: schemas/version.json
+            - python3 broken.py
+            - command: no-such-program-here --help
+        """,
+    )
+
+    result = await verify(root=tmp_path, manifest="pai-manifest.yaml", env=tagged.env)
+
+    assert [(c.status, c.exit_code) for c in result.cli] == [("passed", 0), ("failed", 0), ("failed", 4), ("failed", None)]
+    codes = [[f.code for f in c.findings] for c in result.cli]
+    assert codes == [[], ["CLI_OUTPUT_SCHEMA"], ["CLI_EXIT_STATUS"], ["CLI_NOT_FOUND"]]
+    assert result.status == "failed" and not result.ok
+    assert "Command-line contracts:" in result_text(result)
+    skipped = await verify(root=tmp_path, manifest="pai-manifest.yaml", env=tagged.env, mcp_only=True)
+    assert skipped.cli == [] and skipped.status == "skipped"
 
 
 async def test_a_manifest_with_a_provides_mcp_block(tagged: Tagged, tmp_path: Path) -> None:
@@ -312,3 +345,9 @@ async def test_expected_tools_replace_the_declarations_and_compare_output_schema
     }
     mismatch = next(f.message for f in result.tools[0].findings if f.code == "ANNOTATIONS_MISMATCH")
     assert "openWorldHint: declared True, served False" in mismatch
+
+
+def result_text(result: object) -> str:
+    from preflight_sdk.display import render_text
+
+    return render_text(result)
