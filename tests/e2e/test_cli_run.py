@@ -1,0 +1,74 @@
+"""`preflight run` through the real console script on the bundled examples (real Docker)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.docker import force_clean, labelled
+
+pytestmark = pytest.mark.docker
+
+REPO = Path(__file__).resolve().parents[2]
+PREFLIGHT = str(Path(sys.executable).parent / "preflight")
+
+
+def _example(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name
+    shutil.copytree(REPO / "docs" / "examples" / name, target)
+    return target
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PREFLIGHT, *args], capture_output=True, text=True, env=dict(os.environ), timeout=300)
+
+
+def test_run_builds_sets_up_runs_and_cleans_the_shop_example(tmp_path: Path) -> None:
+    shop = _example(tmp_path, "shop")
+    try:
+        done = _run("run", "-C", str(shop))
+    finally:
+        force_clean(shop)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "passed: 3 suite(s), 11 case(s)" in done.stdout
+    assert labelled(shop) == ([], []), "run cleans up after itself"
+
+
+def test_run_json_prints_only_the_envelope_and_exits_1_on_failures(tmp_path: Path) -> None:
+    broken = _example(tmp_path, "shop-broken")
+    (tmp_path / "shop").symlink_to(REPO / "docs" / "examples" / "shop")  # its Dockerfiles live there
+    try:
+        done = _run("run", "--json", "-C", str(broken))
+    finally:
+        force_clean(broken)
+    assert done.returncode == 1, done.stderr[-3000:]
+    envelope = json.loads(done.stdout)  # nothing but the envelope on stdout
+    assert envelope["success"] is False
+    assert envelope["runId"] == envelope["data"]["runId"]
+    failures = [c for s in envelope["data"]["suites"] for c in s["cases"] if c["status"] == "failed"]
+    assert [f["failure"]["summary"].split(";")[0] for f in failures][0] == "POST /orders returned 500, expected 400"
+    assert labelled(broken) == ([], [])
+
+
+def test_run_keep_leaves_the_environment_for_a_second_run_and_clean(tmp_path: Path) -> None:
+    shop = _example(tmp_path, "shop")
+    try:
+        first = _run("run", "--keep", "--json", "-C", str(shop))
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert len(labelled(shop)[0]) == 3, "--keep leaves the containers running"
+        again = _run("run", "--json", "-C", str(shop), "--filter", "orders")
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert json.loads(again.stdout)["data"]["totals"]["total"] == 8
+        assert len(labelled(shop)[0]) == 3, "a run against a running environment leaves it running"
+        status = _run("status", "--json", "-C", str(shop))
+        assert json.loads(status.stdout)["data"]["state"] == "running"
+        cleaned = _run("clean", "--json", "-C", str(shop))
+        assert cleaned.returncode == 0
+    finally:
+        force_clean(shop)
+    assert labelled(shop) == ([], [])
