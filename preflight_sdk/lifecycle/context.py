@@ -17,7 +17,7 @@ import msgspec
 
 from ..config import LoadedConfig, find_config, load_config
 from ..errors import ConfigError, StateError
-from .state import SessionState, read_state, write_state
+from .state import SessionState, read_state, state_path, write_state
 
 if TYPE_CHECKING:
     from ..engine.base import Engine
@@ -63,6 +63,8 @@ class ProjectContext:
         self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
         self.stale = False  # the file changed while an environment of the old one runs
         self.owns_environment = False  # this object's setup started what is running
+        self._loaded_fingerprint: tuple[tuple[str, int, int], ...] = ()
+        self._state_mark: int | None = None
 
     # -- engine ------------------------------------------------------------------------------
 
@@ -109,10 +111,18 @@ class ProjectContext:
         running: then the running session is kept and `stale` is set, so `init` can refuse
         (`INVALID_STATE`, clean first) while `status`, `logs` and `clean` still work.
         """
-        loaded = await anyio.to_thread.run_sync(load_config, self.path, self.config_file)
+        fingerprint = await anyio.to_thread.run_sync(self._fingerprint)
+        if self.loaded is not None and fingerprint == self._loaded_fingerprint:
+            loaded = self.loaded  # nothing it was read from changed: no need to parse it again
+        else:
+            loaded = await anyio.to_thread.run_sync(load_config, self.path, self.config_file)
+            self._loaded_fingerprint = await anyio.to_thread.run_sync(self._fingerprint, loaded)
         changed = self.loaded is not None and self.loaded.digest != loaded.digest
-        if self.session is None:
+        state_mark = await anyio.to_thread.run_sync(_mtime, state_path(loaded.root))
+        if self.session is None or state_mark != self._state_mark:
+            # First load, or another process changed the session (a CLI clean after the MCP setup).
             self.session = await anyio.to_thread.run_sync(read_state, loaded.root)
+            self._state_mark = state_mark
         session = self.session
         self.stale = False
         if session is not None and session.config_digest != loaded.digest:
@@ -146,9 +156,38 @@ class ProjectContext:
         self.session = session
         target = root or str(self.root)
         await anyio.to_thread.run_sync(write_state, target, session)
+        self._state_mark = await anyio.to_thread.run_sync(_mtime, state_path(target))
+
+    def _fingerprint(self, loaded: LoadedConfig | None = None) -> tuple[tuple[str, int, int], ...]:
+        """Sizes and modification times of what the configuration is read from (blocking)."""
+        current = loaded or self.loaded
+        if current is None:
+            return ()
+        files = [Path(current.path), Path(current.root) / ".env"]
+        files += [current.resolve(s.file) for s in current.suites if s.file and s.runner == "yaml"]
+        marks = []
+        for file in files:
+            try:
+                stat = file.stat()
+            except OSError:
+                marks.append((str(file), -1, -1))
+            else:
+                marks.append((str(file), stat.st_mtime_ns, stat.st_size))
+        try:
+            located = find_config(self.path, self.config_file)
+        except ConfigError:
+            return ()
+        return (("config", hash(str(located)), 0), *marks)
 
     async def transition(self, **changes: Any) -> SessionState:
         """Persist a change of the session (`state=`, `network=`, `containers=`…)."""
         session = msgspec.structs.replace(self.require_session(), **changes)
         await self.save(session)
         return session
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
