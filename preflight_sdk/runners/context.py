@@ -69,6 +69,8 @@ class RunContext:
     def case_finished(self, result: CaseResult) -> None:
         """Report a finished case as progress and as an event."""
         self.finished_cases += 1
+        # Suites of other runners are counted as one case until they report theirs.
+        self.total_cases = max(self.total_cases, self.finished_cases)
         self.event(
             "case_end", suite=result.suite, case=result.id, status=result.status, duration=result.duration
         )
