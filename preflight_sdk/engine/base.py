@@ -155,8 +155,11 @@ class Engine(Protocol):
         """Inspect containers by id or name in one call; unknown ones are left out."""
         ...
 
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
-        """Return every container (running or not) carrying all of `labels`."""
+    async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
+        """Return every container (running or not) carrying all of `labels`.
+
+        Without `detail`, only id, name, state and labels are filled (one cheap call).
+        """
         ...
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:

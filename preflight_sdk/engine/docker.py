@@ -1,9 +1,11 @@
 """`DockerEngine`: the `Engine` protocol on a real Docker daemon.
 
-Short calls (run, network create) go through python-on-whales in a worker thread; everything long
-or streaming (build, logs, exec, events, wait) and the bulk reads (inspect, ps, rm of many
-containers at once) run the docker CLI as cancellable child processes, so a cancelled operation
-never leaves a docker process behind and one call serves many containers.
+Short calls whose typed wrappers fit (image existence, stopping containers) go through
+python-on-whales in a worker thread. Everything long or streaming (build, pull, logs, exec,
+events, wait), everything on setup's critical path (run, network create: python-on-whales would
+inspect each object it creates, one more docker process per service) and the bulk reads (inspect,
+ps, rm of many containers at once) run the docker CLI as cancellable child processes, so a
+cancelled operation never leaves a docker process behind and one call serves many containers.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .base import (
     RemoveOutcome,
 )
 from .errors import daemon_unreachable, translate
-from .inspect import container_from_inspect, docker_time, merge_log_streams, parse_log_line
+from .inspect import container_from_inspect, container_from_ps, docker_time, merge_log_streams, parse_log_line
 from .process import Completed, iter_lines, run_command, stream_command
 
 __all__ = ["DockerEngine"]
@@ -123,12 +125,10 @@ class DockerEngine:
         return info
 
     async def image_exists(self, ref: str) -> bool:
-        done = await self._cli("image", "inspect", "--format", "{{.Id}}", ref, timeout=30)
-        if done.returncode == 0:
-            return True
-        if "No such image" in done.stderr or "no such image" in done.stderr.lower():
-            return False
-        raise translate(done.stderr, action=f"inspect image {ref}", subject=ref)
+        exists: bool = await self._in_thread(
+            partial(self._pow().image.exists, ref), action=f"inspect image {ref}", subject=ref
+        )
+        return exists
 
     async def pull(self, ref: str, on_line: LineSink) -> None:
         tail: list[str] = []
@@ -229,27 +229,31 @@ class DockerEngine:
     # -- containers --------------------------------------------------------------------------
 
     async def run(self, spec: ContainerSpec) -> str:
-        docker = self._pow()
-        volumes = [tuple(v.split(":", 2)) for v in spec.volumes]
-        run = partial(
-            docker.container.run,
-            spec.image,
-            list(spec.command) if spec.command is not None else [],
-            detach=True,
-            name=spec.name,
-            networks=[spec.network],
-            network_aliases=list(spec.aliases),
-            envs=dict(spec.env),
-            publish=[(port.docker_arg(),) for port in spec.ports],
-            volumes=volumes,
-            labels=dict(spec.labels),
-            add_hosts=list(spec.add_hosts),
-            entrypoint=spec.entrypoint,
-            workdir=spec.working_dir,
-            user=spec.user,
-        )
-        container = await self._in_thread(run, action=f"start container {spec.name}", subject=spec.name)
-        return str(container.id)
+        # The docker CLI directly: python-on-whales would inspect every container it starts, one
+        # more docker process per service on setup's critical path.
+        argv = ["run", "--detach", "--pull", "never", "--name", spec.name, "--network", spec.network]
+        for alias in spec.aliases:
+            argv += ["--network-alias", alias]
+        for key, value in spec.env.items():
+            argv += ["--env", f"{key}={value}"]
+        for port in spec.ports:
+            argv += ["--publish", port.docker_arg()]
+        for volume in spec.volumes:
+            argv += ["--volume", volume]
+        for key, value in spec.labels.items():
+            argv += ["--label", f"{key}={value}"]
+        for host, address in spec.add_hosts:
+            argv += ["--add-host", f"{host}:{address}"]
+        if spec.entrypoint is not None:
+            argv += ["--entrypoint", spec.entrypoint]
+        if spec.working_dir is not None:
+            argv += ["--workdir", spec.working_dir]
+        if spec.user is not None:
+            argv += ["--user", spec.user]
+        argv.append(spec.image)
+        argv += list(spec.command or [])
+        out = await self._checked(*argv, action=f"start container {spec.name}", subject=spec.name)
+        return out.strip().splitlines()[-1]
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
         if not refs:
@@ -265,10 +269,13 @@ class DockerEngine:
             return []
         return [container_from_inspect(item) for item in items]
 
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
+    async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         filters = [arg for key, value in labels.items() for arg in ("--filter", f"label={key}={value}")]
-        out = await self._checked("ps", "-a", "-q", "--no-trunc", *filters, action="list containers")
-        return await self.inspect(out.split())
+        if detail:
+            out = await self._checked("ps", "-a", "-q", "--no-trunc", *filters, action="list containers")
+            return await self.inspect(out.split())
+        out = await self._checked("ps", "-a", "--no-trunc", "--format", "{{json .}}", *filters, action="list containers")
+        return [container_from_ps(json.loads(line)) for line in out.splitlines() if line.strip()]
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
         if not refs:
@@ -279,9 +286,8 @@ class DockerEngine:
 
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         if refs:
-            await self._checked(
-                "stop", "-t", str(int(grace)), *refs, action="stop containers", timeout=grace + 60
-            )
+            stop = partial(self._pow().container.stop, list(refs), time=int(grace))
+            await self._in_thread(stop, action="stop containers")
 
     async def logs(
         self,
@@ -321,8 +327,7 @@ class DockerEngine:
                     if parsed is not None:
                         yield parsed
             finally:
-                if process.returncode is None:
-                    process.kill()
+                await _reap(process)
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         started = anyio.current_time()
@@ -369,14 +374,25 @@ class DockerEngine:
                     if line.strip():
                         yield line.strip()
             finally:
-                if process.returncode is None:
-                    process.kill()
+                await _reap(process)
 
     async def wait_exit(self, ref: str) -> int:
         done = await self._cli("wait", ref, timeout=None)
         if done.returncode != 0:
             raise translate(done.stderr, action=f"wait for {ref}", subject=ref)
         return int(done.stdout.strip() or "0")
+
+
+async def _reap(process: Any) -> None:
+    """Kill a streaming child and wait for it, even while being cancelled (no zombie, no orphan)."""
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None:
+            try:
+                process.kill()
+            except ProcessLookupError:
+                pass
+        with anyio.move_on_after(5):
+            await process.wait()
 
 
 def _no_cli() -> EnvironmentError_:

@@ -46,6 +46,14 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
     text = stderr.strip()
     if _DAEMON.search(text):
         return daemon_unreachable(text)
+    if "No such image" in text:
+        image = text.split("No such image:", 1)[1].strip().split()[0] if "No such image:" in text else subject
+        return EnvironmentError_(
+            f"cannot {action}: image {image} is not built (or not present locally)",
+            code="NOT_BUILT",
+            hint="call build first (or build with pull=true for images without a Dockerfile)",
+            details={"image": image, "subject": subject},
+        )
     if _PORT.search(text):
         port = _conflicting_port(text)
         return EnvironmentError_(

@@ -235,7 +235,10 @@ class FakeEngine:
             raise behaviour.run_error
         if spec.image not in self.images:
             raise EnvironmentError_(
-                f"cannot start {spec.name}: no such image {spec.image}", code="DOCKER_ERROR"
+                f"cannot start {spec.name}: image {spec.image} is not built",
+                code="NOT_BUILT",
+                hint="call build first",
+                details={"image": spec.image},
             )
         if any(c.spec.name == spec.name for c in self.containers.values()):
             raise EnvironmentError_(
@@ -260,7 +263,7 @@ class FakeEngine:
         self._check()
         return [self._info(c) for ref in refs if (c := self._find(ref)) is not None]
 
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
+    async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         self._check()
         return [
             self._info(c)

@@ -106,6 +106,24 @@ def container_from_inspect(item: dict[str, Any]) -> ContainerInfo:
     )
 
 
+def container_from_ps(item: dict[str, Any]) -> ContainerInfo:
+    """Reduce one `docker ps --format '{{json .}}'` line: id, name, state and labels only."""
+    state = str(item.get("State", "unknown"))
+    labels = {}
+    for part in str(item.get("Labels", "")).split(","):
+        key, sep, value = part.partition("=")
+        if sep:
+            labels[key] = value
+    return ContainerInfo(
+        id=str(item.get("ID", "")),
+        name=str(item.get("Names", "")).split(",")[0],
+        image=str(item.get("Image", "")),
+        status=cast(ContainerStatus, state if state in _STATUSES else "unknown"),
+        running=state == "running",
+        labels=labels,
+    )
+
+
 def _ports(raw: dict[str, Any]) -> list[PortMapping]:
     mappings: list[PortMapping] = []
     for key, bindings in raw.items():

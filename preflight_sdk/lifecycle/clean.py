@@ -77,7 +77,7 @@ async def remove_labelled(
     nets: list[NetworkInfo] = []
 
     async def containers_of() -> None:
-        found.extend(await engine.list_containers(labels))
+        found.extend(await engine.list_containers(labels, detail=False))
 
     async def networks_of() -> None:
         nets.extend(await engine.list_networks(labels))

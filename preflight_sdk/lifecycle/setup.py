@@ -15,9 +15,8 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import msgspec
 
-from ..config import LoadedConfig, ServiceConfig
+from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..durations import parse_duration
-from ..engine.base import ContainerInfo
 from ..errors import EnvironmentError_, PreflightError, StateError
 from ..progress import Reporter
 from ..results.lifecycle import NetworkSetup, PortMapping, Readiness, ServiceSetup, SetupResult
@@ -72,12 +71,11 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
         with terminate_as_interrupt():
             mock_results = []
             async with anyio.create_task_group() as tg:
-                # All independent: images must exist, leftovers of a crashed or killed process
-                # (which may hold names and ports) go, the network and the mocks come up.
-                tg.start_soon(_require_images, ctx, loaded)
+                # All independent: leftovers of a crashed or killed process (which may hold names
+                # and ports) go, the network and the mocks come up. A missing image is found by
+                # `docker run --pull never` itself (NOT_BUILT), without a separate check.
                 if loaded.services:  # a project of mocks and tests only never needs Docker
-                    tg.start_soon(lambda: remove_labelled(ctx, loaded.root, force=True, keep_network=net))
-                if loaded.services:
+                    tg.start_soon(_remove_leftovers, ctx, loaded, net)
                     tg.start_soon(_create_network, ctx, net, started, reporter)
 
                 async def mocks() -> None:
@@ -97,7 +95,9 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
         raise
 
     records = [started.containers[s.name] for s in loaded.services if s.name in started.containers]
+    images = {**session.images, **{s.name: s.build.image for s in loaded.services}}
     await ctx.transition(
+        images=images,
         state="running",
         network=started.network,
         containers=records,
@@ -114,35 +114,14 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
     return result
 
 
-async def _require_images(ctx: ProjectContext, loaded: LoadedConfig) -> None:
-    if not loaded.services:
-        return
-    await ctx.engine.info()
-    images = sorted({s.build.image for s in loaded.services})
-    present: dict[str, bool] = {}
+async def _remove_leftovers(ctx: ProjectContext, loaded: LoadedConfig, keep_network: str) -> None:
+    """Remove containers (and then networks) an earlier, killed process left for this checkout.
 
-    async def check(image: str) -> None:
-        present[image] = await ctx.engine.image_exists(image)
-
-    async with anyio.create_task_group() as tg:
-        for image in images:
-            tg.start_soon(check, image)
-    missing = [s for s in loaded.services if not present[s.build.image]]
-    if missing:
-        names = ", ".join(f"{s.name} ({s.build.image})" for s in missing)
-        raise StateError(
-            f"images not built yet: {names}",
-            code="NOT_BUILT",
-            hint="call build first"
-            + (
-                ""
-                if all(s.build.dockerfile for s in missing)
-                else " (with pull=true for images without a Dockerfile)"
-            ),
-            details={"missing": [{"service": s.name, "image": s.build.image} for s in missing]},
-        )
-    if ctx.require_session().state == "initialized":
-        await ctx.transition(state="built")  # every image exists: the project is built
+    Only containers can hold names and host ports, so one cheap `docker ps` decides; networks
+    without containers are left for `clean` rather than listed on every setup.
+    """
+    if await ctx.engine.list_containers({LABEL_ROOT: loaded.root}, detail=False):
+        await remove_labelled(ctx, loaded.root, force=True, keep_network=keep_network)
 
 
 async def _create_network(ctx: ProjectContext, name: str, started: _Started, reporter: Reporter) -> None:
@@ -182,7 +161,12 @@ async def _start_services(
     mocks = {name: host.port(name) if host is not None else mock.port for name, mock in loaded.config.mocks.items()}
     total = len(loaded.services)
 
+    first_started = anyio.Event()
+
     async def watch(scope: anyio.CancelScope) -> None:
+        # Started once a container exists (`--since` replays earlier exits), so the events
+        # process does not compete with the first `docker run` for the CPU.
+        await first_started.wait()
         labels = {LABEL_ROOT: loaded.root, "preflight.session": session.session_id}
         async with aclosing(ctx.engine.watch_exits(labels, since=since)) as stream:
             async for container_id in stream:
@@ -206,6 +190,7 @@ async def _start_services(
         started.containers[service.name] = ContainerRecord(
             service=service.name, name=spec.name, id=container_id, kind=service.kind
         )
+        first_started.set()
         event = exited.setdefault(container_id, anyio.Event())
         if container_id in dead:
             event.set()
@@ -250,9 +235,15 @@ async def _await_ready(
     exited: anyio.Event,
     prober: Prober,
 ) -> ServiceSetup:
-    infos = await ctx.engine.inspect([container_id])
-    info = infos[0] if infos else None
-    plan = _plan(service, info, net, override)
+    known = _published(service)
+    if known is not None:
+        # Every host port is fixed and the probe is HTTP on one of them: no need to ask Docker.
+        ports, ip = known, ""
+    else:
+        infos = await ctx.engine.inspect([container_id])
+        ports = list(infos[0].ports) if infos else []
+        ip = infos[0].networks.get(net, "") if infos else ""
+    plan = _plan(service, {p.container: p.host for p in ports}, ip, override)
     readiness: Readiness | None = None
     async with anyio.create_task_group() as tg:
 
@@ -267,7 +258,6 @@ async def _await_ready(
 
         tg.start_soon(probe)
         tg.start_soon(on_exit)
-    ports = list(info.ports) if info else []
     if readiness is None or (not readiness.ready and exited.is_set()):
         raise await _exited_error(ctx, service, container_id, plan, readiness)
     if not readiness.ready:
@@ -338,17 +328,23 @@ async def _run_job(
     )
 
 
-def _plan(service: ServiceConfig, info: ContainerInfo | None, net: str, override: float | None) -> ProbePlan:
+def _published(service: ServiceConfig) -> list[PortMapping] | None:
+    """Return the published ports when the config alone says them and the probe needs no more."""
+    specs = [parse_port(spec) for spec in service.container.ports]
     health = service.container.healthcheck
-    mapping = {p.container: p.host for p in (info.ports if info else [])}
-    ip = info.networks.get(net, "") if info else ""
+    http_only = health is not None and health.path is not None
+    if not specs or not http_only or any(spec.host == 0 for spec in specs):
+        return None
+    return sorted((PortMapping(host=spec.host, container=spec.container) for spec in specs), key=lambda m: m.container)
+
+
+def _plan(service: ServiceConfig, mapping: dict[int, int], ip: str, override: float | None) -> ProbePlan:
+    health = service.container.healthcheck
     if health is not None and (health.path is not None or health.tcp is not None):
         deadline = (
             override
             if override is not None
-            else (
-                parse_duration(health.start_period) + parse_duration(health.interval) * max(1, health.retries)
-            )
+            else (parse_duration(health.start_period) + parse_duration(health.interval) * max(1, health.retries))
         )
         probe_timeout = parse_duration(health.timeout)
         if health.path is not None:

@@ -10,7 +10,7 @@ Compared in the same run, on the same machine and images:
   testcontainers  testcontainers-python, containers started from threads, HttpWaitStrategy (10 ms)
 
 Prints the median of each over the repetitions and its ratio to the floor, as a markdown table.
-Usage: scripts/bench/setup.py [--reps 5] [--sizes 1,5] [--skip compose,testcontainers]
+Usage: scripts/bench/setup.py [--reps 9] [--sizes 1,5] [--skip compose,testcontainers]
 Needs: scripts/ensure-docker, scripts/base-images; docker-compose (apt) and testcontainers (pip)
 are installed on first use.
 """
@@ -196,7 +196,7 @@ def ensure_tools(skip: set[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--sizes", default="1,5")
     parser.add_argument("--skip", default="")
     args = parser.parse_args()
@@ -204,16 +204,20 @@ def main() -> None:
     ensure_tools(skip)
     sizes = [int(s) for s in args.sizes.split(",")]
     rows: list[tuple[int, str, float, float]] = []
+    names = [name for name in VARIANTS if name not in skip]
     for n in sizes:
-        for name, fn in VARIANTS.items():
-            if name in skip:
-                continue
-            fn(n)  # warm-up (page cache, image layers, imports)
-            ups, downs = [], []
-            for _ in range(args.reps):
-                up, down = fn(n)
-                ups.append(up)
-                downs.append(down)
+        for name in names:
+            VARIANTS[name](n)  # warm-up (page cache, image layers, imports)
+        timings: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in names}
+        # Interleaved, in a rotating order: slow drifts of the machine hit every tool alike.
+        for rep in range(args.reps):
+            order = names[rep % len(names) :] + names[: rep % len(names)]
+            for name in order:
+                up, down = VARIANTS[name](n)
+                timings[name][0].append(up)
+                timings[name][1].append(down)
+        for name in names:
+            ups, downs = timings[name]
             rows.append((n, name, statistics.median(ups), statistics.median(downs)))
             print(f"  {n} service(s) {name:15s} up {rows[-1][2]:.3f}s  down {rows[-1][3]:.3f}s", file=sys.stderr)
     print(textwrap.dedent(f"""

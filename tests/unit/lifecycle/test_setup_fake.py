@@ -73,7 +73,7 @@ async def test_a_failing_job_stops_setup_and_removes_everything(make_project: Ca
     assert error.details["logTail"] == ["applying 001", "stderr: relation exists"]
     assert "api" not in _order(engine, "run-start"), "dependents of a failed job never start"
     assert engine.containers == {} and engine.networks == {}
-    assert (await project.status()).state == "built"
+    assert (await project.status()).state == "initialized", "a failed setup changes no state"
 
 
 async def test_a_service_that_never_becomes_healthy_times_out_with_its_logs(make_project: Callable[..., Path], engine: FakeEngine) -> None:
@@ -169,7 +169,7 @@ async def test_cancelling_setup_leaves_nothing_behind(make_project: Callable[...
     with anyio.move_on_after(0.2):
         await project.setup(timeout="30s")
     assert engine.containers == {} and engine.networks == {}
-    assert (await project.status()).state == "built"
+    assert (await project.status()).state == "initialized"
 
 
 async def test_clean_from_a_new_object_finds_everything_by_label(make_project: Callable[..., Path], engine: FakeEngine) -> None:
