@@ -78,7 +78,14 @@ def run_floor(n: int) -> tuple[float, float]:
     begin = time.perf_counter()
     docker("network", "create", net)
     with concurrent.futures.ThreadPoolExecutor(n) as pool:
-        ids = list(pool.map(lambda i: docker("run", "-d", "--network", net, "-p", f"{ports[i]}:8080", IMAGE, "sh", "-c", COMMAND).strip(), range(n)))
+        ids = list(
+            pool.map(
+                lambda i: docker(
+                    "run", "-d", "--network", net, "-p", f"{ports[i]}:8080", IMAGE, "sh", "-c", COMMAND
+                ).strip(),
+                range(n),
+            )
+        )
     poll_health(ports)
     up = time.perf_counter() - begin
     begin = time.perf_counter()
@@ -195,7 +202,9 @@ def ensure_tools(skip: set[str]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--sizes", default="1,5")
     parser.add_argument("--skip", default="")
@@ -219,12 +228,16 @@ def main() -> None:
         for name in names:
             ups, downs = timings[name]
             rows.append((n, name, statistics.median(ups), statistics.median(downs)))
-            print(f"  {n} service(s) {name:15s} up {rows[-1][2]:.3f}s  down {rows[-1][3]:.3f}s", file=sys.stderr)
-    print(textwrap.dedent(f"""
+            print(
+                f"  {n} service(s) {name:15s} up {rows[-1][2]:.3f}s  down {rows[-1][3]:.3f}s", file=sys.stderr
+            )
+    print(
+        textwrap.dedent(f"""
         Setup and teardown, median of {args.reps} repetitions (seconds; ratio to the floor)
 
         | services | tool | setup | ratio | teardown | ratio |
-        |---:|---|---:|---:|---:|---:|"""))
+        |---:|---|---:|---:|---:|---:|""")
+    )
     for n, name, up, down in rows:
         floor = next(r for r in rows if r[0] == n and r[1] == "floor")
         print(f"| {n} | {name} | {up:.3f} | {up / floor[2]:.2f}x | {down:.3f} | {down / floor[3]:.2f}x |")
