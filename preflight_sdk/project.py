@@ -28,6 +28,7 @@ from .lifecycle import logs as _logs
 from .lifecycle import setup as _setup
 from .lifecycle import status as _status
 from .lifecycle.context import ProjectContext
+from .lifecycle.filelock import project_lock
 from .lifecycle.init import initialize
 from .operations import operation
 from .progress import ProgressArg, Reporter, resolve_sink
@@ -309,7 +310,7 @@ class Project:
         Tips:
             Safe to call at any time and more than once; an empty result means nothing was left.
         """
-        async with self._ctx.lock:
+        async with self._operation(False, "clean"):
             return await _clean.clean(self._ctx, force=force)
 
     @operation(title="Run test suites")
@@ -570,7 +571,10 @@ class Project:
         reporter = Reporter(resolve_sink(progress, name), name)
         try:
             async with self._ctx.lock:
-                yield reporter
+                root = await anyio.to_thread.run_sync(lambda: self._ctx.root)
+                waiting = lambda text: reporter.step(text)  # noqa: E731
+                async with project_lock(root, name, wait=self._ctx.lock_wait, on_wait=waiting):
+                    yield reporter
         except BaseException as exc:
             message = exc.message if isinstance(exc, PreflightError) else type(exc).__name__
             reporter.finish(ok=False, message=f"{name} failed: {message}")

@@ -63,6 +63,7 @@ class ProjectContext:
         self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
         self.stale = False  # the file changed while an environment of the old one runs
         self.owns_environment = False  # this object's setup started what is running
+        self.lock_wait = 120.0  # seconds to wait for another process changing the same checkout
         self._loaded_fingerprint: tuple[tuple[str, int, int], ...] = ()
         self._state_mark: int | None = None
 

@@ -158,7 +158,9 @@ async def _start_services(
     results: dict[str, ServiceSetup] = {}
     prober: Prober = getattr(ctx.engine, "prober", None) or NetworkProber()
     host = ctx.mocks
-    mocks = {name: host.port(name) if host is not None else mock.port for name, mock in loaded.config.mocks.items()}
+    mocks = {
+        name: host.port(name) if host is not None else mock.port for name, mock in loaded.config.mocks.items()
+    }
     total = len(loaded.services)
 
     first_started = anyio.Event()
@@ -335,7 +337,9 @@ def _published(service: ServiceConfig) -> list[PortMapping] | None:
     http_only = health is not None and health.path is not None
     if not specs or not http_only or any(spec.host == 0 for spec in specs):
         return None
-    return sorted((PortMapping(host=spec.host, container=spec.container) for spec in specs), key=lambda m: m.container)
+    return sorted(
+        (PortMapping(host=spec.host, container=spec.container) for spec in specs), key=lambda m: m.container
+    )
 
 
 def _plan(service: ServiceConfig, mapping: dict[int, int], ip: str, override: float | None) -> ProbePlan:
@@ -344,7 +348,9 @@ def _plan(service: ServiceConfig, mapping: dict[int, int], ip: str, override: fl
         deadline = (
             override
             if override is not None
-            else (parse_duration(health.start_period) + parse_duration(health.interval) * max(1, health.retries))
+            else (
+                parse_duration(health.start_period) + parse_duration(health.interval) * max(1, health.retries)
+            )
         )
         probe_timeout = parse_duration(health.timeout)
         if health.path is not None:

@@ -109,7 +109,11 @@ def container_spec(
     the container's environment and command are filled in from it.
     """
     container = service.container
-    scope = {"mocks": {name: {"url": f"http://{name}:{port}", "port": port, "host": name} for name, port in mocks.items()}}
+    scope = {
+        "mocks": {
+            name: {"url": f"http://{name}:{port}", "port": port, "host": name} for name, port in mocks.items()
+        }
+    }
     aliases = list(
         dict.fromkeys([service.name, *([container.name] if container.name else []), *container.aliases])
     )

@@ -43,7 +43,9 @@ async def test_build_builds_every_dockerfile_in_parallel_and_moves_to_built(
     assert (await project.status()).state == "built"
 
 
-async def test_every_build_line_reaches_the_progress_sink_whole(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_every_build_line_reaches_the_progress_sink_whole(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     engine.build_lines = ["Step 1/3 : FROM scratch", "Step 2/3 : COPY . /app", "Successfully built abc"]
     events: list[ProgressEvent] = []
     project = Project.open(make_project(TWO_BUILT, FILES), engine=engine)
@@ -54,8 +56,12 @@ async def test_every_build_line_reaches_the_progress_sink_whole(make_project: Ca
     assert all(e.operation == "build" for e in events)
 
 
-async def test_missing_dockerfile_is_reported_before_docker_is_called(make_project: Callable[..., Path], engine: FakeEngine) -> None:
-    project = Project.open(make_project(TWO_BUILT, {"web.Dockerfile": "FROM scratch\n", "api/app.py": "x"}), engine=engine)
+async def test_missing_dockerfile_is_reported_before_docker_is_called(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    project = Project.open(
+        make_project(TWO_BUILT, {"web.Dockerfile": "FROM scratch\n", "api/app.py": "x"}), engine=engine
+    )
     with pytest.raises(PreflightError) as caught:
         await project.build()
     assert caught.value.code == "DOCKERFILE_NOT_FOUND"
@@ -64,7 +70,9 @@ async def test_missing_dockerfile_is_reported_before_docker_is_called(make_proje
     assert not [c for c in engine.calls if c[1].startswith("build")]
 
 
-async def test_a_failed_build_reports_its_last_lines_and_keeps_the_state(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_a_failed_build_reports_its_last_lines_and_keeps_the_state(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     engine.build_failures["web:test"] = [f"line {i}" for i in range(40)] + ["ERROR: COPY failed"]
     project = Project.open(make_project(TWO_BUILT, FILES), engine=engine)
     with pytest.raises(PreflightError) as caught:
@@ -79,7 +87,9 @@ async def test_a_failed_build_reports_its_last_lines_and_keeps_the_state(make_pr
     assert (await project.status()).state == "initialized"
 
 
-async def test_an_image_only_service_whose_image_is_missing_is_not_built(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_an_image_only_service_whose_image_is_missing_is_not_built(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     engine.images.clear()
     config = "project: {name: x}\nservices:\n  db:\n    build: {image: 'postgres:16'}\n"
     project = Project.open(make_project(config), engine=engine)
@@ -90,7 +100,9 @@ async def test_an_image_only_service_whose_image_is_missing_is_not_built(make_pr
     assert not [c for c in engine.calls if c[1] == "pull"], "pulling happens only when asked"
 
 
-async def test_an_unreachable_daemon_is_a_docker_error_with_how_to_start_it(make_project: Callable[..., Path]) -> None:
+async def test_an_unreachable_daemon_is_a_docker_error_with_how_to_start_it(
+    make_project: Callable[..., Path],
+) -> None:
     project = Project.open(make_project(TWO_BUILT, FILES), engine=FakeEngine(daemon_up=False))
     with pytest.raises(PreflightError) as caught:
         await project.build()
@@ -98,7 +110,9 @@ async def test_an_unreachable_daemon_is_a_docker_error_with_how_to_start_it(make
     assert "ensure-docker" in (caught.value.hint or "")
 
 
-async def test_an_unknown_service_name_lists_the_valid_ones(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_an_unknown_service_name_lists_the_valid_ones(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     project = Project.open(make_project(TWO_BUILT, FILES), engine=engine)
     with pytest.raises(PreflightError) as caught:
         await project.build(service="apii")

@@ -50,7 +50,9 @@ async def test_services_start_in_dependency_order_and_independent_ones_together(
     assert starts.index("db") < starts.index("migrate") < starts.index("api")
     # db and web have no dependencies: both started before either finished starting.
     first_end = min(t for t, call, s in engine.calls if call == "run-end")
-    assert {s.rsplit("-", 1)[-1] for t, call, s in engine.calls if call == "run-start" and t <= first_end} >= {"db", "web"}
+    assert {
+        s.rsplit("-", 1)[-1] for t, call, s in engine.calls if call == "run-start" and t <= first_end
+    } >= {"db", "web"}
     by_name = {s.name: s for s in result.services}
     assert by_name["migrate"].status == "completed"
     assert by_name["db"].readiness.probe == "tcp" and by_name["db"].readiness.attempts == 3
@@ -62,8 +64,12 @@ async def test_services_start_in_dependency_order_and_independent_ones_together(
     assert {c.service for c in state.containers} == {"db", "migrate", "api", "web"}
 
 
-async def test_a_failing_job_stops_setup_and_removes_everything(make_project: Callable[..., Path], engine: FakeEngine) -> None:
-    engine.behave("migrate", Behaviour(exit_after=0.01, exit_code=3, logs=["applying 001", "stderr: relation exists"]))
+async def test_a_failing_job_stops_setup_and_removes_everything(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    engine.behave(
+        "migrate", Behaviour(exit_after=0.01, exit_code=3, logs=["applying 001", "stderr: relation exists"])
+    )
     project = Project.open(make_project(THREE), engine=engine)
     with pytest.raises(PreflightError) as caught:
         await project.setup()
@@ -76,7 +82,9 @@ async def test_a_failing_job_stops_setup_and_removes_everything(make_project: Ca
     assert (await project.status()).state == "initialized", "a failed setup changes no state"
 
 
-async def test_a_service_that_never_becomes_healthy_times_out_with_its_logs(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_a_service_that_never_becomes_healthy_times_out_with_its_logs(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n    container: {ports: ['0:80'], healthcheck: {path: /health}}\n"
     engine.behave("api", Behaviour(ready_after=None, logs=["listening on 8081"]))
     project = Project.open(make_project(config), engine=engine)
@@ -94,9 +102,14 @@ async def test_a_service_that_never_becomes_healthy_times_out_with_its_logs(make
     assert engine.containers == {} and engine.networks == {}
 
 
-async def test_a_container_that_exits_while_waited_on_fails_at_once(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_a_container_that_exits_while_waited_on_fails_at_once(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n    container: {ports: ['0:80'], healthcheck: {path: /h}}\n"
-    engine.behave("api", Behaviour(ready_after=None, exit_after=0.05, exit_code=1, logs=["stderr: KeyError: 'DATABASE_URL'"]))
+    engine.behave(
+        "api",
+        Behaviour(ready_after=None, exit_after=0.05, exit_code=1, logs=["stderr: KeyError: 'DATABASE_URL'"]),
+    )
     project = Project.open(make_project(config), engine=engine)
     begun = anyio.current_time()
     with pytest.raises(PreflightError) as caught:
@@ -107,7 +120,9 @@ async def test_a_container_that_exits_while_waited_on_fails_at_once(make_project
     assert engine.containers == {}
 
 
-async def test_setup_before_build_says_not_built(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_setup_before_build_says_not_built(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'api:new', dockerfile: Dockerfile}\n"
     project = Project.open(make_project(config, {"Dockerfile": "FROM scratch"}), engine=engine)
     with pytest.raises(PreflightError) as caught:
@@ -118,10 +133,15 @@ async def test_setup_before_build_says_not_built(make_project: Callable[..., Pat
     assert (await project.setup()).services[0].status == "running"
 
 
-async def test_a_port_conflict_from_docker_cleans_up_and_names_the_port(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_a_port_conflict_from_docker_cleans_up_and_names_the_port(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     from preflight_sdk.errors import EnvironmentError_
 
-    engine.behave("web", Behaviour(run_error=EnvironmentError_("port 80 taken", code="PORT_CONFLICT", details={"port": 80})))
+    engine.behave(
+        "web",
+        Behaviour(run_error=EnvironmentError_("port 80 taken", code="PORT_CONFLICT", details={"port": 80})),
+    )
     project = Project.open(make_project(THREE), engine=engine)
     with pytest.raises(PreflightError) as caught:
         await project.setup()
@@ -129,7 +149,9 @@ async def test_a_port_conflict_from_docker_cleans_up_and_names_the_port(make_pro
     assert engine.containers == {} and engine.networks == {}
 
 
-async def test_state_machine_and_idempotent_setup(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_state_machine_and_idempotent_setup(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n    container: {ports: ['0:80']}\n"
     project = Project.open(make_project(config), engine=engine)
     assert (await project.init()).state == "initialized"
@@ -147,7 +169,9 @@ async def test_state_machine_and_idempotent_setup(make_project: Callable[..., Pa
     assert engine.containers == {} and engine.networks == {}
 
 
-async def test_concurrent_setups_are_serialised(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_concurrent_setups_are_serialised(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n"
     engine.behave("api", Behaviour(start_delay=0.05))
     project = Project.open(make_project(config), engine=engine)
@@ -163,7 +187,9 @@ async def _append(results: list[object], awaitable: object) -> None:
     results.append(await awaitable)  # type: ignore[misc]
 
 
-async def test_cancelling_setup_leaves_nothing_behind(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_cancelling_setup_leaves_nothing_behind(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     engine.behave("db", Behaviour(ready_after=None))
     project = Project.open(make_project(THREE), engine=engine)
     with anyio.move_on_after(0.2):
@@ -172,7 +198,9 @@ async def test_cancelling_setup_leaves_nothing_behind(make_project: Callable[...
     assert (await project.status()).state == "initialized"
 
 
-async def test_clean_from_a_new_object_finds_everything_by_label(make_project: Callable[..., Path], engine: FakeEngine) -> None:
+async def test_clean_from_a_new_object_finds_everything_by_label(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
     root = make_project("project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n")
     await Project.open(root, engine=engine).setup()
     other = Project.open(root, engine=engine)
@@ -201,3 +229,35 @@ async def test_logs_name_the_valid_containers_and_keep_lines_of_a_stopped_one(
     assert stopped.value.details is not None and stopped.value.details["lines"] == ["ready", "warn"]
     status = await project.status()
     assert status.services[0].status == "exited"
+
+
+async def test_a_second_process_changing_the_same_checkout_waits_then_gives_up(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    import subprocess
+    import sys
+
+    root = make_project("project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n")
+    (root / ".preflight").mkdir(exist_ok=True)
+    script = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid 4242, setup'); print('held', flush=True); time.sleep(30)"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script, str(root / ".preflight" / "lock")], stdout=subprocess.PIPE, text=True
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+            project = Project.open(root, engine=engine)
+            project._ctx.lock_wait = 0.3
+            events: list[str] = []
+            with pytest.raises(PreflightError) as caught:
+                await project.setup(progress=lambda e: events.append(e.message))
+            assert caught.value.code == "INVALID_STATE" and caught.value.retryable
+            assert caught.value.details is not None and caught.value.details["holder"] == "pid 4242, setup"
+            assert any("waiting for another preflight process (pid 4242, setup)" in m for m in events)
+            assert engine.containers == {}
+        finally:
+            holder.kill()
+    # Once the holder is gone (killed: the lock dies with it), the operation goes through.
+    assert (await Project.open(root, engine=engine).setup()).services[0].status == "running"
