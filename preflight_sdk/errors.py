@@ -205,7 +205,7 @@ class StateError(PreflightError):
     exit_code: ClassVar[int] = 2
 
 
-class EnvironmentError_(PreflightError):  # noqa: N801 - the builtin name is taken
+class EnvironmentError_(PreflightError):
     """Docker, a build, a port, a container or a health check failed."""
 
     default_code: ClassVar[ErrorCode] = "DOCKER_ERROR"
@@ -219,7 +219,7 @@ class MockError(PreflightError):
     exit_code: ClassVar[int] = 2
 
 
-class CancelledError_(PreflightError):  # noqa: N801 - mirrors the anyio/asyncio name on purpose
+class CancelledError_(PreflightError):
     """The operation was cancelled; everything it started has been removed."""
 
     default_code: ClassVar[ErrorCode] = "CANCELLED"

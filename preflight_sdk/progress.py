@@ -121,7 +121,7 @@ class Reporter:
         )
         try:
             self._sink(event)
-        except Exception:  # noqa: BLE001 - a display problem must not break a build or a run
+        except Exception:
             pass
 
     def log(self, line: str, *, scope: str | None = None) -> None:

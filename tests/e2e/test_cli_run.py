@@ -25,7 +25,9 @@ def _example(tmp_path: Path, name: str) -> Path:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PREFLIGHT, *args], capture_output=True, text=True, env=dict(os.environ), timeout=300)
+    return subprocess.run(
+        [PREFLIGHT, *args], capture_output=True, text=True, env=dict(os.environ), timeout=300
+    )
 
 
 def test_run_builds_sets_up_runs_and_cleans_the_shop_example(tmp_path: Path) -> None:
@@ -51,7 +53,7 @@ def test_run_json_prints_only_the_envelope_and_exits_1_on_failures(tmp_path: Pat
     assert envelope["success"] is False
     assert envelope["runId"] == envelope["data"]["runId"]
     failures = [c for s in envelope["data"]["suites"] for c in s["cases"] if c["status"] == "failed"]
-    assert [f["failure"]["summary"].split(";")[0] for f in failures][0] == "POST /orders returned 500, expected 400"
+    assert failures[0]["failure"]["summary"].split(";")[0] == "POST /orders returned 500, expected 400"
     assert labelled(broken) == ([], [])
 
 

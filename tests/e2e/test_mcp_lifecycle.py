@@ -34,7 +34,9 @@ class _StrayLines(logging.Handler):
 
 
 def _server(project: Path, cwd: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=LAUNCHER, args=["--project", str(project)], env=dict(os.environ), cwd=cwd)
+    return StdioServerParameters(
+        command=LAUNCHER, args=["--project", str(project)], env=dict(os.environ), cwd=cwd
+    )
 
 
 async def test_an_agent_drives_the_shop_example_from_init_to_clean(tmp_path: Path) -> None:
@@ -77,7 +79,9 @@ async def test_an_agent_drives_the_shop_example_from_init_to_clean(tmp_path: Pat
         logging.getLogger("mcp.client.stdio").removeHandler(stray)
         force_clean(shop)
 
-    assert all(reply["success"] for name, reply in replies.items()), {n: r.get("error") for n, r in replies.items()}
+    assert all(reply["success"] for name, reply in replies.items()), {
+        n: r.get("error") for n, r in replies.items()
+    }
     run = replies["run"]["data"]
     assert run["status"] == "passed" and run["totals"]["total"] == 11
     assert replies["run"]["runId"] == run["runId"]

@@ -16,7 +16,13 @@ def project_dir(tmp_path: Path) -> Iterator[Callable[..., Path]]:
     """Copy a fixture project (or write an e2e.yaml) into a fresh directory; remove its leftovers after."""
     made: list[Path] = []
 
-    def make(fixture: str | None = None, *, config: str | None = None, files: dict[str, str] | None = None, name: str = "p") -> Path:
+    def make(
+        fixture: str | None = None,
+        *,
+        config: str | None = None,
+        files: dict[str, str] | None = None,
+        name: str = "p",
+    ) -> Path:
         root = tmp_path / name
         if fixture is not None:
             shutil.copytree(FIXTURES / "projects" / fixture, root)

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support.docker import labelled
 
 from preflight_sdk import PreflightError, Project
-
-from support.docker import labelled
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +39,9 @@ def _get(url: str) -> dict[str, object]:
         return json.load(reply)  # type: ignore[no-any-return]
 
 
-async def test_two_services_built_set_up_and_talking_by_network_alias(project_dir: Callable[..., Path]) -> None:
+async def test_two_services_built_set_up_and_talking_by_network_alias(
+    project_dir: Callable[..., Path],
+) -> None:
     root = project_dir("two-services")
     async with Project.open(root) as project:
         built = await project.build()
@@ -63,8 +64,11 @@ async def test_two_services_built_set_up_and_talking_by_network_alias(project_di
     assert labelled(root) == ([], [])
 
 
-async def test_a_service_that_never_becomes_healthy_is_removed_with_its_logs(project_dir: Callable[..., Path]) -> None:
-    root = project_dir(config="""
+async def test_a_service_that_never_becomes_healthy_is_removed_with_its_logs(
+    project_dir: Callable[..., Path],
+) -> None:
+    root = project_dir(
+        config="""
         project: {name: never-healthy}
         services:
           api:
@@ -73,7 +77,8 @@ async def test_a_service_that_never_becomes_healthy_is_removed_with_its_logs(pro
               ports: ["0:8080"]
               command: ["sh", "-c", "echo 'listening on 9090 (wrong port)'; mkdir -p /w; httpd -f -p 9090 -h /w"]
               healthcheck: {path: /health}
-    """)
+    """
+    )
     project = Project.open(root)
     began = time.monotonic()
     with pytest.raises(PreflightError) as caught:
@@ -88,7 +93,8 @@ async def test_a_service_that_never_becomes_healthy_is_removed_with_its_logs(pro
 
 
 async def test_a_service_that_exits_at_start_fails_at_once(project_dir: Callable[..., Path]) -> None:
-    root = project_dir(config="""
+    root = project_dir(
+        config="""
         project: {name: exits}
         services:
           api:
@@ -97,7 +103,8 @@ async def test_a_service_that_exits_at_start_fails_at_once(project_dir: Callable
               ports: ["0:8080"]
               command: ["sh", "-c", "echo 'fatal: DATABASE_URL is not set' >&2; exit 3"]
               healthcheck: {path: /health}
-    """)
+    """
+    )
     began = time.monotonic()
     with pytest.raises(PreflightError) as caught:
         await Project.open(root).setup(timeout="60s")
@@ -109,7 +116,9 @@ async def test_a_service_that_exits_at_start_fails_at_once(project_dir: Callable
     assert labelled(root) == ([], [])
 
 
-async def test_a_host_port_already_taken_is_a_port_conflict_naming_the_port(project_dir: Callable[..., Path]) -> None:
+async def test_a_host_port_already_taken_is_a_port_conflict_naming_the_port(
+    project_dir: Callable[..., Path],
+) -> None:
     holder = socket.socket()
     holder.bind(("0.0.0.0", 0))
     holder.listen()
@@ -126,7 +135,9 @@ async def test_a_host_port_already_taken_is_a_port_conflict_naming_the_port(proj
         holder.close()
 
 
-async def test_a_dockerfile_that_fails_to_build_reports_the_last_lines(project_dir: Callable[..., Path]) -> None:
+async def test_a_dockerfile_that_fails_to_build_reports_the_last_lines(
+    project_dir: Callable[..., Path],
+) -> None:
     root = project_dir(
         config="""
         project: {name: broken-build}
@@ -146,13 +157,17 @@ async def test_a_dockerfile_that_fails_to_build_reports_the_last_lines(project_d
     assert len(tail) <= 30
 
 
-async def test_a_missing_dockerfile_is_reported_with_the_paths_tried(project_dir: Callable[..., Path]) -> None:
-    root = project_dir(config="""
+async def test_a_missing_dockerfile_is_reported_with_the_paths_tried(
+    project_dir: Callable[..., Path],
+) -> None:
+    root = project_dir(
+        config="""
         project: {name: no-dockerfile}
         services:
           api:
             build: {image: "pf-test/none:latest", dockerfile: docker/Dockerfile.api}
-    """)
+    """
+    )
     with pytest.raises(PreflightError) as caught:
         await Project.open(root).build()
     assert caught.value.code == "DOCKERFILE_NOT_FOUND"
@@ -208,7 +223,9 @@ def _wait_for_containers(root: Path, count: int) -> None:
         time.sleep(0.05)
 
 
-async def test_clean_from_a_second_process_after_sigkill_leaves_nothing(project_dir: Callable[..., Path]) -> None:
+async def test_clean_from_a_second_process_after_sigkill_leaves_nothing(
+    project_dir: Callable[..., Path],
+) -> None:
     root = project_dir(config=BUSYBOX_HTTP.format(name="killed", port=0))
     with _spawn_setup(root, "30s") as child:
         assert child.stdout is not None
@@ -222,7 +239,9 @@ async def test_clean_from_a_second_process_after_sigkill_leaves_nothing(project_
     assert labelled(root) == ([], [])
 
 
-async def test_after_a_crash_setup_reuses_a_live_environment_or_removes_leftovers(project_dir: Callable[..., Path]) -> None:
+async def test_after_a_crash_setup_reuses_a_live_environment_or_removes_leftovers(
+    project_dir: Callable[..., Path],
+) -> None:
     port = _free_port()
     root = project_dir(config=BUSYBOX_HTTP.format(name="crashed", port=port))
     with _spawn_setup(root, "30s") as child:
@@ -246,8 +265,11 @@ async def test_after_a_crash_setup_reuses_a_live_environment_or_removes_leftover
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-async def test_a_signal_during_setup_leaves_nothing_behind(project_dir: Callable[..., Path], sig: signal.Signals) -> None:
-    root = project_dir(config="""
+async def test_a_signal_during_setup_leaves_nothing_behind(
+    project_dir: Callable[..., Path], sig: signal.Signals
+) -> None:
+    root = project_dir(
+        config="""
         project: {name: interrupted}
         services:
           slow:
@@ -256,7 +278,8 @@ async def test_a_signal_during_setup_leaves_nothing_behind(project_dir: Callable
               ports: ["0:8080"]
               command: ["sh", "-c", "sleep 3600"]
               healthcheck: {path: /health}
-    """)
+    """
+    )
     with _spawn_setup(root, "60s") as child:
         _wait_for_containers(root, 1)
         child.send_signal(sig)

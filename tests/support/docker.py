@@ -9,8 +9,12 @@ from pathlib import Path
 def labelled(root: Path) -> tuple[list[str], list[str]]:
     """Return the containers and networks Docker has for the checkout at `root`."""
     label = f"label=preflight.root={root.resolve()}"
-    containers = subprocess.run(["docker", "ps", "-aq", "--filter", label], capture_output=True, text=True, check=True)
-    networks = subprocess.run(["docker", "network", "ls", "-q", "--filter", label], capture_output=True, text=True, check=True)
+    containers = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", label], capture_output=True, text=True, check=True
+    )
+    networks = subprocess.run(
+        ["docker", "network", "ls", "-q", "--filter", label], capture_output=True, text=True, check=True
+    )
     return containers.stdout.split(), networks.stdout.split()
 
 

@@ -85,7 +85,10 @@ async def test_a_failing_job_stops_setup_and_removes_everything(
 async def test_a_service_that_never_becomes_healthy_times_out_with_its_logs(
     make_project: Callable[..., Path], engine: FakeEngine
 ) -> None:
-    config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n    container: {ports: ['0:80'], healthcheck: {path: /health}}\n"
+    config = (
+        "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n"
+        "    container: {ports: ['0:80'], healthcheck: {path: /health}}\n"
+    )
     engine.behave("api", Behaviour(ready_after=None, logs=["listening on 8081"]))
     project = Project.open(make_project(config), engine=engine)
     begun = anyio.current_time()
@@ -105,7 +108,10 @@ async def test_a_service_that_never_becomes_healthy_times_out_with_its_logs(
 async def test_a_container_that_exits_while_waited_on_fails_at_once(
     make_project: Callable[..., Path], engine: FakeEngine
 ) -> None:
-    config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n    container: {ports: ['0:80'], healthcheck: {path: /h}}\n"
+    config = (
+        "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n"
+        "    container: {ports: ['0:80'], healthcheck: {path: /h}}\n"
+    )
     engine.behave(
         "api",
         Behaviour(ready_after=None, exit_after=0.05, exit_code=1, logs=["stderr: KeyError: 'DATABASE_URL'"]),
