@@ -16,17 +16,10 @@ from typing import TYPE_CHECKING, Self
 
 import anyio
 
-from .clarify import ArchitectureResult, ClarifyResult
-from .clarify import clarify as _clarify
-from .clarify import read_architecture as _read_architecture
 from .clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS
+from .clarify.results import ArchitectureResult, ClarifyResult
 from .config import McpConfig
 from .errors import ConfigError, PreflightError
-from .lifecycle import build as _build
-from .lifecycle import clean as _clean
-from .lifecycle import logs as _logs
-from .lifecycle import setup as _setup
-from .lifecycle import status as _status
 from .lifecycle.context import ProjectContext
 from .lifecycle.filelock import project_lock
 from .lifecycle.init import initialize
@@ -43,7 +36,7 @@ from .results.lifecycle import (
 )
 from .results.mocks import MockRequestsResult
 from .results.run import RunResult
-from .verify import VerifyResult
+from .verify.result import VerifyResult
 
 if TYPE_CHECKING:
     from .engine.base import Engine
@@ -182,6 +175,8 @@ class Project:
             details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried (relative
             paths are resolved against the e2e.yaml directory, then the build context).
         """
+        from .lifecycle import build as _build
+
         async with self._operation(progress, "build") as reporter:
             return await _build.build(
                 self._ctx, no_cache=no_cache, service=service, pull=pull, reporter=reporter
@@ -214,6 +209,8 @@ class Project:
             PORT_CONFLICT names the port (and its holder when known); `0:<port>` in `ports`
             lets Docker pick a free host port.
         """
+        from .lifecycle import setup as _setup
+
         async with self._operation(progress, "setup") as reporter:
             return await _setup.setup(self._ctx, timeout=timeout, reporter=reporter)
 
@@ -236,6 +233,8 @@ class Project:
             A service `missing` or `exited` while the state is `running` means the environment
             broke: read its logs, then clean and setup again.
         """
+        from .lifecycle import status as _status
+
         return await _status.status(self._ctx)
 
     @operation(title="Read container logs", read_only=True)
@@ -268,6 +267,8 @@ class Project:
             CONTAINER_NOT_RUNNING still carries the last lines in details.lines, which usually
             say why the container stopped. CONTAINER_NOT_FOUND lists the valid names.
         """
+        from .lifecycle import logs as _logs
+
         return await _logs.logs(
             self._ctx,
             container=container,
@@ -283,6 +284,7 @@ class Project:
         `async for line in project.follow_logs("api"): print(line.text)`
         """
         from .durations import parse_since
+        from .lifecycle import logs as _logs
 
         info = await _logs.find_container(self._ctx, container)
         async for line in _logs.follow(self._ctx, info.id, since=parse_since(since) if since else None):
@@ -310,6 +312,8 @@ class Project:
         Tips:
             Safe to call at any time and more than once; an empty result means nothing was left.
         """
+        from .lifecycle import clean as _clean
+
         async with self._operation(False, "clean"):
             return await _clean.clean(self._ctx, force=force)
 
@@ -530,6 +534,8 @@ class Project:
             completed): start again without session_id. Call read_architecture first to see what is
             already decided.
         """
+        from .clarify.flow import clarify as _clarify
+
         return await _clarify(Path(self.path), intention, answers, session_id, context, force_adr)
 
     @operation(title="Read the architecture decisions", idempotent=True, aliases=(READ_ARCHITECTURE_ALIAS,))
@@ -551,6 +557,8 @@ class Project:
         Tips:
             Follow these decisions when implementing; change one only through clarify (a new ADR).
         """
+        from .clarify.flow import read_architecture as _read_architecture
+
         return await _read_architecture(Path(self.path))
 
     # -- helpers -----------------------------------------------------------------------------

@@ -17,11 +17,38 @@ under `<repo>/.preflight/clarify/` and expire after 30 idle minutes.
 
 from __future__ import annotations
 
-from .flow import clarify, read_architecture
-from .llm import LLMClient, LLMFailure
-from .providers import AnthropicLLM, OpenAILLM, OpenRouterLLM, ToolSpec
+from typing import TYPE_CHECKING, Any
+
 from .questions import Question
 from .results import ArchitectureResult, Artifact, ClarifyResult, Detected, Progress
+
+if TYPE_CHECKING:
+    from .flow import clarify, read_architecture
+    from .llm import LLMClient, LLMFailure
+    from .providers import AnthropicLLM, OpenAILLM, OpenRouterLLM, ToolSpec
+
+# The engine, files and model adapters load on first use: a process that only lists the
+# operations (the MCP server starting, the CLI's --help) never pays for them.
+_LAZY = {
+    "clarify": "flow",
+    "read_architecture": "flow",
+    "LLMClient": "llm",
+    "LLMFailure": "llm",
+    "AnthropicLLM": "providers",
+    "OpenAILLM": "providers",
+    "OpenRouterLLM": "providers",
+    "ToolSpec": "providers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "AnthropicLLM",

@@ -191,7 +191,7 @@ def input_schema(arguments: Any) -> dict[str, Any]:
 
     The root's title and description are dropped: they repeat the tool's name and description.
     """
-    schema: dict[str, Any] = _clean(inline_root(msgspec.json.schema(arguments)))
+    schema: dict[str, Any] = _type_lists(_clean(inline_root(msgspec.json.schema(arguments))))
     schema.pop("title", None)
     schema.pop("description", None)
     if schema.get("type") == "object":
@@ -200,9 +200,55 @@ def input_schema(arguments: Any) -> dict[str, Any]:
 
 
 def output_schema(typ: Any) -> dict[str, Any]:
-    """Return the JSON Schema of a result type with its root `$ref` inlined."""
-    schema: dict[str, Any] = _clean(inline_root(msgspec.json.schema(typ)))
+    """Return the JSON Schema of a result type with its root `$ref` inlined.
+
+    An output schema is for validating `structuredContent`, not for reading: titles (which repeat
+    the definition names), descriptions and defaults are left out. That halves the size of
+    `tools/list`, which every client downloads and parses.
+    """
+    schema: dict[str, Any] = _type_lists(_lean(inline_root(msgspec.json.schema(typ))))
     return schema
+
+
+def _type_lists(node: Any) -> Any:
+    """Write `anyOf: [{type: string}, {type: null}]` as `type: [string, null]` (same meaning, shorter)."""
+    if isinstance(node, list):
+        return [_type_lists(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _type_lists(value) for key, value in node.items()}
+    options = out.get("anyOf")
+    if (
+        isinstance(options, list)
+        and options
+        and all(isinstance(o, dict) and set(o) == {"type"} and isinstance(o["type"], str) for o in options)
+    ):
+        del out["anyOf"]
+        out["type"] = [o["type"] for o in options]
+    return out
+
+
+_NOT_FOR_VALIDATION = frozenset({"title", "description", "default"})
+
+
+def _lean(node: Any) -> Any:
+    """Drop annotation keywords (title, description, default) wherever they describe a schema."""
+    if isinstance(node, dict):
+        return {
+            key: _lean_map(value) if key in ("properties", "$defs") else _lean(value)
+            for key, value in node.items()
+            if key not in _NOT_FOR_VALIDATION
+        }
+    if isinstance(node, list):
+        return [_lean(item) for item in node]
+    return node
+
+
+def _lean_map(node: Any) -> Any:
+    # Inside `properties` and `$defs` the keys are names (a property may be called `title`).
+    if isinstance(node, dict):
+        return {key: _lean(value) for key, value in node.items()}
+    return node
 
 
 def _clean(node: Any) -> Any:

@@ -112,14 +112,15 @@ class ProjectContext:
         running: then the running session is kept and `stale` is set, so `init` can refuse
         (`INVALID_STATE`, clean first) while `status`, `logs` and `clean` still work.
         """
-        fingerprint = await anyio.to_thread.run_sync(self._fingerprint)
+        # One trip to a worker thread in the common case: nothing changed on disk.
+        fingerprint, state_mark = await anyio.to_thread.run_sync(self._marks)
         if self.loaded is not None and fingerprint == self._loaded_fingerprint:
             loaded = self.loaded  # nothing it was read from changed: no need to parse it again
         else:
             loaded = await anyio.to_thread.run_sync(load_config, self.path, self.config_file)
             self._loaded_fingerprint = await anyio.to_thread.run_sync(self._fingerprint, loaded)
+            state_mark = await anyio.to_thread.run_sync(_mtime, state_path(loaded.root))
         changed = self.loaded is not None and self.loaded.digest != loaded.digest
-        state_mark = await anyio.to_thread.run_sync(_mtime, state_path(loaded.root))
         if self.session is None or state_mark != self._state_mark:
             # First load, or another process changed the session (a CLI clean after the MCP setup).
             self.session = await anyio.to_thread.run_sync(read_state, loaded.root)
@@ -158,6 +159,11 @@ class ProjectContext:
         target = root or str(self.root)
         await anyio.to_thread.run_sync(write_state, target, session)
         self._state_mark = await anyio.to_thread.run_sync(_mtime, state_path(target))
+
+    def _marks(self) -> tuple[tuple[tuple[str, int, int], ...], int | None]:
+        """The configuration's fingerprint and the state file's mtime (blocking)."""
+        state = _mtime(state_path(self.loaded.root)) if self.loaded is not None else None
+        return self._fingerprint(), state
 
     def _fingerprint(self, loaded: LoadedConfig | None = None) -> tuple[tuple[str, int, int], ...]:
         """Sizes and modification times of what the configuration is read from (blocking)."""
