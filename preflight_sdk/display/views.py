@@ -1,3 +1,12 @@
-"""Renderers for the result types (filled in per result as they land)."""
+"""Renderers for the result types: importing this module registers them with `renders`.
+
+One module per result family keeps each small: `run_view` (RunResult), `lifecycle_view` (init,
+build, setup, status, logs, clean) and `mocks_view` (mock_requests). `verify` and `clarify`
+register their own renderers next to their results.
+"""
 
 from __future__ import annotations
+
+from . import lifecycle_view, mocks_view, run_view
+
+__all__ = ["lifecycle_view", "mocks_view", "run_view"]
