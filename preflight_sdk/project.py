@@ -269,14 +269,21 @@ class Project:
         """
         from .lifecycle import logs as _logs
 
-        return await _logs.logs(
-            self._ctx,
-            container=container,
-            lines=lines,
-            since=since,
-            follow_for=_logs.follow_seconds(follow_for),
-            reporter=Reporter(resolve_sink(progress, "logs"), "logs"),
-        )
+        reporter = Reporter(resolve_sink(progress, "logs"), "logs")
+        try:
+            result = await _logs.logs(
+                self._ctx,
+                container=container,
+                lines=lines,
+                since=since,
+                follow_for=_logs.follow_seconds(follow_for),
+                reporter=reporter,
+            )
+        except BaseException:
+            reporter.finish(ok=False)
+            raise
+        reporter.finish(ok=True, message=f"{result.line_count} line(s) of {container}")
+        return result
 
     async def follow_logs(self, container: str, since: str | None = None) -> AsyncIterator[LogLine]:
         """Yield a container's new log lines as they are written, until you stop iterating.

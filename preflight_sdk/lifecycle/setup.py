@@ -110,7 +110,7 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
         mocks=mock_results,
         total_duration=int((anyio.current_time() - begun) * 1000),
     )
-    reporter.emit("done", f"environment ready in {result.total_duration} ms")
+    reporter.emit("done", f"environment ready in {result.total_duration} ms", status="ok")
     return result
 
 

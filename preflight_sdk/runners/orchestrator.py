@@ -78,7 +78,7 @@ async def run_suites(
     result = await anyio.to_thread.run_sync(
         write_artifacts, Path(loaded.root), result, run.events, run.full_failures
     )
-    reporter.emit("done", result.summary)
+    reporter.emit("done", result.summary, status="ok" if result.ok else "failed")
     return result
 
 
