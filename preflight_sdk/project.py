@@ -280,9 +280,11 @@ class Project:
                 reporter=reporter,
             )
         except BaseException:
-            reporter.finish(ok=False)
+            if follow_for:
+                reporter.finish(ok=False)
             raise
-        reporter.finish(ok=True, message=f"{result.line_count} line(s) of {container}")
+        if follow_for:  # only following reports progress; a plain read stays silent
+            reporter.finish(ok=True, message=f"{result.line_count} line(s) of {container}")
         return result
 
     async def follow_logs(self, container: str, since: str | None = None) -> AsyncIterator[LogLine]:
