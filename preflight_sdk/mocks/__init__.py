@@ -1,0 +1,32 @@
+"""HTTP mock services: declared in e2e.yaml, served in-process, journaled with their bodies.
+
+`MockHost` runs a project's mocks in one background thread (uvicorn + httptools + uvloop), so they
+keep answering while the caller's event loop is idle or busy. Routes match on method, path
+(`:param`, `*`) and `when` conditions (query, headers, deep partial JSON body with assertion
+operators), first match in file order. Answers may be templated per request, played as a
+`sequence`, limited with `times`, delayed, turned into a fault (`reset`, `timeout`) or proxied.
+Every request is journaled; `GET /_mock/requests` and `MockHost.requests` return it.
+
+Importing this package starts nothing and imports neither uvicorn nor httpx.
+"""
+
+from __future__ import annotations
+
+from ..results.mocks import JournalEntry, MockRequestsMock, MockRequestsResult, RecordedRequest
+from .client import fetch_requests
+from .expect import evaluate_mock_expect, select_requests
+from .host import MockHost
+from .ports import PortHolder, find_port_holder
+
+__all__ = [
+    "JournalEntry",
+    "MockHost",
+    "MockRequestsMock",
+    "MockRequestsResult",
+    "PortHolder",
+    "RecordedRequest",
+    "evaluate_mock_expect",
+    "fetch_requests",
+    "find_port_holder",
+    "select_requests",
+]

@@ -1,0 +1,264 @@
+"""The ASGI application of one mock: journal, match, answer (or fault, or proxy).
+
+A raw ASGI callable rather than a Starlette app: the hot path (a matched route with a static
+answer) is a journal append, a few segment compares and two `send` calls with pre-encoded bytes.
+
+Faults work below HTTP. `reset` finds the request's connection among the server's, sets
+`SO_LINGER 0` and aborts it, so the client sees a connection reset. `timeout` never answers and
+waits for the client to give up. Every wait (faults, delays, proxy calls) is registered so that
+stopping the mock ends it at once instead of holding shutdown.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..templates import UnknownVariableError
+from .admin import handle_admin
+from .journal import Journal, Record
+from .matching import near_misses
+from .proxy import Forwarder, ProxyFailure
+from .request import RequestView
+from .responses import Head, json_response, template_scope
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, MutableMapping
+
+    from .routes import CompiledMock
+
+    Scope = MutableMapping[str, Any]
+    Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+    Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+__all__ = ["MockApp"]
+
+_LINGER_RESET = struct.pack("ii", 1, 0)
+
+
+class MockApp:
+    """One running mock: its compiled routes, journal and route state, served over ASGI."""
+
+    def __init__(self, mock: CompiledMock, port: int, forwarder: Forwarder) -> None:
+        self.mock = mock
+        self.name = mock.name
+        self.port = port
+        self.journal = Journal(mock.journal_limit)
+        self.hits: list[int] = [0] * len(mock.routes)
+        self.started = time.monotonic()
+        self.forwarder = forwarder
+        self.server: Any = None  # the uvicorn Server, set once it listens (used to find connections)
+        self._waits: set[anyio.CancelScope] = set()
+
+    # -- state -------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget the journal, sequence positions, counters and `times` (safe from any thread)."""
+        self.hits = [0] * len(self.mock.routes)
+        self.journal.clear()
+
+    def cancel_waits(self) -> None:
+        """End every pending delay, fault and proxy call (called on the server loop at stop)."""
+        for scope in list(self._waits):
+            scope.cancel()
+
+    # -- ASGI --------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        if path.startswith("/_mock/") or path == "/_mock":
+            await handle_admin(self, scope, receive, send)
+            return
+        began = time.perf_counter()
+        record = Record(
+            scope["method"], path, scope["query_string"], scope["headers"], scope.get("server"), time.time()
+        )
+        self.journal.arrived()
+        message = await receive()
+        body: bytes = message.get("body", b"")
+        if message.get("more_body", False):
+            chunks = [body]
+            while message.get("more_body", False):
+                message = await receive()
+                chunks.append(message.get("body", b""))
+            body = b"".join(chunks)
+        record.set_body(body)
+        request = RequestView(record.method, path, record.query_string, record.raw_headers, body)
+        try:
+            await self._answer(scope, receive, send, request, record)
+        except Exception as exc:
+            # The one broad catch of the server: a bug must cost one 500, never the mock.
+            record.error = f"internal error: {type(exc).__name__}: {exc}"
+            head, payload = json_response({"error": "mock internal error", "detail": record.error})
+            await self._send(send, record, 500, head, payload)
+        finally:
+            if record.duration is None:  # not journaled yet (a timeout fault is, when it starts)
+                record.duration = time.perf_counter() - began
+                self.journal.append(record)
+
+    async def _answer(
+        self, scope: Scope, receive: Receive, send: Send, request: RequestView, record: Record
+    ) -> None:
+        hits = self.hits
+        found = self.mock.match(request, hits)
+        if found is None:
+            if self.mock.proxy is not None:
+                await self._proxy(scope, receive, send, request, record, self.mock.proxy, [])
+                return
+            head, payload = json_response(
+                {
+                    "error": "no route matched",
+                    "mock": self.name,
+                    "request": {"method": request.method, "path": request.path},
+                    "closestRoutes": near_misses(self.mock.routes, request, hits),
+                }
+            )
+            await self._send(send, record, 404, head, payload)
+            return
+        route, params = found
+        hits[route.index] += 1
+        hit = hits[route.index]
+        record.route_index = route.index
+        record.route_label = route.label
+        if params:
+            record.params = params
+        answer = route.answer(hit)
+        if answer.delay and not await self._wait(anyio.sleep, answer.delay):
+            await self._drop(scope, receive)
+            return
+        if answer.fault == "reset":
+            record.fault = "reset"
+            await self._drop(scope, receive)
+            return
+        if answer.fault == "timeout":
+            record.fault = "timeout"
+            record.duration = time.time() - record.epoch
+            self.journal.append(record)  # now: the client should see it while it waits
+            if not await self._wait(_until_disconnect, receive):
+                await self._drop(scope, receive)
+            return
+        if not answer.templated and answer.proxy is None:  # the hot path: pre-encoded bytes
+            await self._send(send, record, answer.status, answer.static_head, answer.static_body)
+            return
+        try:
+            head, payload = answer.render(template_scope(request, params, hit, _url(scope)))
+        except UnknownVariableError as exc:
+            record.error = f"unknown template variable `{{{{{exc.name}}}}}`"
+            head, payload = json_response(
+                {
+                    "error": "unknown template variable",
+                    "variable": exc.name,
+                    "route": route.label,
+                    "routeIndex": route.index,
+                    "hint": "templates may use request.{method,path,url,params,query,headers,body}, "
+                    "uuid, timestamp, now, counter",
+                }
+            )
+            await self._send(send, record, 500, head, payload)
+            return
+        if answer.proxy is not None:
+            await self._proxy(scope, receive, send, request, record, answer.proxy, head)
+            return
+        await self._send(send, record, answer.status, head, payload)
+
+    async def _send(self, send: Send, record: Record, status: int, head: Head, payload: bytes) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": payload})
+        record.status = status
+
+    async def _proxy(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        request: RequestView,
+        record: Record,
+        base: str,
+        extra: Head,
+    ) -> None:
+        target = base + scope.get("raw_path", request.path.encode()).decode("latin-1")
+        if request.query_string:
+            target += "?" + request.query_string.decode("latin-1")
+        record.proxied_to = target
+        outcome: list[tuple[int, Head, bytes]] = []
+        failure: list[str] = []
+
+        async def forward() -> None:
+            try:
+                outcome.append(await self.forwarder.forward(request, target))
+            except ProxyFailure as exc:
+                failure.append(str(exc))
+
+        if not await self._wait(forward):
+            await self._drop(scope, receive)
+            return
+        if failure:
+            record.error = f"proxy to {target} failed: {failure[0]}"
+            head, payload = json_response({"error": "proxy failed", "target": target, "detail": failure[0]})
+            await self._send(send, record, 502, head, payload)
+            return
+        status, head, payload = outcome[0]
+        if extra:
+            names = {name for name, _ in extra if name not in (b"content-type", b"content-length")}
+            head = [h for h in head if h[0] not in names] + [h for h in extra if h[0] in names]
+        await self._send(send, record, status, head, payload)
+
+    async def _wait(self, wait: Callable[..., Awaitable[Any]], *args: Any) -> bool:
+        """Run `wait`; return False when the mock is stopping and cut it short."""
+        scope = anyio.CancelScope()
+        self._waits.add(scope)
+        try:
+            with scope:
+                await wait(*args)
+        finally:
+            self._waits.discard(scope)
+        return not scope.cancelled_caught
+
+    async def _drop(self, scope: Scope, receive: Receive) -> None:
+        """Close the request's connection without an answer (a TCP reset)."""
+        transport = self._transport(scope)
+        if transport is None:  # already gone
+            return
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RESET)
+            except OSError:
+                pass
+        transport.abort()
+        # Wait until the server has seen the connection go, so it sends no 500 of its own.
+        await _until_disconnect(receive)
+
+    def _transport(self, scope: Scope) -> Any:
+        client = scope.get("client")
+        server = self.server
+        if server is None:
+            return None
+        for connection in list(server.server_state.connections):
+            if getattr(connection, "client", None) == client:
+                return connection.transport
+        return None
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _url(scope: Scope) -> str:
+    host = ""
+    for name, value in scope["headers"]:
+        if name == b"host":
+            host = value.decode("latin-1")
+            break
+    if not host:
+        server = scope.get("server") or ("127.0.0.1", 0)
+        host = f"{server[0]}:{server[1]}"
+    query = scope.get("query_string", b"").decode("latin-1")
+    return f"http://{host}{scope['path']}" + (f"?{query}" if query else "")

@@ -1,0 +1,333 @@
+"""`MockHost`: a project's mocks, served from one background thread with its own event loop.
+
+The thread runs uvicorn servers (httptools parser, uvloop loop) for every mock, so the mocks keep
+answering while the caller's event loop is idle (a notebook between cells) or busy. The caller
+only ever blocks a worker thread (`anyio.to_thread`): to wait for the servers to listen, and to
+join the thread at stop. The thread is a daemon, so a forgotten host never keeps the interpreter
+from exiting.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+
+from ..config.model import MockConfig
+from ..durations import parse_since
+from ..errors import EnvironmentError_, MockError, PreflightError, StateError
+from ..results.lifecycle import CleanAction, MockSetup
+from ..results.mocks import JournalEntry, MockRequestsMock, MockRequestsResult
+from .app import MockApp
+from .journal import to_entry
+from .ports import bind_all, check_bind_hosts
+from .proxy import Forwarder
+from .routes import CompiledMock, compile_all
+
+__all__ = ["MockHost"]
+
+_START_TIMEOUT = 30.0
+_STOP_TIMEOUT = 10.0
+_DATE_TICK = 1.0
+
+
+class MockHost:
+    """The HTTP mocks of a project: start them, read what they received, reset and stop them.
+
+    Each mock listens on 127.0.0.1 and on the extra `bind_hosts` (the Docker bridge gateway, so
+    containers reach it through `--add-host <mock>:host-gateway`), never on all interfaces, with
+    the same port on every address.
+    """
+
+    def __init__(
+        self, mocks: Mapping[str, MockConfig], *, bind_hosts: Sequence[str] = ("127.0.0.1",)
+    ) -> None:
+        """Compile the mocks' routes (no I/O; nothing listens until `start`).
+
+        Raises:
+            ConfigError: a route is invalid (bad delay, path without a leading `/`…).
+            InputError: a bind address is a wildcard (`0.0.0.0`, `::`).
+        """
+        self._configs = dict(mocks)
+        self._hosts = check_bind_hosts(bind_hosts)
+        self._compiled: dict[str, CompiledMock] = compile_all(self._configs)
+        self._apps: dict[str, MockApp] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._stop_event: anyio.Event | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> list[MockSetup]:
+        """Start every mock and return once all of them listen.
+
+        Raises:
+            StateError: `INVALID_STATE` when the mocks already run.
+            EnvironmentError_: `PORT_CONFLICT` (with the holder's pid when found); nothing is
+                left running.
+        """
+        return await anyio.to_thread.run_sync(self._start_blocking)
+
+    async def stop(self) -> list[CleanAction]:
+        """Stop every mock and join the server thread. Safe to call twice (then `not_running`)."""
+        return await anyio.to_thread.run_sync(self._stop_blocking)
+
+    def running(self) -> bool:
+        """Tell whether the mocks are serving."""
+        thread = self._thread
+        return thread is not None and thread.is_alive() and self._ready.is_set() and self._failure is None
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    @property
+    def names(self) -> list[str]:
+        """The mock names, in configuration order."""
+        return list(self._compiled)
+
+    def port(self, name: str) -> int:
+        """Return the port mock `name` listens on.
+
+        Raises:
+            MockError: `MOCK_NOT_FOUND` (valid names listed) or `MOCKS_NOT_RUNNING`.
+        """
+        return self._running_app(name).port
+
+    def url(self, name: str) -> str:
+        """Return the mock's base URL from this machine: `http://127.0.0.1:<port>`."""
+        return f"http://127.0.0.1:{self.port(name)}"
+
+    def request_count(self, name: str) -> int:
+        """Return how many requests mock `name` received since start or reset (0 when not started)."""
+        app = self._app(name)
+        return 0 if app is None else app.journal.received
+
+    def entries(self, name: str, since: datetime | None = None) -> list[JournalEntry]:
+        """Return mock `name`'s journal, oldest first, optionally only from `since` on.
+
+        The journal outlives `stop`, so diagnostics can read it after clean-up.
+        """
+        app = self._app(name)
+        if app is None:
+            return []
+        records, _ = app.journal.snapshot(None if since is None else parse_since(since).timestamp())
+        return [to_entry(record) for record in records]
+
+    def requests(
+        self, mock_name: str | None = None, since: str | None = None, clear: bool = False
+    ) -> MockRequestsResult:
+        """Return the requests every mock (or `mock_name`) received, optionally clearing them.
+
+        Args:
+            mock_name: one mock; all of them when omitted.
+            since: only requests from this moment on: an ISO 8601 time, or a duration back from
+                now such as `"30s"` or `"5m"`.
+            clear: empty the journals after reading (atomically: nothing arriving meanwhile is lost).
+
+        Raises:
+            MockError: `MOCK_NOT_FOUND` listing the valid names; `MOCKS_NOT_RUNNING` when the
+                mocks were never started.
+            InputError: `since` is neither a time nor a duration.
+        """
+        names = [mock_name] if mock_name is not None else self.names
+        for name in names:
+            self._check_name(name)
+        if not self._apps:
+            raise MockError(
+                "the mocks are not running",
+                code="MOCKS_NOT_RUNNING",
+                hint="start them first (setup)",
+                details={"mocks": self.names},
+            )
+        since_epoch = None if since is None else parse_since(since).timestamp()
+        mocks = []
+        for name in names:
+            app = self._apps[name]
+            records, dropped = app.journal.snapshot(since_epoch, clear=clear)
+            requests = [to_entry(record) for record in records]
+            mocks.append(
+                MockRequestsMock(
+                    name=name, port=app.port, total_requests=len(requests), dropped=dropped, requests=requests
+                )
+            )
+        return MockRequestsResult(mocks=mocks)
+
+    def reset(self, name: str | None = None) -> None:
+        """Reset journals, sequences, counters and `times` of every mock (or of `name`)."""
+        for mock in [name] if name is not None else self.names:
+            self._check_name(mock)
+            app = self._apps.get(mock)
+            if app is not None:
+                app.reset()
+
+    def describe_routes(self, name: str) -> list[dict[str, Any]]:
+        """Return mock `name`'s routes with their hit counts (as `GET /_mock/routes`)."""
+        self._check_name(name)
+        app = self._apps.get(name)
+        hits = app.hits if app is not None else [0] * len(self._compiled[name].routes)
+        return [route.describe(hits[route.index]) for route in self._compiled[name].routes]
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _check_name(self, name: str) -> None:
+        if name not in self._compiled:
+            valid = ", ".join(self.names) or "none are configured"
+            raise MockError(
+                f"no mock named `{name}`",
+                code="MOCK_NOT_FOUND",
+                hint=f"valid names: {valid}",
+                details={"mock": name, "valid": self.names},
+            )
+
+    def _app(self, name: str) -> MockApp | None:
+        self._check_name(name)
+        return self._apps.get(name)
+
+    def _running_app(self, name: str) -> MockApp:
+        app = self._app(name)
+        if app is None or not self.running():
+            raise MockError(
+                f"mock `{name}` is not running",
+                code="MOCKS_NOT_RUNNING",
+                hint="start the mocks first (setup)",
+                details={"mock": name},
+            )
+        return app
+
+    def _start_blocking(self) -> list[MockSetup]:
+        with self._lock:
+            if self.running():
+                raise StateError("the mocks are already running", hint="stop them first, or keep using them")
+            bound = bind_all({name: c.port for name, c in self._configs.items()}, self._hosts)
+            apps = {}
+            forwarder = Forwarder()
+            for name, sockets in bound.items():
+                apps[name] = MockApp(self._compiled[name], sockets[0].getsockname()[1], forwarder)
+            self._apps = apps
+            self._ready = threading.Event()
+            self._failure = None
+            thread = threading.Thread(
+                target=self._thread_main, args=(apps, bound, forwarder), name="preflight-mocks", daemon=True
+            )
+            self._thread = thread
+            thread.start()
+            if not self._ready.wait(_START_TIMEOUT) or self._failure is not None:
+                failure = self._failure
+                self._request_stop()
+                thread.join(_STOP_TIMEOUT)
+                self._thread = None
+                for sockets in bound.values():
+                    for sock in sockets:
+                        sock.close()
+                if isinstance(failure, PreflightError):
+                    raise failure
+                raise EnvironmentError_(
+                    f"the mock servers did not start: {failure or 'timed out'}",
+                    hint="see the error above; no mock was left running",
+                ) from failure
+            return [
+                MockSetup(
+                    name=name,
+                    port=app.port,
+                    status="running",
+                    route_count=len(app.mock.routes),
+                    url=f"http://127.0.0.1:{app.port}",
+                )
+                for name, app in apps.items()
+            ]
+
+    def _stop_blocking(self) -> list[CleanAction]:
+        with self._lock:
+            thread = self._thread
+            if thread is None or not thread.is_alive():
+                self._thread = None
+                return [CleanAction(name=name, action="not_running") for name in self.names]
+            self._request_stop()
+            thread.join(_STOP_TIMEOUT)
+            self._thread = None
+            if thread.is_alive():
+                error = f"the server thread did not finish within {_STOP_TIMEOUT:.0f}s"
+                return [CleanAction(name=name, action="failed", error=error) for name in self.names]
+            return [CleanAction(name=name, action="stopped") for name in self.names]
+
+    def _request_stop(self) -> None:
+        token, event = self._token, self._stop_event
+        if token is None or event is None:
+            return
+        try:
+            anyio.from_thread.run_sync(event.set, token=token)
+        except anyio.RunFinishedError:
+            pass  # the loop already ended
+
+    def _thread_main(
+        self, apps: dict[str, MockApp], bound: dict[str, list[socket.socket]], forwarder: Forwarder
+    ) -> None:
+        try:
+            anyio.run(
+                self._serve, apps, bound, forwarder, backend="asyncio", backend_options={"use_uvloop": True}
+            )
+        except BaseException as exc:  # reported to the thread that waits in start()
+            self._failure = exc
+        finally:
+            self._token = None
+            self._ready.set()
+
+    async def _serve(
+        self, apps: dict[str, MockApp], bound: dict[str, list[socket.socket]], forwarder: Forwarder
+    ) -> None:
+        import uvicorn
+
+        self._token = anyio.lowlevel.current_token()
+        stop = self._stop_event = anyio.Event()
+        servers: list[tuple[Any, list[socket.socket]]] = []
+        try:
+            for name, app in apps.items():
+                config = uvicorn.Config(
+                    app,
+                    http="httptools",
+                    loop="uvloop",
+                    ws="none",
+                    lifespan="off",
+                    interface="asgi3",
+                    proxy_headers=False,
+                    log_config=None,
+                    access_log=False,
+                    timeout_graceful_shutdown=2,
+                )
+                config.load()
+                server = uvicorn.Server(config)
+                server.lifespan = config.lifespan_class(config)
+                await server.startup(sockets=bound[name])
+                await server.on_tick(0)  # sets the Date/Server headers before the first answer
+                app.server = server
+                servers.append((server, bound[name]))
+            self._ready.set()
+            async with anyio.create_task_group() as group:
+                group.start_soon(_tick, [s for s, _ in servers])
+                await stop.wait()
+                group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                for app in apps.values():
+                    app.cancel_waits()
+                async with anyio.create_task_group() as group:
+                    for server, sockets in servers:
+                        group.start_soon(server.shutdown, sockets)
+                await forwarder.aclose()
+
+
+async def _tick(servers: list[Any]) -> None:
+    # uvicorn's own main loop would also refresh the Date header, but polls every 100 ms.
+    while True:
+        await anyio.sleep(_DATE_TICK)
+        for server in servers:
+            await server.on_tick(0)

@@ -1,0 +1,152 @@
+"""Mock answers: compiled once, rendered per request only when they hold templates.
+
+A response without `{{…}}` is encoded to bytes when the mock starts and sent as is. A response
+with templates keeps its raw form and is rendered for every request, so `{{uuid}}`, `{{now}}` and
+`{{counter}}` are fresh each time (never frozen at load). A value that is only a template keeps its
+JSON type (`"{{request.body.n}}"` stays a number); templates work in header values too.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from ..assertions import MISSING
+from ..config.model import MockResponse
+from ..durations import parse_duration
+from ..templates import has_template, render
+from .request import RequestView
+
+__all__ = ["CompiledResponse", "encode", "json_response", "template_scope"]
+
+Head = list[tuple[bytes, bytes]]
+_JSON = b"application/json"
+_TEXT = b"text/plain; charset=utf-8"
+
+
+class CompiledResponse:
+    """One answer of a route: static bytes, or a template rendered per request."""
+
+    __slots__ = (
+        "body",
+        "delay",
+        "fault",
+        "headers",
+        "proxy",
+        "static_body",
+        "static_head",
+        "status",
+        "templated",
+    )
+
+    def __init__(self, response: MockResponse) -> None:
+        self.status = response.status
+        self.delay = parse_duration(response.delay, field="delay") if response.delay is not None else 0.0
+        self.fault = response.fault
+        self.proxy = response.proxy.rstrip("/") if response.proxy else None
+        self.body = response.body
+        self.headers = dict(response.headers)
+        self.templated = has_template(self.body) or has_template(self.headers)
+        self.static_head: Head = []
+        self.static_body = b""
+        if not self.templated:
+            self.static_head, self.static_body = encode(self.status, self.headers, self.body)
+
+    def render(self, scope: Mapping[str, Any]) -> tuple[Head, bytes]:
+        """Return the headers and body for one request.
+
+        Raises:
+            UnknownVariableError: a template names something the request does not have.
+        """
+        if not self.templated:
+            return self.static_head, self.static_body
+        headers = render(self.headers, scope)
+        body = render(self.body, scope)
+        return encode(self.status, headers, body)
+
+
+def encode(status: int, headers: Mapping[str, Any], body: Any) -> tuple[Head, bytes]:
+    """Return the ASGI header list and body bytes of an answer.
+
+    A string body is sent as text (`text/plain` unless a content type is given), anything else
+    but null as JSON. `content-length` is always set (no chunked encoding), except where HTTP
+    forbids a body.
+    """
+    if body is None:
+        payload, content_type = b"", None
+    elif isinstance(body, str):
+        payload, content_type = body.encode("utf-8"), _TEXT
+    else:
+        payload, content_type = msgspec.json.encode(body), _JSON
+    head: Head = []
+    has_type = False
+    for name, value in headers.items():
+        key = name.strip().lower()
+        if key == "content-length":
+            continue
+        has_type = has_type or key == "content-type"
+        text = value if isinstance(value, str) else _header_text(value)
+        # CR/LF in a templated value would split the header (and uvicorn refuses it).
+        head.append((key.encode("latin-1"), text.replace("\r", " ").replace("\n", " ").encode("utf-8")))
+    if content_type is not None and not has_type:
+        head.append((b"content-type", content_type))
+    if status >= 200 and status not in (204, 304):
+        head.append((b"content-length", str(len(payload)).encode("ascii")))
+    return head, payload
+
+
+def json_response(data: Any) -> tuple[Head, bytes]:
+    """Return the headers and body of a JSON answer (admin endpoints, explanations, errors)."""
+    payload = msgspec.json.encode(data)
+    return [(b"content-type", _JSON), (b"content-length", str(len(payload)).encode("ascii"))], payload
+
+
+def _header_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return msgspec.json.encode(value).decode()
+
+
+def _uuid() -> str:
+    return str(uuid.uuid4())
+
+
+def _timestamp() -> int:
+    return int(time.time() * 1000)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def template_scope(request: RequestView, params: Mapping[str, str], counter: int, url: str) -> dict[str, Any]:
+    """Return what response templates may name for one request.
+
+    `request.{method,path,url,params,query,headers,body}`, `uuid` (fresh per use), `timestamp`
+    (epoch milliseconds), `now` (ISO 8601 UTC) and `counter` (this route's hit number, from 1).
+    """
+    body = request.body_value
+    return {
+        "request": {
+            "method": request.method,
+            "path": request.path,
+            "url": url,
+            "params": dict(params),
+            "query": request.query,
+            "headers": request.headers,
+            "body": None if body is MISSING else body,
+        },
+        "uuid": _uuid,
+        "timestamp": _timestamp,
+        "now": _now,
+        "counter": counter,
+    }

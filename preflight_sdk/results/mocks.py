@@ -1,0 +1,105 @@
+"""What the mocks recorded: `mock_requests` results and the journal entries behind them.
+
+Timestamps are ISO 8601 strings in UTC with milliseconds; `epochMs` is the same moment in
+milliseconds since the Unix epoch (handy for windows such as "requests during this case").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from .base import Result
+
+__all__ = [
+    "JournalEntry",
+    "MockRequestsMock",
+    "MockRequestsResult",
+    "RecordedRequest",
+]
+
+BodyEncoding = Literal["json", "text", "base64"]
+
+
+class _Part(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A member of a result."""
+
+
+class RecordedRequest(_Part, frozen=True, kw_only=True):
+    """One request a mock received, and what the mock did with it.
+
+    Attributes:
+        method: HTTP method, upper case.
+        url: the full URL as the client addressed it (`http://host:port/path?query`).
+        path: the path, percent-decoded.
+        query: query parameters; a repeated parameter keeps every value as a list.
+        headers: request headers, names in lower case (a repeated header is joined with ", ").
+        body: the body: its JSON value when it parses as JSON (`bodyEncoding` "json"), else its
+            text ("text"), else base64 ("base64" for binary); null when the request had no body.
+        body_encoding: how to read `body` (absent for an empty body).
+        form: the fields of an `application/x-www-form-urlencoded` body.
+        body_size: the body's size in bytes.
+        body_truncated: only the first 256 KiB of a larger body were kept.
+        matched_route: the route that answered: its `name`, else `METHOD /path`; absent when none did.
+        route_index: that route's position in `mocks.<name>.routes` (0-based).
+        params: path parameters of the matched route (`:id` → `{"id": "42"}`).
+        status: the status sent; null while the request is still being answered, and for
+            `fault: reset` / `fault: timeout`, which send no response.
+        fault: the fault the route played (`reset` or `timeout`).
+        proxied_to: the URL the request was forwarded to, for proxied requests.
+        error: what went wrong while answering (an unknown template variable, an unreachable
+            proxy target).
+        timestamp: when the request arrived (ISO 8601, UTC).
+        epoch_ms: the same moment in milliseconds since the epoch.
+        duration_ms: time from arrival to the end of the answer, in milliseconds.
+    """
+
+    method: str
+    url: str
+    path: str
+    query: dict[str, str | list[str]]
+    headers: dict[str, str]
+    body: Any
+    status: int | None
+    timestamp: str
+    epoch_ms: int
+    body_encoding: BodyEncoding | None = None
+    form: dict[str, str | list[str]] | None = None
+    body_size: int = 0
+    body_truncated: bool = False
+    matched_route: str | None = None
+    route_index: int | None = None
+    params: dict[str, str] | None = None
+    fault: Literal["reset", "timeout"] | None = None
+    proxied_to: str | None = None
+    error: str | None = None
+    duration_ms: float | None = None
+
+
+JournalEntry = RecordedRequest
+"""A journal entry is a recorded request (it carries `epochMs` for time windows)."""
+
+
+class MockRequestsMock(_Part, frozen=True, kw_only=True):
+    """The requests one mock recorded, oldest first.
+
+    Attributes:
+        name: the mock's name in e2e.yaml.
+        port: the host port it listens on.
+        total_requests: how many requests are listed here.
+        dropped: how many older requests the bounded journal discarded (see `journalLimit`).
+        requests: the recorded requests, oldest first.
+    """
+
+    name: str
+    port: int
+    total_requests: int
+    requests: list[RecordedRequest]
+    dropped: int = 0
+
+
+class MockRequestsResult(Result, frozen=True, kw_only=True):
+    """The requests the project's mocks received (every mock, or the one asked for)."""
+
+    mocks: list[MockRequestsMock]

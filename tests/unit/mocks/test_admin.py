@@ -1,0 +1,170 @@
+"""Admin endpoints under /_mock/ and `fetch_requests` (reading a journal over HTTP)."""
+
+from __future__ import annotations
+
+import socket
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+from preflight_sdk.errors import InputError, MockError
+from preflight_sdk.mocks import fetch_requests
+
+pytestmark = pytest.mark.anyio
+
+ROUTES = [
+    {"method": "GET", "path": "/a", "response": {"body": "a"}},
+    {
+        "method": "POST",
+        "path": "/b/:id",
+        "name": "b",
+        "when": {"body": {"k": 1}},
+        "times": 3,
+        "response": {"status": 201},
+    },
+    {"method": "GET", "path": "/s", "sequence": [{"status": 500}, {"status": 200}]},
+]
+
+
+async def test_health_reports_status_uptime_and_route_count(serve, client: httpx.AsyncClient) -> None:
+    async with serve(pay=ROUTES) as host:
+        await client.get(f"{host.url('pay')}/a")
+        data = (await client.get(f"{host.url('pay')}/_mock/health")).json()
+        assert data["status"] == "ok"
+        assert data["routeCount"] == 3
+        assert data["name"] == "pay"
+        assert data["port"] == host.port("pay")
+        assert data["requestCount"] == 1
+        assert isinstance(data["uptime"], int | float) and data["uptime"] >= 0
+
+
+async def test_requests_endpoint_lists_requests_and_is_not_journaled_itself(
+    serve, client: httpx.AsyncClient
+) -> None:
+    async with serve(pay=ROUTES) as host:
+        url = host.url("pay")
+        await client.post(f"{url}/b/1", json={"k": 1})
+        await client.get(f"{url}/_mock/health")
+        await client.get(f"{url}/_mock/routes")
+        data = (await client.get(f"{url}/_mock/requests")).json()
+        assert data["count"] == 1
+        assert data["dropped"] == 0
+        [request] = data["requests"]
+        assert request["method"] == "POST"
+        assert request["url"].endswith("/b/1")
+        assert request["body"] == {"k": 1}
+        assert request["headers"]["content-type"] == "application/json"
+        assert request["matchedRoute"] == "b"
+        assert request["status"] == 201
+        assert request["timestamp"].endswith("Z")
+        assert len(host.entries("pay")) == 1
+
+
+async def test_requests_endpoint_filters_by_since_as_duration_or_iso(
+    serve, client: httpx.AsyncClient
+) -> None:
+    async with serve(pay=ROUTES) as host:
+        url = host.url("pay")
+        await client.get(f"{url}/a")
+        mark = datetime.now(UTC).isoformat()
+        await client.get(f"{url}/s")
+        assert (await client.get(f"{url}/_mock/requests", params={"since": "30s"})).json()["count"] == 2
+        later = (await client.get(f"{url}/_mock/requests", params={"since": mark})).json()
+        assert [r["path"] for r in later["requests"]] == ["/s"]
+        bad = await client.get(f"{url}/_mock/requests", params={"since": "soon"})
+        assert bad.status_code == 400
+        assert "since" in bad.json()["error"]
+
+
+async def test_delete_requests_clears_the_journal(serve, client: httpx.AsyncClient) -> None:
+    async with serve(pay=ROUTES) as host:
+        url = host.url("pay")
+        await client.get(f"{url}/a")
+        cleared = await client.delete(f"{url}/_mock/requests")
+        assert cleared.json() == {"message": "cleared"}
+        assert (await client.get(f"{url}/_mock/requests")).json()["count"] == 0
+
+
+async def test_routes_endpoint_describes_every_route_with_hits(serve, client: httpx.AsyncClient) -> None:
+    async with serve(pay=ROUTES) as host:
+        url = host.url("pay")
+        await client.get(f"{url}/s")
+        routes = (await client.get(f"{url}/_mock/routes")).json()["routes"]
+        assert routes[0] == {"index": 0, "method": "GET", "path": "/a", "status": 200, "hits": 0}
+        assert routes[1] == {
+            "index": 1,
+            "method": "POST",
+            "path": "/b/:id",
+            "name": "b",
+            "when": {"body": {"k": 1}},
+            "status": 201,
+            "times": 3,
+            "hits": 0,
+        }
+        assert routes[2] == {
+            "index": 2,
+            "method": "GET",
+            "path": "/s",
+            "sequence": [500, 200],
+            "loop": False,
+            "hits": 1,
+        }
+        assert host.describe_routes("pay")[2]["hits"] == 1
+
+
+async def test_unknown_admin_paths_and_methods_are_reported(serve, client: httpx.AsyncClient) -> None:
+    async with serve(pay=ROUTES) as host:
+        url = host.url("pay")
+        unknown = await client.get(f"{url}/_mock/nope")
+        assert unknown.status_code == 404
+        assert "GET /_mock/requests" in unknown.json()["endpoints"]
+        wrong = await client.put(f"{url}/_mock/health")
+        assert wrong.status_code == 405
+        assert host.entries("pay") == []
+
+
+async def test_fetch_requests_reads_and_clears_over_http(serve, client: httpx.AsyncClient) -> None:
+    async with serve(pay=ROUTES) as host:
+        url = host.url("pay")
+        await client.post(f"{url}/b/7", json={"k": 1})
+        await client.get(f"{url}/a?x=1")
+        fetched = await fetch_requests(host.port("pay"), "pay", None, clear=True)
+        assert fetched.name == "pay"
+        assert fetched.port == host.port("pay")
+        assert fetched.total_requests == 2
+        assert [r.path for r in fetched.requests] == ["/b/7", "/a"]
+        assert fetched.requests[0].body == {"k": 1}
+        assert fetched.requests[0].params == {"id": "7"}
+        assert fetched.requests[1].query == {"x": "1"}
+        again = await fetch_requests(host.port("pay"), "pay", None, clear=False)
+        assert again.total_requests == 0
+
+
+async def test_fetch_requests_with_since(serve, client: httpx.AsyncClient) -> None:
+    async with serve(pay=ROUTES) as host:
+        await client.get(f"{host.url('pay')}/a")
+        mark = datetime.now(UTC).isoformat()
+        await client.get(f"{host.url('pay')}/s")
+        fetched = await fetch_requests(host.port("pay"), "pay", mark, clear=False)
+        assert [r.path for r in fetched.requests] == ["/s"]
+        with pytest.raises(InputError):
+            await fetch_requests(host.port("pay"), "pay", "not a time", clear=False)
+
+
+async def test_fetch_requests_refuses_another_mock_on_the_port(serve) -> None:
+    async with serve(other=ROUTES) as host:
+        with pytest.raises(MockError) as caught:
+            await fetch_requests(host.port("other"), "pay", None, clear=False)
+        assert caught.value.code == "MOCKS_NOT_RUNNING"
+        assert "mock `other`" in caught.value.message
+
+
+async def test_fetch_requests_from_a_port_nobody_serves() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(MockError) as caught:
+        await fetch_requests(port, "pay", None, clear=False)
+    assert caught.value.code == "MOCKS_NOT_RUNNING"
+    assert caught.value.details == {"mock": "pay", "port": port}
