@@ -35,7 +35,7 @@ from .base import (
 )
 from .errors import daemon_unreachable, translate
 from .inspect import container_from_inspect, container_from_ps, docker_time, merge_log_streams, parse_log_line
-from .process import Completed, iter_lines, run_command, stream_command
+from .process import Completed, iter_lines, reap, run_command, stream_command
 
 __all__ = ["DockerEngine"]
 
@@ -274,7 +274,9 @@ class DockerEngine:
         if detail:
             out = await self._checked("ps", "-a", "-q", "--no-trunc", *filters, action="list containers")
             return await self.inspect(out.split())
-        out = await self._checked("ps", "-a", "--no-trunc", "--format", "{{json .}}", *filters, action="list containers")
+        out = await self._checked(
+            "ps", "-a", "--no-trunc", "--format", "{{json .}}", *filters, action="list containers"
+        )
         return [container_from_ps(json.loads(line)) for line in out.splitlines() if line.strip()]
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
@@ -327,7 +329,7 @@ class DockerEngine:
                     if parsed is not None:
                         yield parsed
             finally:
-                await _reap(process)
+                await reap(process)
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         started = anyio.current_time()
@@ -374,25 +376,13 @@ class DockerEngine:
                     if line.strip():
                         yield line.strip()
             finally:
-                await _reap(process)
+                await reap(process)
 
     async def wait_exit(self, ref: str) -> int:
         done = await self._cli("wait", ref, timeout=None)
         if done.returncode != 0:
             raise translate(done.stderr, action=f"wait for {ref}", subject=ref)
         return int(done.stdout.strip() or "0")
-
-
-async def _reap(process: Any) -> None:
-    """Kill a streaming child and wait for it, even while being cancelled (no zombie, no orphan)."""
-    with anyio.CancelScope(shield=True):
-        if process.returncode is None:
-            try:
-                process.kill()
-            except ProcessLookupError:
-                pass
-        with anyio.move_on_after(5):
-            await process.wait()
 
 
 def _no_cli() -> EnvironmentError_:

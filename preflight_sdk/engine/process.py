@@ -18,7 +18,7 @@ import anyio
 import msgspec
 from anyio.abc import ByteReceiveStream, Process
 
-__all__ = ["Completed", "LineSplitter", "iter_lines", "run_command", "stream_command"]
+__all__ = ["Completed", "LineSplitter", "iter_lines", "reap", "run_command", "stream_command"]
 
 Stream = Literal["stdout", "stderr"]
 
@@ -112,7 +112,7 @@ async def stream_command(
                 tg.start_soon(_pump, process.stderr, "stderr", on_line)
             return await process.wait()
         except BaseException:
-            await _kill(process)
+            await reap(process)
             raise
 
 
@@ -125,7 +125,8 @@ async def _pump(
         on_line(name, line)
 
 
-async def _kill(process: Process) -> None:
+async def reap(process: Process) -> None:
+    """Kill `process` if it still runs and wait for it, even while being cancelled."""
     with anyio.CancelScope(shield=True):
         if process.returncode is None:
             try:

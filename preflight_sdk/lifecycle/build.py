@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import anyio
 
@@ -90,90 +91,74 @@ def _targets(loaded: LoadedConfig, service: str | None) -> Sequence[ServiceConfi
     return [chosen]
 
 
+class _Outcome:
+    """Collects a service's output tail and turns the way its image came to be into a ServiceBuild."""
+
+    def __init__(self, svc: ServiceConfig, image: str, reporter: Reporter) -> None:
+        self.svc = svc
+        self.image = image
+        self.reporter = reporter
+        self.started = anyio.current_time()
+        self.tail: list[str] = []
+
+    def line(self, line: str) -> None:
+        """Keep the last lines and report each as it comes."""
+        self.tail.append(line)
+        del self.tail[:-_TAIL]
+        self.reporter.log(line, scope=self.svc.name)
+
+    def success(self, source: Literal["built", "local", "pulled"]) -> ServiceBuild:
+        return ServiceBuild(
+            name=self.svc.name, image=self.image, status="success", duration=self._ms(), source=source
+        )
+
+    def failure(self, source: Literal["built", "pulled", "none"], error: str) -> ServiceBuild:
+        return ServiceBuild(
+            name=self.svc.name,
+            image=self.image,
+            status="failed",
+            duration=self._ms(),
+            source=source,
+            error=error,
+            log_tail=list(self.tail) if self.tail else None,
+        )
+
+    def _ms(self) -> int:
+        return _ms(anyio.current_time() - self.started)
+
+
 async def _build_one(
     ctx: ProjectContext, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter
 ) -> ServiceBuild:
-    tail: list[str] = []
-
-    def on_line(line: str) -> None:
-        tail.append(line)
-        del tail[:-_TAIL]
-        reporter.log(line, scope=svc.name)
-
-    started = anyio.current_time()
+    outcome = _Outcome(svc, spec.image, reporter)
     try:
-        await ctx.engine.build(spec, on_line)
+        await ctx.engine.build(spec, outcome.line)
     except PreflightError as exc:
-        if exc.code not in ("BUILD_FAILED", "DOCKER_ERROR"):
-            raise
-        if exc.code == "DOCKER_ERROR" and exc.retryable:
-            raise  # the daemon went away: not a build failure
-        return ServiceBuild(
-            name=svc.name,
-            image=spec.image,
-            status="failed",
-            duration=_ms(anyio.current_time() - started),
-            source="built",
-            error=exc.message,
-            log_tail=list(tail),
-        )
-    return ServiceBuild(
-        name=svc.name,
-        image=spec.image,
-        status="success",
-        duration=_ms(anyio.current_time() - started),
-        source="built",
-    )
+        if exc.code not in ("BUILD_FAILED", "DOCKER_ERROR") or (exc.code == "DOCKER_ERROR" and exc.retryable):
+            raise  # the daemon went away (or worse): not a build failure
+        return outcome.failure("built", exc.message)
+    return outcome.success("built")
 
 
 async def _use_image(
     ctx: ProjectContext, svc: ServiceConfig, *, pull: bool, reporter: Reporter
 ) -> ServiceBuild:
-    started = anyio.current_time()
-    image = svc.build.image
-    if await ctx.engine.image_exists(image):
-        return ServiceBuild(
-            name=svc.name,
-            image=image,
-            status="success",
-            duration=_ms(anyio.current_time() - started),
-            source="local",
+    outcome = _Outcome(svc, svc.build.image, reporter)
+    if await ctx.engine.image_exists(svc.build.image):
+        # Built a moment ago for another service (a job on the same image), or present locally.
+        shared = any(
+            s.build.image == svc.build.image and s.build.dockerfile for s in ctx.require_loaded().services
         )
+        return outcome.success("built" if shared else "local")
     if not pull:
-        return ServiceBuild(
-            name=svc.name,
-            image=image,
-            status="failed",
-            duration=_ms(anyio.current_time() - started),
-            source="none",
-            error=f"image {image} is not present locally (this service has no Dockerfile)",
+        return outcome.failure(
+            "none", f"image {svc.build.image} is not present locally (this service has no Dockerfile)"
         )
-    tail: list[str] = []
-
-    def on_line(line: str) -> None:
-        tail.append(line)
-        del tail[:-_TAIL]
-        reporter.log(line, scope=svc.name)
-
     try:
-        await ctx.engine.pull(image, on_line)
+        await ctx.engine.pull(svc.build.image, outcome.line)
     except PreflightError as exc:
-        return ServiceBuild(
-            name=svc.name,
-            image=image,
-            status="failed",
-            duration=_ms(anyio.current_time() - started),
-            source="pulled",
-            error=exc.message,
-            log_tail=list(tail),
-        )
-    return ServiceBuild(
-        name=svc.name,
-        image=image,
-        status="success",
-        duration=_ms(anyio.current_time() - started),
-        source="pulled",
-    )
+        return outcome.failure("pulled", exc.message)
+    return outcome.success("pulled")
 
 
 def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentError_:
