@@ -17,20 +17,41 @@ BUDGET_CHARS = 70_000
 
 
 def bound_result(result: RunResult, budget: int = BUDGET_CHARS) -> RunResult:
-    """Return `result`, shrinking later failures when the whole would exceed `budget` characters."""
+    """Return `result`, shrinking later failures when the whole would exceed `budget` characters.
+
+    Room is kept for every failure in its minimal form first, so the earliest failures get what
+    is left in full and the total stays within the budget whatever the number of failures.
+    """
     if len(msgspec.json.encode(result)) <= budget:
         return result
-    spent = len(msgspec.json.encode(msgspec.structs.replace(result, suites=[]))) + 200
+    shrunk = [
+        [
+            msgspec.structs.replace(case, failure=_minimal(case.failure))
+            if case.failure is not None
+            else case
+            for case in suite.cases
+        ]
+        for suite in result.suites
+    ]
+    smallest = msgspec.structs.replace(
+        result,
+        suites=[msgspec.structs.replace(s, cases=c) for s, c in zip(result.suites, shrunk, strict=True)],
+        truncated=True,
+    )
+    spent = len(msgspec.json.encode(smallest))
+    room = True
     suites: list[SuiteResult] = []
-    for suite in result.suites:
+    for suite, small_cases in zip(result.suites, shrunk, strict=True):
         cases: list[CaseResult] = []
-        for case in suite.cases:
-            size = len(msgspec.json.encode(case))
-            if case.failure is not None and spent + size > budget:
-                case = msgspec.structs.replace(case, failure=_minimal(case.failure))
-                size = len(msgspec.json.encode(case))
-            spent += size
-            cases.append(case)
+        for case, small in zip(suite.cases, small_cases, strict=True):
+            if case.failure is not None and room:
+                extra = len(msgspec.json.encode(case)) - len(msgspec.json.encode(small))
+                if spent + extra <= budget:
+                    spent += extra
+                    cases.append(case)
+                    continue
+                room = False  # the first failures stay whole; every later one is minimal
+            cases.append(small)
         suites.append(msgspec.structs.replace(suite, cases=cases))
     return msgspec.structs.replace(result, suites=suites, truncated=True)
 

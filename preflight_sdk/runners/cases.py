@@ -27,7 +27,8 @@ async def failure_for(
     run: RunContext, identifier: str, attempt: Attempt, *, start: datetime, end: datetime, target: str | None
 ) -> Failure:
     """Return the compact failure of a case; keep the complete one for the artifacts."""
-    await anyio.sleep(_LOG_SETTLE)
+    if run.env.services:
+        await anyio.sleep(_LOG_SETTLE)
     full_diagnostics = await collect(run.env, start=start, end=end, target=target, limits=FULL)
     outcome = attempt.outcome
     command = None

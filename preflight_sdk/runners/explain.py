@@ -44,11 +44,13 @@ def explain(
     logged = _logged(diagnostics, target)
     what = _what(outcome, command)
     if outcome is not None and outcome.error:
-        summary = f"{what} failed: {_short(outcome.error.split(': ', 1)[-1] if what in outcome.error else outcome.error, 140)}"
+        summary = _error_summary(what, outcome)
     elif outcome is not None and outcome.status is not None:
         summary = f"{what} returned {outcome.status}"
         if failed:
             summary += ", " + _expected(failed[0])
+        if error:  # a poll that gave up or stopped: say so
+            summary += f"; {_short(error, 120)}"
     elif outcome is not None and outcome.exit_code is not None:
         summary = f"{what} exited with {outcome.exit_code}"
         if failed:
@@ -57,9 +59,23 @@ def explain(
         summary = f"{what}: " + _expected(failed[0]) if what else _expected(failed[0])
     else:
         summary = _short(error or "the case failed", 160)
-    if logged is not None:
+    unmatched = _unmatched_mock_request(diagnostics)
+    if unmatched is not None:
+        # The mock's 404 is the cause; the service's log line only repeats it.
+        summary += f"; mock {unmatched[0]} had no route for {unmatched[1]} {unmatched[2]}"
+    elif logged is not None:
         summary += f'; {logged[0]} logged "{_short(logged[1], 100)}"'
     return summary, _fix(outcome, failed, error, diagnostics, target, logged)
+
+
+def _error_summary(what: str, outcome: StepOutcome) -> str:
+    error = outcome.error or ""
+    if outcome.request is not None:
+        # Request errors start with "METHOD URL": the summary names the path once.
+        prefix = f"{outcome.request.method} {outcome.request.url} "
+        if error.startswith(prefix):
+            return f"{what} {_short(error[len(prefix) :], 140)}"
+    return f"{what} failed: {_short(error, 140)}" if what else _short(error, 160)
 
 
 def _what(outcome: StepOutcome | None, command: str | None) -> str:
@@ -74,11 +90,9 @@ def _what(outcome: StepOutcome | None, command: str | None) -> str:
 def _expected(result: AssertionResult) -> str:
     expected, actual = result.expected, result.actual
     if result.path == "status":
-        wanted = (
-            " or ".join(map(str, expected["in"]))
-            if isinstance(expected, dict) and "in" in expected
-            else expected
-        )
+        if isinstance(expected, dict) and "in" in expected:
+            expected = expected["in"]
+        wanted = " or ".join(map(str, expected)) if isinstance(expected, list) else expected
         return f"expected {wanted}"
     if result.operator in ("equals", "eq"):
         return f"expected {result.path} = {_value(expected)}, got {_value(actual)}"
@@ -110,14 +124,27 @@ def _fix(
     if "unknown variable" in text:
         name = re.search(r"\{\{([^}]*)\}\}", text)
         shown = name.group(1) if name else "it"
+        kind = shown.split(".", 1)[0]
+        if kind in ("services", "mocks") and "." in shown:
+            what = "service" if kind == "services" else "mock"
+            return (
+                f"`{{{{{shown}}}}}` names a {what} this project does not run: check the name against "
+                f"e2e.yaml's `{kind}` (a project without services and mocks runs in test-only mode: "
+                "use `url:` or BASE_URL)"
+            )
         return f"define `{shown}` in the suite's `variables`, or `save` it from an earlier case"
     if outcome is not None and outcome.error_kind == "connection" and outcome.request is not None:
         parts = urlsplit(outcome.request.url)
-        service = f"service `{target}`" if target else "the service"
+        if "refused" in text and target is None:
+            return (
+                f"nothing accepts connections at {parts.hostname}:{parts.port}: start the server the request "
+                "targets, or point the step's `url` (or BASE_URL) at the right host and port"
+            )
         if "refused" in text:
             return (
-                f"nothing accepts connections at {parts.hostname}:{parts.port}: check that {service} is running "
-                "(status), listens on 0.0.0.0 inside its container, and that `ports` publishes that container port"
+                f"nothing accepts connections at {parts.hostname}:{parts.port}: check that service `{target}` "
+                "is running (status), listens on 0.0.0.0 inside its container, and that `ports` publishes "
+                "that container port"
             )
         return f"the request could not reach {parts.hostname}:{parts.port} ({_short(text, 80)}); check the URL and the service"
     if outcome is not None and outcome.error_kind == "timeout":

@@ -34,8 +34,8 @@ class ExpressionError(ValueError):
     """An expression that cannot be parsed."""
 
 
-def resolve_path(root: Mapping[str, Any], path: str) -> Any:
-    """Return the value at a dotted path (`body.items[0].id`, `headers.X-Id`), or None."""
+def resolve_path(root: Mapping[str, Any], path: str, missing: Any = None) -> Any:
+    """Return the value at a dotted path (`body.items[0].id`, `headers.X-Id`), or `missing`."""
     current: Any = root
     for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
         if part.startswith("["):
@@ -43,7 +43,7 @@ def resolve_path(root: Mapping[str, Any], path: str) -> Any:
             if isinstance(current, list) and -len(current) <= index < len(current):
                 current = current[index]
                 continue
-            return None
+            return missing
         if isinstance(current, Mapping):
             if part in current:
                 current = current[part]
@@ -54,13 +54,13 @@ def resolve_path(root: Mapping[str, Any], path: str) -> Any:
                 continue
             if part == "length":
                 return len(current)
-            return None
+            return missing
         if part == "length" and isinstance(current, list | str):
             return len(current)
         if isinstance(current, list) and part.isdigit() and int(part) < len(current):
             current = current[int(part)]
             continue
-        return None
+        return missing
     return current
 
 

@@ -7,14 +7,16 @@ variables. A suite that declares cases but records none is failed, never an empt
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
 from datetime import UTC, datetime
-from typing import Literal
 from pathlib import Path
+from typing import Literal
 
 import anyio
 
-from ..config import LoadedConfig, SuiteConfig, load_test_file
+from ..config import LoadedConfig, SuiteConfig, TestFile, load_test_file
 from ..config.model import ParallelConfig
 from ..durations import parse_duration
 from ..errors import ConfigError, InputError, PreflightError, StateError
@@ -22,8 +24,8 @@ from ..lifecycle.context import ProjectContext
 from ..lifecycle.mockhost import ensure_mocks
 from ..progress import Reporter
 from ..results.run import CaseResult, RunResult, SuiteResult, Totals
-from .artifacts import new_run_id, write_artifacts
-from .bounds import bound_result
+from .artifacts import listing_size, new_run_id, write_artifacts
+from .bounds import BUDGET_CHARS, bound_result
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .process_runners import run_pytest_suite, run_shell_suite
@@ -32,6 +34,7 @@ from .yaml_runner import run_yaml_suite
 __all__ = ["run_suites"]
 
 _DEFAULT_SUITE_TIMEOUT = 300.0
+_PROCESS_GRACE = 10.0
 
 
 async def run_suites(
@@ -74,7 +77,8 @@ async def run_suites(
             await run.http.aclose()
     ordered = [results[s.id] for s in suites]
     result = _assemble(run, ordered, began)
-    result = bound_result(result)
+    reserve = listing_size(Path(loaded.root), run_id, list(run.full_failures))
+    result = bound_result(result, BUDGET_CHARS - reserve)
     result = await anyio.to_thread.run_sync(
         write_artifacts, Path(loaded.root), result, run.events, run.full_failures
     )
@@ -170,16 +174,20 @@ async def _run_one(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, ta
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_SUITE_TIMEOUT
     started = time.perf_counter()
     run.reporter.step(f"suite {suite.id}", scope=suite.id)
+    # pytest and shell suites stop their own process at `timeout` and report it as a case: the
+    # outer deadline only catches a runner that hangs past that.
+    outer = timeout if suite.runner == "yaml" else timeout + _PROCESS_GRACE
     try:
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(outer):
             if suite.runner == "yaml":
-                test = await anyio.to_thread.run_sync(load_test_file, loaded.resolve(suite.file or ""))
+                test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
                 return await run_yaml_suite(run, loaded, suite, test, taken)
             if suite.runner == "pytest":
                 return await run_pytest_suite(run, loaded, suite, taken)
             return await run_shell_suite(run, loaded, suite, taken)
     except TimeoutError:
-        error = f"the suite did not finish within {timeout:.0f}s and was stopped"
+        shown = f"{suite.timeout}ms" if isinstance(suite.timeout, int) else suite.timeout or "5m"
+        error = f"the suite did not finish within {shown} and was stopped"
     except ConfigError as exc:
         error = str(exc)
     except PreflightError as exc:
@@ -198,6 +206,32 @@ async def _run_one(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, ta
         cases=[],
         error=error,
     )
+
+
+_PARSED: dict[str, tuple[bytes, TestFile]] = {}
+_PARSED_LIMIT = 64
+_PARSED_LOCK = threading.Lock()  # parallel suites load their files in worker threads
+
+
+def _test_file(path: Path) -> TestFile:
+    """Load a suite's test file, reusing the last parse while its content is unchanged (blocking).
+
+    Read at each run, so an edit made after `init` is picked up; parsed again only when it changed.
+    """
+    try:
+        digest = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+    except OSError:
+        return load_test_file(path)  # raises CONFIG_NOT_FOUND with the path
+    with _PARSED_LOCK:
+        cached = _PARSED.get(str(path))
+    if cached is not None and cached[0] == digest:
+        return cached[1]
+    test = load_test_file(path)
+    with _PARSED_LOCK:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[str(path)] = (digest, test)
+    return test
 
 
 def _assemble(run: RunContext, suites: list[SuiteResult], began: float) -> RunResult:

@@ -10,6 +10,7 @@ stdout, stderr).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from .junit import read_junit
 __all__ = ["run_pytest_suite", "run_shell_suite"]
 
 _DEFAULT_TIMEOUT = 300.0
+_CANNOT_START = 127
 
 
 def _environment(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig) -> dict[str, str]:
@@ -48,8 +50,9 @@ async def _execute(
     except TimeoutError:
         return None, time.perf_counter() - started
     except OSError as exc:
+        reason = exc.strerror or str(exc)
         return Completed(
-            returncode=127, stdout="", stderr=f"cannot start {argv[0]}: {exc}"
+            returncode=_CANNOT_START, stdout="", stderr=f"cannot start {argv[0]}: {reason}"
         ), time.perf_counter() - started
     return done, time.perf_counter() - started
 
@@ -81,9 +84,11 @@ async def run_pytest_suite(
         done, elapsed = await _execute(argv, cwd=root, env=_environment(run, loaded, suite), timeout=timeout)
         tests = await anyio.to_thread.run_sync(read_junit, report)
     cases: list[CaseResult] = []
+    collection = [t for t in tests if t.status == "error" and t.message == "collection failure"]
+    tests = [t for t in tests if t not in collection]
     for test in tests:
-        identifier = case_id(suite.id, f"{test.classname}.{test.name}", taken)
-        name = f"{test.classname}::{test.name}" if test.classname else test.name
+        name = _node_id(root, test.classname, test.name)
+        identifier = case_id(suite.id, name.replace(".py::", "-").replace("::", "-"), taken)
         status: Literal["passed", "failed", "skipped"] = (
             "failed"
             if test.status in ("failed", "error")
@@ -117,7 +122,9 @@ async def run_pytest_suite(
         run.case_finished(case)
     error = None
     if done is None:
-        error = f"pytest did not finish within {timeout:.0f}s and was stopped"
+        error = f"pytest did not finish within {_seconds(timeout)} and was stopped"
+    elif collection:
+        error = "; ".join(_collection_error(root, t) for t in collection[:3])
     elif not tests:
         tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
         shown = " | ".join(tail) or "no output"
@@ -139,7 +146,9 @@ async def run_shell_suite(
     assertions: list[AssertionResult] = []
     error = None
     if done is None:
-        error = f"`{shown}` did not finish within {timeout:.0f}s and was stopped"
+        error = f"`{shown}` did not finish within {_seconds(timeout)} and was stopped"
+    elif done.returncode == _CANNOT_START and done.stderr.startswith("cannot start "):
+        error = done.stderr
     else:
         assertions += check(done.returncode, expect.exit_code if expect else 0, "exitCode")
         if expect is not None:
@@ -154,12 +163,14 @@ async def run_shell_suite(
     if not ok:
         output = None if done is None else _tail(done.stdout, done.stderr)
         first = error or next(a.message for a in assertions if not a.passed)
-        code = f"exited with {done.returncode}" if done is not None else "timed out"
+        summary = (
+            first if error else f"`{_short(shown)}` exited with {done.returncode if done else '?'}: {first}"
+        )
         failure = failure_from_text(
             run,
             identifier,
             error=first,
-            summary=f"`{_short(shown)}` {code}: {first}"[:300],
+            summary=_one_line(summary)[:300],
             output=output,
             assertions=assertions,
         )
@@ -176,10 +187,38 @@ async def run_shell_suite(
     return _suite_result(run, suite, "shell", [case], elapsed, None)
 
 
+def _node_id(root: Path, classname: str, name: str) -> str:
+    """Return pytest's node id (`tests/test_api.py::TestX::test_y`) from a JUnit classname."""
+    parts = classname.split(".") if classname else []
+    for cut in range(len(parts), 0, -1):
+        candidate = Path(*parts[:cut]).with_suffix(".py")
+        if (root / candidate).is_file():
+            return "::".join([candidate.as_posix(), *parts[cut:], name])
+    return f"{classname}::{name}" if classname else name
+
+
+def _collection_error(root: Path, test: Any) -> str:
+    """Say which file pytest could not collect, and why (the exception line and its location)."""
+    where = _node_id(root, test.name.replace("/", "."), "").rstrip(":") if test.name else "a test file"
+    lines = [line[1:].strip() for line in test.detail.splitlines() if line.startswith("E ")]
+    reason = next((line for line in reversed(lines) if re.match(r"^[\w.]+(Error|Exception)\b", line)), None)
+    location = next((line for line in lines if line.startswith("File ")), None)
+    text = reason or (lines[-1] if lines else test.message)
+    if location is not None:
+        match = re.search(r"line (\d+)", location)
+        text += f" (line {match.group(1)})" if match else ""
+    return f"pytest could not collect {where}: {text}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:g}s"
+
+
 def _shell_argv(loaded: LoadedConfig, suite: SuiteConfig) -> tuple[list[str], str]:
     if suite.command is not None:
         if isinstance(suite.command, list):
-            return [str(part) for part in suite.command], " ".join(suite.command)
+            argv = [str(part) for part in suite.command]
+            return argv, shlex.join(argv)
         if suite.shell:
             return ["sh", "-c", suite.command], suite.command
         return shlex.split(suite.command), suite.command
@@ -220,6 +259,10 @@ def _suite_result(
 def _tail(stdout: str, stderr: str, limit: int = 20_000) -> str:
     text = stdout + (("\n[stderr]\n" + stderr) if stderr else "")
     return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", "").replace("\n", "\\n")
 
 
 def _short(text: str) -> str:

@@ -40,7 +40,17 @@ def backoff_waits(
 
 
 def resolve_policy(case: StepRetry | None, suite: RetryPolicy | None, run: RetryPolicy | None) -> Policy:
-    """Return the policy for a case (a poll-form `retry` is not a policy: it polls instead)."""
+    """Return the policy for a case.
+
+    A poll-form `retry` (`until`/`failIf`) is the case's own way of trying again, bounded by its
+    deadline: such a case runs once, not again by its suite's or the run's policy.
+    """
+    if (
+        case is not None
+        and case.max_attempts is None
+        and (case.until is not None or case.fail_if is not None)
+    ):
+        return Policy(source="poll")
     if case is not None and case.max_attempts is not None:
         delay = parse_duration(case.delay) if case.delay is not None else 1.0
         waits = backoff_waits(case.max_attempts, delay, case.backoff, case.backoff_multiplier or 2.0)

@@ -26,6 +26,7 @@ class Scope:
     ) -> None:
         self.saved: dict[str, Any] = {}
         self.variables: dict[str, Any] = {}
+        self.unsaved: dict[str, str] = {}
         self._builtins: dict[str, Any] = {
             "env": environ,
             "config": config_vars,
@@ -44,6 +45,18 @@ class Scope:
     def save(self, name: str, value: Any) -> None:
         """Keep a value for later steps (type kept)."""
         self.saved[name] = value
+        self.unsaved.pop(name, None)
+
+    def unsave(self, name: str, reason: str) -> None:
+        """Record that `name` could not be saved (a later use fails with `reason`)."""
+        self.saved.pop(name, None)
+        self.unsaved[name] = reason
+
+    def why_unknown(self, expression: str) -> str | None:
+        """Return why a name in `expression` is undefined, when a `save` failed to provide it."""
+        parts = expression.strip().split(".")
+        name = parts[1] if parts[0] == "runtime" and len(parts) > 1 else parts[0]
+        return self.unsaved.get(name)
 
     def mapping(self) -> dict[str, Any]:
         """Return the template scope."""

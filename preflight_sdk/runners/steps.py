@@ -59,9 +59,9 @@ async def run_step(
     try:
         step = _render(scope, raw)
     except UnknownVariableError as exc:
-        return Attempt(
-            step=raw, outcome=None, assertions=[], error=f"{exc.message} ({exc.hint})", passed=False
-        )
+        why = scope.why_unknown(exc.name)
+        error = f"{exc.message}: {why}" if why else f"{exc.message} ({exc.hint})"
+        return Attempt(step=raw, outcome=None, assertions=[], error=error, passed=False)
     except msgspec.ValidationError as exc:
         return Attempt(
             step=raw,
@@ -195,37 +195,53 @@ def _mock_checker(run: RunContext, windows: StepWindows) -> Any:
 
 
 def _render(scope: Scope, step: TestStep) -> TestStep:
+    if b"{{" not in msgspec.json.encode(step):
+        return step  # nothing to fill in: skip the round trip through builtins
     raw = msgspec.to_builtins(step)
     for key in ("save",):  # paths to read, not values to fill
         raw.pop(key, None)
     rendered = scope.render(raw)
     rendered["save"] = step.save
-    return msgspec.convert(rendered, TestStep)
+    # Lax: a value filled in from the environment is text, and `port: "{{env.PORT}}"` means a number.
+    return msgspec.convert(rendered, TestStep, strict=False)
 
 
-def save_values(scope: Scope, attempt: Attempt) -> list[str]:
-    """Keep the values a step's `save` asks for; return the names that could not be read."""
+def save_values(scope: Scope, attempt: Attempt, *, origin: str = "") -> list[str]:
+    """Keep the values a step's `save` asks for; return the names that could not be read.
+
+    A path the outcome does not have leaves the name undefined (never a silent null), and a
+    later use of it fails saying which step did not provide it.
+    """
     outcome = attempt.outcome
     missing: list[str] = []
-    if outcome is None:
-        return list(attempt.step.save)
-    context = outcome.context()
+    where = f" of {origin}" if origin else ""
     for name, path in attempt.step.save.items():
-        value = _read(context, path)
-        if value is None:
+        value = _MISSING if outcome is None else _read(outcome.context(), path)
+        if value is _MISSING:
             missing.append(name)
-        scope.save(name, value)
+            reason = (
+                f"the step{where} failed before it had a result to read `{path}` from"
+                if outcome is None or outcome.error
+                else f"`{path}` was not in the result{where}"
+            )
+            scope.unsave(name, reason)
+        else:
+            scope.save(name, value)
     return missing
+
+
+_MISSING = object()
 
 
 def _read(context: dict[str, Any], path: str) -> Any:
     path = path.strip()
     if path in ("status", "responseTime", "exitCode", "output", "stdout", "stderr"):
-        return context.get(path)
+        value = context.get(path)
+        return _MISSING if value is None else value
     if path.startswith(("body.", "headers.", "body[")) or path == "body":
-        return resolve_path(context, path)
+        return resolve_path(context, path, _MISSING)
     # A bare path reads the JSON body (the original format: `save: {id: "data.id"}`).
-    return resolve_path({"body": context.get("body")}, f"body.{path}")
+    return resolve_path({"body": context.get("body")}, f"body.{path}", _MISSING)
 
 
 def now() -> datetime:

@@ -19,7 +19,7 @@ from ..durations import parse_duration
 from ..results.run import AttemptResult, CaseResult, SuiteResult
 from .cases import failure_for
 from .context import RunContext, case_id
-from .retry import resolve_policy
+from .retry import Policy, resolve_policy
 from .scope import Scope
 from .steps import Attempt, StepWindows, run_step, save_values
 
@@ -46,13 +46,15 @@ async def run_yaml_suite(
     windows = StepWindows(case=suite_start, suite=suite_start, run=run.started)
     if blocked is None:
         for index, step in enumerate(test.setup):
-            if step.delay is not None:
-                await anyio.sleep(parse_duration(step.delay))
             if _bare_delay(step):
+                if step.delay is not None:
+                    await anyio.sleep(parse_duration(step.delay))
                 continue
             windows.case = datetime.now(UTC)
-            attempt = await run_step(run, scope, step, default_service=default_service, windows=windows)
-            save_values(scope, attempt)
+            # setup and teardown steps retry by their own policy only (not the suite's or run's)
+            own = resolve_policy(step.retry, None, None)
+            attempt, _ = await _attempts(run, scope, step, own, default_service, windows)
+            save_values(scope, attempt, origin=f"setup step {index + 1}")
             if not attempt.passed and not step.ignore_error:
                 blocked = f"setup step {index + 1} ({step.name or _action(step)}) failed: {_reason(attempt)}"
                 break
@@ -78,13 +80,20 @@ async def run_yaml_suite(
                 skip_reason=reason,
             )
         else:
-            result = await _run_case(run, loaded, suite, scope, case, identifier, default_service, windows)
+            result = await _run_case(
+                run, loaded, suite, scope, case, identifier, default_service, windows, warnings
+            )
             failed_before = failed_before or result.status == "failed"
         cases.append(result)
         run.case_finished(result)
     for step in test.teardown:
+        if _bare_delay(step):
+            if step.delay is not None:
+                await anyio.sleep(parse_duration(step.delay))
+            continue
         windows.case = datetime.now(UTC)
-        attempt = await run_step(run, scope, step, default_service=default_service, windows=windows)
+        own = resolve_policy(step.retry, None, None)
+        attempt, _ = await _attempts(run, scope, step, own, default_service, windows)
         if not attempt.passed and not step.ignore_error:
             warnings.append(f"teardown step {step.name or _action(step)} failed: {_reason(attempt)}")
     counts = {
@@ -119,37 +128,19 @@ async def _run_case(
     identifier: str,
     default_service: str | None,
     windows: StepWindows,
+    warnings: list[str],
 ) -> CaseResult:
     global_retry = loaded.config.tests.retry if loaded.config.tests else None
     policy = resolve_policy(case.retry, suite.retry, global_retry)
-    attempts: list[AttemptResult] = []
     started = time.perf_counter()
     case_start = datetime.now(UTC)
     windows.case = case_start
-    last: Attempt | None = None
-    for number in range(1, policy.max_attempts + 1):
-        if case.delay is not None:
-            await anyio.sleep(parse_duration(case.delay))
-        if number > 1:
-            await anyio.sleep(policy.waits[number - 2])
-        attempt_start = time.perf_counter()
-        stamp = _now_ms()
-        last = await run_step(run, scope, case, default_service=default_service, windows=windows)
-        attempts.append(
-            AttemptResult(
-                attempt=number,
-                passed=last.passed,
-                duration=int((time.perf_counter() - attempt_start) * 1000),
-                timestamp=stamp,
-                error=None if last.passed else _reason(last),
-            )
-        )
-        if last.passed:
-            break
-    assert last is not None
-    save_values(scope, last)
+    last, attempts = await _attempts(run, scope, case, policy, default_service, windows)
+    save_values(scope, last, origin=f"case `{case.name or 'case'}`")
     duration = int((time.perf_counter() - started) * 1000)
     multi = attempts if len(attempts) > 1 else None
+    if not last.passed and case.ignore_error:
+        warnings.append(f"case `{case.name or 'case'}` failed (ignoreError): {_reason(last)}")
     if last.passed or case.ignore_error:
         return CaseResult(
             id=identifier,
@@ -172,6 +163,40 @@ async def _run_case(
         failure=failure,
         attempts=multi,
     )
+
+
+async def _attempts(
+    run: RunContext,
+    scope: Scope,
+    step: TestStep,
+    policy: Policy,
+    default_service: str | None,
+    windows: StepWindows,
+) -> tuple[Attempt, list[AttemptResult]]:
+    """Run `step` until it passes or `policy` is spent (its `delay` before each attempt)."""
+    attempts: list[AttemptResult] = []
+    last: Attempt | None = None
+    for number in range(1, policy.max_attempts + 1):
+        if step.delay is not None:
+            await anyio.sleep(parse_duration(step.delay))
+        if number > 1:
+            await anyio.sleep(policy.waits[number - 2])
+        attempt_start = time.perf_counter()
+        stamp = _now_ms()
+        last = await run_step(run, scope, step, default_service=default_service, windows=windows)
+        attempts.append(
+            AttemptResult(
+                attempt=number,
+                passed=last.passed,
+                duration=int((time.perf_counter() - attempt_start) * 1000),
+                timestamp=stamp,
+                error=None if last.passed else _reason(last),
+            )
+        )
+        if last.passed:
+            break
+    assert last is not None
+    return last, attempts
 
 
 def _target(case: TestStep, default_service: str | None, run: RunContext) -> str | None:

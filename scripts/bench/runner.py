@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""Benchmark preflight's YAML test runner against its floor, Step CI and tavern.
+
+    scripts/bench/runner.py [--cases 1000] [--runs 5] [--skip-tavern] [--skip-stepci] [--profile]
+
+The same N HTTP cases (`GET /items/<i>`, expecting status 200 and `id == i`) run against one
+local service: a Starlette app on uvicorn (httptools + uvloop) in its own process. In one run,
+interleaved round by round, the script times:
+
+- floor: a plain sequential loop with a sync `httpx.Client` (request, status check, JSON decode,
+  field check): the least any runner can do;
+- floor (async): the same loop with `httpx.AsyncClient`;
+- preflight: `Project.run()` of a test-only project whose one YAML suite holds the N cases, on a
+  project already initialized (as from a notebook or the MCP server), and `cold`: `Project.open`
+  then `run` in a fresh process (loading and validating e2e.yaml and the test file included);
+- Step CI (npm `stepci`): `stepci run` of a workflow with the same N steps;
+- tavern (PyPI `tavern`): `pytest` on a `.tavern.yaml` file with the same N tests.
+
+Step CI is installed with npm and tavern into its own venv, both under ~/.cache/preflight-bench
+(or $PREFLIGHT_BENCH_CACHE) when missing; nothing is written into the repository. Each tool's
+time is the median of `--runs` measured runs after one warm-up; the table shows the ratios to
+the floor. `--profile FILE` writes a pyinstrument profile of one preflight run instead
+(`pip install pyinstrument` first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("PREFLIGHT_BENCH_CACHE", Path.home() / ".cache" / "preflight-bench"))
+STEPCI_VERSION = "2.8.2"
+TAVERN_VERSION = "3.7.1"
+
+
+# -- the service (a child process) ---------------------------------------------------------------
+
+
+def serve(port: int) -> None:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def item(request: Request) -> JSONResponse:
+        number = request.path_params["id"]
+        return JSONResponse({"id": number, "name": f"item {number}", "tags": ["a", "b"]})
+
+    app = Starlette(routes=[Route("/items/{id:int}", item)])
+    uvicorn.run(
+        app, host="127.0.0.1", port=port, log_level="error", access_log=False, http="httptools", loop="uvloop"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_ready(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/items/0", timeout=1) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+# -- the contenders ------------------------------------------------------------------------------
+
+
+def floor_sync(url: str, cases: int) -> None:
+    import httpx
+
+    with httpx.Client() as client:
+        for i in range(cases):
+            reply = client.get(f"{url}/items/{i}")
+            assert reply.status_code == 200 and reply.json()["id"] == i
+
+
+def floor_async(url: str, cases: int) -> None:
+    import anyio
+    import httpx
+
+    async def main() -> None:
+        async with httpx.AsyncClient() as client:
+            for i in range(cases):
+                reply = await client.get(f"{url}/items/{i}")
+                assert reply.status_code == 200 and reply.json()["id"] == i
+
+    anyio.run(main)
+
+
+def write_preflight_project(folder: Path, url: str, cases: int) -> Path:
+    root = folder / "preflight"
+    (root / "tests").mkdir(parents=True)
+    suite = {"id": "bench", "file": "tests/bench.yaml"}
+    (root / "e2e.yaml").write_text(
+        json.dumps({"version": "1", "project": {"name": "bench"}, "tests": {"suites": [suite]}})
+    )
+    (root / ".env").write_text(f"BASE_URL={url}\n")
+    lines = ["name: Bench", "cases:"]
+    for i in range(cases):
+        lines += [
+            f"  - name: item {i}",
+            f"    request: {{method: GET, path: /items/{i}}}",
+            f"    expect: {{status: 200, body: {{id: {i}}}}}",
+        ]
+    (root / "tests" / "bench.yaml").write_text("\n".join(lines) + "\n")
+    return root
+
+
+class Preflight:
+    """One initialized project, run again and again (as a notebook or the MCP server does)."""
+
+    def __init__(self, root: Path) -> None:
+        import anyio
+
+        from preflight_sdk import Project
+
+        self.root = root
+        self.project = Project.open(root)
+        anyio.run(self.project.init)
+
+    def __call__(self, cases: int) -> None:
+        import anyio
+
+        result = anyio.run(self.project.run)
+        assert result.ok and result.totals.passed == cases, result.summary
+
+
+def preflight_cold(root: Path, cases: int) -> None:
+    code = (
+        "import anyio, sys\nfrom preflight_sdk import Project\n"
+        f"r = anyio.run(Project.open({str(root)!r}).run)\n"
+        f"sys.exit(0 if r.ok and r.totals.passed == {cases} else 1)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def ensure_stepci() -> Path:
+    folder = CACHE / "stepci"
+    binary = folder / "node_modules" / ".bin" / "stepci"
+    if not binary.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "install", "--silent", "--no-audit", "--no-fund", f"stepci@{STEPCI_VERSION}"],
+            cwd=folder,
+            check=True,
+        )
+    return binary
+
+
+def write_stepci_workflow(folder: Path, url: str, cases: int) -> Path:
+    steps = [
+        {
+            "name": f"item {i}",
+            "http": {
+                "url": f"{url}/items/{i}",
+                "method": "GET",
+                "check": {"status": 200, "jsonpath": {"$.id": i}},
+            },
+        }
+        for i in range(cases)
+    ]
+    workflow = {"version": "1.1", "name": "bench", "tests": {"bench": {"steps": steps}}}
+    path = folder / "workflow.json"
+    path.write_text(json.dumps(workflow))
+    return path
+
+
+def stepci(binary: Path, workflow: Path, cases: int) -> None:
+    env = {**os.environ, "STEPCI_DISABLE_ANALYTICS": "1"}
+    done = subprocess.run([str(binary), "run", str(workflow)], capture_output=True, text=True, env=env)
+    if done.returncode != 0 or f"Steps: 0 failed, 0 skipped, {cases} passed" not in done.stdout:
+        raise RuntimeError(f"stepci failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+
+
+def ensure_tavern() -> Path:
+    venv = CACHE / "tavern-venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            # tavern 3.7 imports pytest internals that pytest 9 moved
+            [str(python), "-m", "pip", "install", "-q", f"tavern=={TAVERN_VERSION}", "pytest<9"],
+            check=True,
+        )
+    return python
+
+
+def write_tavern_file(folder: Path, url: str, cases: int) -> Path:
+    target = folder / "tavern"
+    target.mkdir()
+    documents = []
+    for i in range(cases):
+        documents.append(
+            json.dumps(
+                {
+                    "test_name": f"item {i}",
+                    "stages": [
+                        {
+                            "name": f"item {i}",
+                            "request": {"url": f"{url}/items/{i}", "method": "GET"},
+                            "response": {
+                                "status_code": 200,
+                                "json": {"id": i, "name": f"item {i}", "tags": ["a", "b"]},
+                            },
+                        }
+                    ],
+                }
+            )
+        )
+    path = target / "test_bench.tavern.yaml"
+    path.write_text("\n---\n".join(documents) + "\n")
+    return path
+
+
+def tavern(python: Path, test_file: Path, cases: int) -> None:
+    done = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        capture_output=True,
+        text=True,
+        cwd=test_file.parent,
+    )
+    if done.returncode != 0 or f"{cases} passed" not in done.stdout:
+        raise RuntimeError(f"tavern failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+
+
+# -- measuring -----------------------------------------------------------------------------------
+
+
+def timed(action: Callable[[], None]) -> float:
+    began = time.perf_counter()
+    action()
+    return time.perf_counter() - began
+
+
+def profile(preflight: Preflight, cases: int, output: Path) -> None:
+    from pyinstrument import Profiler
+
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    preflight(cases)
+    profiler.stop()
+    output.write_text(profiler.output_text(unicode=True, color=False, show_all=False))
+    print(f"profile written to {output}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-tavern", action="store_true")
+    parser.add_argument("--skip-stepci", action="store_true")
+    parser.add_argument("--profile", type=Path, help="write a pyinstrument profile of one preflight run here")
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])
+    folder = Path(tempfile.mkdtemp(prefix="preflight-bench-runner-"))
+    try:
+        wait_ready(url)
+        root = write_preflight_project(folder, url, args.cases)
+        preflight = Preflight(root)
+        if args.profile:
+            preflight(args.cases)  # warm-up
+            profile(preflight, args.cases, args.profile)
+            return
+        contenders: dict[str, Callable[[], None]] = {
+            "floor (sync httpx loop)": lambda: floor_sync(url, args.cases),
+            "floor (async httpx loop)": lambda: floor_async(url, args.cases),
+            "preflight": lambda: preflight(args.cases),
+            "preflight (cold process)": lambda: preflight_cold(root, args.cases),
+        }
+        if not args.skip_stepci:
+            binary = ensure_stepci()
+            workflow = write_stepci_workflow(folder, url, args.cases)
+            contenders["Step CI"] = lambda: stepci(binary, workflow, args.cases)
+        if not args.skip_tavern:
+            python = ensure_tavern()
+            test_file = write_tavern_file(folder, url, args.cases)
+            contenders["tavern"] = lambda: tavern(python, test_file, args.cases)
+        for action in contenders.values():  # warm-up: caches, JIT, page cache
+            action()
+        times: dict[str, list[float]] = {name: [] for name in contenders}
+        for _ in range(args.runs):
+            for name, action in contenders.items():
+                times[name].append(timed(action))
+        report(times, args.cases, args.runs)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def report(times: dict[str, list[float]], cases: int, runs: int) -> None:
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    floor = medians["floor (sync httpx loop)"]
+    ours = medians["preflight"]
+    print(f"\n{cases} cases, median of {runs} runs\n")
+    print("| runner | wall time | per case | vs floor | preflight is faster by |")
+    print("|---|---|---|---|---|")
+    for name, value in medians.items():
+        faster = "" if name.startswith(("floor", "preflight")) else f"{value / ours:.2f}x"
+        print(f"| {name} | {value:.2f} s | {value / cases * 1000:.2f} ms | {value / floor:.2f}x | {faster} |")
+    checks = [("preflight ≤ 2× the floor", ours / floor <= 2.0)]
+    if "Step CI" in medians:
+        checks.append(("≥ 2× faster than Step CI", medians["Step CI"] / ours >= 2.0))
+    if "tavern" in medians:
+        checks.append(("≥ 5× faster than tavern", medians["tavern"] / ours >= 5.0))
+    print()
+    for label, ok in checks:
+        print(f"{'✓' if ok else '✗'} {label}")
+
+
+if __name__ == "__main__":
+    main()

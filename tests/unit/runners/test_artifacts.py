@@ -1,0 +1,145 @@
+"""The files a run writes under `.preflight/runs/<runId>/`, read back with independent parsers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from pathlib import Path
+
+import junitparser
+import msgspec
+import pytest
+from unit.runners.stub import MakeProject, case, run, wire
+
+from preflight_sdk.results.run import RunResult
+
+pytestmark = pytest.mark.anyio
+
+SUITE_A = """
+name: Alpha
+cases:
+  - name: passes
+    request: {url: "{{env.STUB}}/status/200"}
+    expect: {status: 200}
+  - name: fails on status
+    request: {url: "{{env.STUB}}/status/404"}
+    expect: {status: 200}
+  - name: skipped
+    skip: not yet
+    request: {url: "{{env.STUB}}/status/200"}
+"""
+SUITE_B = """
+name: Beta
+cases:
+  - name: fails on body
+    request: {url: "{{env.STUB}}/doc"}
+    expect: {body: {name: Gadget}}
+"""
+
+
+async def _result(make_project: MakeProject) -> tuple[Path, RunResult]:
+    root = make_project([("alpha", SUITE_A), ("beta", SUITE_B)])
+    return root, await run(root)
+
+
+async def test_every_artifact_is_listed_with_its_digest(make_project: MakeProject) -> None:
+    root, result = await _result(make_project)
+    folder = root / ".preflight" / "runs" / result.run_id
+    assert sorted(a.name for a in result.artifacts) == [
+        "cases/alpha.fails-on-status.json",
+        "cases/beta.fails-on-body.json",
+        "events.ndjson",
+        "junit.xml",
+        "report.json",
+    ]
+    for artifact in result.artifacts:
+        data = Path(artifact.path).read_bytes()
+        assert Path(artifact.path) == folder / artifact.name
+        assert artifact.sha256 == hashlib.sha256(data).hexdigest()
+        assert artifact.size == len(data)
+    on_disk = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert on_disk == sorted(a.name for a in result.artifacts)
+
+
+async def test_report_json_is_the_result_without_its_own_entry(make_project: MakeProject) -> None:
+    _, result = await _result(make_project)
+    report = next(a for a in result.artifacts if a.name == "report.json")
+    written = json.loads(Path(report.path).read_text())
+    expected = wire(result)
+    expected["artifacts"] = [a for a in expected["artifacts"] if a["name"] != "report.json"]
+    assert written == expected
+    assert msgspec.json.decode(Path(report.path).read_bytes(), type=RunResult).run_id == result.run_id
+
+
+async def test_junit_xml_matches_the_result(make_project: MakeProject) -> None:
+    _, result = await _result(make_project)
+    path = next(a.path for a in result.artifacts if a.name == "junit.xml")
+    xml = junitparser.JUnitXml.fromfile(path)
+    suites = {suite.name: suite for suite in xml}
+    assert set(suites) == {"alpha", "beta"}
+    assert (suites["alpha"].tests, suites["alpha"].failures, suites["alpha"].skipped) == (3, 1, 1)
+    assert (suites["beta"].tests, suites["beta"].failures, suites["beta"].skipped) == (1, 1, 0)
+    cases = {c.name: c for s in xml for c in s}
+    assert cases["passes"].is_passed
+    assert cases["skipped"].is_skipped
+    [skip] = cases["skipped"].result
+    assert skip.message == "not yet"
+    for name in ("fails on status", "fails on body"):
+        [failure] = cases[name].result
+        assert isinstance(failure, junitparser.Failure)
+        expected = case(result, name).failure
+        assert expected is not None
+        assert failure.message == expected.summary
+        assert failure.text == expected.error
+    assert cases["fails on status"].classname == "alpha"
+    assert case(result, "fails on body").failure is not None
+    assert cases["fails on body"].result[0].text == 'body.name: expected to equal "Gadget", got "Widget"'
+
+
+async def test_events_are_one_json_object_per_line_in_order(make_project: MakeProject) -> None:
+    _, result = await _result(make_project)
+    path = next(a.path for a in result.artifacts if a.name == "events.ndjson")
+    lines = Path(path).read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    assert all(isinstance(e, dict) for e in events)
+    assert [(e["type"], e.get("suite"), e.get("case")) for e in events] == [
+        ("suite_start", "alpha", None),
+        ("case_start", "alpha", "alpha.passes"),
+        ("case_end", "alpha", "alpha.passes"),
+        ("case_start", "alpha", "alpha.fails-on-status"),
+        ("case_end", "alpha", "alpha.fails-on-status"),
+        ("case_start", "alpha", "alpha.skipped"),
+        ("case_end", "alpha", "alpha.skipped"),
+        ("suite_end", "alpha", None),
+        ("suite_start", "beta", None),
+        ("case_start", "beta", "beta.fails-on-body"),
+        ("case_end", "beta", "beta.fails-on-body"),
+        ("suite_end", "beta", None),
+    ]
+    ends = {e["case"]: e["status"] for e in events if e["type"] == "case_end"}
+    assert ends == {
+        "alpha.passes": "passed",
+        "alpha.fails-on-status": "failed",
+        "alpha.skipped": "skipped",
+        "beta.fails-on-body": "failed",
+    }
+    assert [e["status"] for e in events if e["type"] == "suite_end"] == ["failed", "failed"]
+    stamps = [datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")) for e in events]
+    assert stamps == sorted(stamps)
+    assert all(e["timestamp"].endswith("Z") for e in events)
+
+
+async def test_each_failed_case_has_its_full_record(make_project: MakeProject) -> None:
+    _, result = await _result(make_project)
+    failed = case(result, "fails on status")
+    assert failed.failure is not None
+    record = next(a for a in result.artifacts if a.name == failed.failure.artifact)
+    full = json.loads(Path(record.path).read_text())
+    assert full["summary"] == failed.failure.summary
+    assert full["error"] == failed.failure.error
+    assert full["request"]["url"].endswith("/status/404")
+    assert full["response"]["status"] == 404
+    assert full["response"]["body"] == {"status": 404, "error": "boom"}
+    assert full["assertions"] == wire(failed.failure.assertions)
+    assert full["artifact"] == failed.failure.artifact

@@ -1,0 +1,204 @@
+"""What an agent gets from a failed HTTP case, field by field, and how the report stays bounded."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import msgspec
+import pytest
+from unit.runners.stub import MakeProject, Stub, case, one_suite, run, wire
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_failed_http_case_carries_request_response_assertions_summary(
+    make_project: MakeProject, stub: Stub
+) -> None:
+    root = make_project(
+        one_suite("""
+        name: Orders
+        cases:
+          - name: create an order
+            request:
+              method: POST
+              url: "{{env.STUB}}/status/500?from=test"
+              headers: {Authorization: "Bearer top-secret", X-Api-Key: k-123, X-Trace: visible}
+              json: {sku: book, qty: 2}
+            expect:
+              status: 201
+              body: {error: {contains: price}, status: {type: integer}}
+        """)
+    )
+    result = await run(root)
+    failure = case(result, "create an order").failure
+    assert failure is not None
+    data = wire(failure)
+
+    request = data["request"]
+    assert request["method"] == "POST"
+    assert request["url"] == f"{stub.url}/status/500?from=test"
+    assert request["headers"] == {
+        "Authorization": "[redacted]",
+        "X-Api-Key": "[redacted]",
+        "X-Trace": "visible",
+        "Content-Type": "application/json",
+    }
+    assert request["body"] == {"sku": "book", "qty": 2}
+    assert "top-secret" not in msgspec.json.encode(result).decode()
+
+    response = data["response"]
+    assert response["status"] == 500
+    assert response["headers"]["content-type"] == "application/json"
+    assert response["body"] == {"status": 500, "error": "boom"}
+    assert isinstance(response["duration"], int)
+
+    assert data["assertions"] == [
+        {
+            "path": "status",
+            "operator": "equals",
+            "expected": 201,
+            "actual": 500,
+            "passed": False,
+            "message": "status: expected to equal 201, got 500",
+        },
+        {
+            "path": "body.error",
+            "operator": "contains",
+            "expected": "price",
+            "actual": "boom",
+            "passed": False,
+            "message": 'body.error: expected to contain "price", got "boom"',
+        },
+        {
+            "path": "body.status",
+            "operator": "type",
+            "expected": "integer",
+            "actual": 500,
+            "passed": True,
+            "message": "body.status: type is integer, expected integer",
+        },
+    ]
+    assert data["summary"] == "POST /status/500 returned 500, expected 201"
+    assert data["error"] == (
+        'status: expected to equal 201, got 500; body.error: expected to contain "price", got "boom"'
+    )
+    assert data["artifact"] == "cases/s.create-an-order.json"
+    assert result.summary == (
+        "failed: 1 suite(s), 1 case(s): 0 passed, 1 failed. "
+        "First failure s.create-an-order: POST /status/500 returned 500, expected 201"
+    )
+
+
+async def test_connection_refused_and_timeout_have_suggested_fixes(make_project: MakeProject) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+        root = make_project(
+            one_suite(f"""
+            name: Unreachable
+            cases:
+              - name: refused
+                request: {{method: POST, url: "http://127.0.0.1:{closed}/orders", json: {{a: 1}}}}
+                expect: {{status: 201}}
+              - name: too slow
+                request: {{url: "{{{{env.STUB}}}}/slow?ms=2000", timeout: 100ms}}
+                expect: {{status: 200}}
+            """)
+        )
+        result = await run(root)
+    refused = case(result, "refused").failure
+    assert refused is not None
+    assert refused.error == f"POST http://127.0.0.1:{closed}/orders failed: connection refused"
+    assert refused.summary == "POST /orders failed: connection refused"
+    assert refused.suggested_fix is not None
+    assert refused.suggested_fix.startswith(f"nothing accepts connections at 127.0.0.1:{closed}")
+    assert "BASE_URL" in refused.suggested_fix
+    assert refused.request is not None and refused.request.body == {"a": 1}
+    assert refused.response is None and refused.assertions == []
+
+    slow = case(result, "too slow").failure
+    assert slow is not None
+    assert slow.summary == "GET /slow timed out after 0.1s"
+    assert slow.suggested_fix is not None and "request.timeout" in slow.suggested_fix
+
+
+async def test_large_bodies_are_capped_in_the_result_and_kept_whole_in_the_artifact(
+    make_project: MakeProject,
+) -> None:
+    root = make_project(
+        one_suite("""
+        name: Big
+        variables:
+          blob: "{{env.BLOB}}"
+        cases:
+          - name: big both ways
+            request: {method: POST, url: "{{env.STUB}}/big?n=9000", json: {blob: "{{blob}}"}}
+            expect: {status: 201}
+        """),
+        env={"BLOB": "y" * 5000},
+    )
+    result = await run(root)
+    failure = case(result, "big both ways").failure
+    assert failure is not None and failure.request is not None and failure.response is not None
+    assert failure.request.body_truncated and isinstance(failure.request.body, str)
+    assert failure.request.body.endswith("more characters]")
+    assert len(failure.request.body) < 2_100
+    assert failure.response.body_truncated and isinstance(failure.response.body, str)
+    assert len(failure.response.body) < 4_100
+    assert wire(failure)["response"]["bodyTruncated"] is True
+
+    artifact = next(a for a in result.artifacts if a.name == "cases/s.big-both-ways.json")
+    full = msgspec.json.decode(Path(artifact.path).read_bytes())
+    assert full["response"]["body"] == {"blob": "x" * 9000, "n": 9000}
+    assert "bodyTruncated" not in full["response"]
+    assert full["summary"] == failure.summary
+
+
+async def test_sixty_failures_stay_readable_and_point_to_their_artifacts(make_project: MakeProject) -> None:
+    cases = "".join(
+        f"""
+  - name: failing case number {i}
+    request: {{url: "{{{{env.STUB}}}}/big?n=1500"}}
+    expect: {{status: 201, body: {{n: {i}}}}}
+"""
+        for i in range(60)
+    )
+    root = make_project(one_suite("name: Many\ncases:" + cases))
+    result = await run(root)
+    assert result.totals.failed == 60
+    encoded = msgspec.json.encode(result)
+    assert len(encoded) < 80_000
+    assert result.truncated is True
+    failures = result.failures()
+    assert len(failures) == 60
+    names = {a.name for a in result.artifacts}
+    for item in failures:
+        assert item.failure is not None
+        assert item.failure.summary == "GET /big returned 200, expected 201"
+        assert item.failure.artifact == f"cases/{item.id}.json"
+        assert item.failure.artifact in names
+    assert failures[0].failure is not None and failures[0].failure.response is not None  # early ones in full
+    assert failures[-1].failure is not None and failures[-1].failure.response is None  # later ones minimal
+
+
+async def test_a_run_prints_nothing_to_stdout(
+    make_project: MakeProject, capfd: pytest.CaptureFixture[str]
+) -> None:
+    root = make_project(
+        one_suite("""
+        name: Quiet
+        cases:
+          - name: fails
+            request: {url: "{{env.STUB}}/status/500"}
+            expect: {status: 200}
+          - name: passes
+            request: {url: "{{env.STUB}}/status/200"}
+        """)
+    )
+    capfd.readouterr()
+    result = await run(root)
+    out, err = capfd.readouterr()
+    assert result.totals.total == 2
+    assert out == ""
+    assert err == ""
