@@ -41,7 +41,9 @@ def _docker_problem() -> str | None:
     if "problem" not in _docker_state:
         try:
             done = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=20)
-            _docker_state["problem"] = None if done.returncode == 0 else (done.stderr.strip() or "docker info failed")
+            _docker_state["problem"] = (
+                None if done.returncode == 0 else (done.stderr.strip() or "docker info failed")
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             _docker_state["problem"] = str(exc)
     return _docker_state["problem"]

@@ -70,8 +70,11 @@ def interpolate(
             location = source.locate(path)
             problems.append(
                 ConfigProblem(
-                    path=format_path(path), message=problem, file=file,
-                    line=location.line if location else None, column=location.column if location else None,
+                    path=format_path(path),
+                    message=problem,
+                    file=file,
+                    line=location.line if location else None,
+                    column=location.column if location else None,
                 )
             )
             return str(match.group(0))
@@ -118,7 +121,11 @@ def is_container_setting(path: PathKey) -> bool:
         index = path.index("container")
     except ValueError:
         return False
-    return path[0] in ("service", "services") and len(path) > index + 1 and path[index + 1] in ("environment", "command")
+    return (
+        path[0] in ("service", "services")
+        and len(path) > index + 1
+        and path[index + 1] in ("environment", "command")
+    )
 
 
 def _mock_reference(expression: str, data: dict[str, Any]) -> str | None:

@@ -10,17 +10,16 @@ HEAVY = ["ipywidgets", "mcp", "click", "python_on_whales", "uvicorn", "starlette
 
 
 def test_importing_the_package_pulls_in_no_docker_mcp_cli_or_widget_module() -> None:
-    code = (
-        "import sys, json, preflight_sdk\n"
-        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
-    )
+    code = f"import sys, json, preflight_sdk\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
 
 
 def test_importing_the_package_starts_no_thread_and_writes_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     code = "import threading, preflight_sdk; print(threading.active_count())"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
     assert done.stdout.strip() == "1"
     assert done.stderr == ""
     assert list(tmp_path.iterdir()) == []

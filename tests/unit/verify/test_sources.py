@@ -130,7 +130,9 @@ async def test_a_manifest_with_mcp_start_and_a_provides_list(tagged: Tagged, tmp
     assert result.cli == [], "mcp_only skips the command-line contracts"
 
 
-async def test_command_line_contracts_of_a_manifest_are_run_unless_mcp_only(tagged: Tagged, tmp_path: Path) -> None:
+async def test_command_line_contracts_of_a_manifest_are_run_unless_mcp_only(
+    tagged: Tagged, tmp_path: Path
+) -> None:
     write(tmp_path, "schemas/version.json", json.dumps({"type": "object", "required": ["version"]}))
     write(tmp_path, "version.py", "import json; print(json.dumps({'version': '1.0'}))")
     write(tmp_path, "listing.py", "print('[]')")
@@ -153,7 +155,12 @@ async def test_command_line_contracts_of_a_manifest_are_run_unless_mcp_only(tagg
 
     result = await verify(root=tmp_path, manifest="pai-manifest.yaml", env=tagged.env)
 
-    assert [(c.status, c.exit_code) for c in result.cli] == [("passed", 0), ("failed", 0), ("failed", 4), ("failed", None)]
+    assert [(c.status, c.exit_code) for c in result.cli] == [
+        ("passed", 0),
+        ("failed", 0),
+        ("failed", 4),
+        ("failed", None),
+    ]
     codes = [[f.code for f in c.findings] for c in result.cli]
     assert codes == [[], ["CLI_OUTPUT_SCHEMA"], ["CLI_EXIT_STATUS"], ["CLI_NOT_FOUND"]]
     assert result.status == "failed" and not result.ok
