@@ -21,6 +21,7 @@ import msgspec
 from .._version import __version__
 from ..errors import InputError, PreflightError
 from .cli_extensions import EXTENSIONS
+from .cli_followups import FOLLOW_UPS, interactive
 from .cli_output import EXIT_USAGE, Output, internal_error
 from .cli_params import Extension, click_params, collect_arguments
 from .outcome import error_envelope, unwrap
@@ -39,8 +40,8 @@ __all__ = [
     "run_cli",
 ]
 
-# Operations whose name a composed command takes, and the name they keep instead.
-RENAMED = {"run": "test"}
+# Operations whose name a composed command takes (or that read better otherwise), and their command.
+RENAMED = {"run": "test", "read_architecture": "architecture"}
 
 Work = Callable[[Any, Output], Awaitable[Any]]
 
@@ -153,7 +154,16 @@ def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click
 
         async def work(project: Any, out: Output) -> Any:
             method = getattr(project, op.name)
-            return await (method(**kwargs, progress=out.sink()) if op.progress else method(**kwargs))
+            result = await (method(**kwargs, progress=out.sink()) if op.progress else method(**kwargs))
+            follow_up = FOLLOW_UPS.get(op.name)
+            if (
+                follow_up is not None
+                and not settings.json
+                and kwargs.get("answers") is None
+                and interactive()
+            ):
+                result = await follow_up(project, result, kwargs)
+            return result
 
         execute(ctx, work)
 

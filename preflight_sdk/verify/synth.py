@@ -76,7 +76,9 @@ def wrong_typed_arguments(schema: Any) -> tuple[str, dict[str, Any]] | None:
     for name in [*required, *(p for p in properties if p not in required)]:
         prop = properties.get(name)
         kind = prop.get("type") if isinstance(prop, dict) else None
-        if kind not in _WRONG:
+        if isinstance(kind, list):  # `type: [string, null]`: the first non-null type
+            kind = next((k for k in kind if k != "null"), None)
+        if not isinstance(kind, str) or kind not in _WRONG:
             continue
         candidate = {**base, name: _WRONG[kind]}
         if not _accepts(schema, candidate):

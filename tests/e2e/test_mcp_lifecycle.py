@@ -132,3 +132,85 @@ async def test_cancelling_a_setup_over_stdio_removes_everything_it_started(tmp_p
     finally:
         force_clean(project)
     assert labelled(project) == ([], [])
+
+
+BUSYBOX = (
+    "project: {{name: {name}}}\n"
+    "services:\n"
+    "  web:\n"
+    "    build: {{image: preflight-base/busybox}}\n"
+    "    container:\n"
+    "      ports: ['0:8080']\n"
+    "      command: [sh, -c, 'mkdir -p /w && echo ok > /w/health && httpd -f -p 8080 -h /w']\n"
+    "      healthcheck: {{path: /health}}\n"
+)
+
+
+@pytest.mark.parametrize("how", ["stdin-eof", "sigterm"])
+async def test_the_server_removes_what_it_started_when_it_exits(tmp_path: Path, how: str) -> None:
+    import signal
+    import subprocess
+
+    project = tmp_path / "exits"
+    project.mkdir()
+    (project / "e2e.yaml").write_text(BUSYBOX.format(name=f"exits-{how}"))
+    request = (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"preflight_setup","arguments":{}}}\n'
+    )
+    try:
+        with subprocess.Popen(
+            [LAUNCHER, "--project", str(project)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        ) as server:
+            assert server.stdin is not None and server.stdout is not None
+            server.stdin.write(request)
+            server.stdin.flush()
+            replies = [server.stdout.readline(), server.stdout.readline()]
+            assert '"success":true' in replies[1], replies
+            assert len(labelled(project)[0]) == 1
+            if how == "stdin-eof":
+                server.stdin.close()
+            else:
+                server.send_signal(signal.SIGTERM)
+            assert server.wait(60) == 0
+        assert labelled(project) == ([], []), "the server cleans what it started on exit"
+    finally:
+        force_clean(project)
+
+
+async def test_keep_on_exit_leaves_the_environment_running(tmp_path: Path) -> None:
+    import subprocess
+
+    project = tmp_path / "kept"
+    project.mkdir()
+    (project / "e2e.yaml").write_text(BUSYBOX.format(name="kept"))
+    request = (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"preflight_setup","arguments":{}}}\n'
+    )
+    try:
+        with subprocess.Popen(
+            [LAUNCHER, "--project", str(project), "--keep-on-exit"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        ) as server:
+            assert server.stdin is not None and server.stdout is not None
+            server.stdin.write(request)
+            server.stdin.flush()
+            replies = [server.stdout.readline(), server.stdout.readline()]
+            assert '"success":true' in replies[1], replies
+            server.stdin.close()
+            assert server.wait(60) == 0
+        assert len(labelled(project)[0]) == 1, "--keep-on-exit leaves it for a later process"
+    finally:
+        force_clean(project)

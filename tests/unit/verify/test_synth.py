@@ -80,3 +80,15 @@ def test_a_wrongly_typed_argument_changes_one_property_and_the_schema_rejects_it
 
     assert wrong_typed_arguments(schema) == ("q", {"q": 12345})
     assert wrong_typed_arguments({"type": "object", "properties": {"free": {}}}) is None
+
+
+def test_a_type_list_property_gets_a_wrong_value_of_its_first_non_null_type() -> None:
+    from preflight_sdk.verify.synth import wrong_typed_arguments
+
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": ["string", "null"]}, "lines": {"type": ["integer", "null"]}},
+        "additionalProperties": False,
+    }
+    probe = wrong_typed_arguments(schema)
+    assert probe == ("name", {"name": 12345})

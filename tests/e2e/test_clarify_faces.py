@@ -1,0 +1,160 @@
+"""clarify through the real faces: a terminal session under a pseudo-terminal, and MCP over stdio
+with both our tool names and the seed's own (`require_clarification`, `read_architecture`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def _read_until(fd: int, marker: str, seen: list[str], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while marker not in "".join(seen):
+        assert time.monotonic() < deadline, f"never saw {marker!r} in:\n{''.join(seen)}"
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                seen.append(os.read(fd, 4096).decode(errors="replace"))
+            except OSError:
+                return
+
+
+def test_in_a_terminal_clarify_asks_each_question_and_writes_the_files(repo: Path) -> None:
+    main, secondary = pty.openpty()
+    with subprocess.Popen(
+        [str(BIN / "preflight"), "clarify", "Add authentication", "-C", str(repo)],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env={**os.environ, "TERM": "dumb"},
+    ) as child:
+        os.close(secondary)
+        seen: list[str] = []
+        try:
+            _read_until(main, "Which authentication strategy", seen)
+            _read_until(main, ">", seen)
+            os.write(main, b"1\n")  # OAuth
+            _read_until(main, "Which authentication library", seen)
+            _read_until(main, ">", seen)
+            os.write(main, b"Other: Lucia\n")
+            while child.poll() is None:
+                _read_until(main, ">", seen, timeout=30)
+                if child.poll() is None:
+                    os.write(main, b"\n")  # leave the optional questions unanswered
+        finally:
+            child.wait(30)
+            os.close(main)
+    transcript = "".join(seen)
+    assert child.returncode == 0, transcript
+    adrs = list((repo / "docs" / "adr").glob("*.md"))
+    assert len(adrs) == 1
+    text = adrs[0].read_text()
+    assert "OAuth" in text and "Lucia" in text
+    assert (repo / "docs" / "CURRENT_TASK.md").is_file()
+    assert (repo / "docs" / "ARCHITECTURE_STATE.md").is_file()
+
+
+def test_architecture_command_reads_what_clarify_wrote(repo: Path) -> None:
+    env = dict(os.environ)
+    first = subprocess.run(
+        [
+            str(BIN / "preflight"),
+            "clarify",
+            "Add authentication",
+            "-C",
+            str(repo),
+            "--json",
+            "--answers",
+            json.dumps({"auth_strategy": "OAuth", "auth_library": "NextAuth.js"}),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["data"]["status"] == "completed"
+    done = subprocess.run(
+        [str(BIN / "preflight"), "architecture", "-C", str(repo), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    categories = json.loads(done.stdout)["data"]["categories"]
+    assert categories["Authentication"]["Strategy"] == "OAuth"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("names", ["ours", "seed"])
+async def test_an_agent_clarifies_in_two_calls_over_stdio(repo: Path, tmp_path: Path, names: str) -> None:
+    params = StdioServerParameters(
+        command=str(BIN / "preflight-mcp"), args=["--project", str(repo)], env=dict(os.environ), cwd=tmp_path
+    )
+    with anyio.fail_after(60), (tmp_path / "server.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+
+            async def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+                reply = await client.call_tool(name, arguments)
+                assert reply.structured_content is not None and not reply.is_error, reply
+                jsonschema.Draft202012Validator(tools[name].output_schema or {}).validate(
+                    reply.structured_content
+                )
+                return reply.structured_content
+
+            if names == "ours":
+                first = (await call("preflight_clarify", {"intention": "Add authentication"}))["data"]
+                assert first["status"] == "needs_clarification" and first["questions"]
+                second = await call(
+                    "preflight_clarify",
+                    {
+                        "intention": "Add authentication",
+                        "sessionId": first["sessionId"],
+                        "answers": {"auth_strategy": "OAuth", "auth_library": "NextAuth.js"},
+                    },
+                )
+                assert second["data"]["status"] == "completed"
+                kinds = sorted(a["type"] for a in second["data"]["artifacts"])
+                state = (await call("preflight_read_architecture", {}))["data"]
+            else:
+                first = await call("require_clarification", {"user_intention": "Add authentication"})
+                assert first["status"] == "needs_clarification" and first["questions"]
+                second = await call(
+                    "require_clarification",
+                    {
+                        "user_intention": "Add authentication",
+                        "session_id": first["session_id"],
+                        "answers": {"auth_strategy": "OAuth", "auth_library": "NextAuth.js"},
+                    },
+                )
+                assert second["status"] == "completed"
+                kinds = sorted(a["type"] for a in second["artifacts_created"])
+                state = (await call("read_architecture", {}))["architecture"]
+    assert kinds == ["adr", "projection", "task"]
+    assert state["categories"]["Authentication"]["Strategy"] == "OAuth"
+    assert len(list((repo / "docs" / "adr").glob("*.md"))) == 1
