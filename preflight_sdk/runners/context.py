@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from ..config.model import RetryPolicy
 from ..progress import Reporter
-from ..results.run import CaseResult
+from ..results.run import CaseResult, SuiteResult
 from .environment import RunEnvironment
 from .http import HttpSession
 
@@ -64,6 +64,42 @@ class RunContext:
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         self.events.append(
             Event(type=kind, timestamp=stamp, suite=suite, case=case, status=status, duration=duration)
+        )
+
+    def finish_suite(
+        self,
+        *,
+        id: str,
+        name: str,
+        runner: str,
+        cases: list[CaseResult],
+        seconds: float,
+        error: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> SuiteResult:
+        """Count a suite's cases, record its end, and return its result.
+
+        A suite fails when a case failed, when it has an error, or when it recorded no case at
+        all: a suite never passes empty.
+        """
+        counts = {
+            status: sum(1 for c in cases if c.status == status) for status in ("passed", "failed", "skipped")
+        }
+        status: Literal["passed", "failed"] = "failed" if counts["failed"] or error or not cases else "passed"
+        duration = int(seconds * 1000)
+        self.event("suite_end", suite=id, status=status, duration=duration)
+        return SuiteResult(
+            id=id,
+            name=name,
+            runner=runner,
+            status=status,
+            duration=duration,
+            passed=counts["passed"],
+            failed=counts["failed"],
+            skipped=counts["skipped"],
+            cases=cases,
+            error=error,
+            warnings=warnings or [],
         )
 
     def case_finished(self, result: CaseResult) -> None:

@@ -192,18 +192,12 @@ async def _run_one(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, ta
         error = str(exc)
     except PreflightError as exc:
         error = f"[{exc.code}] {exc.message}"
-    duration = int((time.perf_counter() - started) * 1000)
-    run.event("suite_end", suite=suite.id, status="failed", duration=duration)
-    return SuiteResult(
+    return run.finish_suite(
         id=suite.id,
         name=suite.name or suite.id,
         runner=suite.runner,
-        status="failed",
-        duration=duration,
-        passed=0,
-        failed=0,
-        skipped=0,
         cases=[],
+        seconds=time.perf_counter() - started,
         error=error,
     )
 

@@ -129,7 +129,9 @@ async def run_pytest_suite(
         tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
         shown = " | ".join(tail) or "no output"
         error = f"pytest recorded no test (exit status {done.returncode}): {shown}"
-    return _suite_result(run, suite, "pytest", cases, elapsed, error)
+    return run.finish_suite(
+        id=suite.id, name=suite.name or suite.id, runner="pytest", cases=cases, seconds=elapsed, error=error
+    )
 
 
 async def run_shell_suite(
@@ -184,7 +186,9 @@ async def run_shell_suite(
         failure=failure,
     )
     run.case_finished(case)
-    return _suite_result(run, suite, "shell", [case], elapsed, None)
+    return run.finish_suite(
+        id=suite.id, name=suite.name or suite.id, runner="shell", cases=[case], seconds=elapsed
+    )
 
 
 def _node_id(root: Path, classname: str, name: str) -> str:
@@ -226,34 +230,6 @@ def _shell_argv(loaded: LoadedConfig, suite: SuiteConfig) -> tuple[list[str], st
     if os.access(script, os.X_OK):
         return [str(script)], str(suite.file)
     return ["sh", str(script)], str(suite.file)
-
-
-def _suite_result(
-    run: RunContext,
-    suite: SuiteConfig,
-    runner: str,
-    cases: list[CaseResult],
-    elapsed: float,
-    error: str | None,
-) -> SuiteResult:
-    counts = {
-        status: sum(1 for c in cases if c.status == status) for status in ("passed", "failed", "skipped")
-    }
-    status: Any = "failed" if counts["failed"] or error or not cases else "passed"
-    duration = int(elapsed * 1000)
-    run.event("suite_end", suite=suite.id, status=status, duration=duration)
-    return SuiteResult(
-        id=suite.id,
-        name=suite.name or suite.id,
-        runner=runner,
-        status=status,
-        duration=duration,
-        passed=counts["passed"],
-        failed=counts["failed"],
-        skipped=counts["skipped"],
-        cases=cases,
-        error=error,
-    )
 
 
 def _tail(stdout: str, stderr: str, limit: int = 20_000) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Literal
 
 import anyio
 
@@ -96,24 +95,14 @@ async def run_yaml_suite(
         attempt, _ = await _attempts(run, scope, step, own, default_service, windows)
         if not attempt.passed and not step.ignore_error:
             warnings.append(f"teardown step {step.name or _action(step)} failed: {_reason(attempt)}")
-    counts = {
-        status: sum(1 for c in cases if c.status == status) for status in ("passed", "failed", "skipped")
-    }
-    status: Literal["passed", "failed"] = "failed" if counts["failed"] or blocked else "passed"
     if not test.cases:
-        status, blocked = "failed", blocked or "the test file declares no cases"
-    duration = int((time.perf_counter() - started) * 1000)
-    run.event("suite_end", suite=suite.id, status=status, duration=duration)
-    return SuiteResult(
+        blocked = blocked or "the test file declares no cases"
+    return run.finish_suite(
         id=suite.id,
         name=name,
         runner="yaml",
-        status=status,
-        duration=duration,
-        passed=counts["passed"],
-        failed=counts["failed"],
-        skipped=counts["skipped"],
         cases=cases,
+        seconds=time.perf_counter() - started,
         error=blocked,
         warnings=warnings,
     )
