@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,39 @@ def test_run_keep_leaves_the_environment_for_a_second_run_and_clean(tmp_path: Pa
         assert json.loads(status.stdout)["data"]["state"] == "running"
         cleaned = _run("clean", "--json", "-C", str(shop))
         assert cleaned.returncode == 0
+    finally:
+        force_clean(shop)
+    assert labelled(shop) == ([], [])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_up_serves_the_shop_until_interrupted_then_cleans(tmp_path: Path, sig: signal.Signals) -> None:
+    shop = _example(tmp_path, "shop")
+    try:
+        with subprocess.Popen(
+            [PREFLIGHT, "up", "-C", str(shop)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=dict(os.environ),
+        ) as child:
+            assert child.stdout is not None
+            lines: list[str] = []
+            while "Press Ctrl-C" not in "".join(lines):
+                line = child.stdout.readline()
+                assert line, f"up ended early: {''.join(lines)}"
+                lines.append(line)
+            urls = dict(
+                line.strip().split(": ", 1) for line in lines if line.startswith("  ") and "http://" in line
+            )
+            # The environment and its mock serve while `up` waits in the foreground.
+            with urllib.request.urlopen(urls["orders"] + "/health", timeout=10) as reply:
+                assert json.load(reply) == {"status": "ok"}
+            with urllib.request.urlopen(urls["payments"] + "/_mock/health", timeout=10) as reply:
+                assert json.load(reply)["status"] == "ok"
+            assert len(labelled(shop)[0]) == 3
+            child.send_signal(sig)
+            assert child.wait(60) in (0, 130)
     finally:
         force_clean(shop)
     assert labelled(shop) == ([], [])
