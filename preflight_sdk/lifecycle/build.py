@@ -12,6 +12,7 @@ from ..engine.base import BuildSpec
 from ..errors import EnvironmentError_, InputError, PreflightError
 from ..progress import Reporter
 from ..results.lifecycle import BuildResult, ServiceBuild
+from .build_order import image_dependencies
 from .context import ProjectContext
 from .specs import build_spec
 
@@ -37,22 +38,40 @@ async def build(
     results: dict[str, ServiceBuild] = {}
     limiter = anyio.CapacityLimiter(_PARALLEL_BUILDS)
     total = len(targets)
+    needs = await anyio.to_thread.run_sync(image_dependencies, specs)
+    finished = {name: anyio.Event() for name in specs}
 
     async def one(svc: ServiceConfig) -> None:
-        async with limiter:
-            reporter.step(f"building {svc.name}", scope=svc.name, done=len(results), total=total)
-            if svc.name in specs:
-                results[svc.name] = await _build_one(ctx, svc, specs[svc.name], reporter)
-            else:
-                results[svc.name] = await _use_image(ctx, svc, pull=pull, reporter=reporter)
-            outcome = results[svc.name]
-            reporter.step(
-                f"{svc.name}: {outcome.status} ({outcome.duration} ms)",
-                scope=svc.name,
-                status="ok" if outcome.status == "success" else "failed",
-                done=len(results),
-                total=total,
+        try:
+            for dependency in sorted(needs.get(svc.name, ())):
+                await finished[dependency].wait()
+            async with limiter:
+                await build_or_check(svc)
+        finally:
+            if svc.name in finished:
+                finished[svc.name].set()
+
+    async def build_or_check(svc: ServiceConfig) -> None:
+        reporter.step(f"building {svc.name}", scope=svc.name, done=len(results), total=total)
+        broken = [
+            d for d in sorted(needs.get(svc.name, ())) if d not in results or results[d].status != "success"
+        ]
+        if broken:
+            results[svc.name] = _Outcome(svc, specs[svc.name].image, reporter).failure(
+                "built", f"not built: its Dockerfile uses the image of `{broken[0]}`, whose build failed"
             )
+        elif svc.name in specs:
+            results[svc.name] = await _build_one(ctx, svc, specs[svc.name], reporter)
+        else:
+            results[svc.name] = await _use_image(ctx, svc, pull=pull, reporter=reporter)
+        outcome = results[svc.name]
+        reporter.step(
+            f"{svc.name}: {outcome.status} ({outcome.duration} ms)",
+            scope=svc.name,
+            status="ok" if outcome.status == "success" else "failed",
+            done=len(results),
+            total=total,
+        )
 
     # Builds first: a service without a Dockerfile may use an image another service builds.
     async with anyio.create_task_group() as tg:
