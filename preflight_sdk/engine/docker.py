@@ -171,7 +171,8 @@ class DockerEngine:
         code = await self._stream(argv, line, env=env)
         if code != 0:
             error = translate("\n".join(tail), action=f"build {spec.image}", subject=spec.image)
-            if error.code == "DOCKER_ERROR" and "daemon" not in (error.hint or ""):
+            # Only an unreachable daemon is retryable: any other docker failure is the build's.
+            if error.code == "DOCKER_ERROR" and not error.retryable:
                 raise EnvironmentError_(
                     f"docker build of {spec.image} failed (exit {code}): {tail[-1] if tail else 'no output'}",
                     code="BUILD_FAILED",

@@ -20,6 +20,11 @@ _DAEMON = re.compile(
     r"dial unix .*docker.sock|permission denied while trying to connect",
     re.I,
 )
+_PERMISSION_HINT = (
+    "the daemon runs but refuses this user: add it to the docker group "
+    "(`sudo usermod -aG docker $USER`, then log in again), or use a context this user may reach"
+)
+_NO_IMAGE = re.compile(r"No such image: *(\S+)")
 _PORT = re.compile(r"(?:port is already allocated|address already in use|bind: .*in use)", re.I)
 _PORT_NUMBER = re.compile(r"(?:0\.0\.0\.0|127\.0\.0\.1|\[::\]|::)?:(\d{1,5})")
 
@@ -29,7 +34,7 @@ def daemon_unreachable(detail: str) -> EnvironmentError_:
     return EnvironmentError_(
         "the Docker daemon is not reachable: " + _first_line(detail),
         code="DOCKER_ERROR",
-        hint=DAEMON_HINT,
+        hint=_PERMISSION_HINT if "permission denied" in detail.lower() else DAEMON_HINT,
         details={"stderr": detail[-2000:]},
         retryable=True,
     )
@@ -47,7 +52,9 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
     if _DAEMON.search(text):
         return daemon_unreachable(text)
     if "No such image" in text:
-        image = text.split("No such image:", 1)[1].strip().split()[0] if "No such image:" in text else subject
+        named = _NO_IMAGE.search(text)
+        # `docker run` of docker 20.10 ends its message with a period: not part of the name.
+        image = named.group(1).removesuffix(".") if named else subject
         return EnvironmentError_(
             f"cannot {action}: image {image} is not built (or not present locally)",
             code="NOT_BUILT",

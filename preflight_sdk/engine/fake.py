@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -31,6 +31,7 @@ from .base import (
     RemoveOutcome,
 )
 from .errors import daemon_unreachable
+from .inspect import parse_time
 
 __all__ = ["Behaviour", "FakeEngine"]
 
@@ -55,6 +56,11 @@ class Behaviour(msgspec.Struct, kw_only=True):
     run_error: Any = None
 
 
+def _stamp(moment: datetime) -> str:
+    """Docker's log timestamp of `moment` (RFC 3339, UTC, 9 fraction digits)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f000Z")
+
+
 class _Container:
     def __init__(self, cid: str, spec: ContainerSpec, behaviour: Behaviour, ports: list[PortMapping]) -> None:
         self.id = cid
@@ -68,7 +74,7 @@ class _Container:
         self.exited = anyio.Event()
         self.logs = [
             LogLine(
-                timestamp=self.started.strftime("%Y-%m-%dT%H:%M:%S.%f000Z"),
+                timestamp=_stamp(self.started),
                 stream="stderr" if line.startswith("stderr:") else "stdout",
                 text=line.removeprefix("stderr:").strip(),
             )
@@ -103,6 +109,8 @@ class FakeEngine:
         self.containers: dict[str, _Container] = {}
         self.networks: dict[str, NetworkInfo] = {}
         self.calls: list[tuple[float, str, str]] = []
+        # Container or network name -> the error docker gives when asked to remove it.
+        self.removal_errors: dict[str, str] = {}
         self.prober = _FakeProber(self)
         self._ids = itertools.count(1)
         self._ports = itertools.count(40000)
@@ -127,6 +135,26 @@ class FakeEngine:
     def behave(self, key: str, behaviour: Behaviour) -> None:
         """Set how containers of service (or image) `key` act."""
         self.behaviours[key] = behaviour
+
+    def write_log(
+        self,
+        ref: str,
+        text: str,
+        *,
+        stream: Literal["stdout", "stderr"] = "stdout",
+        at: datetime | None = None,
+    ) -> None:
+        """Add a line to a container's output, written at `at` (default: now)."""
+        container = self._find(ref)
+        if container is None:
+            raise KeyError(ref)
+        line = LogLine(
+            timestamp=_stamp(at or datetime.now(UTC)),
+            stream=stream,
+            text=text,
+        )
+        container.logs.append(line)
+        container.logs.sort(key=lambda entry: entry.timestamp)  # docker returns them in time order
 
     def _record(self, call: str, subject: str = "") -> None:
         self.calls.append((anyio.current_time(), call, subject))
@@ -222,6 +250,9 @@ class FakeEngine:
         outcomes = []
         for name in names:
             self._record("network-remove", name)
+            if name in self.networks and name in self.removal_errors:
+                outcomes.append(RemoveOutcome(ref=name, action="failed", error=self.removal_errors[name]))
+                continue
             found = self.networks.pop(name, None)
             outcomes.append(RemoveOutcome(ref=name, action="removed" if found else "not_found"))
         return outcomes
@@ -279,6 +310,9 @@ class FakeEngine:
             self._record("remove", ref)
             if container is None:
                 outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
+            elif container.spec.name in self.removal_errors:
+                error = self.removal_errors[container.spec.name]
+                outcomes.append(RemoveOutcome(ref=ref, action="failed", error=error))
             elif container.running and not force:
                 outcomes.append(
                     RemoveOutcome(ref=ref, action="failed", error="container is running: stop it first")
@@ -293,6 +327,7 @@ class FakeEngine:
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         self._check()
         for ref in refs:
+            self._record("stop", ref)
             container = self._find(ref)
             if container is not None and container.running:
                 self._stop(container, 143)
@@ -309,11 +344,11 @@ class FakeEngine:
         container = self._find(ref)
         if container is None:
             raise EnvironmentError_(f"no such container {ref}", code="CONTAINER_NOT_FOUND")
-        lines = list(container.logs)
+        lines = [line for line in container.logs if _within(line, since, until)]
         return lines[-tail:] if tail else lines if tail is None else []
 
     async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
-        for line in await self.logs(ref):
+        for line in await self.logs(ref, since=since):
             yield line
         await anyio.sleep_forever()
 
@@ -362,3 +397,17 @@ class FakeEngine:
             labels=dict(container.spec.labels),
             networks={container.spec.network: f"10.0.0.{int(container.id, 16) % 250}"},
         )
+
+
+def _within(line: LogLine, since: datetime | None, until: datetime | None) -> bool:
+    """Whether `line` was written in [since, until], both ends included (as docker filters)."""
+    moment = parse_time(line.timestamp)
+    if moment is None:
+        return since is None and until is None
+    if since is not None and moment < _aware(since):
+        return False
+    return until is None or moment <= _aware(until)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -69,10 +69,17 @@ def merge_log_streams(stdout: str, stderr: str) -> list[LogLine]:
     """Interleave the two outputs of `docker logs --timestamps` by time (stable for equal times)."""
     lines: list[LogLine] = []
     for text, stream in ((stdout, "stdout"), (stderr, "stderr")):
-        for raw in text.splitlines():
-            parsed = parse_log_line(raw, cast(Literal["stdout", "stderr"], stream))
-            if parsed is not None:
-                lines.append(parsed)
+        previous = ""
+        # Only LF ends a docker log line: a CR inside one (a progress bar) belongs to its text.
+        for raw in text.split("\n"):
+            parsed = parse_log_line(raw.removesuffix("\r"), cast(Literal["stdout", "stderr"], stream))
+            if parsed is None:
+                continue
+            if not parsed.timestamp:
+                # Not a line of its own: keep it after the line it follows, not first in the sort.
+                parsed = LogLine(timestamp=previous, stream=parsed.stream, text=parsed.text)
+            previous = parsed.timestamp
+            lines.append(parsed)
     lines.sort(key=lambda line: line.timestamp)
     return lines
 

@@ -32,20 +32,33 @@ class Completed(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class LineSplitter:
-    """Accumulate bytes and hand out complete lines (CR LF, LF and lone CR all end a line)."""
+    """Accumulate bytes and hand out complete lines (CR LF, LF and lone CR all end a line).
+
+    A CR LF torn between two chunks ends one line, not two: a chunk that ends with CR hands its
+    line out at once and the LF that may open the next chunk is then skipped.
+    """
 
     def __init__(self) -> None:
         self._buffer = b""
+        self._after_cr = False
 
     def feed(self, chunk: bytes) -> list[str]:
         """Add `chunk`; return the lines it completed."""
+        if not chunk:
+            return []
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the second half of a CR LF whose CR ended the previous chunk
+        self._after_cr = chunk.endswith(b"\r")
         self._buffer += chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            return []  # the buffer holds no line end either: nothing completed
         *complete, self._buffer = self._buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
         return [line.decode("utf-8", "replace") for line in complete]
 
     def flush(self) -> list[str]:
         """Return the last, unterminated line (if any)."""
         rest, self._buffer = self._buffer, b""
+        self._after_cr = False
         return [rest.decode("utf-8", "replace")] if rest else []
 
 

@@ -7,6 +7,9 @@ without a session or even with a broken e2e.yaml. Each action is reported as it 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import anyio
 
 from ..config.loader import find_config
@@ -17,7 +20,7 @@ from .context import LABEL_ROOT, ProjectContext
 from .specs import network_name
 from .state import read_state, remove_state
 
-__all__ = ["clean", "clean_on_exit", "remove_labelled"]
+__all__ = ["clean", "clean_on_exit", "first_error", "remove_labelled"]
 
 
 async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
@@ -38,6 +41,7 @@ async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
     elif networks:
         main = networks[0]
     removed = await anyio.to_thread.run_sync(remove_state, root)
+    ctx.state_file_removed()
     if ctx.session is not None:
         ctx.session = None if ctx.loaded is None else _stopped(ctx)
     ctx.owns_environment = False
@@ -82,9 +86,10 @@ async def remove_labelled(
     async def networks_of() -> None:
         nets.extend(await engine.list_networks(labels))
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(containers_of)
-        tg.start_soon(networks_of)
+    with first_error():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(containers_of)
+            tg.start_soon(networks_of)
     containers: list[CleanAction] = []
     if found:
         running = {c.id for c in found if c.running}
@@ -107,6 +112,33 @@ async def remove_labelled(
         for o in await engine.remove_networks([n.name for n in nets if n.name != keep_network])
     ]
     return containers, network_actions
+
+
+@contextmanager
+def first_error() -> Iterator[None]:
+    """Raise the first `PreflightError` of a task group's exception group as itself.
+
+    Both listings fail at once when the daemon is down: the caller gets one DOCKER_ERROR with
+    its code and hint, not an exception group.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        error = _first_preflight(group)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _first_preflight(group: BaseExceptionGroup[BaseException]) -> PreflightError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, PreflightError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_preflight(exc)
+            if found is not None:
+                return found
+    return None
 
 
 async def _stop_then_remove(ctx: ProjectContext, running: list[str], everything: list[str]) -> list:  # type: ignore[type-arg]

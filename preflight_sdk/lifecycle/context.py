@@ -147,11 +147,14 @@ class ProjectContext:
         return loaded, changed
 
     async def ensure_loaded(self) -> LoadedConfig:
-        """Load the configuration unless it already is (operations initialize on first use)."""
-        if self.loaded is None:
-            loaded, _ = await self.load()
-            return loaded
-        return self.loaded
+        """Load the configuration at the start of an operation (operations initialize on first use).
+
+        Checked again every time, not only once: a long-lived Project (the MCP server, a notebook
+        kernel) must see an edited e2e.yaml and a session that another process set up or cleaned.
+        When nothing changed this costs a few `stat` calls in one worker-thread trip.
+        """
+        loaded, _ = await self.load()
+        return loaded
 
     async def save(self, session: SessionState, *, root: str | None = None) -> None:
         """Keep `session` in memory and in `.preflight/state.json`."""
@@ -159,6 +162,11 @@ class ProjectContext:
         target = root or str(self.root)
         await anyio.to_thread.run_sync(write_state, target, session)
         self._state_mark = await anyio.to_thread.run_sync(_mtime, state_path(target))
+
+    def state_file_removed(self) -> None:
+        """Note that this process removed the state file, so the next load keeps the in-memory
+        session (`stopped`, with its images) instead of taking the absence for another process's work."""
+        self._state_mark = None
 
     def _marks(self) -> tuple[tuple[tuple[str, int, int], ...], int | None]:
         """The configuration's fingerprint and the state file's mtime (blocking)."""

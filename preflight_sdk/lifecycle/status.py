@@ -21,6 +21,7 @@ from ..results.lifecycle import (
     SetupResult,
     StatusResult,
 )
+from .clean import first_error
 from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
 from .health import NetworkProber
 from .mockhost import ensure_mocks
@@ -43,9 +44,11 @@ async def status(ctx: ProjectContext) -> StatusResult:
     async def read_networks() -> None:
         network_names.extend(n.name for n in await engine.list_networks({LABEL_ROOT: loaded.root}))
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(read_containers)
-        tg.start_soon(read_networks)
+    if loaded.services:  # a project of mocks and tests only never needs Docker
+        with first_error():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read_containers)
+                tg.start_soon(read_networks)
 
     chosen = _by_service(containers, session.session_id)
     services: list[ServiceStatus] = []

@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 import urllib.request
 from collections.abc import Callable
@@ -298,4 +297,3 @@ def test_scripts_exist_for_a_fresh_machine() -> None:
     repo = Path(__file__).resolve().parents[2]
     for script in ("ensure-docker", "base-images", "test", "demo"):
         assert os.access(repo / "scripts" / script, os.X_OK), script
-    assert textwrap.dedent("x") == "x"

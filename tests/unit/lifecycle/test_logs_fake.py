@@ -1,0 +1,89 @@
+"""Project.logs on the fake engine: `since` as a duration or an ISO time, with `lines`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from preflight_sdk import PreflightError, Project
+from preflight_sdk.engine.fake import Behaviour, FakeEngine
+
+pytestmark = pytest.mark.anyio
+
+CONFIG = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n"
+
+
+@pytest.fixture
+async def project(make_project: Callable[..., Path], engine: FakeEngine) -> AsyncIterator[Project]:
+    """A running `api` whose output spans the last three hours."""
+    engine.behave("api", Behaviour(logs=["ready"]))
+    project = Project.open(make_project(CONFIG), engine=engine)
+    await project.setup()
+    [cid] = list(engine.containers)
+    now = datetime.now(UTC)
+    engine.write_log(cid, "booted", at=now - timedelta(minutes=170))
+    engine.write_log(cid, "GET /orders 200", at=now - timedelta(minutes=10))
+    engine.write_log(cid, "WARN slow query", stream="stderr", at=now - timedelta(minutes=3))
+    engine.write_log(cid, "GET /health 200", at=now - timedelta(minutes=1))
+    yield project
+
+
+async def test_logs_without_since_return_every_line_in_time_order(project: Project) -> None:
+    result = await project.logs("api")
+    assert result.lines == ["booted", "GET /orders 200", "WARN slow query", "GET /health 200", "ready"]
+    assert [e.stream for e in result.entries] == ["stdout", "stdout", "stderr", "stdout", "stdout"]
+    assert result.entries == sorted(result.entries, key=lambda e: e.timestamp)
+
+
+async def test_since_as_a_duration_keeps_only_recent_lines(project: Project) -> None:
+    assert (await project.logs("api", since="5m")).lines == ["WARN slow query", "GET /health 200", "ready"]
+    assert (await project.logs("api", since="2m")).lines == ["GET /health 200", "ready"]
+    assert (await project.logs("api", since="30m")).line_count == 4
+    assert (await project.logs("api", since="3h")).line_count == 5
+
+
+async def test_since_as_an_iso_time_in_any_zone(project: Project) -> None:
+    moment = datetime.now(UTC) - timedelta(minutes=5)
+    as_z = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    as_offset = moment.astimezone(timezone(timedelta(hours=-7))).isoformat()
+    as_naive = moment.replace(tzinfo=None).isoformat()  # taken as UTC
+    expected = ["WARN slow query", "GET /health 200", "ready"]
+    for since in (as_z, as_offset, as_naive):
+        assert (await project.logs("api", since=since)).lines == expected, since
+
+
+async def test_since_and_lines_together_give_the_last_lines_of_the_window(project: Project) -> None:
+    result = await project.logs("api", lines=2, since="30m")
+    assert result.lines == ["GET /health 200", "ready"]
+    assert (await project.logs("api", lines=0, since="30m")).lines == []
+
+
+async def test_a_since_in_the_future_gives_no_lines(project: Project) -> None:
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    result = await project.logs("api", since=later)
+    assert result.lines == [] and result.line_count == 0
+
+
+async def test_a_since_that_is_neither_duration_nor_time_is_invalid_input(project: Project) -> None:
+    with pytest.raises(PreflightError) as caught:
+        await project.logs("api", since="last tuesday")
+    assert caught.value.code == "INVALID_INPUT"
+    assert caught.value.details is not None and caught.value.details["field"] == "since"
+
+
+async def test_since_also_applies_to_a_stopped_container(project: Project, engine: FakeEngine) -> None:
+    await engine.stop_containers(list(engine.containers))
+    with pytest.raises(PreflightError) as caught:
+        await project.logs("api", since="2m")
+    assert caught.value.code == "CONTAINER_NOT_RUNNING"
+    assert caught.value.details is not None and caught.value.details["lines"] == ["GET /health 200", "ready"]
+
+
+async def test_the_fake_filters_until_as_docker_does(project: Project, engine: FakeEngine) -> None:
+    [cid] = list(engine.containers)
+    now = datetime.now(UTC)
+    window = await engine.logs(cid, since=now - timedelta(minutes=20), until=now - timedelta(minutes=2))
+    assert [line.text for line in window] == ["GET /orders 200", "WARN slow query"]
