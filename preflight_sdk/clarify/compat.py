@@ -8,12 +8,15 @@ attached to the `clarify` and `read_architecture` operations; `seed_error` gives
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
 from ..errors import PreflightError
 from ..operations import AliasSpec
+from .errors import repo_not_found
 from .results import ArchitectureResult, ClarifyResult
 
 __all__ = [
@@ -47,7 +50,8 @@ class RequireClarificationArgs(_Seed, frozen=True):
         session_id: the session_id of the previous reply; omit it to start a new session.
         answers: {question id: option, list of options, or text} answering the previous questions.
         preferences: `force_adr: true` writes an ADR even for a bug fix or a refactor.
-        repo_path: accepted for compatibility; the server's project repository is used.
+        repo_path: a folder inside the git repository to write into (relative to the server's
+            working directory); omit it for the server's project repository.
     """
 
     user_intention: str
@@ -102,7 +106,8 @@ class ReadArchitectureArgs(_Seed, frozen=True):
     """Arguments of `read_architecture`.
 
     Attributes:
-        repo_path: accepted for compatibility; the server's project repository is used.
+        repo_path: a folder inside the git repository to read (relative to the server's working
+            directory); omit it for the server's project repository.
     """
 
     repo_path: str | None = None
@@ -149,6 +154,19 @@ def _answer(value: Any) -> str | list[str] | None:
     return str(value)
 
 
+def _project(repo_path: str | None) -> dict[str, Any]:
+    """The `project_path` keyword naming the project the MCP face opens (none: the server's).
+
+    The repository is then found by walking up from `repo_path`. A path that does not exist is
+    REPO_NOT_FOUND at once: walking up from a typo could land in an unrelated parent repository.
+    """
+    if not repo_path:
+        return {}
+    if not os.path.exists(os.path.expanduser(repo_path)):
+        raise repo_not_found(Path(os.path.abspath(os.path.expanduser(repo_path))))
+    return {"project_path": repo_path}
+
+
 def _clarify_kwargs(args: RequireClarificationArgs) -> dict[str, Any]:
     answers = {k: a for k, v in (args.answers or {}).items() if (a := _answer(v)) is not None}
     return {
@@ -157,6 +175,7 @@ def _clarify_kwargs(args: RequireClarificationArgs) -> dict[str, Any]:
         "session_id": args.session_id,
         "context": args.optional_context,
         "force_adr": bool(args.preferences and args.preferences.force_adr),
+        **_project(args.repo_path),
     }
 
 
@@ -229,21 +248,23 @@ REQUIRE_CLARIFICATION_ALIAS = AliasSpec(
         "is needs_clarification with session_id and at most 5 questions. Second call: the same "
         "user_intention, session_id and answers {question id: option | [options] | text}; a custom "
         'value is "Other: <text>". The reply is completed with artifacts_created. preferences.force_adr '
-        "writes an ADR even for a bug fix. repo_path is accepted for compatibility; the server's "
-        "project repository is used. Sessions expire after 30 idle minutes."
+        "writes an ADR even for a bug fix. repo_path names a folder inside the git repository to "
+        "write into (the server's project repository when omitted; REPO_NOT_FOUND when no repository "
+        "holds it). Sessions expire after 30 idle minutes."
     ),
 )
 
 READ_ARCHITECTURE_ALIAS = AliasSpec(
     name="read_architecture",
     input_type=ReadArchitectureArgs,
-    to_kwargs=lambda args: {},
+    to_kwargs=lambda args: _project(args.repo_path),
     output_type=ReadArchitectureReply,
     from_result=_architecture_reply,
     from_error=lambda error: seed_error(error),
     description=(
         "Read the current architecture decisions: {status: success, architecture: {uid, categories: "
         "{Category: {Field: value}}}, source_file}. uid is the latest ADR's UID, null when no ADR exists. "
-        "repo_path is accepted for compatibility; the server's project repository is used."
+        "repo_path names a folder inside the git repository to read (the server's project repository "
+        "when omitted)."
     ),
 )

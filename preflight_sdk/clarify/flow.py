@@ -18,6 +18,7 @@ from .engine import analyze, make_plan
 from .errors import invalid_input, session_not_found
 from .files import FileChange, commit, read_text, repo_lock
 from .llm import LLMClient, attempt, extract_items, llm_from_env, word_questions
+from .origin import remember
 from .projection import PROJECTION, render_projection
 from .questions import AnswerValue
 from .repo import find_repo, relative, scan
@@ -155,16 +156,39 @@ async def clarify(
         shown = [q for qid in session.asked if (q := session.question(qid))] if first_look else waiting
         async with repo_lock(root):
             await _save_live(root, session, continuing=session_id is not None)
-        return _needs(session, shown, warnings)
-    return await _complete(
-        root,
-        session,
-        client,
-        now_fn,
-        uid_suffix or random_suffix,
-        warnings,
-        continuing=session_id is not None,
-    )
+        result = _needs(session, shown, warnings)
+    else:
+        result = await _complete(
+            root,
+            session,
+            client,
+            now_fn,
+            uid_suffix or random_suffix,
+            warnings,
+            continuing=session_id is not None,
+        )
+    return _resumable(result, root, Path(project_path), session.intention, clock, uid_suffix, llm)
+
+
+def _resumable(
+    result: ClarifyResult,
+    root: Path,
+    project_path: Path,
+    intention: str,
+    clock: Callable[[], datetime] | None,
+    uid_suffix: Callable[[], str] | None,
+    llm: LLMClient | None,
+) -> ClarifyResult:
+    """Record how to continue `result`'s session: what a notebook form's Submit calls."""
+
+    async def resume(answers: Mapping[str, AnswerValue], session_id: str) -> ClarifyResult:
+        # The same call a caller would make next, with this call's hooks (a test's clock, a
+        # given model client): the form then behaves exactly like `clarify` itself.
+        return await clarify(
+            project_path, intention, answers, session_id, clock=clock, uid_suffix=uid_suffix, llm=llm
+        )
+
+    return remember(result, root, resume)
 
 
 async def _save_live(root: Path, session: sessions.Session, *, continuing: bool) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import html
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import msgspec
 
 from ..display import renders
+from ..progress import in_kernel
 from ..results.base import Result
+from .origin import origin_of
 from .questions import AnswerValue, Question
 
 __all__ = ["ArchitectureResult", "Artifact", "ClarifyResult", "Detected", "Progress", "Question"]
@@ -41,7 +44,7 @@ class Detected(_Part, frozen=True):
     value: AnswerValue
 
 
-class ClarifyResult(Result, frozen=True):
+class ClarifyResult(Result, frozen=True, weakref=True):
     """The outcome of one `clarify` call.
 
     `needs_clarification`: answer `questions` in the next call, with `session_id`. `completed`:
@@ -49,6 +52,10 @@ class ClarifyResult(Result, frozen=True):
     `docs/ARCHITECTURE_STATE.md` when it was regenerated); `adr_reasons` says why an ADR was or
     was not written. `warning` is `llm_fallback` when a configured language model failed and the
     deterministic engine was used (`warning_reason` says why).
+
+    In a Jupyter kernel (with the `notebook` extra), a `needs_clarification` result returned by
+    `clarify` displays as a form whose Submit continues the session; `completed` shows the files
+    with links. Elsewhere, and in saved notebooks, both render as static HTML and text.
     """
 
     status: Literal["needs_clarification", "completed"]
@@ -63,6 +70,26 @@ class ClarifyResult(Result, frozen=True):
     warning: str | None = None
     warning_reason: str | None = None
     hint: str | None = None
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle: dict[str, Any] = super()._repr_mimebundle_(include, exclude)
+        form = _live_form(self)
+        if form is None:
+            return bundle
+        # The form's widget, with the result's text where widgets are not rendered (GitHub).
+        return {**form.widget._repr_mimebundle_(), "text/plain": bundle["text/plain"]}
+
+
+def _live_form(result: ClarifyResult) -> Any:
+    """The notebook form for `result` inside a kernel, or None (no kernel, no ipywidgets, done)."""
+    if result.status != "needs_clarification" or not in_kernel():
+        return None
+    try:
+        from .widgets import form_for
+
+        return form_for(result)
+    except ImportError:  # the notebook extra (ipywidgets) is not installed
+        return None
 
 
 class ArchitectureResult(Result, frozen=True):
@@ -82,6 +109,23 @@ class ArchitectureResult(Result, frozen=True):
 
 def _value(value: AnswerValue) -> str:
     return ", ".join(value) if isinstance(value, list) else value
+
+
+def _href(result: ClarifyResult, path: str) -> str:
+    """Where a link to an artifact points.
+
+    Relative to the working directory (a notebook's own folder) when the file is below it, so
+    Jupyter opens it; a `file:` URI when it is elsewhere; the repository-relative path when the
+    repository is unknown (a result decoded from JSON).
+    """
+    origin = origin_of(result)
+    if origin is None:
+        return path
+    target = (origin.root / path).resolve()
+    try:
+        return target.relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):  # outside the working directory, or that was deleted
+        return target.as_uri()
 
 
 @renders(ClarifyResult)
@@ -109,7 +153,7 @@ def _render_clarify(result: ClarifyResult) -> tuple[str, str]:
             f"  {a.type:<10} {a.path}" + (f" ({a.uid})" if a.uid else "") for a in result.artifacts
         ]
         rows = "".join(
-            f'<li>{esc(a.type)}: <a href="{esc(a.path)}" target="_blank">{esc(a.path)}</a></li>'
+            f'<li>{esc(a.type)}: <a href="{esc(_href(result, a.path))}" target="_blank">{esc(a.path)}</a></li>'
             for a in result.artifacts
         )
         body = f"<b>{esc(head)}</b><ul>{rows}</ul>"

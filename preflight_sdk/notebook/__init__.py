@@ -5,6 +5,7 @@ from preflight_sdk.notebook import view
 
 report = await project.run()      # shows live bars and a log while it runs
 view(report)                      # the report as widgets: suites, failures in tabs
+r = await project.clarify("Add authentication")   # shows a form; Submit continues the session
 ```
 
 This package is the only one importing ipywidgets; `import preflight_sdk` does not import it.

@@ -7,6 +7,8 @@
 - `LogsResult`: the lines coloured by level (error, warning, info), stderr marked, with a filter.
 - `VerifyResult`: the tool table, then the findings grouped by severity in an accordion.
 - `BuildResult`: one bar per image, its length the build duration.
+- `ClarifyResult`: `needs_clarification` is a form (radio buttons, checkboxes, text boxes) whose
+  Submit continues the session; `completed` lists the files written, with links.
 
 Anything else is shown as its static HTML. The static renderings (`_repr_mimebundle_`) need no
 kernel and survive in saved notebooks; these views need a live kernel (or saved widget state).
@@ -20,6 +22,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..clarify.results import ClarifyResult
 from ..display import render_html, render_text
 from ..display.kit import badge, block, esc, human_ms, plural, row, table
 from ..display.lifecycle_view import logs_lines_html
@@ -36,7 +39,16 @@ from ..display.run_view import (
 from ..results.lifecycle import BuildResult, LogsResult, StatusResult
 from ..results.run import CaseResult, RunResult
 
-__all__ = ["build_view", "failure_view", "logs_view", "run_view", "status_view", "verify_view", "view"]
+__all__ = [
+    "build_view",
+    "clarify_view",
+    "failure_view",
+    "logs_view",
+    "run_view",
+    "status_view",
+    "verify_view",
+    "view",
+]
 
 
 class _PlainText:
@@ -210,6 +222,24 @@ def build_view(result: BuildResult) -> Any:
     return ResultView(parts)
 
 
+def clarify_view(result: ClarifyResult) -> Any:
+    """A clarification: the form of a `needs_clarification` result, else its static HTML.
+
+    The form is the one `result` displays as in a kernel (the same object on every call), so
+    filling it here fills the form shown in the cell above; its Submit continues the session and
+    then lists the files written. A completed result, or one decoded from JSON (whose session
+    this process cannot continue), shows the static HTML: the questions, or the files with links.
+    """
+    from ..clarify.widgets import form_for
+
+    form = form_for(result)
+    if form is not None:
+        return form
+    shown = ResultHTML(render_html(result))
+    shown.plain_text = render_text(result)
+    return shown
+
+
 def _views() -> dict[type, Callable[[Any], Any]]:
     from ..verify.result import VerifyResult
 
@@ -225,9 +255,11 @@ def _views() -> dict[type, Callable[[Any], Any]]:
 def view(result: Any) -> Any:
     """Return an interactive widget for a result (display it, or make it a cell's last line).
 
-    Run, status, logs, verify and build results get a dedicated view; any other result is shown
-    as its static HTML.
+    Run, status, logs, verify and build results get a dedicated view, a clarification its form
+    (`clarify_view`); any other result is shown as its static HTML.
     """
+    if isinstance(result, ClarifyResult):
+        return clarify_view(result)  # the form, not a copy: it must stay the one on screen
     make = _views().get(type(result))
     shown: Any
     if make is not None:

@@ -158,3 +158,94 @@ async def test_an_agent_clarifies_in_two_calls_over_stdio(repo: Path, tmp_path: 
     assert kinds == ["adr", "projection", "task"]
     assert state["categories"]["Authentication"]["Strategy"] == "OAuth"
     assert len(list((repo / "docs" / "adr").glob("*.md"))) == 1
+
+
+def _mcp_params(repo: Path, tmp_path: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(BIN / "preflight-mcp"), args=["--project", str(repo)], env=dict(os.environ), cwd=tmp_path
+    )
+
+
+@pytest.mark.anyio
+async def test_the_cli_continues_a_session_an_mcp_client_started(repo: Path, tmp_path: Path) -> None:
+    with anyio.fail_after(60), (tmp_path / "server.log").open("w") as errlog:
+        async with Client(stdio_client(_mcp_params(repo, tmp_path), errlog=errlog)) as client:  # type: ignore[arg-type]
+            reply = await client.call_tool("preflight_clarify", {"intention": "Add authentication"})
+    assert reply.structured_content is not None and not reply.is_error, reply
+    first = reply.structured_content["data"]
+    assert first["status"] == "needs_clarification"
+    # The MCP server has exited: the session lives on disk, in the repository.
+    assert (repo / ".preflight" / "clarify" / "sessions").is_dir()
+    done = subprocess.run(
+        [
+            str(BIN / "preflight"),
+            "clarify",
+            "Add authentication",
+            "-C",
+            str(repo),
+            "--session-id",
+            first["sessionId"],
+            "--answers",
+            json.dumps({"auth_strategy": "Magic Links", "auth_library": "Clerk"}),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    envelope = json.loads(done.stdout)
+    assert envelope["success"] is True and envelope["data"]["status"] == "completed"
+    assert sorted(a["type"] for a in envelope["data"]["artifacts"]) == ["adr", "projection", "task"]
+    assert all((repo / a["path"]).is_file() for a in envelope["data"]["artifacts"])
+    adr = next(a["path"] for a in envelope["data"]["artifacts"] if a["type"] == "adr")
+    assert "Magic Links" in (repo / adr).read_text() and "Clerk" in (repo / adr).read_text()
+    # Completed: the session is gone, for the CLI and for MCP alike.
+    again = subprocess.run(
+        [
+            str(BIN / "preflight"),
+            "clarify",
+            "x",
+            "-C",
+            str(repo),
+            "--session-id",
+            first["sessionId"],
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert again.returncode != 0 and json.loads(again.stdout)["error"]["code"] == "SESSION_NOT_FOUND"
+
+
+@pytest.mark.anyio
+async def test_an_unknown_session_is_an_error_reply_over_stdio(repo: Path, tmp_path: Path) -> None:
+    unknown = "0123456789abcdef0123456789abcdef"
+    with anyio.fail_after(60), (tmp_path / "server.log").open("w") as errlog:
+        async with Client(stdio_client(_mcp_params(repo, tmp_path), errlog=errlog)) as client:  # type: ignore[arg-type]
+            ours = await client.call_tool(
+                "preflight_clarify",
+                {
+                    "intention": "Add authentication",
+                    "sessionId": unknown,
+                    "answers": {"auth_strategy": "OAuth"},
+                },
+            )
+            seed = await client.call_tool(
+                "require_clarification", {"user_intention": "Add authentication", "session_id": unknown}
+            )
+            alive = await client.call_tool("preflight_read_architecture", {})  # the server carries on
+    assert ours.is_error is True and ours.structured_content is not None
+    envelope = ours.structured_content
+    assert envelope["success"] is False and "data" not in envelope
+    error = envelope["error"]
+    assert error["code"] == "SESSION_NOT_FOUND" and error["retryable"] is False
+    assert unknown in error["message"] and "session_id" in error["hint"]
+    assert json.loads(ours.content[0].text) == envelope  # type: ignore[union-attr]
+    assert seed.is_error is True and seed.structured_content is not None
+    assert seed.structured_content["status"] == "error"
+    assert seed.structured_content["error"]["code"] == "SESSION_NOT_FOUND"
+    assert seed.structured_content["error"]["recovery_hint"]
+    assert alive.is_error is False
+    assert not (repo / "docs").exists()

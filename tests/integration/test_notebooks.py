@@ -7,6 +7,7 @@ shop and red for the broken shop, whose failure shows the expected summary line.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,6 +47,10 @@ class Executed:
             found.extend(self.tree(child.removeprefix("IPY_MODEL_")))
         return found
 
+    def models(self, name: str) -> list[dict[str, Any]]:
+        """The state of every saved widget model of this kind (`RadioButtonsModel`…)."""
+        return [m["state"] for m in self.state.values() if m["model_name"] == name]
+
     def layout(self, model_id: str) -> dict[str, Any]:
         ref = self.state[model_id]["state"]["layout"].removeprefix("IPY_MODEL_")
         state: dict[str, Any] = self.state[ref]["state"]
@@ -77,9 +82,12 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             clean_workspace(root)
 
 
-def execute(root: Path, name: str) -> Executed:
+def execute(root: Path, name: str, *, skip_last: bool = False) -> Executed:
+    """Run a notebook; `skip_last` leaves out its last cell (the clean-up) to look at what it made."""
     path = root / "notebooks" / f"{name}.ipynb"
     nb = nbformat.read(path, as_version=4)
+    if skip_last:
+        nb.cells = nb.cells[:-1]
     client = NotebookClient(
         nb,
         kernel_name="python3",
@@ -193,6 +201,48 @@ def test_verify_shows_every_declared_tool_found_and_the_broken_server_findings(
     titles = next(s["titles"] for name, s in tree if name == "AccordionModel")
     assert titles[0].startswith("Errors (") and titles[0] != "Errors (0)"
     assert any("STDOUT_POLLUTION" in s.get("value", "") for name, s in tree if name == "HTMLModel")
+
+
+def test_clarify_shows_a_form_whose_submit_writes_the_adr_and_task(workspace: Path) -> None:
+    last = nbformat.read(workspace / "notebooks" / "clarify.ipynb", as_version=4).cells[-1].source
+    assert last.startswith("shutil.rmtree(repo")  # skipped below, and done by this test instead
+    run = execute(workspace, "clarify", skip_last=True)
+    repo = Path(run.text(run.nb.cells[1]).strip().splitlines()[-1])
+    try:
+        form_cell = run.cell('result = await project.clarify("Add authentication")')
+        (form,) = run.widgets(form_cell)  # the result displayed as its form, no wiring
+        # What a renderer without widgets shows: the questions as text.
+        assert "Which authentication strategy" in run.text(form_cell)
+        # The form's inputs, as filled by the notebook (the models stay in the saved state).
+        radios = {tuple(s["_options_labels"]): s["index"] for s in run.models("RadioButtonsModel")}
+        assert radios == {
+            ("OAuth", "Email/Password", "Magic Links", "SAML"): 0,
+            ("NextAuth.js", "Passport.js", "Auth0", "Clerk", "Custom"): 0,
+        }
+        boxes = {s["description"]: s["value"] for s in run.models("CheckboxModel")}
+        assert boxes == {"Google": True, "GitHub": True, "Microsoft": False, "Apple": False}
+        areas = [s["value"] for s in run.models("TextareaModel")]
+        assert areas == ["Users can sign in with GitHub\nUsers can sign out"]
+        others = [s["placeholder"] for s in run.models("TextModel")]
+        assert others == ["Other: your own value"] * 3  # one per choice question
+        assert [s["description"] for s in run.models("ButtonModel")] == ["Submit"]
+        # After Submit, the same form (the cell above) lists the files written.
+        shown = run.tree(form)
+        assert [name for name, _ in shown] == ["VBoxModel", "HTMLModel"]
+        assert "Clarification completed" in shown[1][1]["value"]
+        assert ">docs/CURRENT_TASK.md</a>" in shown[1][1]["value"]
+        done = run.text(run.cell("form = view(result)"), "text/html")
+        assert "Clarification completed" in done and ">docs/ARCHITECTURE_STATE.md</a>" in done
+        listing = run.text(run.cell("for artifact in done.artifacts"))
+        assert listing.count("exists: True") == 3 and "exists: False" not in listing
+        adrs = list((repo / "docs" / "adr").glob("*.md"))
+        assert len(adrs) == 1
+        assert "- Strategy: OAuth\n- Library: NextAuth.js" in adrs[0].read_text()
+        assert "- [ ] Users can sign out" in (repo / "docs" / "CURRENT_TASK.md").read_text()
+        assert (repo / "docs" / "ARCHITECTURE_STATE.md").is_file()
+        assert "Strategy = OAuth" in run.text(run.cell("architecture = await"))
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
 
 
 def test_the_blocking_facade_shows_its_live_view_in_the_calling_cell(workspace: Path) -> None:

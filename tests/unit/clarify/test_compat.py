@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from mcp import Client
 
 from preflight_sdk.clarify import clarify, read_architecture
 from preflight_sdk.clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS, seed_error
 from preflight_sdk.errors import InputError, PreflightError, StateError
+from preflight_sdk.export.mcp_server import PreflightMcp
 from preflight_sdk.operations import AliasSpec
 
 
@@ -19,8 +22,9 @@ async def _call(alias: AliasSpec, repo: Path, arguments: dict[str, Any]) -> dict
     """Do what the MCP face does with an alias: decode, call the operation, convert, encode."""
     args = msgspec.convert(arguments, alias.input_type)
     kwargs = alias.to_kwargs(args)
+    project = Path(kwargs.pop("project_path", repo))  # the alias may name the project
     result = await (
-        clarify(repo, **kwargs) if alias is REQUIRE_CLARIFICATION_ALIAS else read_architecture(repo)
+        clarify(project, **kwargs) if alias is REQUIRE_CLARIFICATION_ALIAS else read_architecture(project)
     )
     reply = alias.from_result(result)
     assert isinstance(reply, alias.output_type)
@@ -128,6 +132,57 @@ async def test_the_llm_fallback_warning_uses_the_seed_shape(
     reply = await _call(REQUIRE_CLARIFICATION_ALIAS, repo, {"user_intention": "Add authentication"})
     assert reply["warning"] == "llm_fallback"
     assert "OPENAI_API_KEY" in reply["message"]
+
+
+def _git_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+@pytest.mark.anyio
+async def test_repo_path_chooses_the_repository_the_aliases_work_in(repo: Path, tmp_path: Path) -> None:
+    other = _git_repo(tmp_path / "other")
+    (other / "src" / "auth").mkdir(parents=True)
+    app = PreflightMcp(default_project=str(repo))  # the server's own project is `repo`
+    try:
+        async with Client(app.server) as client:
+
+            async def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+                reply = await client.call_tool(name, arguments)
+                assert reply.structured_content is not None
+                return reply.structured_content
+
+            start = {"user_intention": "Add authentication", "repo_path": str(other / "src" / "auth")}
+            first = await call("require_clarification", start)
+            assert first["status"] == "needs_clarification"
+            answers = {"auth_strategy": "OAuth", "auth_library": "Clerk"}
+            done = await call(
+                "require_clarification", {**start, "session_id": first["session_id"], "answers": answers}
+            )
+            assert done["status"] == "completed"
+            theirs = await call("read_architecture", {"repo_path": str(other)})
+            ours = await call("read_architecture", {})
+            missing = await call("require_clarification", {**start, "repo_path": str(tmp_path / "nowhere")})
+            no_git = await call("read_architecture", {"repo_path": str(tmp_path)})
+    finally:
+        await app.shutdown()
+    # Walked up from other/src/auth to `other`: every file is there, none in the server's project.
+    assert all((other / a["path"]).is_file() for a in done["artifacts_created"])
+    assert not (repo / "docs").exists()
+    assert theirs["architecture"]["categories"] == {
+        "Authentication": {"Library": "Clerk", "Strategy": "OAuth"}
+    }
+    assert ours["architecture"] == {"uid": None, "categories": {}}
+    assert missing["status"] == no_git["status"] == "error"
+    assert missing["error"]["code"] == no_git["error"]["code"] == "REPO_NOT_FOUND"
+    assert missing["error"]["details"] == {"path": str(tmp_path / "nowhere")}
+
+
+def test_without_repo_path_the_server_project_is_used() -> None:
+    args = msgspec.convert({"user_intention": "x", "repo_path": ""}, REQUIRE_CLARIFICATION_ALIAS.input_type)
+    assert "project_path" not in REQUIRE_CLARIFICATION_ALIAS.to_kwargs(args)
+    assert READ_ARCHITECTURE_ALIAS.to_kwargs(msgspec.convert({}, READ_ARCHITECTURE_ALIAS.input_type)) == {}
 
 
 @pytest.mark.parametrize(

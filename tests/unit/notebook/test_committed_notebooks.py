@@ -10,8 +10,8 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[3] / "notebooks").glob("*.ipynb"))
 
 
-def test_the_three_notebooks_exist() -> None:
-    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "mocks", "verify"}
+def test_the_example_notebooks_exist() -> None:
+    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "mocks", "verify", "clarify"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -34,3 +34,14 @@ render_html(result), render_text(result), result._repr_mimebundle_()
 
 def test_the_notebook_package_is_where_ipywidgets_comes_in() -> None:
     assert "ipywidgets" in loaded_after("import preflight_sdk.notebook")
+
+
+def test_a_clarification_rendered_outside_a_kernel_pulls_in_no_widget_module(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    code = f"""
+import anyio
+from preflight_sdk import Project
+result = anyio.run(Project.open({str(tmp_path)!r}).clarify, "Add authentication")
+assert "text/html" in result._repr_mimebundle_()
+"""
+    assert loaded_after(code) == []
