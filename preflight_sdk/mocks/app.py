@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import msgspec
 
 from ..templates import UnknownVariableError
 from .admin import handle_admin
@@ -111,15 +112,7 @@ class MockApp:
             if self.mock.proxy is not None:
                 await self._proxy(scope, receive, send, request, record, self.mock.proxy, [])
                 return
-            head, payload = json_response(
-                {
-                    "error": "no route matched",
-                    "mock": self.name,
-                    "request": {"method": request.method, "path": request.path},
-                    "closestRoutes": near_misses(self.mock.routes, request, hits),
-                }
-            )
-            await self._send(send, record, 404, head, payload)
+            await self._no_match(send, request, record, hits)
             return
         route, params = found
         hits[route.index] += 1
@@ -166,6 +159,20 @@ class MockApp:
             await self._proxy(scope, receive, send, request, record, answer.proxy, head)
             return
         await self._send(send, record, answer.status, head, payload)
+
+    async def _no_match(self, send: Send, request: RequestView, record: Record, hits: list[int]) -> None:
+        """Answer 404 with the closest routes and why each missed; the journal keeps the same list."""
+        closest = msgspec.json.encode(near_misses(self.mock.routes, request, hits))
+        record.closest = closest
+        head, payload = json_response(
+            {
+                "error": "no route matched",
+                "mock": self.name,
+                "request": {"method": request.method, "path": request.path},
+                "closestRoutes": msgspec.Raw(closest),  # encoded once, for the answer and the journal
+            }
+        )
+        await self._send(send, record, 404, head, payload)
 
     async def _send(self, send: Send, record: Record, status: int, head: Head, payload: bytes) -> None:
         await send({"type": "http.response.start", "status": status, "headers": head})

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from ..results.mocks import RecordedRequest
+from ..results.mocks import ClosestRoute, RecordedRequest
 from .request import parse_body, parse_headers, parse_query
 
 __all__ = ["BODY_KEEP_LIMIT", "Journal", "Record", "iso_time", "to_entry"]
@@ -44,6 +44,7 @@ class Record:
     __slots__ = (
         "body",
         "body_size",
+        "closest",
         "duration",
         "epoch",
         "error",
@@ -85,6 +86,9 @@ class Record:
         self.proxied_to: str | None = None
         self.error: str | None = None
         self.duration: float | None = None
+        # Why no route matched (a 404 only): the JSON list the answer carries as `closestRoutes`,
+        # kept encoded so the entry stays flat; b"" for every other request.
+        self.closest = b""
 
     def set_body(self, body: bytes) -> None:
         """Keep the body (its first `BODY_KEEP_LIMIT` bytes) and its full size."""
@@ -96,7 +100,8 @@ class Record:
 
         Nested containers would keep the tuple tracked by the garbage collector until several
         full collections have passed, so headers are stored as their wire form (`name:value`
-        lines, which cannot hold a CR LF), parameters as JSON and the server as `host:port`.
+        lines, which cannot hold a CR LF), parameters and near misses as JSON and the server as
+        `host:port`.
         """
         server = self.server
         return (
@@ -116,6 +121,7 @@ class Record:
             self.proxied_to,
             self.error,
             self.duration,
+            self.closest,
         )
 
 
@@ -133,7 +139,7 @@ def _headers(wire: bytes) -> list[tuple[bytes, bytes]]:
 def to_entry(frozen: Frozen) -> RecordedRequest:
     """Return the journal entry of a stored tuple."""
     (epoch, method, path, query_string, wire, server, body, body_size, status, route_index, route_label,
-     params, fault, proxied_to, error, duration) = frozen  # fmt: skip
+     params, fault, proxied_to, error, duration, closest) = frozen  # fmt: skip
     headers = parse_headers(_headers(wire))
     parsed = parse_body(body, headers.get("content-type"))
     host = headers.get("host") or server or "localhost"
@@ -150,6 +156,7 @@ def to_entry(frozen: Frozen) -> RecordedRequest:
         body_size=body_size,
         body_truncated=body_size > len(body),
         matched_route=route_label,
+        closest_routes=msgspec.json.decode(closest, type=list[ClosestRoute]) if closest else None,
         route_index=route_index,
         params=msgspec.json.decode(params) if params else None,
         status=status,

@@ -13,6 +13,7 @@ import msgspec
 from .base import Result
 
 __all__ = [
+    "ClosestRoute",
     "JournalEntry",
     "MockRequestsMock",
     "MockRequestsResult",
@@ -24,6 +25,25 @@ BodyEncoding = Literal["json", "text", "base64"]
 
 class _Part(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """A member of a result."""
+
+
+class ClosestRoute(_Part, frozen=True, kw_only=True):
+    """A route that came close to answering an unmatched request, and why it did not.
+
+    The same items as `closestRoutes` in the body of the mock's 404 answer.
+
+    Attributes:
+        route: the route as `METHOD /path` (`ANY` for any method).
+        index: its position in `mocks.<name>.routes` (0-based).
+        name: its `name`, when it has one.
+        why: every reason it did not match, e.g. `method POST != GET`,
+            `path segment 1 'refunds' != 'charges'`, `body.type: expected "create", got "update"`.
+    """
+
+    route: str
+    index: int
+    name: str | None = None
+    why: list[str]
 
 
 class RecordedRequest(_Part, frozen=True, kw_only=True):
@@ -42,6 +62,10 @@ class RecordedRequest(_Part, frozen=True, kw_only=True):
         body_size: the body's size in bytes.
         body_truncated: only the first 256 KiB of a larger body were kept.
         matched_route: the route that answered: its `name`, else `METHOD /path`; absent when none did.
+        closest_routes: for a request no route matched (the mock answered 404): the routes
+            closest to matching, closest first (at most 3), each with why it did not match (the
+            404 body's `closestRoutes`); an empty list when the mock has no routes. Absent for
+            matched requests and for unmatched ones forwarded to the mock's `proxy`.
         route_index: that route's position in `mocks.<name>.routes` (0-based).
         params: path parameters of the matched route (`:id` → `{"id": "42"}`).
         status: the status sent; null while the request is still being answered, and for
@@ -69,6 +93,7 @@ class RecordedRequest(_Part, frozen=True, kw_only=True):
     body_size: int = 0
     body_truncated: bool = False
     matched_route: str | None = None
+    closest_routes: list[ClosestRoute] | None = None
     route_index: int | None = None
     params: dict[str, str] | None = None
     fault: Literal["reset", "timeout"] | None = None

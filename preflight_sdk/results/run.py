@@ -16,6 +16,7 @@ import msgspec
 from ..assertions import AssertionResult
 from .base import Result
 from .lifecycle import ContainerStatus
+from .mocks import ClosestRoute
 
 __all__ = [
     "Artifact",
@@ -79,14 +80,35 @@ class ContainerHealthInfo(_Part, frozen=True, kw_only=True):
 
 
 class MockRequestInfo(_Part, frozen=True, kw_only=True):
-    """One request a mock received during the case."""
+    """One request a mock received during the case, and what the mock did with it.
+
+    Attributes:
+        method: HTTP method.
+        path: the path (without the query; see `url`).
+        status: the status the mock answered; 0 when it sent no response (see `fault`).
+        timestamp: when the request arrived (ISO 8601, UTC).
+        url: the full URL as the client addressed it, query included.
+        headers: request headers, lower-case names, credentials redacted.
+        body: the body (its JSON value, else text), capped in size (`bodyTruncated`).
+        matched_route: the route that answered; absent when none did.
+        closest_routes: when no route matched (the mock answered 404): the closest routes, closest
+            first, each with why it did not match.
+        fault: `reset` or `timeout` when the route played a fault instead of answering.
+        error: what went wrong while the mock answered (a template or proxy failure).
+    """
 
     method: str
     path: str
     status: int
     timestamp: str
+    url: str | None = None
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
     body: Any = None
+    body_truncated: bool = False
     matched_route: str | None = None
+    closest_routes: list[ClosestRoute] | None = None
+    fault: Literal["reset", "timeout"] | None = None
+    error: str | None = None
 
 
 class MockTraffic(_Part, frozen=True, kw_only=True):

@@ -8,16 +8,25 @@ import anyio
 import msgspec
 
 from ..assertions import AssertionResult
-from ..results.run import ContainerLogInfo, DiagnosticReport, Failure, MockTraffic, ResponseInfo
+from ..results.run import (
+    ContainerLogInfo,
+    DiagnosticReport,
+    Failure,
+    MockRequestInfo,
+    MockTraffic,
+    ResponseInfo,
+)
 from .context import RunContext
 from .diagnostics import FULL, Limits, collect
 from .explain import explain
-from .outcome import StepOutcome
+from .outcome import StepOutcome, cap_body
 from .steps import Attempt
 
-__all__ = ["COMPACT", "failure_for", "failure_from_text"]
+__all__ = ["COMPACT", "LOG_LINE_CHARS", "failure_for", "failure_from_text", "window_diagnostics"]
 
 COMPACT = Limits()
+# One log line can be a whole stack trace or a dumped payload: the result keeps its start.
+LOG_LINE_CHARS = 300
 _MAX_ASSERTIONS = 20
 # A service often logs its exception a moment after answering: let it reach the log first.
 _LOG_SETTLE = 0.05
@@ -61,7 +70,7 @@ async def failure_for(
     )
     run.full_failures[identifier] = full
     return Failure(
-        error=error if len(error) <= 500 else error[:499] + "…",
+        error=_cut(error, 500),
         summary=summary,
         suggested_fix=fix,
         assertions=_bounded(attempt.assertions),
@@ -73,6 +82,20 @@ async def failure_for(
     )
 
 
+async def window_diagnostics(run: RunContext, *, start: datetime, end: datetime) -> DiagnosticReport | None:
+    """Return the complete diagnostics of a time window, or None when there is nothing to look at.
+
+    Used for failures of other runners (pytest, shell) and for cases stopped by a timeout: every
+    service's log lines, container states and mock requests between `start` and `end`. A project
+    without services and mocks gets None rather than an empty block.
+    """
+    if not run.env.services and not run.env.mocks:
+        return None
+    if run.env.services:
+        await anyio.sleep(_LOG_SETTLE)
+    return await collect(run.env, start=start, end=end, target=None, limits=FULL)
+
+
 def failure_from_text(
     run: RunContext,
     identifier: str,
@@ -82,8 +105,13 @@ def failure_from_text(
     output: str | None,
     assertions: list[AssertionResult] | None = None,
     fix: str | None = None,
+    diagnostics: DiagnosticReport | None = None,
 ) -> Failure:
-    """Return the failure of a case from another runner (pytest, shell)."""
+    """Return the failure of a case from another runner (pytest, shell) or of a stopped case.
+
+    `diagnostics` is the complete report of the case's window (see `window_diagnostics`): kept
+    whole in the artifact, compact in the result.
+    """
     artifact = f"cases/{identifier}.json"
     run.full_failures[identifier] = Failure(
         error=error,
@@ -91,15 +119,17 @@ def failure_from_text(
         assertions=assertions or [],
         output=output,
         suggested_fix=fix,
+        diagnostics=diagnostics,
         artifact=artifact,
     )
-    short = output[-2_000:] if output and len(output) > 2_000 else output
+    short = "…" + output[-2_000:] if output and len(output) > 2_000 else output
     return Failure(
-        error=error[:1_000],
+        error=_cut(error, 1_000),
         summary=summary,
         assertions=_bounded(assertions or []),
         output=short,
         suggested_fix=fix,
+        diagnostics=_compact(diagnostics) if diagnostics is not None else None,
         artifact=artifact,
     )
 
@@ -111,10 +141,15 @@ def _bounded(assertions: list[AssertionResult]) -> list[AssertionResult]:
 
 
 def _compact(report: DiagnosticReport) -> DiagnosticReport:
+    """Shrink a complete report to the result's limits: fewer items, and each item cut short.
+
+    Cutting only the lists is not enough: one 20,000-character mock body or log line would make
+    the failure too big, and `bound_result` would then drop the detail of the whole failure.
+    """
     logs = [
         ContainerLogInfo(
             container_name=item.container_name,
-            lines=item.lines[-COMPACT.log_lines :],
+            lines=[_cut(line, LOG_LINE_CHARS) for line in item.lines[-COMPACT.log_lines :]],
             line_count=item.line_count,
             truncated=item.truncated or len(item.lines) > COMPACT.log_lines,
         )
@@ -123,12 +158,25 @@ def _compact(report: DiagnosticReport) -> DiagnosticReport:
     traffic = [
         MockTraffic(
             mock_name=t.mock_name,
-            requests=t.requests[-COMPACT.mock_requests :],
+            requests=[_compact_request(r) for r in t.requests[-COMPACT.mock_requests :]],
             truncated=t.truncated or len(t.requests) > COMPACT.mock_requests,
         )
         for t in report.mock_requests
     ]
     return msgspec.structs.replace(report, container_logs=logs, mock_requests=traffic)
+
+
+def _compact_request(request: MockRequestInfo) -> MockRequestInfo:
+    """Cap the body again at the result's limit (the full record keeps up to 20,000 characters)."""
+    body, cut = cap_body(request.body, COMPACT.body_chars)
+    return msgspec.structs.replace(request, body=body, body_truncated=True) if cut else request
+
+
+def _cut(text: str, limit: int) -> str:
+    """Return `text`, or its first `limit` characters marked with how many were cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… [{len(text) - limit} more characters]"
 
 
 def _full_response(outcome: StepOutcome | None) -> ResponseInfo | None:

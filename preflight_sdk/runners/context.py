@@ -59,9 +59,15 @@ class RunContext:
         case: str | None = None,
         status: str | None = None,
         duration: int | None = None,
+        at: datetime | None = None,
     ) -> None:
-        """Record an event with the current time."""
-        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        """Record an event at `at` (default: now).
+
+        `at` is for events known only afterwards: a pytest case's start and end, computed from its
+        JUnit report once the process has finished.
+        """
+        moment = (at or datetime.now(UTC)).astimezone(UTC)
+        stamp = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
         self.events.append(
             Event(type=kind, timestamp=stamp, suite=suite, case=case, status=status, duration=duration)
         )
@@ -102,13 +108,18 @@ class RunContext:
             warnings=warnings or [],
         )
 
-    def case_finished(self, result: CaseResult) -> None:
-        """Report a finished case as progress and as an event."""
+    def case_finished(self, result: CaseResult, *, at: datetime | None = None) -> None:
+        """Report a finished case as progress and as an event (at `at`, default now)."""
         self.finished_cases += 1
         # Suites of other runners are counted as one case until they report theirs.
         self.total_cases = max(self.total_cases, self.finished_cases)
         self.event(
-            "case_end", suite=result.suite, case=result.id, status=result.status, duration=result.duration
+            "case_end",
+            suite=result.suite,
+            case=result.id,
+            status=result.status,
+            duration=result.duration,
+            at=at,
         )
         mark = {"passed": "ok", "failed": "failed", "skipped": "skipped"}[result.status]
         self.reporter.emit(

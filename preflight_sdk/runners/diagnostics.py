@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import anyio
 
+from ..results.mocks import JournalEntry
 from ..results.run import (
     ContainerHealthInfo,
     ContainerLogInfo,
@@ -20,9 +21,13 @@ from ..results.run import (
     NetworkMembership,
 )
 from .environment import RunEnvironment
-from .outcome import cap_body
+from .outcome import cap_body, redact_headers
 
-__all__ = ["Limits", "collect"]
+__all__ = ["Limits", "collect", "mock_request_info"]
+
+# A header value longer than this is cut: cookies and tokens are redacted, but a long trace or
+# user-agent header must not crowd out the report.
+_HEADER_CHARS = 200
 
 
 class Limits:
@@ -78,17 +83,7 @@ async def collect(
         traffic.append(
             MockTraffic(
                 mock_name=name,
-                requests=[
-                    MockRequestInfo(
-                        method=e.method,
-                        path=e.path,
-                        status=e.status or 0,
-                        timestamp=e.timestamp,
-                        body=cap_body(e.body, limits.body_chars)[0],
-                        matched_route=e.matched_route,
-                    )
-                    for e in kept
-                ],
+                requests=[mock_request_info(e, limits) for e in kept],
                 truncated=len(kept) < len(entries),
             )
         )
@@ -127,6 +122,35 @@ async def collect(
         mock_requests=traffic,
         network_info=network,
     )
+
+
+def mock_request_info(entry: JournalEntry, limits: Limits) -> MockRequestInfo:
+    """Return a journal entry as a failure report shows it: bounded, credentials redacted.
+
+    A request the mock answered with a fault has no status: it shows as 0 next to `fault`.
+    """
+    body, cut = cap_body(entry.body, limits.body_chars)
+    return MockRequestInfo(
+        method=entry.method,
+        path=entry.path,
+        url=entry.url,
+        headers=_bounded_headers(redact_headers(entry.headers)),
+        status=entry.status or 0,
+        timestamp=entry.timestamp,
+        body=body,
+        body_truncated=cut or entry.body_truncated,
+        matched_route=entry.matched_route,
+        closest_routes=entry.closest_routes,
+        fault=entry.fault,
+        error=entry.error,
+    )
+
+
+def _bounded_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {
+        name: value if len(value) <= _HEADER_CHARS else value[:_HEADER_CHARS] + "…"
+        for name, value in headers.items()
+    }
 
 
 def _ms(moment: datetime) -> int:

@@ -10,7 +10,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..assertions import AssertionResult
-from ..results.run import DiagnosticReport
+from ..results.mocks import ClosestRoute
+from ..results.run import DiagnosticReport, MockRequestInfo
 from .outcome import StepOutcome
 
 __all__ = ["error_line", "explain"]
@@ -62,7 +63,11 @@ def explain(
     unmatched = _unmatched_mock_request(diagnostics)
     if unmatched is not None:
         # The mock's 404 is the cause; the service's log line only repeats it.
-        summary += f"; mock {unmatched[0]} had no route for {unmatched[1]} {unmatched[2]}"
+        mock, request = unmatched
+        summary += f"; mock {mock} had no route for {request.method} {request.path}"
+        closest = _closest(request)
+        if closest is not None:
+            summary += f" (closest: {closest.route}, {_short('; '.join(closest.why), 100)})"
     elif logged is not None:
         summary += f'; {logged[0]} logged "{_short(logged[1], 100)}"'
     return summary, _fix(outcome, failed, error, diagnostics, target, logged)
@@ -98,6 +103,10 @@ def _expected(result: AssertionResult) -> str:
         return f"expected {result.path} = {_value(expected)}, got {_value(actual)}"
     if result.operator == "expr":
         return f"expected `{expected}` to hold"
+    if result.operator == "count" and result.path.startswith("mock."):
+        # The check's own message already reads well ("expected 1 POST /charges request(s), got 0");
+        # the list of received requests after it belongs to the assertion, not the sentence.
+        return result.message.split(";", 1)[0]
     return f"expected {result.path} {result.operator} {_value(expected)}, got {_value(actual)}"
 
 
@@ -154,12 +163,7 @@ def _fix(
         )
     unmatched = _unmatched_mock_request(diagnostics)
     if unmatched is not None:
-        mock, method, path = unmatched
-        return (
-            f"mock `{mock}` had no route for {method} {path} (it answered 404): add or fix the route in "
-            f"mocks.{mock}.routes, or fix the request the service sends (mock_requests shows it; "
-            "the 404 body lists the closest routes)"
-        )
+        return _mock_fix(*unmatched)
     status = outcome.status if outcome is not None else None
     if status is not None and status >= 500 and logged is not None:
         return (
@@ -177,14 +181,35 @@ def _fix(
     return None
 
 
-def _unmatched_mock_request(diagnostics: DiagnosticReport | None) -> tuple[str, str, str] | None:
+def _mock_fix(mock: str, request: MockRequestInfo) -> str:
+    """The fix for a mock's 404: name the closest route and why it missed, so the agent can pick a side."""
+    what = f"mock `{mock}` had no route for {request.method} {request.path} (it answered 404)"
+    closest = _closest(request)
+    if closest is None:
+        return f"{what} and declares no routes: add one under mocks.{mock}.routes"
+    where = f"mocks.{mock}.routes[{closest.index}]"
+    label = f"`{closest.name}` ({closest.route}, {where})" if closest.name else f"`{closest.route}` ({where})"
+    missed = _short("; ".join(closest.why), 200)
+    return (
+        f"{what}: add or fix the route in mocks.{mock}.routes, or fix the request the service sends; "
+        f"the closest route, {label}, did not match: {missed}"
+    )
+
+
+def _unmatched_mock_request(diagnostics: DiagnosticReport | None) -> tuple[str, MockRequestInfo] | None:
+    """Return the first request of the case that a mock answered with its no-route 404."""
     if diagnostics is None:
         return None
     for traffic in diagnostics.mock_requests:
         for request in traffic.requests:
-            if request.status == 404 and request.matched_route is None:
-                return traffic.mock_name, request.method, request.path
+            if request.closest_routes is not None:
+                return traffic.mock_name, request
     return None
+
+
+def _closest(request: MockRequestInfo) -> ClosestRoute | None:
+    routes = request.closest_routes
+    return routes[0] if routes else None
 
 
 def _value(value: Any) -> str:

@@ -29,7 +29,7 @@ from .bounds import BUDGET_CHARS, bound_result
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .process_runners import run_pytest_suite, run_shell_suite
-from .yaml_runner import run_yaml_suite
+from .yaml_runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
 __all__ = ["run_suites"]
 
@@ -171,23 +171,28 @@ def _declared_cases(loaded: LoadedConfig, suite: SuiteConfig) -> int:
 
 
 async def _run_one(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str]) -> SuiteResult:
+    """Run one suite of any runner; a suite that cannot run at all is a failed suite with its error.
+
+    `suite_start` is recorded here, before the test file is even read, so every `suite_end` has
+    its start, including a suite whose file does not load.
+    """
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_SUITE_TIMEOUT
     started = time.perf_counter()
     run.reporter.step(f"suite {suite.id}", scope=suite.id)
-    # pytest and shell suites stop their own process at `timeout` and report it as a case: the
-    # outer deadline only catches a runner that hangs past that.
-    outer = timeout if suite.runner == "yaml" else timeout + _PROCESS_GRACE
+    run.event("suite_start", suite=suite.id)
+    # Every runner keeps its own deadline and reports it with the cases it finished (YAML suites
+    # then still run their teardown): this outer one only catches a runner that hangs past that.
+    outer = timeout + _PROCESS_GRACE + (TEARDOWN_LIMIT if suite.runner == "yaml" else 0.0)
     try:
         with anyio.fail_after(outer):
             if suite.runner == "yaml":
                 test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
-                return await run_yaml_suite(run, loaded, suite, test, taken)
+                return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
             if suite.runner == "pytest":
                 return await run_pytest_suite(run, loaded, suite, taken)
             return await run_shell_suite(run, loaded, suite, taken)
     except TimeoutError:
-        shown = f"{suite.timeout}ms" if isinstance(suite.timeout, int) else suite.timeout or "5m"
-        error = f"the suite did not finish within {shown} and was stopped"
+        error = f"the suite did not finish within {timeout_text(suite)} and was stopped"
     except ConfigError as exc:
         error = str(exc)
     except PreflightError as exc:

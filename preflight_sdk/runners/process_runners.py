@@ -5,6 +5,11 @@ pytest runs the suite's file or directory and writes JUnit XML, which becomes on
 list, or a string split like a shell would but run without one unless `shell: true`) or its
 script `file`, in the e2e.yaml directory, and is one case checked by `expect` (exit status,
 stdout, stderr).
+
+A failing command runs again by the suite's `retry` (else `tests.retry`), every attempt within
+the suite's `timeout`; the cases come from the last attempt, each with its attempts when there
+were several. A failure carries the diagnostics of the last attempt's time window (service logs,
+container states, mock requests), like a YAML failure.
 """
 
 from __future__ import annotations
@@ -15,24 +20,43 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 import anyio
+import msgspec
 
 from ..assertions import AssertionResult, check, passed
 from ..config import LoadedConfig, SuiteConfig
+from ..config.model import ShellExpect
 from ..durations import parse_duration
 from ..engine.process import Completed, run_command
-from ..results.run import CaseResult, SuiteResult
-from .cases import failure_from_text
+from ..results.run import AttemptResult, CaseResult, DiagnosticReport, SuiteResult
+from .cases import failure_from_text, window_diagnostics
 from .context import RunContext, case_id
-from .junit import read_junit
+from .junit import JUnitCase, JUnitReport, read_junit
+from .retry import Policy, suite_policy
 
 __all__ = ["run_pytest_suite", "run_shell_suite"]
 
 _DEFAULT_TIMEOUT = 300.0
 _CANNOT_START = 127
+
+_T = TypeVar("_T")
+
+
+class _Ran(msgspec.Struct, frozen=True, kw_only=True):
+    """One run of a command: its result (None when stopped at the deadline) and when it ran."""
+
+    done: Completed | None
+    started: datetime
+    ended: datetime
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended - self.started).total_seconds()
 
 
 def _environment(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig) -> dict[str, str]:
@@ -41,38 +65,132 @@ def _environment(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig) -> d
     return env
 
 
-async def _execute(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float
-) -> tuple[Completed | None, float]:
-    started = time.perf_counter()
+async def _execute(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> _Ran:
+    started = datetime.now(UTC)
     try:
-        done = await run_command(argv, cwd=str(cwd), env=env, timeout=timeout)
+        done: Completed | None = await run_command(argv, cwd=str(cwd), env=env, timeout=timeout)
     except TimeoutError:
-        return None, time.perf_counter() - started
+        done = None
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        return Completed(
-            returncode=_CANNOT_START, stdout="", stderr=f"cannot start {argv[0]}: {reason}"
-        ), time.perf_counter() - started
-    return done, time.perf_counter() - started
+        done = Completed(returncode=_CANNOT_START, stdout="", stderr=f"cannot start {argv[0]}: {reason}")
+    return _Ran(done=done, started=started, ended=datetime.now(UTC))
+
+
+async def _with_retries(
+    policy: Policy, timeout: float, once: Callable[[float], Awaitable[_T]], ok: Callable[[_T], bool]
+) -> list[_T]:
+    """Run `once(seconds left)` until `ok` holds or `policy` is spent; return every attempt.
+
+    All attempts and the waits between them share the suite's `timeout`: no attempt starts when
+    its wait would end past it.
+    """
+    deadline = time.monotonic() + timeout
+    tries: list[_T] = []
+    for number in range(1, policy.max_attempts + 1):
+        if number > 1:
+            wait = policy.waits[number - 2]
+            if time.monotonic() + wait >= deadline:
+                break
+            await anyio.sleep(wait)
+        tries.append(await once(deadline - time.monotonic()))
+        if ok(tries[-1]):
+            break
+    return tries
+
+
+# -- pytest ---------------------------------------------------------------------------------------
+
+
+class _PytestTry(msgspec.Struct, frozen=True, kw_only=True):
+    """One pytest run and its JUnit report."""
+
+    ran: _Ran
+    report: JUnitReport
+
+    @property
+    def collection(self) -> list[JUnitCase]:
+        """The files pytest could not collect (a suite error, not cases)."""
+        return [t for t in self.report.cases if _not_collected(t)]
+
+    @property
+    def tests(self) -> list[JUnitCase]:
+        return [t for t in self.report.cases if not _not_collected(t)]
+
+    @property
+    def ok(self) -> bool:
+        tests = self.tests
+        return (
+            self.ran.done is not None
+            and not self.collection
+            and bool(tests)
+            and not any(t.status in ("failed", "error") for t in tests)
+        )
+
+    def starts(self) -> list[datetime]:
+        """Each test's start, from the report's start and the durations of the tests before it.
+
+        JUnit has no per-test time stamp; the result is clamped to the time the process ran.
+        """
+        moment = max(self.report.started or self.ran.started, self.ran.started)
+        starts: list[datetime] = []
+        for test in self.tests:
+            starts.append(min(moment, self.ran.ended))
+            moment += timedelta(seconds=test.time)
+        return starts
 
 
 async def run_pytest_suite(
     run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str]
 ) -> SuiteResult:
-    """Run a pytest suite and turn each test of its JUnit report into a case."""
-    run.event("suite_start", suite=suite.id)
+    """Run a pytest suite (again on failure, by its retry policy) and turn each test into a case.
+
+    The caller records `suite_start`; each case's start and end are recorded at the times its
+    JUnit report gives.
+    """
     root = Path(loaded.root)
-    target = loaded.resolve(suite.file or ".")
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_TIMEOUT
+    env = _environment(run, loaded, suite)
+    began = time.perf_counter()
+
+    async def once(seconds: float) -> _PytestTry:
+        return await _pytest_once(loaded, suite, root, env, seconds)
+
+    tries = await _with_retries(suite_policy(suite.retry, run.retry), timeout, once, lambda t: t.ok)
+    last = tries[-1]
+    has_failure = any(t.status in ("failed", "error") for t in last.tests)
+    diagnostics = (
+        await window_diagnostics(run, start=last.ran.started, end=last.ran.ended) if has_failure else None
+    )
+    cases = [
+        _pytest_case(run, suite, root, tries, test, start, taken, diagnostics)
+        for test, start in zip(last.tests, last.starts(), strict=True)
+    ]
+    error = _pytest_error(root, last, timeout)
+    if error is not None and len(tries) > 1:
+        error += f" (after {len(tries)} attempts)"
+    return run.finish_suite(
+        id=suite.id,
+        name=suite.name or suite.id,
+        runner="pytest",
+        cases=cases,
+        seconds=time.perf_counter() - began,
+        error=error,
+    )
+
+
+async def _pytest_once(
+    loaded: LoadedConfig, suite: SuiteConfig, root: Path, env: dict[str, str], seconds: float
+) -> _PytestTry:
+    target = loaded.resolve(suite.file or ".")
     with tempfile.TemporaryDirectory(prefix="preflight-junit-") as scratch:
-        report = Path(scratch) / "junit.xml"
+        junit = Path(scratch) / "junit.xml"
         argv = [
             sys.executable,
             "-m",
             "pytest",
             str(target),
-            f"--junitxml={report}",
+            f"--junitxml={junit}",
             "-q",
             "-p",
             "no:cacheprovider",
@@ -81,113 +199,197 @@ async def run_pytest_suite(
             *(["-c", str(loaded.resolve(suite.config))] if suite.config else []),
             *suite.args,
         ]
-        done, elapsed = await _execute(argv, cwd=root, env=_environment(run, loaded, suite), timeout=timeout)
-        tests = await anyio.to_thread.run_sync(read_junit, report)
-    cases: list[CaseResult] = []
-    collection = [t for t in tests if t.status == "error" and t.message == "collection failure"]
-    tests = [t for t in tests if t not in collection]
-    for test in tests:
-        name = _node_id(root, test.classname, test.name)
-        identifier = case_id(suite.id, name.replace(".py::", "-").replace("::", "-"), taken)
-        status: Literal["passed", "failed", "skipped"] = (
-            "failed"
-            if test.status in ("failed", "error")
-            else "skipped"
-            if test.status == "skipped"
-            else "passed"
+        ran = await _execute(argv, cwd=root, env=env, timeout=seconds)
+        report = await anyio.to_thread.run_sync(read_junit, junit)
+    return _PytestTry(ran=ran, report=report)
+
+
+def _pytest_case(
+    run: RunContext,
+    suite: SuiteConfig,
+    root: Path,
+    tries: list[_PytestTry],
+    test: JUnitCase,
+    start: datetime,
+    taken: set[str],
+    diagnostics: DiagnosticReport | None,
+) -> CaseResult:
+    """Record one test of the last attempt as a case (its start and end events included)."""
+    name = _node_id(root, test.classname, test.name)
+    identifier = case_id(suite.id, name.replace(".py::", "-").replace("::", "-"), taken)
+    end = min(start + timedelta(seconds=test.time), tries[-1].ran.ended)
+    run.event("case_start", suite=suite.id, case=identifier, at=start)
+    status = _status(test)
+    failure = None
+    if status == "failed":
+        first = _first_message(test)
+        failure = failure_from_text(
+            run,
+            identifier,
+            error=first or "failed",
+            summary=f"{name} failed: {first.splitlines()[0] if first else 'see output'}"[:300],
+            output="\n".join(part for part in (test.detail, test.stdout, test.stderr) if part) or None,
+            diagnostics=diagnostics,
         )
-        failure = None
-        if status == "failed":
-            first = (
-                test.message or (test.detail.splitlines()[-1] if test.detail else "") or "failed"
-            ).strip()
-            failure = failure_from_text(
-                run,
-                identifier,
-                error=first or "failed",
-                summary=f"{name} failed: {first.splitlines()[0] if first else 'see output'}"[:300],
-                output="\n".join(part for part in (test.detail, test.stdout, test.stderr) if part) or None,
+    case = CaseResult(
+        id=identifier,
+        name=name,
+        suite=suite.id,
+        status=status,
+        duration=int(test.time * 1000),
+        timestamp=_ms(end),
+        failure=failure,
+        attempts=_pytest_attempts(tries, test) if len(tries) > 1 else None,
+        skip_reason=(test.message or "skipped") if status == "skipped" else None,
+    )
+    run.case_finished(case, at=end)
+    return case
+
+
+def _pytest_attempts(tries: list[_PytestTry], test: JUnitCase) -> list[AttemptResult]:
+    """The attempts of one test: its result in each pytest run that reported it."""
+    attempts: list[AttemptResult] = []
+    for number, attempt in enumerate(tries, start=1):
+        for earlier, start in zip(attempt.tests, attempt.starts(), strict=True):
+            if (earlier.classname, earlier.name) != (test.classname, test.name):
+                continue
+            failed = _status(earlier) == "failed"
+            attempts.append(
+                AttemptResult(
+                    attempt=number,
+                    passed=not failed,
+                    duration=int(earlier.time * 1000),
+                    timestamp=_ms(start),
+                    error=(_first_message(earlier).splitlines() or ["failed"])[0][:300] if failed else None,
+                )
             )
-        case = CaseResult(
-            id=identifier,
-            name=name,
-            suite=suite.id,
-            status=status,
-            duration=int(test.time * 1000),
-            timestamp=int(time.time() * 1000),
-            failure=failure,
-            skip_reason=(test.message or "skipped") if status == "skipped" else None,
-        )
-        cases.append(case)
-        run.case_finished(case)
-    error = None
+            break
+    return attempts
+
+
+def _not_collected(test: JUnitCase) -> bool:
+    return test.status == "error" and test.message == "collection failure"
+
+
+def _status(test: JUnitCase) -> Literal["passed", "failed", "skipped"]:
+    if test.status in ("failed", "error"):
+        return "failed"
+    return "skipped" if test.status == "skipped" else "passed"
+
+
+def _first_message(test: JUnitCase) -> str:
+    return (test.message or (test.detail.splitlines()[-1] if test.detail else "") or "failed").strip()
+
+
+def _pytest_error(root: Path, last: _PytestTry, timeout: float) -> str | None:
+    """The suite-level error of the last pytest run: stopped, not collected, or no test at all."""
+    done = last.ran.done
     if done is None:
-        error = f"pytest did not finish within {_seconds(timeout)} and was stopped"
-    elif collection:
-        error = "; ".join(_collection_error(root, t) for t in collection[:3])
-    elif not tests:
+        return f"pytest did not finish within {_seconds(timeout)} and was stopped"
+    if last.collection:
+        return "; ".join(_collection_error(root, t) for t in last.collection[:3])
+    if not last.tests:
         tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
         shown = " | ".join(tail) or "no output"
-        error = f"pytest recorded no test (exit status {done.returncode}): {shown}"
-    return run.finish_suite(
-        id=suite.id, name=suite.name or suite.id, runner="pytest", cases=cases, seconds=elapsed, error=error
-    )
+        return f"pytest recorded no test (exit status {done.returncode}): {shown}"
+    return None
+
+
+# -- shell ----------------------------------------------------------------------------------------
+
+
+class _ShellTry(msgspec.Struct, frozen=True, kw_only=True):
+    """One run of a shell suite's command, checked by its `expect`."""
+
+    ran: _Ran
+    error: str | None
+    assertions: list[AssertionResult]
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and passed(self.assertions)
+
+    @property
+    def reason(self) -> str:
+        return self.error or next((a.message for a in self.assertions if not a.passed), "failed")
 
 
 async def run_shell_suite(
     run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str]
 ) -> SuiteResult:
-    """Run a shell suite as one case checked by its `expect`."""
-    run.event("suite_start", suite=suite.id)
+    """Run a shell suite as one case checked by its `expect` (again on failure, by its retry policy)."""
     root = Path(loaded.root)
     argv, shown = _shell_argv(loaded, suite)
     identifier = case_id(suite.id, suite.name or shown, taken)
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_TIMEOUT
-    done, elapsed = await _execute(argv, cwd=root, env=_environment(run, loaded, suite), timeout=timeout)
-    expect = suite.expect
-    assertions: list[AssertionResult] = []
-    error = None
-    if done is None:
-        error = f"`{shown}` did not finish within {_seconds(timeout)} and was stopped"
-    elif done.returncode == _CANNOT_START and done.stderr.startswith("cannot start "):
-        error = done.stderr
-    else:
-        assertions += check(done.returncode, expect.exit_code if expect else 0, "exitCode")
-        if expect is not None:
-            for stream, wanted in (("stdout", expect.stdout), ("stderr", expect.stderr)):
-                if wanted is not None:
-                    text = done.stdout if stream == "stdout" else done.stderr
-                    assertions += check(
-                        text, {"contains": wanted} if isinstance(wanted, str) else wanted, stream
-                    )
-    ok = error is None and passed(assertions)
+    env = _environment(run, loaded, suite)
+    run.event("case_start", suite=suite.id, case=identifier)
+    began = time.perf_counter()
+
+    async def once(seconds: float) -> _ShellTry:
+        ran = await _execute(argv, cwd=root, env=env, timeout=seconds)
+        return _check_shell(ran, suite.expect, shown, timeout)
+
+    tries = await _with_retries(suite_policy(suite.retry, run.retry), timeout, once, lambda t: t.ok)
+    last = tries[-1]
     failure = None
-    if not ok:
-        output = None if done is None else _tail(done.stdout, done.stderr)
-        first = error or next(a.message for a in assertions if not a.passed)
+    if not last.ok:
+        done = last.ran.done
         summary = (
-            first if error else f"`{_short(shown)}` exited with {done.returncode if done else '?'}: {first}"
+            last.reason
+            if last.error
+            else f"`{_short(shown)}` exited with {done.returncode if done else '?'}: {last.reason}"
         )
         failure = failure_from_text(
             run,
             identifier,
-            error=first,
+            error=last.reason,
             summary=_one_line(summary)[:300],
-            output=output,
-            assertions=assertions,
+            output=None if done is None else _tail(done.stdout, done.stderr),
+            assertions=last.assertions,
+            diagnostics=await window_diagnostics(run, start=last.ran.started, end=last.ran.ended),
         )
+    seconds = time.perf_counter() - began
     case = CaseResult(
         id=identifier,
         name=suite.name or shown,
         suite=suite.id,
-        status="passed" if ok else "failed",
-        duration=int(elapsed * 1000),
-        timestamp=int(time.time() * 1000),
+        status="passed" if last.ok else "failed",
+        duration=int(seconds * 1000),
+        timestamp=_ms(datetime.now(UTC)),
         failure=failure,
+        attempts=[_shell_attempt(n, t) for n, t in enumerate(tries, start=1)] if len(tries) > 1 else None,
     )
     run.case_finished(case)
     return run.finish_suite(
-        id=suite.id, name=suite.name or suite.id, runner="shell", cases=[case], seconds=elapsed
+        id=suite.id, name=suite.name or suite.id, runner="shell", cases=[case], seconds=seconds
+    )
+
+
+def _check_shell(ran: _Ran, expect: ShellExpect | None, shown: str, timeout: float) -> _ShellTry:
+    """Check one run against the suite's `expect` (exit status 0 when none is given)."""
+    done = ran.done
+    if done is None:
+        error = f"`{shown}` did not finish within {_seconds(timeout)} and was stopped"
+        return _ShellTry(ran=ran, error=error, assertions=[])
+    if done.returncode == _CANNOT_START and done.stderr.startswith("cannot start "):
+        return _ShellTry(ran=ran, error=done.stderr, assertions=[])
+    assertions = check(done.returncode, expect.exit_code if expect else 0, "exitCode")
+    if expect is not None:
+        for stream, wanted in (("stdout", expect.stdout), ("stderr", expect.stderr)):
+            if wanted is not None:
+                text = done.stdout if stream == "stdout" else done.stderr
+                assertions += check(text, {"contains": wanted} if isinstance(wanted, str) else wanted, stream)
+    return _ShellTry(ran=ran, error=None, assertions=assertions)
+
+
+def _shell_attempt(number: int, attempt: _ShellTry) -> AttemptResult:
+    return AttemptResult(
+        attempt=number,
+        passed=attempt.ok,
+        duration=int(attempt.ran.seconds * 1000),
+        timestamp=_ms(attempt.ran.started),
+        error=None if attempt.ok else _one_line(attempt.reason)[:300],
     )
 
 
@@ -201,7 +403,7 @@ def _node_id(root: Path, classname: str, name: str) -> str:
     return f"{classname}::{name}" if classname else name
 
 
-def _collection_error(root: Path, test: Any) -> str:
+def _collection_error(root: Path, test: JUnitCase) -> str:
     """Say which file pytest could not collect, and why (the exception line and its location)."""
     where = _node_id(root, test.name.replace("/", "."), "").rstrip(":") if test.name else "a test file"
     lines = [line[1:].strip() for line in test.detail.splitlines() if line.startswith("E ")]
@@ -243,3 +445,7 @@ def _one_line(text: str) -> str:
 
 def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)

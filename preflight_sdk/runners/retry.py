@@ -2,7 +2,8 @@
 
 Waits before attempt 2, 3, 4…: `fixed` d, d, d; `linear` d, 2d, 3d; `exponential` d, d·m, d·m²
 (d, 2d, 4d with the default multiplier 2). The original shifted both series by one step.
-A case's own policy wins over its suite's, which wins over `tests.retry`.
+A case's own policy wins over its suite's, which wins over `tests.retry`. pytest and shell suites
+have no case policies: their suite's policy (else `tests.retry`) runs the whole command again.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from ..config.model import RetryPolicy
 from ..config.testfile import StepRetry
 from ..durations import parse_duration
 
-__all__ = ["Policy", "backoff_waits", "resolve_policy"]
+__all__ = ["Policy", "backoff_waits", "resolve_policy", "suite_policy"]
 
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True):
@@ -62,3 +63,11 @@ def resolve_policy(case: StepRetry | None, suite: RetryPolicy | None, run: Retry
             )
             return Policy(max_attempts=policy.max_attempts, waits=waits, source=source)
     return Policy()
+
+
+def suite_policy(suite: RetryPolicy | None, run: RetryPolicy | None) -> Policy:
+    """Return the policy that runs a pytest or shell suite's command again when it fails.
+
+    The suite's own `retry` wins over `tests.retry`; without either, the command runs once.
+    """
+    return resolve_policy(None, suite, run)

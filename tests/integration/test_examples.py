@@ -138,12 +138,24 @@ async def test_the_shop_broken_report_shows_each_defect_completely(tmp_path: Pat
     assert "matchedRoute" not in sent
     assert sent["body"] == {"charge": "ch_1", "amount": 20}
     path = failure["request"]["url"].split("127.0.0.1:", 1)[1].split("/", 1)[1]
+    assert sent["closestRoutes"] == [
+        {
+            "route": "POST /charges",
+            "index": 0,
+            "name": "charge",
+            "why": ["path segment 1 'refunds' != 'charges'"],
+        }
+    ]
+    assert sent["url"].startswith("http://payments:") and sent["url"].endswith("/refunds")
+    assert sent["headers"]["content-type"] == "application/json"
     assert failure["summary"] == (
-        f"POST /{path} returned 502, expected 200; mock payments had no route for POST /refunds"
+        f"POST /{path} returned 502, expected 200; mock payments had no route for POST /refunds "
+        "(closest: POST /charges, path segment 1 'refunds' != 'charges')"
     )
-    assert failure["suggestedFix"].startswith(
+    assert failure["suggestedFix"] == (
         "mock `payments` had no route for POST /refunds (it answered 404): add or fix the route in "
-        "mocks.payments.routes"
+        "mocks.payments.routes, or fix the request the service sends; the closest route, `charge` "
+        "(POST /charges, mocks.payments.routes[0]), did not match: path segment 1 'refunds' != 'charges'"
     )
 
     # the JUnit report says the same

@@ -168,3 +168,26 @@ async def test_fetch_requests_from_a_port_nobody_serves() -> None:
         await fetch_requests(port, "pay", None, clear=False)
     assert caught.value.code == "MOCKS_NOT_RUNNING"
     assert caught.value.details == {"mock": "pay", "port": port}
+
+
+async def test_why_no_route_matched_travels_over_http_to_another_process(
+    serve, client: httpx.AsyncClient
+) -> None:
+    async with serve(pay=ROUTES) as host:
+        url = host.url("pay")
+        await client.post(f"{url}/b/1", json={"k": 2})  # `when` fails: 404
+        await client.post(f"{url}/b/1", json={"k": 1})
+        listed = (await client.get(f"{url}/_mock/requests")).json()["requests"]
+        assert listed[0]["closestRoutes"][0] == {
+            "route": "POST /b/:id",
+            "index": 1,
+            "name": "b",
+            "why": ["body.k: expected 1, got 2"],
+        }
+        assert "closestRoutes" not in listed[1]
+        fetched = await fetch_requests(host.port("pay"), "pay", None, clear=False)
+        missed, answered = fetched.requests
+        assert missed.closest_routes is not None and missed.closest_routes[0].why == [
+            "body.k: expected 1, got 2"
+        ]
+        assert answered.closest_routes is None

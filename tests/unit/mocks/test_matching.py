@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import msgspec
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -246,3 +247,40 @@ async def test_unmatched_requests_are_journaled_with_status_404_and_no_route(
         assert entry.matched_route is None
         assert entry.route_index is None
         assert entry.body == {"a": 1}
+
+
+async def test_the_journal_keeps_why_no_route_matched_as_the_404_body_says(
+    serve, client: httpx.AsyncClient
+) -> None:
+    routes = [
+        route("/charges", "POST", "charge", when={"body": {"amount": {"gt": 0}}}),
+        route("/charges/:id", "GET"),
+    ]
+    async with serve(m=routes) as host:
+        url = host.url("m")
+        missed = await client.post(f"{url}/refunds", json={"amount": 5})
+        wrong_body = await client.post(f"{url}/charges", json={"amount": 0})
+        matched = await client.post(f"{url}/charges", json={"amount": 5})
+        assert (missed.status_code, wrong_body.status_code, matched.status_code) == (404, 404, 200)
+        first, second, third = host.entries("m")
+        assert first.closest_routes is not None
+        assert [msgspec.to_builtins(r) for r in first.closest_routes] == missed.json()["closestRoutes"]
+        assert first.closest_routes[0].name == "charge"
+        assert first.closest_routes[0].why == ["path segment 1 'refunds' != 'charges'"]
+        assert second.closest_routes is not None
+        assert second.closest_routes[0].route == "POST /charges"
+        assert second.closest_routes[0].why == ["body.amount: expected to be > 0, got 0"]
+        # A matched request carries no explanation (and pays nothing for one).
+        assert third.matched_route == "charge" and third.closest_routes is None
+
+
+async def test_a_mock_without_routes_records_an_empty_list_of_closest_routes(
+    serve, client: httpx.AsyncClient
+) -> None:
+    async with serve(m=[]) as host:
+        response = await client.get(f"{host.url('m')}/anything")
+        assert response.status_code == 404
+        assert response.json()["closestRoutes"] == []
+        [entry] = host.entries("m")
+        assert entry.closest_routes == []
+        assert msgspec.to_builtins(entry)["closestRoutes"] == []

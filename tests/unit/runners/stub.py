@@ -9,8 +9,8 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from preflight_sdk import Project
+from preflight_sdk.engine.base import Engine
 from preflight_sdk.results.run import CaseResult, RunResult
 
 DOC: dict[str, Any] = {
@@ -263,3 +264,28 @@ def case(result: RunResult, name: str) -> CaseResult:
 def wire(value: Any) -> Any:
     """The JSON form (camelCase) of a result, as agents receive it."""
     return msgspec.json.decode(msgspec.json.encode(value))
+
+
+def write_project(root: Path, document: dict[str, Any], files: dict[str, str] | None = None) -> Path:
+    """Write a whole e2e.yaml (`document`, camelCase keys) and `files` under `root`; return `root`."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "e2e.yaml").write_text(json.dumps({"version": "1", **document}, indent=2))
+    for relative, text in (files or {}).items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+@asynccontextmanager
+async def environment(root: Path, engine: Engine | None = None) -> AsyncIterator[Project]:
+    """Set up the project at `root` (mocks in this process, services on `engine`); clean after.
+
+    A project of mocks and tests only needs no Docker; one with services needs a fake `engine`.
+    """
+    project = Project.open(root, engine=engine)
+    await project.setup()
+    try:
+        yield project
+    finally:
+        await project.clean()

@@ -143,3 +143,78 @@ async def test_each_failed_case_has_its_full_record(make_project: MakeProject) -
     assert full["response"]["body"] == {"status": 404, "error": "boom"}
     assert full["assertions"] == wire(failed.failure.assertions)
     assert full["artifact"] == failed.failure.artifact
+
+
+async def _broken_suites(make_project: MakeProject) -> RunResult:
+    root = make_project(
+        [
+            # removes the next suite's file while the run is under way: it no longer loads
+            {"id": "editor", "runner": "shell", "command": ["rm", "tests/missing.yaml"]},
+            {"id": "missing", "file": "tests/missing.yaml"},
+            {"id": "slow", "file": "tests/slow.yaml", "timeout": "300ms"},
+            {"id": "nosetup", "file": "tests/nosetup.yaml"},
+        ],
+        files={
+            "tests/missing.yaml": """
+            name: Removed during the run
+            cases:
+              - name: gone
+                request: {url: "{{env.STUB}}/status/200"}
+            """,
+            "tests/slow.yaml": """
+            name: Slow
+            cases:
+              - name: takes too long
+                request: {url: "{{env.STUB}}/slow?ms=3000"}
+            """,
+            "tests/nosetup.yaml": """
+            name: No setup
+            setup:
+              - name: seed
+                request: {url: "{{env.STUB}}/status/500"}
+                expect: {status: 200}
+            cases:
+              - name: needs the seed
+                request: {url: "{{env.STUB}}/status/200"}
+            """,
+        },
+    )
+    return await run(root)
+
+
+async def test_suite_errors_are_error_testcases_in_junit_xml(make_project: MakeProject) -> None:
+    result = await _broken_suites(make_project)
+    errors = {s.id: s.error for s in result.suites if s.error}
+    assert set(errors) == {"missing", "slow", "nosetup"}
+    assert errors["missing"].startswith("[CONFIG_NOT_FOUND]")
+    path = next(a.path for a in result.artifacts if a.name == "junit.xml")
+    xml = junitparser.JUnitXml.fromfile(path)
+    assert xml.errors == 3
+    for suite in xml:
+        if suite.name == "editor":
+            assert [c.name for c in suite] == ["rm tests/missing.yaml"] and suite.errors == 0
+            continue
+        shown = [c for c in suite if c.name == "(suite error)"]
+        assert len(shown) == 1, suite.name
+        [error] = shown[0].result
+        assert isinstance(error, junitparser.Error)
+        assert error.message == errors[suite.name]
+        assert error.text == errors[suite.name]
+        assert suite.errors == 1
+        assert suite.tests == len(list(suite))
+    slow = next(s for s in xml if s.name == "slow")
+    assert {c.name for c in slow} == {"(suite error)", "takes too long"}
+
+
+async def test_a_suite_whose_file_does_not_load_has_a_start_event(make_project: MakeProject) -> None:
+    result = await _broken_suites(make_project)
+    path = next(a.path for a in result.artifacts if a.name == "events.ndjson")
+    events = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    for suite in ("missing", "slow", "nosetup"):
+        assert [e["type"] for e in events if e.get("suite") == suite and "case" not in e] == [
+            "suite_start",
+            "suite_end",
+        ]
+    starts = [e["case"] for e in events if e["type"] == "case_start"]
+    ends = [e["case"] for e in events if e["type"] == "case_end"]
+    assert starts == ends == ["editor.rm-tests-missing-yaml", "slow.takes-too-long", "nosetup.needs-the-seed"]

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from unit.runners.stub import MakeProject, Stub, case, one_suite, run, wire
+from unit.runners.stub import MakeProject, Stub, case, environment, one_suite, run, wire, write_project
+
+from preflight_sdk.engine.fake import Behaviour, FakeEngine
 
 pytestmark = pytest.mark.anyio
 
@@ -202,3 +204,56 @@ async def test_a_run_prints_nothing_to_stdout(
     assert result.totals.total == 2
     assert out == ""
     assert err == ""
+
+
+async def test_long_mock_bodies_and_log_lines_are_cut_in_the_result_and_kept_in_the_artifact(
+    tmp_path: Path,
+) -> None:
+    root = write_project(
+        tmp_path / "big-evidence",
+        {
+            "project": {"name": "evidence"},
+            "services": {"api": {"build": {"image": "busybox:test"}, "container": {"ports": ["0:8080"]}}},
+            "mocks": {
+                "payments": {
+                    "port": 0,
+                    "routes": [{"path": "/charges", "method": "POST", "response": {"status": 200}}],
+                }
+            },
+            "tests": {"suites": [{"id": "s", "file": "tests/s.yaml"}]},
+        },
+        files={
+            "tests/s.yaml": """
+name: Evidence
+cases:
+  - name: charge with a huge body
+    request: {method: POST, url: "{{mocks.payments.url}}/charges", json: {blob: "{{env.BLOB}}"}}
+    expect: {status: 201}
+""",
+            ".env": "BLOB=" + "z" * 15_000 + "\n",
+        },
+    )
+    long_line = "stderr: Traceback " + "L" * 5_000
+    async with FakeEngine(images=["busybox:test"]) as engine:
+        engine.behave("api", Behaviour(logs=["starting", long_line]))
+        async with environment(root, engine) as project:
+            result = await project.run()
+
+    assert result.truncated is False
+    failure = case(result, "charge with a huge body").failure
+    assert failure is not None and failure.diagnostics is not None
+    [traffic] = failure.diagnostics.mock_requests
+    [request] = traffic.requests
+    assert isinstance(request.body, str) and request.body_truncated
+    assert request.body.startswith('{"blob":"zzz') and request.body.endswith("more characters]")
+    assert len(request.body) < 400
+    [logs] = failure.diagnostics.container_logs
+    line = next(text for text in logs.lines if text.startswith("stderr: Traceback"))
+    assert line == long_line[:300] + f"… [{len(long_line) - 300} more characters]"
+    assert len(msgspec.json.encode(failure)) < 6_000
+
+    record = next(a for a in result.artifacts if a.name == failure.artifact)
+    full = msgspec.json.decode(Path(record.path).read_bytes())
+    [full_request] = full["diagnostics"]["mockRequests"][0]["requests"]
+    assert full_request["body"] == {"blob": "z" * 15_000}
+    assert long_line in full["diagnostics"]["containerLogs"][0]["lines"]

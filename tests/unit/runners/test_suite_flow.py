@@ -7,6 +7,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import anyio
 import pytest
 from unit.runners.stub import MakeProject, Stub, case, one_suite, run
 
@@ -14,6 +15,7 @@ from preflight_sdk import Project
 from preflight_sdk.errors import ConfigError, InputError
 from preflight_sdk.progress import ProgressEvent
 from preflight_sdk.results.run import RunResult
+from preflight_sdk.runners import yaml_runner
 
 pytestmark = pytest.mark.anyio
 
@@ -397,3 +399,103 @@ async def test_a_suite_past_its_timeout_is_stopped_and_failed(make_project: Make
     assert result.status == "failed"
     events = _events(result)
     assert [e["type"] for e in events if e.get("suite") == "slow"][-1] == "suite_end"
+
+
+async def test_a_timeout_keeps_finished_cases_fails_the_hanging_one_and_still_runs_teardown(
+    make_project: MakeProject, stub: Stub
+) -> None:
+    teardown = stub.key()
+    root = make_project(
+        [{"id": "hang", "file": "tests/hang.yaml", "timeout": "500ms"}],
+        files={
+            "tests/hang.yaml": f"""
+            name: Hangs
+            cases:
+              - name: quick
+                request: {{url: "{{{{env.STUB}}}}/status/200"}}
+                expect: {{status: 200}}
+              - name: hangs
+                request: {{url: "{{{{env.STUB}}}}/slow?ms=5000"}}
+              - name: never reached
+                request: {{url: "{{{{env.STUB}}}}/status/200"}}
+            teardown:
+              - name: clean up
+                request: {{url: "{{{{env.STUB}}}}/flaky/{teardown}?fail=0"}}
+                expect: {{status: 200}}
+            """
+        },
+    )
+    began = time.perf_counter()
+    result = await run(root)
+    assert time.perf_counter() - began < 3
+    [suite] = result.suites
+    assert (suite.status, suite.error) == ("failed", "the suite did not finish within 500ms and was stopped")
+    assert [(c.name, c.status) for c in suite.cases] == [
+        ("quick", "passed"),
+        ("hangs", "failed"),
+        ("never reached", "skipped"),
+    ]
+    hung = case(result, "hangs")
+    assert hung.failure is not None
+    assert hung.failure.error == "stopped by the suite's timeout (500ms) before it finished"
+    assert hung.failure.summary == "`hangs` did not finish before the suite's timeout (500ms)"
+    assert 400 <= hung.duration < 2_000
+    assert (
+        case(result, "never reached").skip_reason == "not run: the suite was stopped at its timeout (500ms)"
+    )
+    assert len(stub.calls[teardown]) == 1  # the teardown request reached the server
+    assert suite.warnings == []
+    assert (suite.passed, suite.failed, suite.skipped) == (1, 1, 1)
+
+    events = _events(result)
+    assert [(e["type"], e.get("case")) for e in events] == [
+        ("suite_start", None),
+        ("case_start", "hang.quick"),
+        ("case_end", "hang.quick"),
+        ("case_start", "hang.hangs"),
+        ("case_end", "hang.hangs"),
+        ("case_start", "hang.never-reached"),
+        ("case_end", "hang.never-reached"),
+        ("suite_end", None),
+    ]
+
+
+async def test_a_hanging_teardown_is_stopped_at_its_own_deadline(
+    make_project: MakeProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(yaml_runner, "TEARDOWN_LIMIT", 0.3)
+    root = make_project(
+        one_suite("""
+        name: Stuck teardown
+        cases:
+          - name: fine
+            request: {url: "{{env.STUB}}/status/200"}
+        teardown:
+          - name: never answers
+            request: {url: "{{env.STUB}}/slow?ms=5000"}
+        """)
+    )
+    began = time.perf_counter()
+    result = await run(root)
+    assert time.perf_counter() - began < 2
+    [suite] = result.suites
+    assert suite.status == "passed"
+    assert suite.warnings == ["teardown did not finish within 0.3s and was stopped"]
+
+
+async def test_teardown_runs_when_the_whole_run_is_cancelled(make_project: MakeProject, stub: Stub) -> None:
+    teardown = stub.key()
+    root = make_project(
+        one_suite(f"""
+        name: Cancelled
+        cases:
+          - name: hangs
+            request: {{url: "{{{{env.STUB}}}}/slow?ms=5000"}}
+        teardown:
+          - request: {{url: "{{{{env.STUB}}}}/flaky/{teardown}?fail=0"}}
+        """)
+    )
+    with anyio.move_on_after(0.4) as scope:
+        await run(root)
+    assert scope.cancelled_caught
+    assert len(stub.calls[teardown]) == 1
