@@ -31,6 +31,7 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
         description: the alias tool's description.
         from_error: turns a `PreflightError` into the alias's own error reply (default: the
             envelope with `isError`).
+        error_type: the type of that error reply, so the outputSchema describes it too.
     """
 
     name: str
@@ -40,6 +41,7 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
     from_result: Callable[[Any], Any]
     description: str
     from_error: Callable[[Any], Any] | None = None
+    error_type: Any = None
 
 
 class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):

@@ -242,6 +242,7 @@ REQUIRE_CLARIFICATION_ALIAS = AliasSpec(
     output_type=RequireClarificationReply,
     from_result=_clarify_reply,
     from_error=lambda error: seed_error(error),
+    error_type=SeedErrorReply,
     description=(
         "Start or continue a clarification and write ADR/TASK files (docs/adr/<UID>_<slug>.md, "
         "docs/CURRENT_TASK.md, docs/ARCHITECTURE_STATE.md). First call: user_intention only; the reply "
@@ -261,6 +262,7 @@ READ_ARCHITECTURE_ALIAS = AliasSpec(
     output_type=ReadArchitectureReply,
     from_result=_architecture_reply,
     from_error=lambda error: seed_error(error),
+    error_type=SeedErrorReply,
     description=(
         "Read the current architecture decisions: {status: success, architecture: {uid, categories: "
         "{Category: {Field: value}}}, source_file}. uid is the latest ADR's UID, null when no ADR exists. "

@@ -168,6 +168,8 @@ def _alias_tool(op: Operation, alias: AliasSpec) -> ToolSpec:
     wrapped = out.get("type") != "object"
     if wrapped:
         out = {"type": "object", "properties": {"result": out}, "required": ["result"]}
+    if alias.error_type is not None:
+        out = _either(out, output_schema(alias.error_type))
     return ToolSpec(
         name=alias.name,
         title=op.title,
@@ -261,3 +263,13 @@ def _clean(node: Any) -> Any:
     if isinstance(node, list):
         return [_clean(item) for item in node]
     return node
+
+
+def _either(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """One object schema that accepts a reply of either shape (definitions merged at the root)."""
+    defs = {**first.get("$defs", {}), **second.get("$defs", {})}
+    branches = [{k: v for k, v in schema.items() if k != "$defs"} for schema in (first, second)]
+    combined: dict[str, Any] = {"type": "object", "anyOf": branches}
+    if defs:
+        combined["$defs"] = defs
+    return combined
