@@ -441,20 +441,23 @@ class Project:
         Args:
             command: start this server instead, as one string split like a shell would but never
                 run by one (e.g. "python -m books.mcp --db test.db"); its tools are then not
-                compared with declarations.
+                compared with declarations. Not together with `manifest` or `self_check`.
             manifest: a pai-deps manifest (relative to the project) declaring the start command
-                (`mcp_start`, or `provides.mcp.start`) and the tools.
+                (`mcp_start`, or `provides.mcp.start`) and the tools. Not together with `command`
+                or `self_check`.
             timeout: one limit for start, handshake and listing, e.g. "10s" or "500ms"; raise it
                 for slow starters (npx, a JVM).
             call_readonly: also call every tool annotated readOnlyHint with minimal valid
-                arguments, plus an unknown tool and a wrongly typed argument, and check the
-                answers. Off by default: calls can touch what the server is connected to.
+                arguments, every declared tool with `exampleArguments` with those (read-only or
+                not), plus an unknown tool and a wrongly typed argument, and check the answers.
+                Off by default: calls can touch what the server is connected to.
             strict: undeclared tools fail (default: a warning); a missing start command fails
                 (default: skipped).
             mcp_only: check only the MCP server, not the command-line contracts a manifest declares
                 under `provides.cli` (each must exit 0 and print JSON matching its `output_schema`).
             self_check: verify preflight's own MCP server (`preflight-mcp`) against the operations
-                it is generated from: every tool, schema and annotation must match.
+                it is generated from: every tool, schema and annotation must match. Not together
+                with `command` or `manifest`.
 
         Returns:
             status passed | failed | error | skipped; the server (name, version, protocol
@@ -468,10 +471,14 @@ class Project:
             `error` means the server could not be verified (did not start, timed out, exited, broke
             the protocol): read the findings and stderrTail, not the tool list. STDOUT_POLLUTION
             means the server prints on stdout: log to stderr. SCHEMA_MISMATCH comes with
-            schemaDiff (added, removed and changed properties).
+            schemaDiff (added, removed and changed properties). `command`, `manifest` and
+            `self_check` each name the server: more than one is INVALID_INPUT.
         """
         from .verify import verify as _verify
+        from .verify.spec import check_sources
 
+        # Before anything is loaded: a bad combination must fail fast and start nothing.
+        check_sources(command=command, manifest=manifest, self_check=self_check)
         root, mcp = await self._verify_source()
         if self_check:
             from .export.selfcheck import self_check_command, self_check_tools

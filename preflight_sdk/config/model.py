@@ -347,12 +347,19 @@ class NetworkConfig(_Config, frozen=True, kw_only=True):
 
 
 class McpToolDecl(_Config, frozen=True, kw_only=True):
-    """A tool the MCP server under `mcp:` promises to serve."""
+    """A tool the MCP server under `mcp:` promises to serve (and, optionally, how to call it)."""
 
     name: Annotated[str, Meta(description="Tool name.")]
     schema: Annotated[
         str | dict[str, Any] | None,
         Meta(description="Expected inputSchema: a JSON file path (relative to e2e.yaml) or inline."),
+    ] = None
+    example_arguments: Annotated[
+        dict[str, Any] | None,
+        Meta(
+            description="Arguments known to work: with --call-readonly the tool is called with them, "
+            "even when not annotated read-only, and its result is checked."
+        ),
     ] = None
 
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -35,7 +36,7 @@ async def verify(
 ) -> VerifyResult:
     """Start an MCP server on stdio, list its tools and check them against their declarations.
 
-    The server comes from the first of `command`, `manifest`, `mcp` that is given; the declared
+    The server comes from `command` or `manifest` (not both), else from `mcp`; the declared
     tools from `expected_tools`, else from that same source. See docs/verify.md for every check.
 
     Args:
@@ -49,7 +50,8 @@ async def verify(
         timeout: one deadline for spawn + handshake + the whole tools/list walk (`"10s"`, `"500ms"`
             or milliseconds); also the limit of each call made with `call_readonly`.
         call_readonly: also call each `readOnlyHint: true` tool with arguments built from its
-            schema, an unknown tool, and a tool with a wrongly typed argument.
+            schema, each declared tool with `example_arguments` with those (read-only or not),
+            an unknown tool, and a read-only tool with a wrongly typed argument.
         strict: tools served but not declared are errors (else warnings), and a missing start
             command is an error (else the result is `skipped`).
         expected_tools: declarations that replace those of the source.
@@ -61,7 +63,8 @@ async def verify(
         failed to start, timed out or broke the protocol (`status: "error"`).
 
     Raises:
-        InputError: `INVALID_INPUT` for a bad timeout or command string.
+        InputError: `INVALID_INPUT` for a bad timeout or command string, or both `command` and
+            `manifest`.
         ConfigError: `MANIFEST_INVALID` for a bad manifest, `CONFIG_INVALID` for a bad schema file.
     """
     started = anyio.current_time()
@@ -97,7 +100,7 @@ async def verify(
     from .dynamic import call_checks
     from .session import run_session
 
-    after_listing = partial(call_checks, limit=seconds) if call_readonly else None
+    after_listing = partial(call_checks, limit=seconds, examples=_examples(spec)) if call_readonly else None
     outcome = await run_session(spec, limit=seconds, after_listing=after_listing)
     findings = [f for f in outcome.findings if f.tool is None]
     by_tool = [f for f in outcome.findings if f.tool is not None]
@@ -133,6 +136,11 @@ async def verify(
         stderr_tail=outcome.stderr_tail if status in ("error", "failed") else [],
         cli=cli,
     )
+
+
+def _examples(spec: ServerSpec) -> dict[str, dict[str, Any]]:
+    """The declared example arguments by tool name (those tools are called with `call_readonly`)."""
+    return {t.name: t.example_arguments for t in spec.declared if t.example_arguments is not None}
 
 
 def _attach(tools: list[ToolReport], findings: list[Finding]) -> list[ToolReport]:

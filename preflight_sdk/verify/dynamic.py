@@ -1,14 +1,17 @@
-"""Opt-in checks that call the server: read-only tools, an unknown tool, a wrongly typed argument.
+"""Opt-in checks that call the server: chosen tools, an unknown tool, a wrongly typed argument.
 
-Only tools annotated `readOnlyHint: true` are ever called, with the smallest arguments their
-schema accepts (see `synth`); a tool whose required arguments cannot be built is skipped with
-an info finding. The official client validates `structuredContent` against `outputSchema` and
-raises `RuntimeError` when it does not conform; that becomes a finding here.
+A tool is called when it is annotated `readOnlyHint: true`, with the smallest arguments its
+schema accepts (see `synth`; a tool whose required arguments cannot be built is skipped with an
+info finding), or when its declaration gives `example_arguments`, with exactly those, read-only
+or not: declaring them is the caller's statement that the call is safe. The official client
+validates `structuredContent` against `outputSchema` and raises `RuntimeError` when it does not
+conform; that becomes a finding here.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -24,20 +27,37 @@ __all__ = ["UNKNOWN_TOOL", "call_checks"]
 UNKNOWN_TOOL = "preflight_verify_no_such_tool"
 """The name called to check that unknown tools are rejected (suffixed if a server serves it)."""
 
+Outcome = types.CallToolResult | MCPError | RuntimeError | ValidationError | TimeoutError
 
-async def call_checks(client: Client, tools: list[dict[str, Any]], *, limit: float) -> list[Finding]:
-    """Call every read-only tool, then probe an unknown tool and a wrongly typed argument.
+
+async def call_checks(
+    client: Client,
+    tools: list[dict[str, Any]],
+    *,
+    limit: float,
+    examples: Mapping[str, dict[str, Any]] | None = None,
+) -> list[Finding]:
+    """Call the read-only tools and those with example arguments, then probe an unknown tool and
+    a wrongly typed argument.
 
     Args:
         client: a connected client whose listing is complete.
-        tools: the served tool definitions (wire form).
+        tools: the served tool definitions (wire form), called in server order.
         limit: seconds allowed for each call.
+        examples: declared example arguments by tool name; such a tool is called with them
+            instead of synthesised ones, even when it is not annotated read-only.
     """
+    chosen = examples or {}
     findings: list[Finding] = []
-    readonly = [t for t in tools if isinstance(t.get("name"), str) and _read_only(t)]
-    for tool in readonly:
-        findings.extend(await _call_readonly(client, tool, limit))
+    named = [t for t in tools if isinstance(t.get("name"), str)]
+    for tool in named:
+        if tool["name"] in chosen:
+            findings.extend(await _call_tool(client, tool["name"], chosen[tool["name"]], limit, example=True))
+        elif _read_only(tool):
+            findings.extend(await _call_readonly(client, tool, limit))
+    readonly = [t for t in named if _read_only(t)]
     findings.extend(await _unknown_tool(client, {t.get("name") for t in tools}, limit))
+    # Only read-only tools get the wrong-typed probe: a tool that skips validation could act on it.
     findings.extend(await _wrong_type(client, readonly, limit))
     return findings
 
@@ -47,9 +67,7 @@ def _read_only(tool: dict[str, Any]) -> bool:
     return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
 
 
-async def _call(
-    client: Client, name: str, arguments: dict[str, Any], limit: float
-) -> types.CallToolResult | MCPError | RuntimeError | ValidationError | TimeoutError:
+async def _call(client: Client, name: str, arguments: dict[str, Any], limit: float) -> Outcome:
     """Call a tool; return its result or the failure (as a value, to keep the callers flat)."""
     try:
         with anyio.fail_after(limit):
@@ -59,20 +77,37 @@ async def _call(
 
 
 async def _call_readonly(client: Client, tool: dict[str, Any], limit: float) -> list[Finding]:
-    name = tool["name"]
-
-    def finding(severity: Severity, code: str, message: str) -> Finding:
-        return Finding(severity=severity, code=code, message=message, tool=name)
-
+    """Call a read-only tool with arguments synthesised from its inputSchema."""
     arguments = valid_arguments(tool.get("inputSchema"))
     if arguments is None:
         return [
-            finding(
-                "info", "CALL_SKIPPED", "not called: no valid arguments can be built from its inputSchema"
+            Finding(
+                severity="info",
+                code="CALL_SKIPPED",
+                message="not called: no valid arguments can be built from its inputSchema "
+                "(declare `exampleArguments` to have it called)",
+                tool=tool["name"],
             )
         ]
+    return await _call_tool(client, tool["name"], arguments, limit, example=False)
+
+
+async def _call_tool(
+    client: Client, name: str, arguments: dict[str, Any], limit: float, *, example: bool
+) -> list[Finding]:
+    """Call `name` with `arguments` and judge the answer.
+
+    `example` says the arguments were declared as working: an isError answer is then an error,
+    where for synthesised arguments it can be legitimate (an info).
+    """
     outcome = await _call(client, name, arguments, limit)
-    shown = json.dumps(arguments)
+    return _judge(outcome, name, json.dumps(arguments), limit, example=example)
+
+
+def _judge(outcome: Outcome, name: str, shown: str, limit: float, *, example: bool) -> list[Finding]:
+    def finding(severity: Severity, code: str, message: str) -> Finding:
+        return Finding(severity=severity, code=code, message=message, tool=name)
+
     if isinstance(outcome, TimeoutError):
         return [finding("error", "CALL_FAILED", f"no answer within {limit:g} s to a call with {shown}")]
     if isinstance(outcome, MCPError):
@@ -96,14 +131,7 @@ async def _call_readonly(client: Client, tool: dict[str, Any], limit: float) -> 
         return [finding("error", "STRUCTURED_CONTENT_INVALID", str(outcome).splitlines()[0])]
     texts = [block.text for block in outcome.content if isinstance(block, types.TextContent)]
     if outcome.is_error:
-        out = [finding("info", "CALL_IS_ERROR", f"returned isError for {shown}: {' '.join(texts)[:200]!r}")]
-        if not any(t.strip() for t in texts):
-            out.append(
-                finding(
-                    "warning", "ERROR_TEXT_MISSING", "an isError result without text the model could act on"
-                )
-            )
-        return out
+        return _is_error(texts, name, shown, example=example)
     if outcome.structured_content is not None and not any(
         _mirrors(t, outcome.structured_content) for t in texts
     ):
@@ -116,6 +144,33 @@ async def _call_readonly(client: Client, tool: dict[str, Any], limit: float) -> 
             )
         ]
     return []
+
+
+def _is_error(texts: list[str], name: str, shown: str, *, example: bool) -> list[Finding]:
+    """Findings for an isError answer: `CALL_IS_ERROR`, plus `ERROR_TEXT_MISSING` without text."""
+    said = " ".join(texts)[:200]
+    # Example arguments were declared as working, so refusing them is a broken promise; refusing
+    # synthesised ones can be legitimate (a lookup of an id that does not exist).
+    severity: Severity = "error" if example else "info"
+    what = f"its example arguments {shown}" if example else shown
+    out = [
+        Finding(
+            severity=severity,
+            code="CALL_IS_ERROR",
+            message=f"returned isError for {what}: {said!r}",
+            tool=name,
+        )
+    ]
+    if not any(t.strip() for t in texts):
+        out.append(
+            Finding(
+                severity="warning",
+                code="ERROR_TEXT_MISSING",
+                message="an isError result without text the model could act on",
+                tool=name,
+            )
+        )
+    return out
 
 
 def _mirrors(text: str, structured: Any) -> bool:

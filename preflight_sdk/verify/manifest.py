@@ -10,6 +10,7 @@ provides:
   mcp:
     - tool: search_books
       schema: schemas/search_books.json   # optional: the expected inputSchema
+      example_arguments: {query: dune}    # optional: called with these under call_readonly
     - resource: books://all               # resources are not checked
 
 # 2. `provides.mcp` as a block with `start` and `tools` (what its specification describes)
@@ -44,7 +45,7 @@ from .spec import CliContract, ExpectedTool, ServerSpec, load_schema_file, resol
 __all__ = ["load_manifest"]
 
 _BLOCK_KEYS = ("start", "tools", "resources")
-_TOOL_KEYS = ("tool", "name", "schema", "description")
+_TOOL_KEYS = ("tool", "name", "schema", "example_arguments", "description")
 _RESOURCE_KEYS = ("resource", "schema", "description")
 
 
@@ -185,6 +186,7 @@ def _read_tools(reader: _Reader, entries: list[tuple[PathKey, Any]], base: Path)
     for path, entry in entries:
         name: Any
         schema_ref: Any
+        examples: dict[str, Any] | None = None
         if isinstance(entry, str):
             name, schema_ref = entry, None
         elif isinstance(entry, dict) and "resource" in entry and "tool" not in entry and "name" not in entry:
@@ -195,6 +197,7 @@ def _read_tools(reader: _Reader, entries: list[tuple[PathKey, Any]], base: Path)
             if "tool" in entry and "name" in entry:
                 reader.add(path, "give the tool name once, as `tool` or as `name`")
             name, schema_ref = entry.get("tool", entry.get("name")), entry.get("schema")
+            examples = _read_examples(reader, entry, path)
         else:
             reader.add(path, "a tool entry is a name or a mapping with `tool` (and optionally `schema`)")
             continue
@@ -221,8 +224,22 @@ def _read_tools(reader: _Reader, entries: list[tuple[PathKey, Any]], base: Path)
             reader.add(
                 (*path, "schema"), "`schema` is a path to a JSON file (relative to the manifest) or an object"
             )
-        declared.append(ExpectedTool(name=name, input_schema=schema))
+        declared.append(ExpectedTool(name=name, input_schema=schema, example_arguments=examples))
     return declared
+
+
+def _read_examples(reader: _Reader, entry: dict[str, Any], path: PathKey) -> dict[str, Any] | None:
+    """Return the entry's `example_arguments` (a mapping of argument names), or None."""
+    value = entry.get("example_arguments")
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        reader.add(
+            (*path, "example_arguments"),
+            "`example_arguments` is a mapping of argument names to values (`{query: dune}`)",
+        )
+        return None
+    return value
 
 
 _CLI_KEYS = ("command", "output_schema", "description")

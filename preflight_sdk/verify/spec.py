@@ -1,9 +1,10 @@
 """Where the server under test comes from, and what it is expected to serve.
 
-Three sources, the first one given wins: an explicit `command`, a pai-deps style manifest, or the
-`mcp:` block of e2e.yaml. A command is an argv list or a string split with `shlex` (never given
-to a shell, so `;`, `|` and `$VAR` are plain characters). Declarations come from the caller's
-`expected_tools` when given, otherwise from the source that supplied the server.
+Three sources: an explicit `command`, a pai-deps style manifest, or the `mcp:` block of e2e.yaml.
+`command` and `manifest` exclude each other; either one replaces the `mcp:` block. A command is
+an argv list or a string split with `shlex` (never given to a shell, so `;`, `|` and `$VAR` are
+plain characters). Declarations come from the caller's `expected_tools` when given, otherwise
+from the source that supplied the server.
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ import yaml
 from ..config.model import McpConfig
 from ..errors import ConfigError, ConfigProblem, InputError
 
-__all__ = ["ExpectedTool", "ServerSpec", "load_schema_file", "resolve_path", "resolve_spec", "split_command"]
+__all__ = [
+    "ExpectedTool",
+    "ServerSpec",
+    "check_sources",
+    "load_schema_file",
+    "resolve_path",
+    "resolve_spec",
+    "split_command",
+]
 
 SpecSource = Literal["command", "manifest", "mcp", "none"]
 
@@ -34,12 +43,16 @@ class ExpectedTool(msgspec.Struct, frozen=True, kw_only=True, rename="camel", om
         output_schema: the expected `outputSchema`; any difference is `OUTPUT_SCHEMA_MISMATCH`.
         annotations: expected annotation values in wire form (`{"readOnlyHint": true}`); each
             given key must match (`ANNOTATIONS_MISMATCH`), others are not compared.
+        example_arguments: arguments known to work. With `call_readonly` the tool is called
+            with exactly these, even when it is not annotated read-only (declaring them is the
+            opt-in), and its result is checked like a read-only tool's.
     """
 
     name: str
     input_schema: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
+    example_arguments: dict[str, Any] | None = None
 
 
 class CliContract(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,13 +113,14 @@ def resolve_spec(
     expected_tools: Sequence[ExpectedTool] | None,
     env: Mapping[str, str] | None,
 ) -> ServerSpec:
-    """Pick the server source (command, then manifest, then the `mcp:` block) and its declarations.
+    """Pick the server source (command or manifest, else the `mcp:` block) and its declarations.
 
     Raises:
-        InputError: a bad command string.
+        InputError: `INVALID_INPUT` for both `command` and `manifest`, or a bad command string.
         ConfigError: `MANIFEST_INVALID` for a bad manifest, `CONFIG_INVALID` for a bad schema file
             named in the `mcp:` block.
     """
+    check_sources(command=command, manifest=manifest)
     base = root if root is not None else Path.cwd()
     extra = dict(env or {})
     spec: ServerSpec
@@ -124,6 +138,26 @@ def resolve_spec(
     return msgspec.structs.replace(spec, env={**spec.env, **extra}, declared=declared)
 
 
+def check_sources(*, command: object | None, manifest: object | None, self_check: bool = False) -> None:
+    """Refuse more than one of `command`, `manifest` and `self_check`: each names a server.
+
+    Picking one silently would verify a server the caller did not ask about. The `mcp:` block is
+    not part of this: it is the default that any of them replaces.
+
+    Raises:
+        InputError: `INVALID_INPUT`, naming the options given.
+    """
+    given = [name for name, value in (("command", command), ("manifest", manifest)) if value is not None]
+    if self_check:
+        given.insert(0, "self_check")
+    if len(given) > 1:
+        raise InputError(
+            f"{' and '.join(given)} each name the server to verify; give only one of them",
+            hint="--self checks preflight-mcp, --command starts any server, --manifest reads a "
+            "pai-deps manifest; with none of them the mcp: block of e2e.yaml is used",
+        )
+
+
 def _from_mcp_block(block: McpConfig, base: Path) -> ServerSpec:
     argv = split_command(block.start, field="mcp.start")
     cwd = resolve_path(base, block.cwd) if block.cwd else base
@@ -136,7 +170,9 @@ def _from_mcp_block(block: McpConfig, base: Path) -> ServerSpec:
             )
         else:
             schema = tool.schema
-        declared.append(ExpectedTool(name=tool.name, input_schema=schema))
+        declared.append(
+            ExpectedTool(name=tool.name, input_schema=schema, example_arguments=tool.example_arguments)
+        )
     return ServerSpec(source="mcp", argv=argv, cwd=cwd, env=dict(block.env), declared=declared)
 
 

@@ -151,6 +151,7 @@ async def test_a_server_that_exits_at_start_is_reported_with_its_stderr(tagged: 
     ]
     assert result.tools == [] and result.summary.missing == 0
     assert result.duration < SLACK_MS + 1000
+    assert tagged.leftovers() == []
 
 
 async def test_a_server_that_exits_while_a_child_holds_its_stdout_is_still_reported_at_once(
@@ -233,10 +234,10 @@ async def test_calling_read_only_tools_checks_results_and_error_handling(tagged:
         ("warning", "BAD_ARGUMENT_HANDLING", "typed"),
         ("warning", "UNKNOWN_TOOL_HANDLING", None),
     }
-    calls = [line for line in result.stderr_tail if line.startswith("call ")]
-    assert "call write_thing" not in calls  # never call a tool that is not read-only
-    assert "call needs_pattern" not in calls  # nor one whose arguments could not be built
-    assert calls[:3] == ["call bad_output", "call no_mirror", "call typed"]
+    called = [line.split()[1] for line in result.stderr_tail if line.startswith("call ")]
+    assert "write_thing" not in called  # never call a tool that is not read-only
+    assert "needs_pattern" not in called  # nor one whose arguments could not be built
+    assert called[:3] == ["bad_output", "no_mirror", "typed"]
     bad = next(f for t in result.tools for f in t.findings if f.code == "BAD_ARGUMENT_HANDLING")
     assert "-32603" in bad.message and "'count'" in bad.message
     assert tagged.leftovers() == []

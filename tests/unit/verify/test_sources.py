@@ -7,7 +7,7 @@ import shlex
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -80,14 +80,26 @@ async def test_strict_makes_a_missing_start_command_fail(tmp_path: Path) -> None
     assert triples(result) == {("error", "NO_START_COMMAND", None)}
 
 
-async def test_the_first_given_source_wins(tagged: Tagged, tmp_path: Path) -> None:
-    manifest = write(tmp_path, "pai-manifest.yaml", "name: x\nmcp_start: /nonexistent/server\n")
-    block = McpConfig(start=["/nonexistent/other"])
+async def test_a_command_replaces_the_mcp_block(tagged: Tagged, tmp_path: Path) -> None:
+    block = McpConfig(start=["/nonexistent/other"], tools=[McpToolDecl(name="nothing_like_this")])
 
-    result = await verify(root=tmp_path, command=GOOD, manifest=str(manifest), mcp=block, env=tagged.env)
+    result = await verify(root=tmp_path, command=GOOD, mcp=block, env=tagged.env)
 
     assert result.status == "passed"
     assert result.server is not None and result.server.name == "good-books"
+    assert triples(result) == {("info", "NO_DECLARATIONS", None)}  # the block's tools went with it
+
+
+async def test_a_command_and_a_manifest_together_are_an_input_error(tagged: Tagged, tmp_path: Path) -> None:
+    manifest = write(tmp_path, "pai-manifest.yaml", f"name: x\nmcp_start: {GOOD}\n")
+
+    with pytest.raises(InputError) as caught:
+        await verify(root=tmp_path, command=GOOD, manifest=str(manifest), env=tagged.env)
+
+    assert caught.value.code == "INVALID_INPUT"
+    assert "command and manifest" in caught.value.message
+    assert caught.value.hint and "--manifest" in caught.value.hint
+    assert tagged.leftovers() == []  # refused before anything started
 
 
 async def test_a_manifest_with_mcp_start_and_a_provides_list(tagged: Tagged, tmp_path: Path) -> None:
@@ -358,3 +370,25 @@ def result_text(result: object) -> str:
     from preflight_sdk.display import render_text
 
     return render_text(result)
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"self_check": True, "command": GOOD}, "self_check and command"),
+        ({"self_check": True, "manifest": "pai-manifest.yaml"}, "self_check and manifest"),
+        ({"command": GOOD, "manifest": "pai-manifest.yaml"}, "command and manifest"),
+    ],
+)
+async def test_project_verify_refuses_more_than_one_server_source(
+    tmp_path: Path, options: dict[str, Any], named: str
+) -> None:
+    from preflight_sdk import Project
+
+    # No e2e.yaml at all: the options are refused before the project is even read.
+    with pytest.raises(InputError) as caught:
+        await Project.open(tmp_path).verify(**options)
+
+    assert caught.value.code == "INVALID_INPUT"
+    assert named in caught.value.message
+    assert caught.value.hint
