@@ -87,6 +87,18 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         return None
 
 
+def config_candidates(path: str | os.PathLike[str], config_file: str | None = None) -> list[Path]:
+    """The files that may be the configuration, in the order `find_config` tries them."""
+    base = Path(path).expanduser()
+    if config_file:
+        explicit = Path(config_file).expanduser()
+        folder = base.parent if base.is_file() else base
+        return [explicit if explicit.is_absolute() else folder / explicit]
+    if base.is_file():
+        return [base]
+    return [base / name for name in CONFIG_NAMES]
+
+
 def find_config(path: str | os.PathLike[str], config_file: str | None = None) -> Path:
     """Return the e2e.yaml that `path` (a project directory or a file) and `config_file` name.
 
@@ -94,14 +106,7 @@ def find_config(path: str | os.PathLike[str], config_file: str | None = None) ->
         ConfigError: `CONFIG_NOT_FOUND`, listing every path tried.
     """
     base = Path(path).expanduser()
-    if config_file:
-        explicit = Path(config_file).expanduser()
-        folder = base.parent if base.is_file() else base
-        tried = [explicit if explicit.is_absolute() else folder / explicit]
-    elif base.is_file():
-        tried = [base]
-    else:
-        tried = [base / name for name in CONFIG_NAMES]
+    tried = config_candidates(path, config_file)
     for candidate in tried:
         if candidate.is_file():
             return candidate.resolve()

@@ -16,6 +16,7 @@ import anyio
 import msgspec
 
 from ..config import LoadedConfig, find_config, load_config
+from ..config.loader import config_candidates
 from ..errors import ConfigError, StateError
 from .state import SessionState, read_state, state_path, write_state
 
@@ -66,6 +67,7 @@ class ProjectContext:
         self.lock_wait = 120.0  # seconds to wait for another process changing the same checkout
         self._loaded_fingerprint: tuple[tuple[str, int, int], ...] = ()
         self._state_mark: int | None = None
+        self._watched: tuple[LoadedConfig, tuple[str, ...]] | None = None
 
     # -- engine ------------------------------------------------------------------------------
 
@@ -112,8 +114,9 @@ class ProjectContext:
         running: then the running session is kept and `stale` is set, so `init` can refuse
         (`INVALID_STATE`, clean first) while `status`, `logs` and `clean` still work.
         """
-        # One trip to a worker thread in the common case: nothing changed on disk.
-        fingerprint, state_mark = await anyio.to_thread.run_sync(self._marks)
+        # The common case, nothing changed on disk, is a handful of `stat` calls on the project's
+        # own files (microseconds): done here, as a worker-thread round trip would cost more.
+        fingerprint, state_mark = self._marks()
         if self.loaded is not None and fingerprint == self._loaded_fingerprint:
             loaded = self.loaded  # nothing it was read from changed: no need to parse it again
         else:
@@ -169,36 +172,40 @@ class ProjectContext:
         self._state_mark = None
 
     def _marks(self) -> tuple[tuple[tuple[str, int, int], ...], int | None]:
-        """The configuration's fingerprint and the state file's mtime (blocking)."""
+        """The configuration's fingerprint and the state file's mtime."""
         state = _mtime(state_path(self.loaded.root)) if self.loaded is not None else None
         return self._fingerprint(), state
 
     def _fingerprint(self, loaded: LoadedConfig | None = None) -> tuple[tuple[str, int, int], ...]:
-        """Sizes and modification times of what the configuration is read from (blocking)."""
+        """Sizes and modification times of every file a load reads or chooses between."""
         current = loaded or self.loaded
         if current is None:
             return ()
-        files = [Path(current.path), Path(current.root) / ".env"]
-        files += [current.resolve(s.file) for s in current.suites if s.file and s.runner == "yaml"]
-        marks = []
-        for file in files:
-            try:
-                stat = file.stat()
-            except OSError:
-                marks.append((str(file), -1, -1))
-            else:
-                marks.append((str(file), stat.st_mtime_ns, stat.st_size))
-        try:
-            located = find_config(self.path, self.config_file)
-        except ConfigError:
-            return ()
-        return (("config", hash(str(located)), 0), *marks)
+        return tuple(_stat_mark(path) for path in self._watched_files(current))
+
+    def _watched_files(self, loaded: LoadedConfig) -> tuple[str, ...]:
+        """The candidate config files (e2e.yaml, e2e.yml: one appearing or vanishing switches
+        files), the one loaded, `.env` and the YAML suite files; computed once per load."""
+        if self._watched is None or self._watched[0] is not loaded:
+            files = [os.path.abspath(path) for path in config_candidates(self.path, self.config_file)]
+            files += [loaded.path, os.path.join(loaded.root, ".env")]
+            files += [str(loaded.resolve(s.file)) for s in loaded.suites if s.file and s.runner == "yaml"]
+            self._watched = (loaded, tuple(dict.fromkeys(files)))
+        return self._watched[1]
 
     async def transition(self, **changes: Any) -> SessionState:
         """Persist a change of the session (`state=`, `network=`, `containers=`…)."""
         session = msgspec.structs.replace(self.require_session(), **changes)
         await self.save(session)
         return session
+
+
+def _stat_mark(path: str) -> tuple[str, int, int]:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return (path, -1, -1)
+    return (path, stat.st_mtime_ns, stat.st_size)
 
 
 def _mtime(path: Path) -> int | None:
