@@ -288,9 +288,10 @@ class Project:
         return result
 
     async def follow_logs(self, container: str, since: str | None = None) -> AsyncIterator[LogLine]:
-        """Yield a container's new log lines as they are written, until you stop iterating.
+        """Yield a container's log lines (since `since`, else from its start), then each new one as
+        it is written, until you stop iterating. Each line says its stream (stdout or stderr).
 
-        `async for line in project.follow_logs("api"): print(line.text)`
+        `async for line in project.follow_logs("api", since="1m"): print(line.stream, line.text)`
         """
         from .durations import parse_since
         from .lifecycle import logs as _logs

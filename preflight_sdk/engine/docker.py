@@ -34,6 +34,7 @@ from .base import (
     RemoveOutcome,
 )
 from .errors import daemon_unreachable, translate
+from .follow import follow_api, local_socket
 from .inspect import container_from_inspect, container_from_ps, docker_time, merge_log_streams, parse_log_line
 from .process import Completed, iter_lines, reap, run_command, stream_command
 
@@ -42,6 +43,7 @@ __all__ = ["DockerEngine"]
 T = TypeVar("T")
 _BUILD_TAIL = 30
 _INFO_CACHE: dict[tuple[str, str, str], EngineInfo] = {}
+_UNKNOWN = object()
 
 
 class DockerEngine:
@@ -51,6 +53,7 @@ class DockerEngine:
         self._docker = docker
         self._client: Any = None
         self._limiter = anyio.CapacityLimiter(16)
+        self._socket: object = _UNKNOWN  # the daemon's local unix socket, once looked up
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -314,9 +317,16 @@ class DockerEngine:
         return lines[-tail:] if tail is not None and tail >= 0 else lines
 
     async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
-        # One pipe (stderr merged into stdout) so no task is needed inside this generator; the
-        # stream of each followed line is therefore reported as stdout. Consumers close the
-        # generator (contextlib.aclosing), which kills the child.
+        # Consumers close the generator (contextlib.aclosing), which closes the connection or
+        # kills the child.
+        if self._socket is _UNKNOWN:
+            self._socket = await anyio.to_thread.run_sync(local_socket)
+        if isinstance(self._socket, str):
+            async for entry in follow_api(self._socket, ref, since=since):
+                yield entry
+            return
+        # A remote daemon or another context: the CLI, with one pipe (stderr merged into stdout)
+        # so no task is needed inside this generator; each line is then reported as stdout.
         argv = [self._docker, "logs", "--follow", "--timestamps"]
         if since is not None:
             argv += ["--since", docker_time(since)]

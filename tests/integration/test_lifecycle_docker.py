@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -297,3 +298,37 @@ def test_scripts_exist_for_a_fresh_machine() -> None:
     repo = Path(__file__).resolve().parents[2]
     for script in ("ensure-docker", "base-images", "test", "demo"):
         assert os.access(repo / "scripts" / script, os.X_OK), script
+
+
+async def test_followed_logs_keep_each_line_s_stream_and_order(project_dir: Callable[..., Path]) -> None:
+    root = project_dir(
+        config="""
+        project: {name: chatty}
+        services:
+          talker:
+            build: {image: preflight-base/busybox}
+            container:
+              command: ["sh", "-c", "echo ready; i=0; while true; do i=$((i+1)); echo out $i; echo err $i >&2; sleep 0.05; done"]
+    """
+    )
+    async with Project.open(root) as project:
+        await project.setup()
+        seen: list[tuple[str, str]] = []
+        with anyio.fail_after(20):
+            async with contextlib.aclosing(project.follow_logs("talker")) as lines:
+                async for line in lines:
+                    seen.append((line.stream, line.text))
+                    if ("stderr", "err 5") in seen and ("stdout", "out 5") in seen:
+                        break
+        assert ("stdout", "ready") in seen
+        assert all(stream == ("stderr" if text.startswith("err") else "stdout") for stream, text in seen)
+        outs = [text for stream, text in seen if stream == "stdout" and text.startswith("out")]
+        assert outs == [f"out {i}" for i in range(1, len(outs) + 1)], "in order, none lost"
+
+        followed = await project.logs("talker", lines=1, follow_for="1s")
+        streams = {entry.stream for entry in followed.entries}
+        assert streams == {"stdout", "stderr"}
+        assert len(followed.entries) > 10, "a second of new lines was collected"
+        for stream in ("stdout", "stderr"):
+            stamps = [entry.timestamp for entry in followed.entries if entry.stream == stream]
+            assert stamps == sorted(stamps), stream
