@@ -193,7 +193,9 @@ def mocks_html(diagnostics: DiagnosticReport | None) -> str:
             [
                 esc(traffic.mock_name),
                 f"<code>{esc(r.method)} {esc(r.path)}</code>",
-                badge("passed" if r.status < 400 else "failed", str(r.status)),
+                badge("failed", f"fault: {r.fault}")
+                if r.fault
+                else badge("passed" if r.status < 400 else "failed", str(r.status)),
                 esc(r.matched_route or "(no route)"),
                 block(json_text(r.body, limit=600)) if r.body is not None else "",
             ],

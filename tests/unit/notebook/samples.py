@@ -126,7 +126,14 @@ def price_failure() -> Failure:
                             status=404,
                             timestamp="2026-11-22T14:22:36.524Z",
                             body={"charge": "ch_1"},
-                        )
+                        ),
+                        MockRequestInfo(
+                            method="POST",
+                            path="/charges",
+                            status=0,
+                            fault="reset",
+                            timestamp="2026-11-22T14:22:36.530Z",
+                        ),
                     ],
                 )
             ],

@@ -110,6 +110,7 @@ def test_a_failed_run_is_a_table_of_suites_with_the_failure_expanded() -> None:
     assert "400" in text and "500" in text
     assert with_class(tree, "pf-request") and with_class(tree, "pf-response")
     assert with_class(tree, "pf-mock-request") and "/refunds" in text
+    assert "fault: reset" in text, "a request answered by a fault shows it, not status 0"
     assert "seed exited (0)" in text
 
 
