@@ -41,7 +41,13 @@ INTRO = (
     "beat (the same work done by the bare library underneath), produced by the scripts under "
     "`scripts/bench/`.\n\n"
 )
-TARGETS = {"start": 1.2, "tools/list": 1.5, "cheap call": 1.5, "no-op call (export layer only)": 1.5}
+TARGETS = {
+    "start": 1.2,
+    "tools/list": 1.5,
+    "tools/list (to last byte)": 1.5,
+    "cheap call": 1.5,
+    "no-op call (export layer only)": 1.5,
+}
 
 INIT = {
     "jsonrpc": "2.0",
@@ -84,6 +90,20 @@ class Server:
         self.send(message)
         return self.answer(message["id"])
 
+    def request_line(self, method: str, params: dict[str, Any] | None = None) -> bytes:
+        """Send a request and return the raw line of its answer, undecoded (no notification
+        comes between a request and its answer here: tools/list and these calls send none)."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.next_id += 1
+        self.send(message)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the server closed stdout")
+        return line
+
     def answer(self, request_id: int) -> dict[str, Any]:
         assert self.process.stdout is not None
         while True:
@@ -116,11 +136,13 @@ class Server:
 
 
 def round_trips(
-    jobs: dict[str, tuple[Server, str, dict[str, Any] | None]], calls: int
+    jobs: dict[str, tuple[Server, str, dict[str, Any] | None]], calls: int, *, decode: bool = True
 ) -> dict[str, list[float]]:
     """Time `calls` round trips per server, alternating between servers call by call.
 
     Alternating spreads machine noise (other processes, CPU frequency) evenly over the servers.
+    With `decode`, the clock stops once the answer is decoded (`json.loads` in this client
+    included); without, once its last byte is read (the server's response time alone).
     """
     for _ in range(max(10, calls // 10)):  # warm-up: imports, caches, first-call paths
         for server, method, params in jobs.values():
@@ -129,8 +151,13 @@ def round_trips(
     for _ in range(calls):
         for name, (server, method, params) in jobs.items():
             start = time.perf_counter()
-            reply = server.request(method, params)
-            timings[name].append(time.perf_counter() - start)
+            if decode:
+                reply = server.request(method, params)
+                timings[name].append(time.perf_counter() - start)
+            else:
+                line = server.request_line(method, params)
+                timings[name].append(time.perf_counter() - start)
+                reply = json.loads(line)
             if reply["result"].get("isError"):
                 raise RuntimeError(f"{method} failed on {name}: {reply['result']}")
     return timings
@@ -179,6 +206,11 @@ def main() -> int:
         lists = round_trips(
             {"floor": (floor, "tools/list", None), "preflight": (preflight, "tools/list", None)}, args.calls
         )
+        served = round_trips(
+            {"floor": (floor, "tools/list", None), "preflight": (preflight, "tools/list", None)},
+            args.calls,
+            decode=False,
+        )
         init = {"name": "preflight_init", "arguments": {}}
         cheap = round_trips(
             {
@@ -196,6 +228,8 @@ def main() -> int:
         ("start", statistics.median(starts["floor"]), statistics.median(starts["preflight"]), None, None),
         ("tools/list", percentile(lists["floor"], 50), percentile(lists["preflight"], 50),
          percentile(lists["floor"], 99), percentile(lists["preflight"], 99)),
+        ("tools/list (to last byte)", percentile(served["floor"], 50), percentile(served["preflight"], 50),
+         percentile(served["floor"], 99), percentile(served["preflight"], 99)),
         ("cheap call", percentile(cheap["floor"], 50), percentile(cheap["preflight"], 50),
          percentile(cheap["floor"], 99), percentile(cheap["preflight"], 99)),
         ("no-op call (export layer only)", percentile(cheap["floor"], 50), percentile(cheap["layer"], 50),
