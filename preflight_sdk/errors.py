@@ -13,7 +13,8 @@ PreflightError                    code INTERNAL unless a subclass says otherwise
 
 A failed test is a result, never an exception. Third-party exceptions are translated where they
 are caught (`raise PreflightError(...) from exc`), so callers only ever catch `PreflightError`.
-The CLI maps `exit_code` to its process exit status; the MCP face puts `to_info()` in the envelope.
+The faces decide what an error looks like: the CLI maps its class to an exit status, the MCP face
+puts `to_info()` in the envelope.
 """
 
 from __future__ import annotations
@@ -75,12 +76,16 @@ ErrorCode = Literal[
 
 
 class ErrorInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """The `error` member of a result envelope: what went wrong and what to do next."""
+    """The `error` member of a result envelope: what went wrong and what to do next.
+
+    `code`, `message`, `retryable` and `hint` are always written: a client can show
+    `error.message` and follow `error.hint` without checking that they exist.
+    """
 
     code: str
     message: str
-    retryable: bool  # no default: always written, as every client expects it
-    hint: str | None = None
+    retryable: bool
+    hint: str
     details: dict[str, Any] | None = None
 
 
@@ -126,7 +131,8 @@ class PreflightError(Exception):
     """
 
     default_code: ClassVar[ErrorCode] = "INTERNAL"
-    exit_code: ClassVar[int] = 1
+    # The hint of an error raised without one: every envelope error carries a next step.
+    default_hint: ClassVar[str] = "call status to see the project's state, then retry the call"
 
     def __init__(
         self,
@@ -150,7 +156,7 @@ class PreflightError(Exception):
             code=self.code,
             message=self.message,
             retryable=self.retryable,
-            hint=self.hint,
+            hint=self.hint or self.default_hint,
             details=self.details,
         )
 
@@ -168,7 +174,7 @@ class ConfigError(PreflightError):
     """The configuration (or a test file) could not be found or is invalid."""
 
     default_code: ClassVar[ErrorCode] = "CONFIG_INVALID"
-    exit_code: ClassVar[int] = 2
+    default_hint: ClassVar[str] = "fix the file named in the message, then call init again"
 
     def __init__(
         self,
@@ -195,32 +201,34 @@ class InputError(PreflightError):
     """An argument is wrong: a bad value, an unknown suite, run or test id."""
 
     default_code: ClassVar[ErrorCode] = "INVALID_INPUT"
-    exit_code: ClassVar[int] = 2
+    default_hint: ClassVar[str] = (
+        "check the arguments against the operation's parameters (names, types, valid values)"
+    )
 
 
 class StateError(PreflightError):
     """The call does not fit the project's lifecycle state (build before setup, setup before run)."""
 
     default_code: ClassVar[ErrorCode] = "INVALID_STATE"
-    exit_code: ClassVar[int] = 2
+    default_hint: ClassVar[str] = "call status to see the lifecycle state and the call to make first"
 
 
 class EnvironmentError_(PreflightError):
     """Docker, a build, a port, a container or a health check failed."""
 
     default_code: ClassVar[ErrorCode] = "DOCKER_ERROR"
-    exit_code: ClassVar[int] = 3
+    default_hint: ClassVar[str] = "check that Docker runs (`docker info`) and read the error's details"
 
 
 class MockError(PreflightError):
     """A mock service is unknown or not running."""
 
     default_code: ClassVar[ErrorCode] = "MOCK_NOT_FOUND"
-    exit_code: ClassVar[int] = 2
+    default_hint: ClassVar[str] = "call status to see the project's mocks and whether they run"
 
 
 class CancelledError_(PreflightError):
     """The operation was cancelled; everything it started has been removed."""
 
     default_code: ClassVar[ErrorCode] = "CANCELLED"
-    exit_code: ClassVar[int] = 130
+    default_hint: ClassVar[str] = "call status to see what still runs"

@@ -14,23 +14,43 @@ from typing import Any
 import click
 import msgspec
 
-from ..errors import CancelledError_, PreflightError
+from ..errors import (
+    CancelledError_,
+    ConfigError,
+    EnvironmentError_,
+    InputError,
+    MockError,
+    PreflightError,
+    StateError,
+)
 from ..progress import ProgressEvent
 from .outcome import envelope_of, error_envelope, internal
 
 __all__ = [
     "EXIT_CANCELLED",
+    "EXIT_ENVIRONMENT",
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
     "Output",
+    "exit_code_of",
     "internal_error",
 ]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_ENVIRONMENT = 3
 EXIT_CANCELLED = 130
+# The first class an error is an instance of decides; anything else (INTERNAL) exits 1.
+_EXIT_BY_CLASS: tuple[tuple[type[PreflightError], int], ...] = (
+    (CancelledError_, EXIT_CANCELLED),
+    (EnvironmentError_, EXIT_ENVIRONMENT),
+    (ConfigError, EXIT_USAGE),
+    (InputError, EXIT_USAGE),
+    (StateError, EXIT_USAGE),
+    (MockError, EXIT_USAGE),
+)
 
 _MARKS = {"started": "▸", "ok": "✓", "failed": "✗", "skipped": "-"}
 _COLORS = {"ok": "green", "failed": "red", "skipped": "yellow"}
@@ -83,11 +103,16 @@ class Output:
             click.echo(msgspec.json.encode(error_envelope(error)).decode())
         else:
             click.echo(click.style(f"error: {error}", fg="red"), err=True)
-        return int(error.exit_code)
+        return exit_code_of(error)
 
     def cancelled(self) -> int:
         """Report a cancellation (Ctrl-C); return 130."""
         return self.error(CancelledError_("cancelled", hint="`preflight status` shows what still runs"))
+
+
+def exit_code_of(error: PreflightError) -> int:
+    """The process exit status for an error: 2 usage or configuration, 3 environment, 130 cancelled, else 1."""
+    return next((code for kind, code in _EXIT_BY_CLASS if isinstance(error, kind)), EXIT_FAILED)
 
 
 def internal_error(exc: BaseException) -> PreflightError:

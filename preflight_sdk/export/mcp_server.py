@@ -2,7 +2,8 @@
 
 Calls are validated with msgspec (strict) against the tool's argument Struct. The reply's
 `structuredContent` is the envelope `{success, data?, error?, runId?, timestamp}` and
-`content[0].text` the same JSON; `isError` is set whenever `success` is false. A bad argument is a
+`content[0].text` the same JSON; `isError` is set exactly when `success` is false (the operation
+could not do its job, and `error` says why; a failing verdict is `success: true`). A bad argument is a
 tool error (`INVALID_INPUT`, naming the field and its type) so the model can correct itself; only an
 unknown tool is a protocol error. Progress events of an operation become `notifications/progress`,
 and a cancelled request cancels the operation.
@@ -43,7 +44,9 @@ INSTRUCTIONS = (
     "preflight stands up a project's real test environment (Docker services, HTTP mocks, a private "
     "network), runs its end-to-end suites and explains failures. Usual order: preflight_init, "
     "preflight_build, preflight_setup, preflight_run (repeat), preflight_clean. Every reply is an "
-    "envelope {success, data?, error?: {code, message, hint?}}; follow error.hint when it is set."
+    "envelope {success, data?, error?: {code, message, retryable, hint}}: success is false only when "
+    "the operation could not do its job (then follow error.hint); a verdict such as failed tests is "
+    "data.status."
 )
 
 
@@ -170,8 +173,7 @@ class PreflightMcp:
         if spec.alias is not None:
             reply = msgspec.to_builtins(spec.alias.from_result(result))
             return _structured({"result": reply} if spec.wrapped else reply, is_error=False)
-        envelope = envelope_of(result)
-        return _reply(envelope, is_error=not envelope.success)
+        return _reply(envelope_of(result), is_error=False)
 
     async def shutdown(self) -> None:
         """Clean the environments this server started (unless `keep_on_exit`); safe to call twice."""

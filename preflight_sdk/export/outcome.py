@@ -11,8 +11,8 @@ __all__ = ["envelope_of", "error_envelope", "internal", "unwrap"]
 
 
 def envelope_of(result: Any) -> Envelope[Any]:
-    """Wrap a result: `success` follows `result.ok` (false for failed tests), `runId` is copied."""
-    return success(result, ok=bool(getattr(result, "ok", True)), run_id=getattr(result, "run_id", None))
+    """Wrap a result: `success` is true (a failing verdict is data, in `data.status`), `runId` is copied."""
+    return success(result, run_id=getattr(result, "run_id", None))
 
 
 def error_envelope(error: PreflightError) -> Envelope[None]:

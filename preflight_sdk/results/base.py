@@ -18,9 +18,10 @@ class Result(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
 
     @property
     def ok(self) -> bool:
-        """Whether the operation's outcome is a success (a run with failed tests is not).
+        """Whether the verdict is a pass (a run with failed tests, a verify with findings is not).
 
-        The envelope's `success`, the MCP `isError` flag and the CLI exit code follow it.
+        The CLI exit code follows it (1 when false). The envelope's `success` does not: the
+        operation did its job, and the verdict is in the result itself.
         """
         return True
 

@@ -17,8 +17,9 @@ T = TypeVar("T")
 class Envelope(msgspec.Struct, Generic[T], frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """`{success, data?, error?, runId?, timestamp}`: the outcome of one operation.
 
-    `success` is false when the operation raised (then `error` says why) and also when a run
-    finished with failed tests (then `data` holds the report).
+    `success` says whether the operation did its job, not what it found: a run with failed tests
+    or a verify with findings is `success: true`, its verdict in `data.status`. `success` is false
+    only when the operation could not do its job, and then `error` says why.
     """
 
     success: bool
@@ -28,9 +29,9 @@ class Envelope(msgspec.Struct, Generic[T], frozen=True, kw_only=True, rename="ca
     run_id: str | None = None
 
 
-def success(data: T, *, ok: bool = True, run_id: str | None = None) -> Envelope[T]:
-    """Wrap a result; `ok=False` marks a completed operation whose outcome is a failure (failed tests)."""
-    return Envelope(success=ok, timestamp=int(time.time() * 1000), data=data, run_id=run_id)
+def success(data: T, *, run_id: str | None = None) -> Envelope[T]:
+    """Wrap the result of an operation that ran to its end, whatever its verdict."""
+    return Envelope(success=True, timestamp=int(time.time() * 1000), data=data, run_id=run_id)
 
 
 def failure(error: PreflightError, *, run_id: str | None = None) -> Envelope[None]:

@@ -52,7 +52,8 @@ def test_run_json_prints_only_the_envelope_and_exits_1_on_failures(tmp_path: Pat
         force_clean(broken)
     assert done.returncode == 1, done.stderr[-3000:]
     envelope = json.loads(done.stdout)  # nothing but the envelope on stdout
-    assert envelope["success"] is False
+    # The run did its job: success, the verdict in data.status, and exit code 1.
+    assert (envelope["success"], envelope["data"]["status"]) == (True, "failed")
     assert envelope["runId"] == envelope["data"]["runId"]
     failures = [c for s in envelope["data"]["suites"] for c in s["cases"] if c["status"] == "failed"]
     assert failures[0]["failure"]["summary"].split(";")[0] == "POST /orders returned 500, expected 400"

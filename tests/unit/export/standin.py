@@ -14,7 +14,7 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
-from preflight_sdk.errors import ConfigError, EnvironmentError_, InputError
+from preflight_sdk.errors import ConfigError, EnvironmentError_, InputError, StateError
 from preflight_sdk.operations import AliasSpec, operation
 from preflight_sdk.progress import ProgressArg, ProgressEvent
 from preflight_sdk.results.base import Result
@@ -236,6 +236,8 @@ class Demo:
             raise EnvironmentError_("Docker does not answer", hint="start Docker")
         if container == "bug":
             raise KeyError("boom")
+        if container == "unhinted":
+            raise StateError("the environment is not running")
         return self._echo("logs", container=container, lines=lines, since=since, follow=follow)
 
     @operation(title="Clean up", destructive=True, idempotent=True)

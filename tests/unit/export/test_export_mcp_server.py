@@ -137,15 +137,34 @@ async def test_a_call_returns_the_envelope_as_structured_content_and_text(client
     }
 
 
-async def test_a_result_that_is_not_ok_is_an_error_reply_that_still_carries_its_data(client: Client) -> None:
+async def test_a_failing_verdict_is_a_successful_call_with_the_verdict_in_its_data(client: Client) -> None:
     tools = await _tools(client)
     result = await client.call_tool("preflight_run", {"filter": "failing"})
-    assert result.is_error is True
+    assert result.is_error is False
     envelope = _validate(result, tools["preflight_run"])
-    assert envelope["success"] is False
+    assert envelope["success"] is True
     assert envelope["runId"] == "r-1"
     assert envelope["data"] == {"runId": "r-1", "passed": False, "failedCases": 1}
     assert "error" not in envelope
+
+
+async def test_every_error_reply_carries_code_message_retryable_and_hint(client: Client) -> None:
+    # An error raised without a hint still tells the client what to do next.
+    tools = await _tools(client)
+    cases = [
+        ("preflight_logs", {"container": "bug"}),  # INTERNAL
+        ("preflight_logs", {"container": "docker-down"}),  # an environment error
+        ("preflight_logs", {"container": "unhinted"}),  # raised with no hint
+        ("preflight_run_suite", {"suiteId": "nope"}),
+        ("preflight_logs", {}),  # a bad argument
+    ]
+    for name, arguments in cases:
+        result = await client.call_tool(name, arguments)
+        envelope = _validate(result, tools[name])
+        assert (result.is_error, envelope["success"], "data" in envelope) == (True, False, False), arguments
+        error = envelope["error"]
+        assert {"code", "message", "retryable", "hint"} <= set(error), error
+        assert isinstance(error["retryable"], bool) and error["hint"].strip(), error
 
 
 @pytest.mark.parametrize(
