@@ -29,6 +29,7 @@ from .pool import ProjectFactory, default_factory
 from .registry import Operation, Registry, reflect
 
 __all__ = [
+    "ALIASES",
     "RENAMED",
     "Settings",
     "build_cli",
@@ -40,8 +41,12 @@ __all__ = [
     "run_cli",
 ]
 
-# Operations whose name a composed command takes (or that read better otherwise), and their command.
-RENAMED = {"run": "test", "read_architecture": "architecture"}
+# An operation whose name a composed command takes, and its command (`preflight run` builds, sets up,
+# runs and cleans; the plain operation is `preflight test`). Every other operation's command is its
+# MCP tool name without `preflight_`, underscores as dashes.
+RENAMED = {"run": "test"}
+# Shorter names a command also answers to (not listed in `--help`, so each command shows once).
+ALIASES = {"architecture": "read-architecture"}
 
 Work = Callable[[Any, Output], Awaitable[Any]]
 
@@ -187,6 +192,12 @@ class _Group(click.Group):
     ) -> click.Context:
         extra.setdefault("obj", Settings(self.factory))
         return super().make_context(info_name, args, parent, **extra)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in ALIASES:
+            return super().get_command(ctx, ALIASES[cmd_name])
+        return found
 
 
 def build_cli(registry: Registry | None = None, factory: ProjectFactory = default_factory) -> click.Group:

@@ -97,16 +97,18 @@ def test_architecture_command_reads_what_clarify_wrote(repo: Path) -> None:
     )
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["data"]["status"] == "completed"
-    done = subprocess.run(
-        [str(BIN / "preflight"), "architecture", "-C", str(repo), "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    categories = json.loads(done.stdout)["data"]["categories"]
-    assert categories["Authentication"]["Strategy"] == "OAuth"
+    # The command is named like the tool (preflight_read_architecture); `architecture` is its alias.
+    for name in ("read-architecture", "architecture"):
+        done = subprocess.run(
+            [str(BIN / "preflight"), name, "-C", str(repo), "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        categories = json.loads(done.stdout)["data"]["categories"]
+        assert categories["Authentication"]["Strategy"] == "OAuth"
 
 
 @pytest.mark.anyio

@@ -58,6 +58,24 @@ def test_commands_are_named_with_dashes_and_run_stays_reachable_as_test() -> Non
     assert "run_suite" not in group.commands
 
 
+def test_every_project_command_is_its_tool_name_and_aliases_stay_out_of_the_help() -> None:
+    from preflight_sdk.export.schemas import TOOL_PREFIX, build_tools
+    from preflight_sdk.project import Project
+
+    registry = reflect(Project)
+    group = build_cli(registry, factory=Made())
+    tools = [spec.name for spec in build_tools(registry, project_required=False) if spec.alias is None]
+    # `preflight run` is the composed command (build, setup, run, clean); the operation is `test`.
+    expected = {name: name.removeprefix(TOOL_PREFIX).replace("_", "-") for name in tools}
+    expected["preflight_run"] = "test"
+    for tool, command in expected.items():
+        assert command in group.commands, (tool, command)
+    assert "read-architecture" in group.commands and "architecture" not in group.commands
+    ctx = click.Context(group, info_name="preflight")
+    assert group.get_command(ctx, "architecture") is group.commands["read-architecture"]
+    assert "  architecture " not in group.get_help(ctx)
+
+
 def test_the_first_required_parameter_is_positional_and_booleans_are_flag_pairs() -> None:
     group = build_cli(reflect(Demo), factory=Made())
     logs = _options(group.commands["logs"])
