@@ -18,11 +18,12 @@ import anyio
 
 from .clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS
 from .clarify.results import ArchitectureResult, ClarifyResult
-from .config import McpConfig
+from .config import McpConfig, find_config
 from .errors import ConfigError, PreflightError
 from .lifecycle.context import ProjectContext
 from .lifecycle.filelock import project_lock
 from .lifecycle.init import initialize
+from .lifecycle.state import STATE_DIR
 from .operations import operation
 from .progress import ProgressArg, Reporter, resolve_sink
 from .results.lifecycle import (
@@ -324,7 +325,7 @@ class Project:
         """
         from .lifecycle import clean as _clean
 
-        async with self._operation(False, "clean"):
+        async with self._operation(False, "clean", lock_if_possible=True):
             return await _clean.clean(self._ctx, force=force)
 
     @operation(title="Run test suites")
@@ -418,7 +419,7 @@ class Project:
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
 
-    @operation(title="Verify an MCP server", read_only=True, open_world=True)
+    @operation(title="Verify an MCP server", open_world=True)
     async def verify(
         self,
         command: str | None = None,
@@ -583,21 +584,42 @@ class Project:
     async def _verify_source(self) -> tuple[Path, McpConfig | None]:
         """Return the directory verify works in and the e2e.yaml `mcp:` block (when there is one)."""
         try:
-            loaded = await self._ctx.ensure_loaded()
+            loaded = await self._ctx.ensure_loaded(persist=False)
         except ConfigError as exc:
             if exc.code != "CONFIG_NOT_FOUND":
                 raise
             return await anyio.to_thread.run_sync(_directory_of, self.path), None
         return Path(loaded.root), loaded.config.mcp
 
+    def _lock_place(self, optional: bool) -> tuple[Path, bool]:
+        """The checkout's root and whether its lock file may (and can) be used (blocking)."""
+        if not optional:
+            return self._ctx.root, True
+        try:
+            root = find_config(self._ctx.path, self._ctx.config_file).parent
+        except ConfigError:
+            return self._ctx.root, False  # not a project: write nothing there
+        folder = root / STATE_DIR
+        usable = not (folder / "lock").is_dir() and (folder.is_dir() or not folder.exists())
+        return root, usable
+
     @asynccontextmanager
-    async def _operation(self, progress: ProgressArg, name: str) -> AsyncIterator[Reporter]:
-        """Serialise a changing operation on this project and report its start and end."""
+    async def _operation(
+        self, progress: ProgressArg, name: str, *, lock_if_possible: bool = False
+    ) -> AsyncIterator[Reporter]:
+        """Serialise a changing operation on this project and report its start and end.
+
+        With `lock_if_possible` (clean) the operation also runs without the checkout's lock file
+        when there is no project file (nothing may be written there) or `.preflight/` is broken.
+        """
         reporter = Reporter(resolve_sink(progress, name), name)
         try:
             async with self._ctx.lock:
-                root = await anyio.to_thread.run_sync(lambda: self._ctx.root)
+                root, lockable = await anyio.to_thread.run_sync(self._lock_place, lock_if_possible)
                 waiting = lambda text: reporter.step(text)  # noqa: E731
+                if not lockable:
+                    yield reporter
+                    return
                 async with project_lock(root, name, wait=self._ctx.lock_wait, on_wait=waiting):
                     yield reporter
         except BaseException as exc:

@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError, ConfigProblem
+from ..redaction import Redactor, redactor_for
 from .interpolate import interpolate
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .rules import check_rules
@@ -73,6 +74,11 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     def suites(self) -> list[SuiteConfig]:
         """The configured suites, in file order."""
         return list(self.config.tests.suites) if self.config.tests else []
+
+    @property
+    def redactor(self) -> Redactor:
+        """The redaction policy of this project (the built-in names plus its `redact:` list)."""
+        return redactor_for(tuple(self.config.redact))
 
     def resolve(self, relative: str) -> Path:
         """Return `relative` as an absolute path against the e2e.yaml directory."""

@@ -261,6 +261,12 @@ class MockConfig(_Config, frozen=True, kw_only=True):
     journal_limit: Annotated[
         int, Meta(ge=1, description="Requests kept in the journal (oldest dropped).")
     ] = 10000
+    max_body_bytes: Annotated[
+        int, Meta(ge=1, description="Largest request body accepted; a larger one gets 413 (default 10 MiB).")
+    ] = 10 * 1024 * 1024
+    header_timeout: Annotated[
+        str | int, Duration("Time a client has to send a request's head before the connection is closed.")
+    ] = "10s"
 
 
 class RetryPolicy(_Config, frozen=True, kw_only=True):
@@ -405,6 +411,13 @@ class ProjectConfig(_Config, frozen=True, kw_only=True):
     mcp: Annotated[McpConfig | None, Meta(description="An MCP server to check with `preflight verify`.")] = (
         None
     )
+    redact: Annotated[
+        list[str],
+        Meta(
+            description="Extra header, parameter and field names whose values every output hides "
+            "(besides any name containing auth, token, secret, password, key, cookie or session)."
+        ),
+    ] = field(default_factory=list)
     history: Annotated[HistoryConfig | None, Meta(description="Run-history settings (kept).")] = None
     resilience: Annotated[ResilienceConfig | None, Meta(description="Restart and port settings (kept).")] = (
         None

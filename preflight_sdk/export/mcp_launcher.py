@@ -43,6 +43,8 @@ async def serve(app: PreflightMcp) -> None:
     """Serve `app` on stdin/stdout until stdin closes or a termination signal arrives."""
     from mcp.server.stdio import stdio_server
 
+    from .wire_guard import AnsweringReadStream
+
     async with anyio.create_task_group() as tg:
         serving = anyio.CancelScope()
         tg.start_soon(_on_signal, app, serving)
@@ -50,7 +52,8 @@ async def serve(app: PreflightMcp) -> None:
             # Inside stdio_server: it has claimed the real stdout for the protocol by then, and a
             # buffered print() flushed at exit would otherwise land on the wire.
             with contextlib.redirect_stdout(sys.stderr), serving:
-                await app.server.run(read, write, app.server.create_initialization_options())
+                answering = AnsweringReadStream(read, write)  # malformed lines get an error reply
+                await app.server.run(answering, write, app.server.create_initialization_options())
         logger.info("stdin closed: shutting down")
         await app.shutdown()
         tg.cancel_scope.cancel()
@@ -87,6 +90,13 @@ async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     help="Leave environments started by this server running when it exits.",
 )
 @click.option(
+    "--allow-verify-command",
+    is_flag=True,
+    default=False,
+    help="Let preflight_verify start any command given as an argument (by default it starts only "
+    "the MCP servers a project declares).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="warning",
@@ -94,9 +104,14 @@ async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     help="Log level (logs go to stderr).",
 )
 @click.version_option(__version__, "--version", "-V", prog_name="preflight-mcp")
-def command(project: str | None, keep_on_exit: bool, log_level: str) -> None:
+def command(project: str | None, keep_on_exit: bool, allow_verify_command: bool, log_level: str) -> None:
     """Serve preflight's tools to an MCP client over stdio (one tool per Project operation)."""
-    run_server(project=project, keep_on_exit=keep_on_exit, log_level=log_level)
+    run_server(
+        project=project,
+        keep_on_exit=keep_on_exit,
+        log_level=log_level,
+        allow_verify_command=allow_verify_command,
+    )
 
 
 def run_server(*, project: str | None, keep_on_exit: bool, log_level: str, **options: Any) -> None:

@@ -30,6 +30,7 @@ from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .registry import Registry, reflect
 from .schemas import CONFIG_FILE, PROJECT_PATH, ToolSpec, build_tools
+from .verify_guard import check_verify_source
 
 __all__ = ["SERVER_NAME", "STARTS_ENVIRONMENT", "STOPS_ENVIRONMENT", "PreflightMcp", "build_server"]
 
@@ -60,6 +61,8 @@ class PreflightMcp:
         default_project: the project used when a call leaves out `projectPath`; when it is
             `None`, `projectPath` is required on every tool.
         keep_on_exit: `shutdown` leaves started environments running.
+        allow_verify_command: let `verify` start any `command` (by default it starts only the
+            servers a project declares; see `verify_guard`).
     """
 
     def __init__(
@@ -69,8 +72,10 @@ class PreflightMcp:
         factory: ProjectFactory = default_factory,
         default_project: str | None = None,
         keep_on_exit: bool = False,
+        allow_verify_command: bool = False,
         version: str = __version__,
     ) -> None:
+        self.allow_verify_command = allow_verify_command
         self._registry_source = registry if registry is not None else reflect
         self._tools: dict[str, ToolSpec] | None = None
         self._listed: types.ListToolsResult | None = None
@@ -157,7 +162,15 @@ class PreflightMcp:
         if spec.alias is None:
             kwargs = spec.convert(arguments)
             path = kwargs.pop(PROJECT_PATH)
-            project = self.pool.get(path, kwargs.pop(CONFIG_FILE, None))
+            config_file = kwargs.pop(CONFIG_FILE, None)
+            if op.name == "verify":
+                check_verify_source(
+                    kwargs,
+                    project=self.pool.key(path),
+                    config_file=config_file,
+                    allow_command=self.allow_verify_command,
+                )
+            project = self.pool.get(path, config_file)
         else:
             # An alias speaks another server's shape, without projectPath: its `to_kwargs` may name
             # the project (`project_path`); otherwise the server's project, else its directory.
@@ -167,7 +180,12 @@ class PreflightMcp:
         if op.name in STARTS_ENVIRONMENT:
             self.pool.mark_started(project)  # before the call: a cancelled setup may leave things behind
         method = getattr(project, op.name)
-        result = await _call(ctx, method, kwargs) if op.progress else await method(**kwargs)
+        try:
+            result = await _call(ctx, method, kwargs) if op.progress else await method(**kwargs)
+        except BaseException:
+            self.pool.settle(project, ok=False)  # a failed call with a new configFile leaves no trace
+            raise
+        self.pool.settle(project, ok=True)
         if op.name in STOPS_ENVIRONMENT:
             self.pool.mark_cleaned(project)
         if spec.alias is not None:

@@ -26,6 +26,20 @@ ProjectFactory = Callable[[str, "str | None"], Any]
 
 # A clean that hangs must not keep a dying server alive forever.
 CLEAN_TIMEOUT = 120.0
+# The longest path and path component the file system accepts (Linux PATH_MAX, NAME_MAX).
+MAX_PATH = 4096
+MAX_NAME = 255
+
+
+def check_path(value: str, field: str) -> None:
+    """Refuse a path no file system accepts, before it reaches one (an OSError would be INTERNAL)."""
+    longest = max((len(part.encode(errors="surrogatepass")) for part in value.split("/")), default=0)
+    if len(value) > MAX_PATH or longest > MAX_NAME or "\0" in value:
+        raise InputError(
+            f"{field} is not a usable path ({len(value)} characters, longest name {longest})",
+            hint=f"give a path of at most {MAX_PATH} characters whose names have at most {MAX_NAME}",
+            details={"field": field, "expected": "path"},
+        )
 
 
 def default_factory(path: str, config_file: str | None) -> Any:
@@ -45,6 +59,7 @@ class ProjectPool:
         self.default_path = self.resolve(default_path) if default_path is not None else None
         self._projects: dict[str, tuple[Any, str | None]] = {}
         self._started: dict[int, tuple[str, Any]] = {}
+        self._before: dict[int, tuple[str, tuple[Any, str | None] | None]] = {}
         self._closed = False
         self._close_lock = anyio.Lock()
 
@@ -63,17 +78,39 @@ class ProjectPool:
                     details={"field": "projectPath", "expected": "string"},
                 )
             return self.default_path
+        check_path(path, "projectPath")
         return self.resolve(path)
 
     def get(self, path: str | None, config_file: str | None = None) -> Any:
-        """Return the project at `path`; a different `config_file` opens it anew."""
+        """Return the project at `path`; a different `config_file` opens it anew.
+
+        The new project replaces the old one only once a call on it succeeds (`settle`): a
+        failed call with a bad `config_file` leaves the pool as it was.
+        """
         key = self.key(path)
+        if config_file is not None:
+            check_path(config_file, "configFile")
         found = self._projects.get(key)
         if found is not None and (config_file is None or config_file == found[1]):
             return found[0]
         project = self._factory(key, config_file)
+        if config_file is not None:
+            self._before[id(project)] = (key, found)
         self._projects[key] = (project, config_file)
         return project
+
+    def settle(self, project: Any, *, ok: bool) -> None:
+        """Keep a project opened by `get` (its call succeeded), or put back the one it replaced."""
+        pending = self._before.pop(id(project), None)
+        if pending is None or ok:
+            return
+        key, previous = pending
+        current = self._projects.get(key)
+        if current is not None and current[0] is project:
+            if previous is None:
+                del self._projects[key]
+            else:
+                self._projects[key] = previous
 
     def mark_started(self, project: Any) -> None:
         """Remember that this server started (or is starting) the project's environment."""

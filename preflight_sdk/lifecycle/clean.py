@@ -152,7 +152,7 @@ async def _root(ctx: ProjectContext) -> str:
     if ctx.loaded is not None:
         return ctx.loaded.root
     try:
-        loaded = await ctx.ensure_loaded()
+        loaded = await ctx.ensure_loaded(persist=False)
     except ConfigError:
         # A broken or missing e2e.yaml must not prevent clean-up: fall back to the directory.
         try:

@@ -18,7 +18,7 @@ import msgspec
 from ..config import LoadedConfig, find_config, load_config
 from ..config.loader import config_candidates
 from ..errors import ConfigError, StateError
-from .state import SessionState, read_state, state_path, write_state
+from .state import SessionState, read_state_checked, state_path, write_state
 
 if TYPE_CHECKING:
     from ..engine.base import Engine
@@ -67,6 +67,7 @@ class ProjectContext:
         self.lock_wait = 120.0  # seconds to wait for another process changing the same checkout
         self._loaded_fingerprint: tuple[tuple[str, int, int], ...] = ()
         self._state_mark: int | None = None
+        self.state_problem: str | None = None  # why `.preflight/state.json` could not be used
         self._watched: tuple[LoadedConfig, tuple[str, ...]] | None = None
 
     # -- engine ------------------------------------------------------------------------------
@@ -106,13 +107,14 @@ class ProjectContext:
             raise StateError("the project has no session", code="SESSION_NOT_FOUND", hint="call init first")
         return self.session
 
-    async def load(self) -> tuple[LoadedConfig, bool]:
+    async def load(self, *, persist: bool = True) -> tuple[LoadedConfig, bool]:
         """Load (or reload) the configuration; return it and whether it differs from before.
 
         An unchanged file keeps the session (also one found in `.preflight/state.json` from an
         earlier process). A changed file starts a new session, except while the environment is
         running: then the running session is kept and `stale` is set, so `init` can refuse
-        (`INVALID_STATE`, clean first) while `status`, `logs` and `clean` still work.
+        (`INVALID_STATE`, clean first) while `status`, `logs` and `clean` still work. With
+        `persist=False` (read-only operations) a new session is kept in memory only.
         """
         # The common case, nothing changed on disk, is a handful of `stat` calls on the project's
         # own files (microseconds): done here, as a worker-thread round trip would cost more.
@@ -126,7 +128,7 @@ class ProjectContext:
         changed = self.loaded is not None and self.loaded.digest != loaded.digest
         if self.session is None or state_mark != self._state_mark:
             # First load, or another process changed the session (a CLI clean after the MCP setup).
-            self.session = await anyio.to_thread.run_sync(read_state, loaded.root)
+            self.session, self.state_problem = await anyio.to_thread.run_sync(read_state_checked, loaded.root)
             self._state_mark = state_mark
         session = self.session
         self.stale = False
@@ -144,19 +146,21 @@ class ProjectContext:
                 config_path=loaded.path,
                 config_digest=loaded.digest,
             )
-            await self.save(session, root=loaded.root)
+            if persist:
+                await self.save(session, root=loaded.root)
         self.session = session
         self.loaded = loaded
         return loaded, changed
 
-    async def ensure_loaded(self) -> LoadedConfig:
+    async def ensure_loaded(self, *, persist: bool = True) -> LoadedConfig:
         """Load the configuration at the start of an operation (operations initialize on first use).
 
         Checked again every time, not only once: a long-lived Project (the MCP server, a notebook
         kernel) must see an edited e2e.yaml and a session that another process set up or cleaned.
-        When nothing changed this costs a few `stat` calls in one worker-thread trip.
+        When nothing changed this costs a few `stat` calls in one worker-thread trip. Read-only
+        operations pass `persist=False`: they never write `.preflight/state.json`.
         """
-        loaded, _ = await self.load()
+        loaded, _ = await self.load(persist=persist)
         return loaded
 
     async def save(self, session: SessionState, *, root: str | None = None) -> None:

@@ -65,8 +65,13 @@ async def project_lock(
 
 
 def _open(path: Path) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        from .state import broken_state_dir
+
+        raise broken_state_dir(path, exc) from exc
 
 
 def _try_lock(fd: int) -> bool:

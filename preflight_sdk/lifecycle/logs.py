@@ -26,7 +26,7 @@ async def find_container(ctx: ProjectContext, name: str) -> ContainerInfo:
     Raises:
         EnvironmentError_: `CONTAINER_NOT_FOUND`, listing the valid names.
     """
-    loaded = await ctx.ensure_loaded()
+    loaded = await ctx.ensure_loaded(persist=False)
     session = ctx.require_session()
     found = await ctx.engine.list_containers({LABEL_ROOT: loaded.root})
     wanted = loaded.service(name)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from ..errors import MockError
+from ..redaction import Redactor, redact_recorded
 from ..results.mocks import MockRequestsMock, MockRequestsResult
 from .context import ProjectContext
 
@@ -13,7 +16,7 @@ async def mock_requests(
     ctx: ProjectContext, *, mock_name: str | None, since: str | None, clear: bool
 ) -> MockRequestsResult:
     """Return the recorded requests (see `Project.mock_requests`)."""
-    loaded = await ctx.ensure_loaded()
+    loaded = await ctx.ensure_loaded(persist=False)
     names = list(loaded.config.mocks)
     if mock_name is not None and mock_name not in names:
         raise MockError(
@@ -25,7 +28,7 @@ async def mock_requests(
     host = ctx.mocks
     if host is not None and host.running():
         result: MockRequestsResult = host.requests(mock_name, since, clear)
-        return result
+        return _redacted(result, loaded.redactor)
     records = {r.name: r.port for r in ctx.require_session().mocks}
     if not names or not records:
         raise MockError(
@@ -44,4 +47,13 @@ async def mock_requests(
                 f"mock `{name}` is not running", code="MOCKS_NOT_RUNNING", hint="call setup again"
             )
         mocks.append(await fetch_requests(records[name], name, since, clear))
-    return MockRequestsResult(mocks=mocks)
+    return _redacted(MockRequestsResult(mocks=mocks), loaded.redactor)
+
+
+def _redacted(result: MockRequestsResult, redactor: Redactor) -> MockRequestsResult:
+    """The result as every output shows it: secrets replaced by the project's policy."""
+    mocks = [
+        msgspec.structs.replace(mock, requests=[redact_recorded(r, redactor) for r in mock.requests])
+        for mock in result.mocks
+    ]
+    return msgspec.structs.replace(result, mocks=mocks)

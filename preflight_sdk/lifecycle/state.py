@@ -15,12 +15,16 @@ from typing import Literal
 
 import msgspec
 
+from ..errors import StateError
+
 __all__ = [
     "STATE_DIR",
     "ContainerRecord",
     "MockRecord",
     "SessionState",
+    "broken_state_dir",
     "read_state",
+    "read_state_checked",
     "remove_state",
     "state_path",
     "write_state",
@@ -71,35 +75,70 @@ def state_path(root: str | os.PathLike[str]) -> Path:
 
 def read_state(root: str | os.PathLike[str]) -> SessionState | None:
     """Return the persisted session, or None when there is none (or it cannot be read)."""
+    return read_state_checked(root)[0]
+
+
+def read_state_checked(root: str | os.PathLike[str]) -> tuple[SessionState | None, str | None]:
+    """Return the persisted session and, when a state file exists but cannot be used, why not.
+
+    A foreign or corrupt file is no session (clean still works by label), but the caller says so:
+    silently starting a new session beside the old containers hides them.
+    """
+    path = state_path(root)
     try:
-        raw = state_path(root).read_bytes()
-    except OSError:
-        return None
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        if not path.parent.exists() and not path.parent.is_symlink():
+            return None, None
+        return None, f"{path} cannot be read ({exc.strerror or type(exc).__name__})"
     try:
-        return msgspec.json.decode(raw, type=SessionState)
-    except msgspec.DecodeError:
-        return None  # a foreign or corrupt file: treat as no session; clean still works by label
+        return msgspec.json.decode(raw, type=SessionState), None
+    except msgspec.DecodeError as exc:
+        return None, f"{path} is not a valid state file ({exc}); the session was recovered from Docker labels"
 
 
 def write_state(root: str | os.PathLike[str], state: SessionState) -> None:
-    """Write `state` atomically."""
+    """Write `state` atomically.
+
+    Raises:
+        StateError: `INVALID_STATE` when `.preflight/` or its state file is not what it should
+            be (a file where the folder belongs, a folder where the file belongs).
+    """
     target = state_path(root)
-    target.parent.mkdir(parents=True, exist_ok=True)
     stamped = msgspec.structs.replace(state, owner_pid=os.getpid(), updated_at=time.time())
-    fd, tmp = tempfile.mkstemp(prefix=".state.", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".state.", dir=target.parent)
+    except OSError as exc:
+        raise broken_state_dir(target, exc) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(msgspec.json.format(msgspec.json.encode(stamped), indent=2))
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise broken_state_dir(target, exc) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
+def broken_state_dir(path: Path, exc: OSError) -> StateError:
+    """The error for a `.preflight/` entry that cannot be used (a file or folder in the way)."""
+    return StateError(
+        f"{path} cannot be written: {exc.strerror or exc}",
+        hint=f"something else is in the way under {path.parent}: remove it (clean still removes "
+        "the environment by label), then call again",
+        details={"path": str(path)},
+    )
+
+
 def remove_state(root: str | os.PathLike[str]) -> bool:
-    """Remove the state file; return whether there was one."""
+    """Remove the state file; return whether there was one (a folder in its place is left)."""
     try:
         state_path(root).unlink()
-    except FileNotFoundError:
+    except OSError:
         return False
     return True

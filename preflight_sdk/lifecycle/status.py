@@ -10,6 +10,7 @@ import anyio
 from ..engine.base import ContainerInfo
 from ..progress import Reporter
 from ..results.lifecycle import (
+    LifecycleState,
     MockSetup,
     MockStatus,
     NetworkSetup,
@@ -32,7 +33,7 @@ __all__ = ["running_setup", "status"]
 
 async def status(ctx: ProjectContext) -> StatusResult:
     """Report the project's state (see `Project.status`)."""
-    loaded = await ctx.ensure_loaded()
+    loaded = await ctx.ensure_loaded(persist=False)
     session = ctx.require_session()
     engine = ctx.engine
     containers: list[ContainerInfo] = []
@@ -50,7 +51,14 @@ async def status(ctx: ProjectContext) -> StatusResult:
                 tg.start_soon(read_containers)
                 tg.start_soon(read_networks)
 
-    chosen = _by_service(containers, session.session_id)
+    warnings: list[str] = []
+    state, session_id = session.state, session.session_id
+    if ctx.state_problem is not None:
+        warnings.append(ctx.state_problem)
+        recovered = _recovered_session(containers)
+        if recovered is not None:
+            session_id, state = recovered
+    chosen = _by_service(containers, session_id)
     services: list[ServiceStatus] = []
 
     async def describe(name: str) -> None:
@@ -61,10 +69,11 @@ async def status(ctx: ProjectContext) -> StatusResult:
             tg.start_soon(describe, service.name)
     order = {s.name: i for i, s in enumerate(loaded.services)}
     services.sort(key=lambda s: order[s.name])
-    net = network_name(loaded, session.session_id)
+    net = network_name(loaded, session_id)
     return StatusResult(
-        state=session.state,
-        session_id=session.session_id,
+        state=state,
+        session_id=session_id,
+        warnings=warnings,
         network=NetworkStatus(name=net, exists=net in network_names) if loaded.services else None,
         services=services,
         mocks=await _mock_statuses(ctx),
@@ -118,6 +127,20 @@ async def running_setup(ctx: ProjectContext) -> SetupResult | None:
         mocks=mocks,
         total_duration=0,
     )
+
+
+def _recovered_session(containers: list[ContainerInfo]) -> tuple[str, LifecycleState] | None:
+    """The session the labelled containers belong to (the one with most running), and its state."""
+    counts: dict[str, tuple[int, int]] = {}
+    for info in containers:
+        session = info.labels.get(LABEL_SESSION)
+        if session:
+            running, total = counts.get(session, (0, 0))
+            counts[session] = (running + info.running, total + 1)
+    if not counts:
+        return None
+    best = max(counts, key=lambda name: counts[name])
+    return best, "running" if counts[best][0] else "stopped"
 
 
 def _by_service(containers: list[ContainerInfo], session: str) -> dict[str, ContainerInfo]:

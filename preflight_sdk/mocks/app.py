@@ -85,10 +85,17 @@ class MockApp:
         body: bytes = message.get("body", b"")
         if message.get("more_body", False):
             chunks = [body]
-            while message.get("more_body", False):
+            size = len(body)
+            limit = self.mock.max_body
+            while message.get("more_body", False) and size <= limit:
                 message = await receive()
-                chunks.append(message.get("body", b""))
+                chunk = message.get("body", b"")
+                chunks.append(chunk)
+                size += len(chunk)
             body = b"".join(chunks)
+        if len(body) > self.mock.max_body:
+            await self._too_large(send, record, body, began)
+            return
         record.set_body(body)
         request = RequestView(record.method, path, record.query_string, record.raw_headers, body)
         try:
@@ -102,6 +109,15 @@ class MockApp:
             if record.duration is None:  # not journaled yet (a timeout fault is, when it starts)
                 record.duration = time.perf_counter() - began
                 self.journal.append(record)
+
+    async def _too_large(self, send: Send, record: Record, body: bytes, began: float) -> None:
+        """Answer 413 to a body over `maxBodyBytes` without reading the rest (journaled, cut)."""
+        record.set_body(body)
+        record.error = f"request body over the mock's limit of {self.mock.max_body} bytes (maxBodyBytes)"
+        head, payload = json_response({"error": "request body too large", "limit": self.mock.max_body})
+        await self._send(send, record, 413, head, payload)
+        record.duration = time.perf_counter() - began
+        self.journal.append(record)
 
     async def _answer(
         self, scope: Scope, receive: Receive, send: Send, request: RequestView, record: Record

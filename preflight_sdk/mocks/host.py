@@ -286,6 +286,8 @@ class MockHost:
     ) -> None:
         import uvicorn
 
+        from .limits import protocol_with_header_deadline
+
         self._token = anyio.lowlevel.current_token()
         stop = self._stop_event = anyio.Event()
         servers: list[tuple[Any, list[socket.socket]]] = []
@@ -293,7 +295,7 @@ class MockHost:
             for name, app in apps.items():
                 config = uvicorn.Config(
                     app,
-                    http="httptools",
+                    http=protocol_with_header_deadline(app.mock.header_timeout),
                     loop="uvloop",
                     ws="none",
                     lifespan="off",

@@ -152,9 +152,10 @@ def to_entry(frozen: Frozen) -> RecordedRequest:
         headers=headers,
         body=parsed.value,
         body_encoding=parsed.encoding,  # type: ignore[arg-type]
+        body_note=parsed.note,
         form=parsed.form,
         body_size=body_size,
-        body_truncated=body_size > len(body),
+        body_truncated=body_size > len(body) or parsed.cut,
         matched_route=route_label,
         closest_routes=msgspec.json.decode(closest, type=list[ClosestRoute]) if closest else None,
         route_index=route_index,

@@ -29,12 +29,24 @@ __all__ = [
 _FORM = "application/x-www-form-urlencoded"
 
 
+# JSON nested deeper than this is not parsed: routes, templates, the journal and every reply would
+# otherwise recurse through it (a 2 KB body of 1,000 brackets broke the journal). It is kept as
+# text, cut to `DEEP_TEXT_LIMIT` characters, and the entry says why.
+MAX_JSON_DEPTH = 64
+DEEP_TEXT_LIMIT = 4096
+
+
 class ParsedBody(msgspec.Struct, frozen=True, kw_only=True):
-    """A body decoded once: its value, how it was read, and its form fields when it is a form."""
+    """A body decoded once: its value, how it was read, and its form fields when it is a form.
+
+    `note` says why a body that looks like JSON was kept as (cut) text instead.
+    """
 
     value: Any
     encoding: str | None
     form: dict[str, str | list[str]] | None = None
+    note: str | None = None
+    cut: bool = False
 
 
 _EMPTY = ParsedBody(value=None, encoding=None)
@@ -80,13 +92,46 @@ def parse_body(body: bytes, content_type: str | None) -> ParsedBody:
         return ParsedBody(value=text, encoding="text", form=_collect(parse_qsl(text, keep_blank_values=True)))
     if not kind.startswith("text/"):
         try:
-            return ParsedBody(value=msgspec.json.decode(body), encoding="json")
+            value = msgspec.json.decode(body)
         except msgspec.DecodeError:
             pass
+        except RecursionError:
+            return _too_deep(body)
+        else:
+            if _deeper_than(value, MAX_JSON_DEPTH):
+                return _too_deep(body)
+            return ParsedBody(value=value, encoding="json")
     try:
         return ParsedBody(value=body.decode("utf-8"), encoding="text")
     except UnicodeDecodeError:
         return ParsedBody(value=base64.b64encode(body).decode("ascii"), encoding="base64")
+
+
+def _too_deep(body: bytes) -> ParsedBody:
+    text = body.decode("utf-8", errors="replace")
+    return ParsedBody(
+        value=text[:DEEP_TEXT_LIMIT],
+        encoding="text",
+        note=f"JSON nested deeper than {MAX_JSON_DEPTH} levels: kept as text, not parsed",
+        cut=len(text) > DEEP_TEXT_LIMIT,
+    )
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests containers more than `limit` levels deep (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def body_for_matching(parsed: ParsedBody) -> Any:

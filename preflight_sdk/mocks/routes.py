@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config.model import MockConfig, MockResponse, MockRoute
+from ..durations import parse_duration
 from ..errors import ConfigError, ConfigProblem, PreflightError
 from .matching import ANY_METHODS, Conditions, PathPattern, method_matches
 from .request import RequestView
@@ -84,13 +85,15 @@ class CompiledRoute:
 class CompiledMock:
     """All routes of one mock, in file order, with its mock-level proxy and journal size."""
 
-    __slots__ = ("journal_limit", "name", "port", "proxy", "routes")
+    __slots__ = ("header_timeout", "journal_limit", "max_body", "name", "port", "proxy", "routes")
 
     def __init__(self, name: str, config: MockConfig, routes: list[CompiledRoute]) -> None:
         self.name = name
         self.port = config.port
         self.proxy = config.proxy.rstrip("/") if config.proxy else None
         self.journal_limit = config.journal_limit
+        self.max_body = config.max_body_bytes
+        self.header_timeout = parse_duration(config.header_timeout, field=f"mocks.{name}.headerTimeout")
         self.routes = tuple(routes)
 
     def match(self, request: RequestView, hits: list[int]) -> tuple[CompiledRoute, dict[str, str]] | None:

@@ -241,6 +241,7 @@ class StatusResult(Result, frozen=True, kw_only=True):
     session_id: str | None = None
     network: NetworkStatus | None = None
     owner_pid: int | None = None
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 # -- logs -------------------------------------------------------------------------------------

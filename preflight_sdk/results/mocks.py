@@ -60,7 +60,9 @@ class RecordedRequest(_Part, frozen=True, kw_only=True):
         body_encoding: how to read `body` (absent for an empty body).
         form: the fields of an `application/x-www-form-urlencoded` body.
         body_size: the body's size in bytes.
-        body_truncated: only the first 256 KiB of a larger body were kept.
+        body_truncated: only the first 256 KiB of a larger body were kept (or, for `bodyNote`,
+            its first 4,096 characters).
+        body_note: why a body was kept as text although it looks like JSON (nested too deep).
         matched_route: the route that answered: its `name`, else `METHOD /path`; absent when none did.
         closest_routes: for a request no route matched (the mock answered 404): the routes
             closest to matching, closest first (at most 3), each with why it did not match (the
@@ -92,6 +94,7 @@ class RecordedRequest(_Part, frozen=True, kw_only=True):
     form: dict[str, str | list[str]] | None = None
     body_size: int = 0
     body_truncated: bool = False
+    body_note: str | None = None
     matched_route: str | None = None
     closest_routes: list[ClosestRoute] | None = None
     route_index: int | None = None

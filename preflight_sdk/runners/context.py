@@ -45,7 +45,7 @@ class RunContext:
         self.reporter = reporter
         self.retry = retry
         self.started = datetime.now(UTC)
-        self.http = HttpSession()
+        self.http = HttpSession(env.redactor)
         self.events: list[Event] = []
         self.full_failures: dict[str, Any] = {}
         self.total_cases = total_cases

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import anyio
 
+from ..redaction import DEFAULT, Redactor, redact_recorded
 from ..results.mocks import JournalEntry
 from ..results.run import (
     ContainerHealthInfo,
@@ -21,7 +22,7 @@ from ..results.run import (
     NetworkMembership,
 )
 from .environment import RunEnvironment
-from .outcome import cap_body, redact_headers
+from .outcome import cap_body
 
 __all__ = ["Limits", "collect", "mock_request_info"]
 
@@ -67,7 +68,11 @@ async def collect(
         if not lines and name == target:
             lines = await env.log_tail(name, limits.tail_lines)
         if lines:
-            texts = [f"stderr: {line.text}" if line.stream == "stderr" else line.text for line in lines]
+            redactor = env.redactor
+            texts = [
+                redactor.text(f"stderr: {line.text}" if line.stream == "stderr" else line.text)
+                for line in lines
+            ]
             kept = texts[-limits.log_lines :]
             logs.append(
                 ContainerLogInfo(
@@ -83,7 +88,7 @@ async def collect(
         traffic.append(
             MockTraffic(
                 mock_name=name,
-                requests=[mock_request_info(e, limits) for e in kept],
+                requests=[mock_request_info(e, limits, env.redactor) for e in kept],
                 truncated=len(kept) < len(entries),
             )
         )
@@ -124,17 +129,18 @@ async def collect(
     )
 
 
-def mock_request_info(entry: JournalEntry, limits: Limits) -> MockRequestInfo:
+def mock_request_info(entry: JournalEntry, limits: Limits, redactor: Redactor = DEFAULT) -> MockRequestInfo:
     """Return a journal entry as a failure report shows it: bounded, credentials redacted.
 
     A request the mock answered with a fault has no status: it shows as 0 next to `fault`.
     """
+    entry = redact_recorded(entry, redactor)
     body, cut = cap_body(entry.body, limits.body_chars)
     return MockRequestInfo(
         method=entry.method,
         path=entry.path,
         url=entry.url,
-        headers=_bounded_headers(redact_headers(entry.headers)),
+        headers=_bounded_headers(entry.headers),
         status=entry.status or 0,
         timestamp=entry.timestamp,
         body=body,

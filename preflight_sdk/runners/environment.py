@@ -64,6 +64,7 @@ class RunEnvironment:
         self.engine = engine
         self.mock_host = mock_host
         self.network = network
+        self.redactor = loaded.redactor
 
     # -- addresses ---------------------------------------------------------------------------
 

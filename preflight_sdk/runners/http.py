@@ -17,8 +17,9 @@ import httpx
 
 from ..config.testfile import RequestStep
 from ..durations import parse_duration
+from ..redaction import DEFAULT, Redactor
 from ..results.run import RequestInfo, ResponseInfo
-from .outcome import StepOutcome, cap_body, redact_headers
+from .outcome import StepOutcome, cap_body
 from .transport import LeanTransport
 
 __all__ = ["HttpSession", "send"]
@@ -34,7 +35,8 @@ class HttpSession:
     third of httpx's default async stack per request.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, redactor: Redactor = DEFAULT) -> None:
+        self.redactor = redactor
         self.client = httpx.AsyncClient(timeout=30.0, transport=LeanTransport(), trust_env=False)
 
     async def aclose(self) -> None:
@@ -57,9 +59,11 @@ async def send(session: HttpSession, step: RequestStep, *, base_url: str | None)
     content, shown_body = _content(step, headers)
     params = {str(k): _param(v) for k, v in step.query.items()}
     full_url = url + (("&" if "?" in url else "?") + urlencode(params, doseq=True) if params else "")
-    shown, cut = cap_body(shown_body, REQUEST_BODY_LIMIT)
+    redactor = session.redactor
+    shown, cut = cap_body(redactor.body(shown_body), REQUEST_BODY_LIMIT)
+    shown_url = redactor.url(full_url)
     request_info = RequestInfo(
-        method=method, url=full_url, headers=redact_headers(headers), body=shown, body_truncated=cut
+        method=method, url=shown_url, headers=redactor.headers(headers), body=shown, body_truncated=cut
     )
     timeout = parse_duration(step.timeout, field="request.timeout")
     started = time.perf_counter()
@@ -77,7 +81,7 @@ async def send(session: HttpSession, step: RequestStep, *, base_url: str | None)
         return StepOutcome(
             kind="request",
             duration=elapsed,
-            error=f"{method} {full_url} timed out after {timeout:g}s",
+            error=f"{method} {shown_url} timed out after {timeout:g}s",
             error_kind="timeout",
             request=request_info,
         )
@@ -86,14 +90,14 @@ async def send(session: HttpSession, step: RequestStep, *, base_url: str | None)
         return StepOutcome(
             kind="request",
             duration=elapsed,
-            error=f"{method} {full_url} failed: {_reason(exc)}",
+            error=f"{method} {shown_url} failed: {redactor.text(_reason(exc))}",
             error_kind="connection",
             request=request_info,
         )
     elapsed = (time.perf_counter() - started) * 1000
     body, text = _parse(response)
     response_headers = dict(response.headers.items())
-    capped, body_cut = cap_body(body, RESPONSE_BODY_LIMIT)
+    capped, body_cut = cap_body(redactor.body(body), RESPONSE_BODY_LIMIT)
     return StepOutcome(
         kind="request",
         status=response.status_code,
@@ -104,7 +108,7 @@ async def send(session: HttpSession, step: RequestStep, *, base_url: str | None)
         request=request_info,
         response=ResponseInfo(
             status=response.status_code,
-            headers=redact_headers(response_headers),
+            headers=redactor.headers(response_headers),
             body=capped,
             body_truncated=body_cut,
             duration=round(elapsed),

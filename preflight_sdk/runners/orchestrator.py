@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 import anyio
+import msgspec
 
 from ..config import LoadedConfig, SuiteConfig, TestFile, load_test_file
 from ..config.model import ParallelConfig
@@ -23,6 +24,7 @@ from ..errors import ConfigError, InputError, PreflightError, StateError
 from ..lifecycle.context import ProjectContext
 from ..lifecycle.mockhost import ensure_mocks
 from ..progress import Reporter
+from ..redaction import Redactor, redact_failure
 from ..results.run import CaseResult, RunResult, SuiteResult, Totals
 from .artifacts import listing_size, new_run_id, write_artifacts
 from .bounds import BUDGET_CHARS, bound_result
@@ -75,7 +77,9 @@ async def run_suites(
     finally:
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
-    ordered = [results[s.id] for s in suites]
+    redactor = loaded.redactor
+    ordered = [_redacted(results[s.id], redactor) for s in suites]
+    run.full_failures = {key: redact_failure(f, redactor) for key, f in run.full_failures.items()}
     result = _assemble(run, ordered, began)
     reserve = listing_size(Path(loaded.root), run_id, list(run.full_failures))
     result = bound_result(result, BUDGET_CHARS - reserve)
@@ -231,6 +235,16 @@ def _test_file(path: Path) -> TestFile:
             _PARSED.pop(next(iter(_PARSED)))
         _PARSED[str(path)] = (digest, test)
     return test
+
+
+def _redacted(suite: SuiteResult, redactor: Redactor) -> SuiteResult:
+    """The suite as every output shows it (report, junit, cases files, replies): secrets replaced."""
+    cases = [
+        msgspec.structs.replace(c, failure=redact_failure(c.failure, redactor)) if c.failure else c
+        for c in suite.cases
+    ]
+    error = redactor.text(suite.error) if suite.error else suite.error
+    return msgspec.structs.replace(suite, cases=cases, error=error)
 
 
 def _assemble(run: RunContext, suites: list[SuiteResult], began: float) -> RunResult:

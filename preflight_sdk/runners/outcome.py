@@ -10,19 +10,7 @@ import msgspec
 from ..assertions import AssertionResult
 from ..results.run import RequestInfo, ResponseInfo
 
-__all__ = ["REDACTED", "StepOutcome", "cap_body", "redact_headers"]
-
-REDACTED = "[redacted]"
-_SECRET_HEADERS = {
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
-    "x-api-key",
-    "api-key",
-    "x-auth-token",
-}
-_SECRET_WORDS = ("token", "secret", "password", "apikey", "api-key", "session")
+__all__ = ["StepOutcome", "cap_body"]
 
 
 class StepOutcome(msgspec.Struct, kw_only=True):
@@ -66,16 +54,6 @@ class StepOutcome(msgspec.Struct, kw_only=True):
             "stdout": self.stdout,
             "stderr": self.stderr,
         }
-
-
-def redact_headers(headers: dict[str, str]) -> dict[str, str]:
-    """Return `headers` with credentials replaced by `[redacted]`."""
-    cleaned: dict[str, str] = {}
-    for name, value in headers.items():
-        lowered = name.lower()
-        secret = lowered in _SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
-        cleaned[name] = REDACTED if secret else value
-    return cleaned
 
 
 def cap_body(body: Any, limit: int) -> tuple[Any, bool]:

@@ -30,7 +30,7 @@ LISTED = [tool.name for tool in PreflightMcp(default_project=None).listing().too
 ALIASES = {alias.name: op.name for op in reflect() for alias in op.meta.aliases}
 OPERATION_OF = {f"preflight_{op.name}": op.name for op in reflect()} | ALIASES
 
-READ_ONLY = {"preflight_status", "preflight_logs", "preflight_verify"}
+READ_ONLY = {"preflight_status", "preflight_logs"}
 CHANGING = {
     "preflight_init",
     "preflight_build",
@@ -40,6 +40,7 @@ CHANGING = {
     "preflight_run_suite",
     "preflight_mock_requests",  # `clear` empties the journal
     "preflight_clarify",
+    "preflight_verify",  # starts a program: open-world, never read-only
 }
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
