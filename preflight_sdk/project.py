@@ -185,13 +185,17 @@ class Project:
 
     @operation(title="Start the environment", idempotent=True)
     async def setup(self, timeout: str | None = None, progress: ProgressArg = None) -> SetupResult:
-        """Start the test environment: network, mocks, then services in dependency order.
+        """Start the test environment, or bring the running one up to date: only what changed restarts.
 
         Services start concurrently unless `dependsOn` orders them; jobs (`kind: job`) must exit
         0 before their dependents start. Each service is probed from the host until ready (HTTP
-        health path, TCP, or its first published port) with fast adaptive polling. On any
-        failure everything started is removed and the error names the service, its last probe
-        outcomes and its last log lines. Calling setup while the environment runs returns it.
+        health path, TCP, or its first published port) with fast adaptive polling. While the
+        environment runs, a service whose build inputs (context files, Dockerfile, args) or
+        container spec changed is rebuilt or recreated, then the services depending on it;
+        changed mock routes reload in place; the rest is reused. Each service says its `action`
+        (started, reused, rebuilt, recreated) and `reason`. On a failure of a fresh start
+        everything started is removed and the error names the service, its last probe outcomes
+        and its last log lines.
 
         Args:
             timeout: how long each service may take to become ready, e.g. "120s" or "2m"
@@ -210,10 +214,12 @@ class Project:
             PORT_CONFLICT names the port (and its holder when known); `0:<port>` in `ports`
             lets Docker pick a free host port.
         """
-        from .lifecycle import setup as _setup
+        from .lifecycle.uptodate import bring_up_to_date
 
         async with self._operation(progress, "setup") as reporter:
-            return await _setup.setup(self._ctx, timeout=timeout, reporter=reporter)
+            return await bring_up_to_date(
+                self._ctx, build=False, fresh=False, timeout=timeout, reporter=reporter
+            )
 
     @operation(title="Show status", read_only=True)
     async def status(self) -> StatusResult:
@@ -333,12 +339,16 @@ class Project:
         self,
         filter: str | None = None,
         parallel: bool | None = None,
+        keep: bool = True,
+        fresh: bool = False,
         progress: ProgressArg = None,
     ) -> RunResult:
-        """Run the project's test suites against the running environment and report every failure in full.
+        """Bring the environment up to date, run the project's test suites and report every failure in full.
 
-        Runs YAML HTTP suites, pytest suites and shell suites (as e2e.yaml lists them), with the
-        service and mock URLs available to each. A failed case carries the request as sent and the
+        First builds and starts only what is missing or changed (like `setup`: unchanged services
+        are reused, mocks start over with empty journals), then runs YAML HTTP suites, pytest
+        suites and shell suites (as e2e.yaml lists them), with the service and mock URLs
+        available to each. A failed case carries the request as sent and the
         response, every assertion (path, operator, expected, actual), the container log lines and
         mock requests of that moment, a one-sentence summary and, when known, a suggested fix.
         Reports are written under `.preflight/runs/<runId>/` (report.json, junit.xml,
@@ -348,6 +358,9 @@ class Project:
             filter: suite ids to run, comma-separated (e.g. "orders,payments"); default: all.
             parallel: run the suites marked `parallel` at the same time (default: e2e.yaml's
                 `tests.parallel`).
+            keep: leave the environment running afterwards, so the next run reuses it; false
+                removes it once the suites are done.
+            fresh: remove the environment and rebuild every image without cache before running.
 
         Returns:
             runId, status (passed or failed), a one-line summary, totals, per-suite results with
@@ -357,15 +370,29 @@ class Project:
             `await project.run(filter="orders")`
 
         Tips:
-            NOT_RUNNING means setup has not been called (or the environment broke). Read
-            `summary` and `suggestedFix` of each failure first; the complete record of a failure
-            is in the artifact named by `failure.artifact`.
+            Call it again after changing code: only what changed is rebuilt. Read `summary` and
+            `suggestedFix` of each failure first; the complete record of a failure is in the
+            artifact named by `failure.artifact`. BUILD_FAILED and CONTAINER_EXITED come from
+            bringing the environment up to date: read their logTail.
         """
+        from .lifecycle.uptodate import bring_up_to_date, reset_mocks
         from .runners.orchestrator import run_suites
 
         ids = [part.strip() for part in filter.split(",") if part.strip()] if filter else None
         async with self._operation(progress, "run") as reporter:
-            return await run_suites(self._ctx, suite_ids=ids, parallel=parallel, reporter=reporter)
+            # -- inner loop: up to date, then run, then keep or clean --------------------------
+            try:
+                await bring_up_to_date(
+                    self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
+                )
+                await reset_mocks(self._ctx)
+                return await run_suites(self._ctx, suite_ids=ids, parallel=parallel, reporter=reporter)
+            finally:
+                if not keep:
+                    from .lifecycle.clean import clean as _clean
+
+                    with anyio.CancelScope(shield=True):
+                        await _clean(self._ctx, force=True)
 
     @operation(title="Run one test suite")
     async def run_suite(self, suite_id: str, progress: ProgressArg = None) -> RunResult:

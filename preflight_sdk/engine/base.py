@@ -23,6 +23,7 @@ __all__ = [
     "Engine",
     "EngineInfo",
     "ExecResult",
+    "ImageInfo",
     "LineSink",
     "NetworkInfo",
     "RemoveOutcome",
@@ -88,6 +89,13 @@ class ContainerInfo(msgspec.Struct, frozen=True, kw_only=True):
     error: str | None = None
 
 
+class ImageInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A local image: its id (changes with every rebuild that changes it) and its labels."""
+
+    id: str
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+
+
 class NetworkInfo(msgspec.Struct, frozen=True, kw_only=True):
     """A network as `docker network inspect` shows it."""
 
@@ -125,6 +133,10 @@ class Engine(Protocol):
 
     async def image_exists(self, ref: str) -> bool:
         """Tell whether the image exists locally."""
+        ...
+
+    async def inspect_image(self, ref: str) -> ImageInfo | None:
+        """Return the local image's id and labels, or None when it does not exist."""
         ...
 
     async def pull(self, ref: str, on_line: LineSink) -> None:

@@ -29,6 +29,7 @@ from .base import (
     ContainerSpec,
     EngineInfo,
     ExecResult,
+    ImageInfo,
     LineSink,
     NetworkInfo,
     RemoveOutcome,
@@ -132,6 +133,15 @@ class DockerEngine:
             partial(self._pow().image.exists, ref), action=f"inspect image {ref}", subject=ref
         )
         return exists
+
+    async def inspect_image(self, ref: str) -> ImageInfo | None:
+        done = await self._cli("image", "inspect", "--format", "{{json .Id}} {{json .Config.Labels}}", ref)
+        if done.returncode != 0:
+            if "no such" in done.stderr.lower():
+                return None
+            raise translate(done.stderr, action=f"inspect image {ref}", subject=ref)
+        image_id, _, labels = done.stdout.strip().partition(" ")
+        return ImageInfo(id=json.loads(image_id), labels=json.loads(labels or "null") or {})
 
     async def pull(self, ref: str, on_line: LineSink) -> None:
         tail: list[str] = []

@@ -26,6 +26,7 @@ from .base import (
     ContainerSpec,
     EngineInfo,
     ExecResult,
+    ImageInfo,
     LineSink,
     NetworkInfo,
     RemoveOutcome,
@@ -100,6 +101,9 @@ class FakeEngine:
         self, *, images: Sequence[str] = (), daemon_up: bool = True, builder: str = "legacy"
     ) -> None:
         self.images: set[str] = set(images)
+        self.image_labels: dict[str, dict[str, str]] = {}  # labels of the images built here
+        self._image_builds = itertools.count(1)
+        self.image_ids: dict[str, str] = {}
         self.daemon_up = daemon_up
         self.builder = builder
         self.behaviours: dict[str, Behaviour] = {}
@@ -209,6 +213,14 @@ class FakeEngine:
         self._check()
         return ref in self.images
 
+    async def inspect_image(self, ref: str) -> ImageInfo | None:
+        self._check()
+        if ref not in self.images:
+            return None
+        return ImageInfo(
+            id=self.image_ids.get(ref, f"sha256:{ref}"), labels=dict(self.image_labels.get(ref, {}))
+        )
+
     async def pull(self, ref: str, on_line: LineSink) -> None:
         self._check()
         self._record("pull", ref)
@@ -228,6 +240,8 @@ class FakeEngine:
                 details={"logTail": self.build_failures[spec.image][-30:]},
             )
         self.images.add(spec.image)
+        self.image_labels[spec.image] = dict(spec.labels)
+        self.image_ids[spec.image] = f"sha256:{spec.image}-{next(self._image_builds)}"
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
         self._check()

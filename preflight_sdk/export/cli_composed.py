@@ -29,7 +29,7 @@ __all__ = ["add_composed"]
 def add_composed(group: click.Group, registry: Registry) -> None:
     """Add the composed commands whose operations `registry` has."""
     ops = {op.name: op for op in registry}
-    if {"build", "setup", "run", "clean", "status"} <= ops.keys():
+    if {"run", "clean", "status"} <= ops.keys():
         group.add_command(_run_command(ops))
     if {"build", "setup", "clean"} <= ops.keys():
         group.add_command(_up_command(ops))
@@ -115,28 +115,26 @@ def _cancelled() -> CancelledError_:
 
 
 def _run_command(ops: dict[str, Operation]) -> click.Command:
-    build, setup, run, clean = (ops[n] for n in ("build", "setup", "run", "clean"))
+    run, clean = ops["run"], ops["clean"]
+    own = {p.name for p in run.parameters}
 
     def callback(keep: bool, **values: Any) -> None:
         ctx = click.get_current_context()
-        phases = {op.name: _arguments(ctx, op, values) for op in (build, setup, run)}
+        arguments = _arguments(ctx, run, values)
+        if "keep" in own:
+            arguments["keep"] = True  # the clean-up below is this command's, also on Ctrl-C
 
         async def work(project: Any, out: Output) -> Any:
             async def body() -> Any:
-                state = getattr(await project.status(), "state", None)
-                if state == "running":
-                    out.note("The environment is already running: running the suites only (it stays up).")
-                    return await _call(project, run, phases["run"], out)
+                running = getattr(await project.status(), "state", None) == "running"
+                if running:
+                    out.note("The environment is already running: it is brought up to date and stays up.")
                 try:
-                    for op in (build, setup):
-                        result = await _call(project, op, phases[op.name], out)
-                        if _failed(result):
-                            return result
-                    return await _call(project, run, phases["run"], out)
+                    return await _call(project, run, arguments, out)
                 finally:
                     if keep:
                         out.note("--keep: the environment stays up; `preflight clean` removes it.")
-                    else:
+                    elif not running:
                         await _clean(project, clean, out)
 
             result, stopped = await _until_signal(body)
@@ -147,18 +145,23 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
         execute(ctx, work)
 
     keep = click.Option(
-        ["--keep"], is_flag=True, default=False, help="Leave the environment running afterwards."
+        ["--keep"],
+        is_flag=True,
+        default=False,
+        help="Leave the environment running afterwards: the next run rebuilds only what changed.",
     )
+    params = [p for p in click_params(run, positional=False) if p.name != "keep"]
     return click.Command(
         "run",
         callback=callback,
-        params=[*_phase_params([build, setup, run]), keep, *global_options()],
-        short_help="Build, start, test and clean up in one go.",
+        params=[*params, keep, *global_options()],
+        short_help="Bring the environment up to date, test, and clean up.",
         help=(
-            "Build the images, start the environment, run the suites and clean up (always, even on "
-            "failure, Ctrl-C or SIGTERM). If the environment is already running, only run the suites "
-            "and leave it running. `preflight test` runs the suites alone; `--keep` keeps the "
-            "environment."
+            "Build and start only what is missing or changed, run the suites, then clean up "
+            "(always, even on failure, Ctrl-C or SIGTERM). With --keep the environment stays up "
+            "and the next run reuses every unchanged service; --fresh rebuilds from nothing. If "
+            "the environment was already running, it stays running. `preflight watch` re-runs "
+            "on every change."
         ),
     )
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Literal
 
 import anyio
+import msgspec
 
 from ..config import LoadedConfig, ServiceConfig
 from ..engine.base import BuildSpec
@@ -14,6 +15,7 @@ from ..progress import Reporter
 from ..results.lifecycle import BuildResult, ServiceBuild
 from .build_order import image_dependencies
 from .context import ProjectContext
+from .inputs import LABEL_BUILD_INPUTS, BuildInputs, build_inputs, read_record, write_record
 from .specs import build_spec
 
 __all__ = ["build"]
@@ -24,14 +26,30 @@ _PARALLEL_BUILDS = 2
 
 
 async def build(
-    ctx: ProjectContext, *, no_cache: bool, service: str | None, pull: bool, reporter: Reporter
+    ctx: ProjectContext,
+    *,
+    no_cache: bool,
+    service: str | None,
+    pull: bool,
+    reporter: Reporter,
+    only: Collection[str] | None = None,
+    inputs: Mapping[str, BuildInputs] | None = None,
 ) -> BuildResult:
-    """Build the images of the project (see `Project.build`)."""
+    """Build the images of the project (see `Project.build`).
+
+    `only` narrows the build to those services; `inputs` are their build inputs when the caller
+    already hashed them. Every image built carries its inputs' hash as a label.
+    """
     loaded = await ctx.ensure_loaded()
-    targets = _targets(loaded, service)
+    targets = [s for s in _targets(loaded, service) if only is None or s.name in only]
     # DOCKERFILE_NOT_FOUND is reported before docker is called at all.
     specs = {
         s.name: build_spec(loaded, s, no_cache=no_cache) for s in targets if s.build.dockerfile is not None
+    }
+    hashed = await anyio.to_thread.run_sync(_hash_builds, specs, inputs or {})
+    specs = {
+        name: msgspec.structs.replace(spec, labels={**spec.labels, LABEL_BUILD_INPUTS: hashed[name].digest})
+        for name, spec in specs.items()
     }
     await ctx.engine.info()  # DOCKER_ERROR (with how to start Docker) before any work
     started = anyio.current_time()
@@ -85,6 +103,9 @@ async def build(
 
     ordered = [results[s.name] for s in targets]
     result = BuildResult(services=ordered, total_duration=_ms(anyio.current_time() - started))
+    built = {r.name: hashed[r.name] for r in ordered if r.status == "success" and r.name in hashed}
+    if built:
+        await anyio.to_thread.run_sync(_remember, loaded.root, built)
     failed = [r for r in ordered if r.status == "failed"]
     if failed:
         raise _failure(failed, result)
@@ -94,6 +115,17 @@ async def build(
     next_state = session.state if session.state == "running" or not complete else "built"
     await ctx.transition(state=next_state, images=images)
     return result
+
+
+def _hash_builds(specs: Mapping[str, BuildSpec], known: Mapping[str, BuildInputs]) -> dict[str, BuildInputs]:
+    return {name: known.get(name) or build_inputs(spec) for name, spec in specs.items()}
+
+
+def _remember(root: str, built: Mapping[str, BuildInputs]) -> None:
+    """Keep the parts of each built image's inputs, to name what changed next time."""
+    record = read_record(root)
+    record.builds.update(built)
+    write_record(root, record)
 
 
 def _targets(loaded: LoadedConfig, service: str | None) -> Sequence[ServiceConfig]:

@@ -9,6 +9,7 @@ probe outcomes) reaches the caller.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Collection
 from contextlib import aclosing
 from datetime import UTC, datetime, timedelta
 
@@ -17,6 +18,7 @@ import msgspec
 
 from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..durations import parse_duration
+from ..engine.base import ContainerSpec
 from ..errors import EnvironmentError_, PreflightError, StateError
 from ..progress import Reporter
 from ..results.lifecycle import NetworkSetup, PortMapping, Readiness, ServiceSetup, SetupResult
@@ -30,14 +32,17 @@ from .specs import container_spec, network_name, session_labels
 from .state import ContainerRecord
 from .status import running_setup
 
-__all__ = ["setup"]
+__all__ = ["Stamp", "Started", "setup", "start_services"]
+
+# Adds the inputs label to a service's container spec just before `docker run`.
+Stamp = Callable[[ServiceConfig, ContainerSpec], Awaitable[ContainerSpec]]
 
 _JOB_DEADLINE = 300.0
 _NO_HEALTHCHECK_DEADLINE = 60.0
 _LOG_TAIL = 30
 
 
-class _Started:
+class Started:
     """What this setup has started so far (for the clean-up on failure)."""
 
     def __init__(self) -> None:
@@ -45,8 +50,10 @@ class _Started:
         self.containers: dict[str, ContainerRecord] = {}
 
 
-async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter) -> SetupResult:
-    """Start the environment (see `Project.setup`)."""
+async def setup(
+    ctx: ProjectContext, *, timeout: str | None, reporter: Reporter, stamp: Stamp | None = None
+) -> SetupResult:
+    """Start the environment from nothing (see `Project.setup`); `stamp` labels each container."""
     loaded = await ctx.ensure_loaded()
     session = ctx.require_session()
     if ctx.stale:
@@ -65,7 +72,7 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
         await remove_labelled(ctx, loaded.root, force=True)
     begun = anyio.current_time()
     since = datetime.now(UTC) - timedelta(seconds=2)
-    started = _Started()
+    started = Started()
     net = network_name(loaded, session.session_id)
     try:
         with terminate_as_interrupt():
@@ -83,8 +90,8 @@ async def setup(ctx: ProjectContext, *, timeout: str | None, reporter: Reporter)
 
                 tg.start_soon(mocks)
             await check_host_ports(loaded)
-            services = await _start_services(
-                ctx, loaded, net, started, since=since, override=override, reporter=reporter
+            services = await start_services(
+                ctx, loaded, net, started, since=since, override=override, reporter=reporter, stamp=stamp
             )
     except BaseException as exc:
         with anyio.CancelScope(shield=True):
@@ -124,7 +131,7 @@ async def _remove_leftovers(ctx: ProjectContext, loaded: LoadedConfig, keep_netw
         await remove_labelled(ctx, loaded.root, force=True, keep_network=keep_network)
 
 
-async def _create_network(ctx: ProjectContext, name: str, started: _Started, reporter: Reporter) -> None:
+async def _create_network(ctx: ProjectContext, name: str, started: Started, reporter: Reporter) -> None:
     loaded = ctx.require_loaded()
     session = ctx.require_session()
     labels = session_labels(loaded.project_name, loaded.root, session.session_id)
@@ -139,20 +146,27 @@ async def _create_network(ctx: ProjectContext, name: str, started: _Started, rep
     started.network = name
 
 
-async def _start_services(
+async def start_services(
     ctx: ProjectContext,
     loaded: LoadedConfig,
     net: str,
-    started: _Started,
+    started: Started,
     *,
     since: datetime,
     override: float | None,
     reporter: Reporter,
+    only: Collection[str] | None = None,
+    stamp: Stamp | None = None,
 ) -> list[ServiceSetup]:
-    if not loaded.services:
+    """Start the services (or `only` those: the others are taken as ready) in dependency order."""
+    chosen = [s for s in loaded.services if only is None or s.name in only]
+    if not chosen:
         return []
     session = ctx.require_session()
     ready = {s.name: anyio.Event() for s in loaded.services}
+    for service in loaded.services:
+        if service not in chosen:
+            ready[service.name].set()
     exited: dict[str, anyio.Event] = {}
     dead: set[str] = set()
     results: dict[str, ServiceSetup] = {}
@@ -161,7 +175,7 @@ async def _start_services(
     mocks = {
         name: host.port(name) if host is not None else mock.port for name, mock in loaded.config.mocks.items()
     }
-    total = len(loaded.services)
+    total = len(chosen)
 
     first_started = anyio.Event()
 
@@ -181,6 +195,8 @@ async def _start_services(
             await ready[dependency].wait()
         reporter.step(f"starting {service.name}", scope=service.name, done=len(results), total=total)
         spec = container_spec(loaded, service, session=session.session_id, network=net, mocks=mocks)
+        if stamp is not None:
+            spec = await stamp(service, spec)
         try:
             container_id = await ctx.engine.run(spec)
         except EnvironmentError_ as exc:
@@ -221,10 +237,10 @@ async def _start_services(
 
         outer.start_soon(run_watch)
         async with anyio.create_task_group() as tg:
-            for service in loaded.services:
+            for service in chosen:
                 tg.start_soon(start, service)
         watcher.cancel()
-    return [results[s.name] for s in loaded.services]
+    return [results[s.name] for s in chosen]
 
 
 async def _await_ready(
@@ -421,7 +437,7 @@ async def _log_tail(ctx: ProjectContext, container_id: str) -> list[str]:
     return [f"{line.stream}: {line.text}" if line.stream == "stderr" else line.text for line in lines]
 
 
-async def _undo(ctx: ProjectContext, loaded: LoadedConfig, started: _Started, reporter: Reporter) -> None:
+async def _undo(ctx: ProjectContext, loaded: LoadedConfig, started: Started, reporter: Reporter) -> None:
     reporter.step("setup failed: removing everything it started", status="failed")
     try:
         await stop_mocks(ctx)

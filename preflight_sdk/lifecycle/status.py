@@ -7,6 +7,7 @@ from typing import Literal
 
 import anyio
 
+from ..config import ServiceConfig
 from ..engine.base import ContainerInfo
 from ..progress import Reporter
 from ..results.lifecycle import (
@@ -28,7 +29,7 @@ from .health import NetworkProber
 from .mockhost import ensure_mocks
 from .specs import network_name
 
-__all__ = ["running_setup", "status"]
+__all__ = ["running_service", "running_setup", "status"]
 
 
 async def status(ctx: ProjectContext) -> StatusResult:
@@ -97,19 +98,7 @@ async def running_setup(ctx: ProjectContext) -> SetupResult | None:
             return None
         if service.kind == "job" and info.exit_code != 0:
             return None
-        services.append(
-            ServiceSetup(
-                name=service.name,
-                container_id=info.id,
-                container_name=info.name,
-                status="completed" if service.kind == "job" else "running",
-                ports=list(info.ports),
-                readiness=Readiness(
-                    probe="running", target="already running", attempts=0, ready=True, time_to_ready=0
-                ),
-                url=f"http://127.0.0.1:{info.ports[0].host}" if info.ports else None,
-            )
-        )
+        services.append(running_service(service, info))
     await ensure_mocks(ctx, Reporter(None, "setup"))
     mocks = [
         MockSetup(
@@ -141,6 +130,21 @@ def _recovered_session(containers: list[ContainerInfo]) -> tuple[str, LifecycleS
         return None
     best = max(counts, key=lambda name: counts[name])
     return best, "running" if counts[best][0] else "stopped"
+
+
+def running_service(service: ServiceConfig, info: ContainerInfo) -> ServiceSetup:
+    """Describe a service found already running (or a job found finished) as setup would."""
+    return ServiceSetup(
+        name=service.name,
+        container_id=info.id,
+        container_name=info.name,
+        status="completed" if service.kind == "job" else "running",
+        ports=list(info.ports),
+        readiness=Readiness(
+            probe="running", target="already running", attempts=0, ready=True, time_to_ready=0
+        ),
+        url=f"http://127.0.0.1:{info.ports[0].host}" if info.ports else None,
+    )
 
 
 def _by_service(containers: list[ContainerInfo], session: str) -> dict[str, ContainerInfo]:

@@ -62,6 +62,14 @@ class MockApp:
         self.hits = [0] * len(self.mock.routes)
         self.journal.clear()
 
+    def replace_routes(self, mock: CompiledMock) -> None:
+        """Answer with `mock`'s routes from now on (the journal stays; route hits start over)."""
+        # A request on the server thread reads `hits` then `mock`: make `hits` long enough for
+        # both route lists during the swap, so no reader indexes past its end.
+        self.hits = [0] * max(len(self.mock.routes), len(mock.routes))
+        self.mock = mock
+        self.hits = [0] * len(mock.routes)
+
     def cancel_waits(self) -> None:
         """End every pending delay, fault and proxy call (called on the server loop at stop)."""
         for scope in list(self._waits):

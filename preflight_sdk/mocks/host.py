@@ -169,6 +169,24 @@ class MockHost:
             if app is not None:
                 app.reset()
 
+    def reload(self, mocks: Mapping[str, MockConfig]) -> None:
+        """Serve new routes for the named mocks in place: same port, journal kept, route hits reset.
+
+        Raises:
+            ConfigError: a route is invalid (nothing is changed then).
+            MockError: `MOCK_NOT_FOUND` for a name this host does not serve.
+        """
+        for name in mocks:
+            self._check_name(name)
+        compiled = compile_all(mocks)  # every mock compiles before any changes
+        with self._lock:
+            for name, mock in compiled.items():
+                self._configs[name] = mocks[name]
+                self._compiled[name] = mock
+                app = self._apps.get(name)
+                if app is not None:
+                    app.replace_routes(mock)
+
     def describe_routes(self, name: str) -> list[dict[str, Any]]:
         """Return mock `name`'s routes with their hit counts (as `GET /_mock/routes`)."""
         self._check_name(name)

@@ -31,6 +31,7 @@ __all__ = [
     "PortStatus",
     "ProbeOutcome",
     "Readiness",
+    "ServiceAction",
     "ServiceBuild",
     "ServiceSetup",
     "ServiceStatus",
@@ -150,8 +151,13 @@ class Readiness(_Part, frozen=True, kw_only=True):
     last_outcomes: list[ProbeOutcome] = msgspec.field(default_factory=list)
 
 
+# What setup did with a service: kept the running container (`reused`), rebuilt its image and
+# recreated it (`rebuilt`), recreated it from the same image (`recreated`), or started it anew.
+ServiceAction = Literal["reused", "rebuilt", "recreated", "started"]
+
+
 class ServiceSetup(_Part, frozen=True, kw_only=True):
-    """One started service (or finished job)."""
+    """One service (or job) of the environment: how it was brought up, and why (`action`, `reason`)."""
 
     name: str
     container_id: str
@@ -162,6 +168,8 @@ class ServiceSetup(_Part, frozen=True, kw_only=True):
     url: str | None = None
     health_check_duration: int | None = None
     error: str | None = None
+    action: ServiceAction | None = None
+    reason: str | None = None
 
 
 class MockSetup(_Part, frozen=True, kw_only=True):
@@ -172,6 +180,7 @@ class MockSetup(_Part, frozen=True, kw_only=True):
     status: Literal["running", "failed"]
     route_count: int
     url: str
+    action: Literal["started", "reused", "reloaded"] | None = None
 
 
 class NetworkSetup(_Part, frozen=True, kw_only=True):

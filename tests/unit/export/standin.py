@@ -174,16 +174,23 @@ class Demo:
 
     @operation(title="Run the suites")
     async def run(
-        self, filter: str | None = None, parallel: bool | None = None, progress: ProgressArg = None
+        self,
+        filter: str | None = None,
+        parallel: bool | None = None,
+        keep: bool = True,
+        fresh: bool = False,
+        progress: ProgressArg = None,
     ) -> Outcome:
         """Run the suites.
 
         Args:
             filter: suite ids, comma-separated.
             parallel: override the parallel setting.
+            keep: leave the environment up.
+            fresh: rebuild from nothing.
             progress: where progress goes.
         """
-        self.calls.append(("run", {"filter": filter, "parallel": parallel}))
+        self.calls.append(("run", {"filter": filter, "parallel": parallel, "keep": keep, "fresh": fresh}))
         if filter == "docker-down":
             raise EnvironmentError_("Docker went away", hint="start Docker")
         if filter == "interrupt":

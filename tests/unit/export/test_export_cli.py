@@ -103,9 +103,13 @@ def test_values_reach_the_method_by_python_name() -> None:
 def test_unset_options_keep_the_method_defaults_including_tri_state_booleans() -> None:
     result, made = _invoke(["test"])
     assert result.exit_code == 0
-    assert made.projects[0].calls == [("run", {"filter": None, "parallel": None})]
+    assert made.projects[0].calls == [
+        ("run", {"filter": None, "parallel": None, "keep": True, "fresh": False})
+    ]
     _, made = _invoke(["test", "--no-parallel"])
-    assert made.projects[0].calls == [("run", {"filter": None, "parallel": False})]
+    assert made.projects[0].calls == [
+        ("run", {"filter": None, "parallel": False, "keep": True, "fresh": False})
+    ]
 
 
 def test_json_options_are_decoded_then_validated() -> None:
@@ -193,15 +197,14 @@ def test_a_usage_error_with_json_still_prints_an_envelope(capsys: pytest.Capture
 # -- composed commands -----------------------------------------------------------------------------
 
 
-def test_run_builds_sets_up_runs_and_cleans_passing_each_phase_its_options() -> None:
-    result, made = _invoke(["run", "--no-cache", "--timeout", "90s", "--filter", "smoke"])
+def test_run_runs_keeping_the_environment_then_cleans_it_itself() -> None:
+    result, made = _invoke(["run", "--fresh", "--filter", "smoke"])
     assert result.exit_code == 0, result.output
     project = made.projects[0]
-    assert [name for name, _ in project.calls] == ["status", "build", "setup", "run", "clean"]
+    assert [name for name, _ in project.calls] == ["status", "run", "clean"]
     arguments = dict(project.calls)
-    assert arguments["build"]["no_cache"] is True
-    assert arguments["setup"] == {"timeout": "90s"}
-    assert arguments["run"]["filter"] == "smoke"
+    # The run keeps the environment: the command cleans it, also when cancelled.
+    assert arguments["run"] == {"filter": "smoke", "parallel": None, "keep": True, "fresh": True}
 
 
 def test_run_cleans_even_when_a_phase_fails_and_exits_with_its_code() -> None:
@@ -228,6 +231,7 @@ def test_run_against_a_running_environment_only_runs_the_suites() -> None:
     assert result.exit_code == 0
     assert made.calls == ["status", "run"]
     assert "already running" in result.stderr
+    assert "clean" not in made.calls
 
 
 def test_init_writes_a_valid_starter_project_and_never_overwrites(tmp_path: Path) -> None:
@@ -277,7 +281,7 @@ def test_an_extension_option_can_fill_in_arguments(monkeypatch: pytest.MonkeyPat
 def test_run_cleans_on_sigterm_and_exits_130() -> None:
     result, made = _invoke(["--json", "run", "--filter", "sigterm"])
     assert result.exit_code == 130
-    assert made.calls == ["status", "build", "setup", "run", "clean"]
+    assert made.calls == ["status", "run", "clean"]
     assert json.loads(result.stdout)["error"]["code"] == "CANCELLED"
 
 

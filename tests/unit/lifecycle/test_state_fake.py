@@ -41,21 +41,22 @@ async def test_re_init_with_a_changed_file_while_running_is_invalid_state_and_st
         assert error.hint is not None and "clean first" in error.hint
         assert error.details is not None
         assert error.details["state"] == "running" and error.details["sessionId"] == session
-    with pytest.raises(PreflightError) as refused:
-        await project.setup()
-    assert refused.value.code == "INVALID_STATE"
-    assert refused.value.hint is not None and "clean" in refused.value.hint
-
     status = await project.status()
     assert status.state == "running" and status.session_id == session
     assert [(s.name, s.status) for s in status.services] == [("api", "running")]
     assert len(engine.containers) == 1, "nothing was touched by the refused calls"
 
+    # setup (and run) bring the running environment up to date with the edited file instead.
+    updated = await project.setup()
+    assert [(s.name, s.action, s.reason) for s in updated.services] == [("api", "recreated", "ports changed")]
+    assert [p.container for p in updated.services[0].ports] == [9090]
+    assert (await project.init()).session_id == session, "the same session, now of the edited file"
+
     cleaned = await project.clean()
     assert [c.action for c in cleaned.containers] == ["force_removed"]
     assert engine.containers == {} and engine.networks == {}
     fresh = await project.init()
-    assert fresh.state == "initialized" and fresh.session_id != session
+    assert fresh.state == "stopped" and fresh.session_id == session
     assert [list(s.ports) for s in fresh.services] == [["0:9090"]]
     result = await project.setup()
     assert [p.container for p in result.services[0].ports] == [9090]

@@ -390,7 +390,7 @@ async def test_a_fault_shows_in_the_mock_request_record_not_a_bare_status_0(tmp_
 # -- errors: not running, unknown mock ------------------------------------------------------------
 
 
-async def test_run_without_setup_is_not_running_for_services_and_for_mocks(tmp_path: Path) -> None:
+async def test_run_without_setup_sets_up_first_and_says_when_docker_is_missing(tmp_path: Path) -> None:
     entry, files = yaml_suite(
         "s", "name: S\ncases:\n  - name: c\n    request: {url: 'http://127.0.0.1:9/'}\n"
     )
@@ -402,11 +402,17 @@ async def test_run_without_setup_is_not_running_for_services_and_for_mocks(tmp_p
         services={"api": {"build": {"image": "busybox:test"}, "container": {"ports": ["0:8080"]}}},
     )
     mocks_only = write_project(tmp_path / "mocks", [entry], files=files)
-    for root in (with_services, mocks_only):
-        with pytest.raises(PreflightError) as caught:
-            await Project.open(root, engine=no_docker()).run()
-        assert caught.value.code == "NOT_RUNNING", caught.value
-        assert caught.value.hint is not None and "setup" in caught.value.hint
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(with_services, engine=no_docker()).run()
+    assert caught.value.code == "DOCKER_ERROR", caught.value
+    # A project of mocks and tests only needs no Docker: run starts its mocks, runs, and keeps them.
+    project = Project.open(mocks_only, engine=no_docker())
+    try:
+        result = await project.run()
+        assert result.totals.total == 1
+        assert (await project.status()).state == "running"
+    finally:
+        await project.clean()
 
 
 async def test_mock_requests_errors_name_the_valid_mocks_and_the_missing_setup(tmp_path: Path) -> None:
