@@ -23,6 +23,8 @@ import msgspec
 
 from ..errors import ConfigError, ConfigProblem
 from ..redaction import Redactor, redactor_for
+from .compose_source import apply_compose
+from .dotenv import read_dotenv
 from .interpolate import interpolate
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .rules import check_rules
@@ -55,6 +57,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         digest: sha256 of the file and `.env`, to tell whether a re-init must reload.
         services: every service in one list (single, list and map forms normalised), in file order.
         test_files: the parsed test file of each `yaml` suite, by suite id.
+        sources: the other files the configuration was read from (compose files, their `.env`
+            and env files), whose edits call for a reload like an edit of e2e.yaml.
     """
 
     config: ProjectConfig
@@ -64,6 +68,7 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     digest: str
     services: list[ServiceConfig]
     test_files: dict[str, TestFile]
+    sources: list[str] = msgspec.field(default_factory=list)
 
     @property
     def project_name(self) -> str:
@@ -128,31 +133,6 @@ def find_config(path: str | os.PathLike[str], config_file: str | None = None) ->
     )
 
 
-def read_dotenv(path: Path) -> dict[str, str]:
-    """Read a `.env` file: `KEY=value` lines, `export` prefixes, quotes and `#` comments."""
-    values: dict[str, str] = {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError):
-        return values
-    except (OSError, UnicodeDecodeError):
-        return values
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        key = key.strip().removeprefix("export ").strip()
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        if key:
-            values[key] = value
-    return values
-
-
 def load_config(
     path: str | os.PathLike[str],
     config_file: str | None = None,
@@ -181,7 +161,6 @@ def load_config(
     dotenv_path = config_path.parent / ".env"
     dotenv = read_dotenv(dotenv_path)
     merged_env = {**dotenv, **(os.environ if environ is None else environ)}
-    digest = hashlib.sha256(raw_bytes + b"\0" + _maybe_bytes(dotenv_path)).hexdigest()
     file = str(config_path)
 
     try:
@@ -205,6 +184,9 @@ def load_config(
 
     data, template_problems, templated = interpolate(source, merged_env, file)
     problems.extend(template_problems)
+    compose_problems, sources = apply_compose(data, config_path.parent, merged_env, file)
+    problems.extend(compose_problems)
+    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
     check_rules(data, validator, root=config_path.parent)
@@ -221,6 +203,7 @@ def load_config(
         digest=digest,
         services=normalise_services(config),
         test_files=test_files,
+        sources=sources,
     )
 
 
@@ -308,6 +291,10 @@ def _read_bytes(path: Path, *, kind: str) -> bytes:
         # Unreadable (permissions, a vanished file): a problem of the file, never a traceback.
         message = f"cannot read the file: {exc.strerror or exc}"
         raise _invalid(file, [ConfigProblem(path="$", message=message, file=file)], kind=kind) from None
+
+
+def _digest(parts: list[bytes]) -> str:
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()
 
 
 def _maybe_bytes(path: Path) -> bytes:

@@ -25,8 +25,10 @@ from .compat import (
 
 __all__ = [
     "BuildConfig",
+    "ComposeConfig",
     "ContainerConfig",
     "DashboardConfig",
+    "DockerHealthcheckConfig",
     "HealthcheckConfig",
     "HistoryConfig",
     "IsolationConfig",
@@ -119,6 +121,19 @@ class HealthcheckConfig(_Config, frozen=True, kw_only=True):
     start_period: Annotated[str | int, Duration("Grace time before failed probes count.")] = "30s"
 
 
+class DockerHealthcheckConfig(_Config, frozen=True, kw_only=True):
+    """A health check Docker runs inside the container (as compose's `healthcheck`)."""
+
+    test: Annotated[
+        list[str],
+        Meta(min_length=2, description="`[CMD, program, args...]` or `[CMD-SHELL, command]`."),
+    ]
+    interval: Annotated[str | int, Duration("Time between checks.")] = "1s"
+    timeout: Annotated[str | int, Duration("Timeout of one check.")] = "30s"
+    retries: Annotated[int, Meta(ge=1, description="Failures in a row that make it unhealthy.")] = 3
+    start_period: Annotated[str | int, Duration("Grace time before failures count.")] = "0s"
+
+
 class ContainerConfig(_Config, frozen=True, kw_only=True):
     """How the service's container runs."""
 
@@ -142,10 +157,24 @@ class ContainerConfig(_Config, frozen=True, kw_only=True):
     command: Annotated[
         str | list[str] | None, Meta(description="Override the image's command (a list is used as argv).")
     ] = None
-    entrypoint: Annotated[str | None, Meta(description="Override the image's entrypoint.")] = None
+    entrypoint: Annotated[
+        str | list[str] | None,
+        Meta(
+            description="Override the image's entrypoint (a list: the program, then arguments before `command`)."
+        ),
+    ] = None
     working_dir: Annotated[str | None, Meta(description="Working directory inside the container.")] = None
     user: Annotated[str | None, Meta(description="User to run as (`uid[:gid]` or a name).")] = None
     aliases: Annotated[list[str], Meta(description="Extra network aliases.")] = field(default_factory=list)
+    init: Annotated[bool, Meta(description="Run an init process as PID 1 (`docker run --init`).")] = False
+    read_only: Annotated[bool, Meta(description="Mount the container's root filesystem read-only.")] = False
+    docker_healthcheck: Annotated[
+        DockerHealthcheckConfig | None,
+        Meta(
+            description="Docker's own health check, run inside the container; setup waits until Docker "
+            "reports it healthy. Prefer `healthcheck` (probed from the host, much faster) where it fits."
+        ),
+    ] = None
 
 
 class ServiceBody(_Config, frozen=True, kw_only=True):
@@ -384,6 +413,26 @@ class McpConfig(_Config, frozen=True, kw_only=True):
     )
 
 
+class ComposeConfig(_Config, frozen=True, kw_only=True):
+    """Compose files whose services this project runs."""
+
+    files: Annotated[
+        list[str],
+        Meta(min_length=1, description="Compose files, relative to e2e.yaml, merged in order (like `-f`)."),
+    ]
+    profiles: Annotated[
+        list[str],
+        Meta(description="Active profiles (added to `COMPOSE_PROFILES`); others' services are left out."),
+    ] = field(default_factory=list)
+    host_ports: Annotated[
+        Literal["ephemeral", "asWritten"],
+        Meta(
+            description="`ephemeral` (default) publishes each port on a free host port, so sessions run side "
+            "by side; `asWritten` uses the host ports the compose file names."
+        ),
+    ] = "ephemeral"
+
+
 class ProjectConfig(_Config, frozen=True, kw_only=True):
     """An `e2e.yaml` file: services to build and run, mocks, and the suites to run against them.
 
@@ -392,6 +441,13 @@ class ProjectConfig(_Config, frozen=True, kw_only=True):
 
     project: Annotated[ProjectInfo, Meta(description="Project identity.")]
     version: Annotated[str | int, Meta(description="Config format version.")] = "1"
+    compose: Annotated[
+        str | list[str] | ComposeConfig | None,
+        Meta(
+            description="Compose file(s) defining the services; entries under `services` with the same "
+            "name add to or override them (health checks, images, jobs)."
+        ),
+    ] = None
     service: Annotated[SingleServiceConfig | None, Meta(description="Single-service form.")] = None
     services: Annotated[
         list[ServiceConfig] | dict[str, ServiceBody] | None,

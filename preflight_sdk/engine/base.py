@@ -23,6 +23,7 @@ __all__ = [
     "Engine",
     "EngineInfo",
     "ExecResult",
+    "HealthSpec",
     "ImageInfo",
     "LineSink",
     "NetworkInfo",
@@ -52,6 +53,16 @@ class BuildSpec(msgspec.Struct, frozen=True, kw_only=True):
     labels: Mapping[str, str] = msgspec.field(default_factory=dict)
 
 
+class HealthSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """Docker's own health check of a container (durations in seconds)."""
+
+    command: str
+    interval: float
+    timeout: float
+    retries: int
+    start_period: float
+
+
 class ContainerSpec(msgspec.Struct, frozen=True, kw_only=True):
     """One container to start, detached, on a network."""
 
@@ -68,6 +79,9 @@ class ContainerSpec(msgspec.Struct, frozen=True, kw_only=True):
     entrypoint: str | None = None
     working_dir: str | None = None
     user: str | None = None
+    init: bool = False
+    read_only: bool = False
+    health: HealthSpec | None = None
 
 
 class ContainerInfo(msgspec.Struct, frozen=True, kw_only=True):

@@ -264,6 +264,19 @@ class DockerEngine:
             argv += ["--workdir", spec.working_dir]
         if spec.user is not None:
             argv += ["--user", spec.user]
+        if spec.init:
+            argv.append("--init")
+        if spec.read_only:
+            argv.append("--read-only")
+        if spec.health is not None:
+            health = spec.health
+            argv += ["--health-cmd", health.command, "--health-retries", str(health.retries)]
+            for flag, seconds in (
+                ("--health-interval", health.interval),
+                ("--health-timeout", health.timeout),
+                ("--health-start-period", health.start_period),
+            ):
+                argv += [flag, f"{max(seconds, 0.001 if flag != '--health-start-period' else 0):g}s"]
         argv.append(spec.image)
         argv += list(spec.command or [])
         out = await self._checked(*argv, action=f"start container {spec.name}", subject=spec.name)

@@ -21,7 +21,7 @@ from .cli_extensions import EXTENSIONS
 from .cli_output import Output
 from .cli_params import click_params, collect_arguments
 from .registry import Operation, Registry
-from .starter import write_starter
+from .starter import write_compose_starter, write_starter
 
 __all__ = ["add_composed"]
 
@@ -234,7 +234,7 @@ def _init_command(op: Operation) -> click.Command:
     validate = command.callback
     assert validate is not None
 
-    def callback(**values: Any) -> None:
+    def callback(from_compose: str | None = None, **values: Any) -> None:
         from ..config import CONFIG_NAMES
 
         settings = _settings(click.get_current_context())
@@ -242,7 +242,12 @@ def _init_command(op: Operation) -> click.Command:
         if settings.config is None and not directory.is_file():
             if not any((directory / name).exists() for name in CONFIG_NAMES):
                 out = Output(json=settings.json)
-                for path in write_starter(directory):
+                made = (
+                    write_compose_starter(directory, Path(from_compose))
+                    if from_compose
+                    else write_starter(directory)
+                )
+                for path in made:
                     out.note(f"wrote {path}")
         validate(**values)
 
@@ -250,7 +255,8 @@ def _init_command(op: Operation) -> click.Command:
     command.short_help = "Write a starter e2e.yaml (if there is none), then load and validate it."
     command.help = (
         "Write a starter project (e2e.yaml and tests/smoke.yaml) when the directory has no e2e.yaml, "
-        "never overwriting a file; then load and validate the configuration.\n\n" + (command.help or "")
+        "never overwriting a file; with --from-compose FILE, an e2e.yaml whose services come from "
+        "that compose file. Then load and validate the configuration.\n\n" + (command.help or "")
     )
     return command
 

@@ -21,7 +21,23 @@ def _self(value: Any, args: dict[str, Any]) -> None:
         args["self_check"] = True
 
 
+def _written_before(value: Any, args: dict[str, Any]) -> None:
+    """The composed `init` command writes the starter before the operation runs."""
+
+
 EXTENSIONS: dict[str, tuple[Extension, ...]] = {
+    # `preflight init --from-compose FILE`: a starter e2e.yaml whose services come from FILE.
+    "init": (
+        Extension(
+            option=click.Option(
+                ["--from-compose"],
+                metavar="FILE",
+                type=click.Path(exists=True, dir_okay=False),
+                help="Write an e2e.yaml whose services come from this compose file (see docs/compose.md).",
+            ),
+            apply=_written_before,
+        ),
+    ),
     # `preflight verify --self`: the spelling users know for `--self-check`.
     "verify": (
         Extension(

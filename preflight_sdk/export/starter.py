@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["STARTER_CONFIG", "STARTER_TEST", "write_starter"]
+__all__ = ["STARTER_CONFIG", "STARTER_TEST", "write_compose_starter", "write_starter"]
 
 STARTER_CONFIG = """\
 # preflight: what to build and start, and which suites to run against it.
@@ -64,6 +64,76 @@ cases:
 def _project_name(directory: Path) -> str:
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", directory.resolve().name).strip("-.")
     return name or "my-project"
+
+
+COMPOSE_STARTER = """\
+# preflight: the services come from {compose}; this file adds what compose has no words for.
+# `preflight run` builds, starts, tests and cleans up; `preflight up` keeps it running.
+project:
+  name: {name}
+
+# One file, or a list merged in order like `docker compose -f a -f b`. As a mapping:
+#   compose: {{files: [...], profiles: [test], hostPorts: asWritten}}
+compose: {compose}
+
+# An entry here is laid over the compose service of the same name: a host-side health check
+# (probed in milliseconds, not Docker's intervals), `kind: job` for a one-shot, another image.
+services:
+{services}
+
+# HTTP mocks the services reach as http://<name>:<port>:
+# mocks:
+#   payments:
+#     port: 0
+#     routes:
+#       - {{method: POST, path: /charges, response: {{status: 201, body: {{id: ch_1}}}}}}
+
+# The suites to run against the environment:
+# tests:
+#   suites:
+#     - {{id: e2e, runner: pytest, file: tests/e2e}}
+"""
+
+
+def write_compose_starter(directory: Path, compose: Path) -> list[Path]:
+    """Write an `e2e.yaml` under `directory` that takes its services from `compose`.
+
+    Returns the file written (none when `e2e.yaml` already exists).
+    """
+    import yaml
+
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / "e2e.yaml"
+    if target.exists():
+        return []
+    try:
+        relative = str(compose.resolve().relative_to(directory.resolve()))
+    except ValueError:
+        relative = str(compose.resolve())
+    try:
+        data = yaml.safe_load(compose.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = None
+    declared = data.get("services") if isinstance(data, dict) else None
+    names = [str(name) for name in declared] if isinstance(declared, dict) else []
+    lines = [
+        f"  {name}: {{}}   # e.g. container: {{healthcheck: {{path: /health, port: 8080}}}}" for name in names
+    ]
+    text = COMPOSE_STARTER.format(
+        name=_project_name(directory),
+        compose=json_string(relative),
+        services="\n".join(lines) if lines else "  {}",
+    )
+    with target.open("x", encoding="utf-8") as handle:
+        handle.write(text)
+    return [target]
+
+
+def json_string(text: str) -> str:
+    """Return `text` as a YAML scalar that needs no escaping thought (a JSON string when needed)."""
+    import json
+
+    return text if re.fullmatch(r"[A-Za-z0-9_./-]+", text) else json.dumps(text)
 
 
 def write_starter(directory: Path) -> list[Path]:

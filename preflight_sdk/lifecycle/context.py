@@ -189,10 +189,11 @@ class ProjectContext:
 
     def _watched_files(self, loaded: LoadedConfig) -> tuple[str, ...]:
         """The candidate config files (e2e.yaml, e2e.yml: one appearing or vanishing switches
-        files), the one loaded, `.env` and the YAML suite files; computed once per load."""
+        files), the one loaded, `.env`, the compose files it reads and the YAML suite files;
+        computed once per load."""
         if self._watched is None or self._watched[0] is not loaded:
             files = [os.path.abspath(path) for path in config_candidates(self.path, self.config_file)]
-            files += [loaded.path, os.path.join(loaded.root, ".env")]
+            files += [loaded.path, os.path.join(loaded.root, ".env"), *loaded.sources]
             files += [str(loaded.resolve(s.file)) for s in loaded.suites if s.file and s.runner == "yaml"]
             self._watched = (loaded, tuple(dict.fromkeys(files)))
         return self._watched[1]

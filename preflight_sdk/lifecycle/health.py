@@ -12,7 +12,7 @@ Desktop), the host port is used and an immediate close by the proxy counts as "n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Literal, Protocol
 
 import anyio
@@ -20,7 +20,15 @@ import msgspec
 
 from ..results.lifecycle import ProbeOutcome, Readiness
 
-__all__ = ["NetworkProber", "ProbePlan", "ProbeResult", "Prober", "intervals", "wait_ready"]
+__all__ = [
+    "NetworkProber",
+    "ProbePlan",
+    "ProbeResult",
+    "Prober",
+    "intervals",
+    "wait_docker_healthy",
+    "wait_ready",
+]
 
 _KEEP_OUTCOMES = 5
 
@@ -186,6 +194,40 @@ async def wait_ready(plan: ProbePlan, prober: Prober, *, clock_start: float | No
                 probe=plan.kind, target=plan.target, attempts=attempts, ready=False, last_outcomes=outcomes
             )
         await anyio.sleep(min(next(schedule), max(0.0, plan.deadline - elapsed)))
+
+
+async def wait_docker_healthy(
+    status: Callable[[], Awaitable[str]], *, deadline: float, target: str
+) -> Readiness:
+    """Poll Docker's health status (`status()`) until `healthy`, `unhealthy` or the deadline.
+
+    Docker runs the check at its own interval; polling its verdict is cheap, so it is read often.
+    """
+    start = anyio.current_time()
+    outcomes: list[ProbeOutcome] = []
+    attempts = 0
+    schedule = intervals(fast_for=0.2, first=0.05, cap=0.25)
+    while True:
+        attempts += 1
+        health = await status()
+        elapsed = anyio.current_time() - start
+        if not outcomes or outcomes[-1].detail != health:
+            outcomes.append(ProbeOutcome(at=int(elapsed * 1000), ok=health == "healthy", detail=health))
+            del outcomes[:-_KEEP_OUTCOMES]
+        if health == "healthy":
+            return Readiness(
+                probe="docker",
+                target=target,
+                attempts=attempts,
+                ready=True,
+                time_to_ready=int(elapsed * 1000),
+                last_outcomes=outcomes,
+            )
+        if health == "unhealthy" or elapsed >= deadline:
+            return Readiness(
+                probe="docker", target=target, attempts=attempts, ready=False, last_outcomes=outcomes
+            )
+        await anyio.sleep(min(next(schedule), max(0.0, deadline - elapsed)))
 
 
 def _os_detail(exc: OSError) -> str:

@@ -24,7 +24,7 @@ from ..progress import Reporter
 from ..results.lifecycle import NetworkSetup, PortMapping, Readiness, ServiceSetup, SetupResult
 from .clean import remove_labelled, stop_mocks
 from .context import LABEL_ROOT, ProjectContext
-from .health import NetworkProber, ProbePlan, Prober, wait_ready
+from .health import NetworkProber, ProbePlan, Prober, wait_docker_healthy, wait_ready
 from .mockhost import mock_records, start_mocks
 from .ports import check_host_ports
 from .signals import terminate_as_interrupt
@@ -268,6 +268,8 @@ async def _await_ready(
         async def probe() -> None:
             nonlocal readiness
             readiness = await wait_ready(plan, prober)
+            if readiness.probe == "running" and service.container.docker_healthcheck is not None:
+                readiness = await _docker_health(ctx, service, container_id, override)
             tg.cancel_scope.cancel()
 
         async def on_exit() -> None:
@@ -346,6 +348,23 @@ async def _run_job(
     )
 
 
+async def _docker_health(
+    ctx: ProjectContext, service: ServiceConfig, container_id: str, override: float | None
+) -> Readiness:
+    check = service.container.docker_healthcheck
+    assert check is not None
+    budget = parse_duration(check.start_period) + (
+        parse_duration(check.interval) + parse_duration(check.timeout)
+    ) * max(1, check.retries)
+    deadline = override if override is not None else max(budget, 5.0)
+
+    async def status() -> str:
+        infos = await ctx.engine.inspect([container_id])
+        return infos[0].health if infos else "none"
+
+    return await wait_docker_healthy(status, deadline=deadline, target=f"docker health: {check.test[-1]}")
+
+
 def _published(service: ServiceConfig) -> list[PortMapping] | None:
     """Return the published ports when the config alone says them and the probe needs no more."""
     specs = [parse_port(spec) for spec in service.container.ports]
@@ -389,7 +408,7 @@ def _plan(service: ServiceConfig, mapping: dict[int, int], ip: str, override: fl
             probe_timeout=probe_timeout,
         )
     deadline = override if override is not None else _NO_HEALTHCHECK_DEADLINE
-    if mapping:
+    if mapping and service.container.docker_healthcheck is None:
         first = min(mapping)
         return ProbePlan(
             kind="port",

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import LoadedConfig, ServiceConfig, parse_port
-from ..engine.base import BuildSpec, ContainerSpec
+from ..config.model import DockerHealthcheckConfig
+from ..durations import parse_duration
+from ..engine.base import BuildSpec, ContainerSpec, HealthSpec
 from ..errors import EnvironmentError_
 from ..templates import render
 from .context import LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
@@ -124,6 +126,13 @@ def container_spec(
         command = shlex.split(_fill(container.command, scope))
     else:
         command = [_fill(part, scope) for part in container.command]
+    entrypoint = container.entrypoint
+    if isinstance(entrypoint, list):
+        # `--entrypoint` takes one program; the rest of an argv entrypoint goes before the command
+        # (Docker clears the image's CMD when the entrypoint is set, as compose does).
+        entrypoint, command = (
+            (entrypoint[0], [*entrypoint[1:], *(command or [])]) if entrypoint else ("", command)
+        )
     return ContainerSpec(
         name=container_name(loaded, session, service.name),
         image=service.build.image,
@@ -135,9 +144,26 @@ def container_spec(
         labels=labels_for(loaded.project_name, session, loaded.root, service.name),
         add_hosts=[(mock, "host-gateway") for mock in mocks],
         command=command,
-        entrypoint=container.entrypoint,
+        entrypoint=entrypoint,
         working_dir=container.working_dir,
         user=container.user,
+        init=container.init,
+        read_only=container.read_only,
+        health=_health(container.docker_healthcheck),
+    )
+
+
+def _health(check: DockerHealthcheckConfig | None) -> HealthSpec | None:
+    if check is None:
+        return None
+    # The docker CLI takes only the shell form; an exec-form test is quoted into one.
+    command = check.test[1] if check.test[0] == "CMD-SHELL" else shlex.join(check.test[1:])
+    return HealthSpec(
+        command=command,
+        interval=parse_duration(check.interval),
+        timeout=parse_duration(check.timeout),
+        retries=check.retries,
+        start_period=parse_duration(check.start_period),
     )
 
 

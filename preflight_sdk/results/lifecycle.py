@@ -139,11 +139,12 @@ class Readiness(_Part, frozen=True, kw_only=True):
     """How a service was found ready: which probe, how many attempts, how long.
 
     `probe` is `http` (GET on the health path), `tcp` (connect), `port` (connect to the first
-    published port, for services without a health check), `running` (nothing to probe), or `exit`
-    (a job that must finish with status 0).
+    published port, for services without a health check), `docker` (Docker's own health check,
+    from a compose file), `running` (nothing to probe), or `exit` (a job that must finish with
+    status 0).
     """
 
-    probe: Literal["http", "tcp", "port", "running", "exit"]
+    probe: Literal["http", "tcp", "port", "docker", "running", "exit"]
     target: str
     attempts: int
     ready: bool

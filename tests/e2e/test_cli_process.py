@@ -36,6 +36,35 @@ def test_init_in_an_empty_directory_writes_a_project_that_validates(tmp_path: Pa
     assert [s["id"] for s in envelope["data"]["suites"]] == ["smoke"]
 
 
+COMPOSE_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "compose"
+
+
+def test_init_from_compose_writes_an_e2e_yaml_that_loads_the_compose_services(tmp_path: Path) -> None:
+    source = COMPOSE_FIXTURES / "dc-deps-completed" / "compose.yaml"
+    (tmp_path / "docker-compose.yml").write_bytes(source.read_bytes())
+    done = _run("--json", "init", "--from-compose", "docker-compose.yml", "-C", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "e2e.yaml").read_text()
+    assert "compose: docker-compose.yml" in text and "  oneshot: {}" in text
+    envelope = json.loads(done.stdout)
+    services = {s["name"]: s for s in envelope["data"]["services"]}
+    assert list(services) == ["oneshot", "longrunning"]
+    assert services["oneshot"]["kind"] == "job"
+    assert not (tmp_path / "tests").exists()  # no smoke suite: the compose project has its own
+
+
+def test_init_from_compose_reports_unsupported_keys_with_their_lines(tmp_path: Path) -> None:
+    (tmp_path / "docker-compose.yml").write_bytes(
+        (COMPOSE_FIXTURES / "prest" / "docker-compose.yml").read_bytes()
+    )
+    done = _run("--json", "init", "--from-compose", "docker-compose.yml", cwd=tmp_path)
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "CONFIG_INVALID"
+    lines = {(p["path"], p["line"]) for p in error["details"]["problems"]}
+    assert {("$.services.postgres.logging", 17), ("$.services.prest-test.links", 25)} <= lines
+
+
 def test_schema_prints_json_schemas() -> None:
     e2e = _run("schema")
     test = _run("schema", "--test")

@@ -1,0 +1,94 @@
+"""`compose:` in e2e.yaml: put the compose files' services under `services`, before validation.
+
+A service that e2e.yaml also names is the compose service with e2e.yaml's entry laid over it
+(mappings merged key by key, anything else replaced): that is where host-side health checks,
+`kind: job`, or a locally built image for a registry one are added. Services only in e2e.yaml
+are kept after the compose ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigProblem
+from .compose import load_compose
+
+__all__ = ["apply_compose", "compose_files"]
+
+
+def compose_files(spec: Any) -> tuple[list[str], list[str], bool] | None:
+    """Return (files, profiles, keep host ports) from a `compose:` value, or None when malformed."""
+    if isinstance(spec, str):
+        return [spec], [], False
+    if isinstance(spec, list) and spec and all(isinstance(item, str) for item in spec):
+        return list(spec), [], False
+    if isinstance(spec, dict) and isinstance(spec.get("files"), list):
+        files = [str(item) for item in spec["files"]]
+        profiles = [str(item) for item in spec.get("profiles") or [] if isinstance(item, str)]
+        return files, profiles, spec.get("hostPorts") == "asWritten"
+    return None
+
+
+def apply_compose(
+    data: dict[str, Any], root: Path, environ: Mapping[str, str], file: str
+) -> tuple[list[ConfigProblem], list[str]]:
+    """Merge the services of `data["compose"]` into `data["services"]` in place.
+
+    Returns the problems found in the compose files and every file read. A malformed `compose:`
+    value is left for the validator to report.
+    """
+    parsed = compose_files(data.get("compose"))
+    if parsed is None:
+        return [], []
+    names, profiles, keep_host_ports = parsed
+    paths = [_resolve(root, name) for name in names]
+    missing = [
+        ConfigProblem(path="$.compose", message=f"compose file {path} does not exist", file=file)
+        for path in paths
+        if not path.is_file()
+    ]
+    if missing:
+        return missing, [str(path) for path in paths]
+    info = data.get("project")
+    project = str(info.get("name") or "project") if isinstance(info, dict) else "project"
+    loaded = load_compose(
+        paths, environ=environ, project=project, profiles=profiles, keep_host_ports=keep_host_ports
+    )
+    own = data.get("services")
+    if isinstance(own, list):
+        by_name = {entry.get("name"): entry for entry in own if isinstance(entry, dict)}
+        merged_list = [
+            {"name": name, **_overlay(body, _without_name(by_name.get(name)))}
+            for name, body in loaded.services.items()
+        ]
+        data["services"] = merged_list + [
+            e for e in own if not isinstance(e, dict) or e.get("name") not in loaded.services
+        ]
+    elif own is None or isinstance(own, dict):
+        overlays = own or {}
+        merged = {name: _overlay(body, overlays.get(name)) for name, body in loaded.services.items()}
+        merged.update({name: body for name, body in overlays.items() if name not in merged})
+        data["services"] = merged
+    return loaded.problems, loaded.sources
+
+
+def _overlay(base: Any, extra: Any) -> Any:
+    if extra is None:
+        return base
+    if isinstance(base, dict) and isinstance(extra, dict):
+        result = dict(base)
+        for key, value in extra.items():
+            result[key] = _overlay(base[key], value) if key in base else value
+        return result
+    return extra
+
+
+def _without_name(entry: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if entry is None else {k: v for k, v in entry.items() if k != "name"}
+
+
+def _resolve(root: Path, written: str) -> Path:
+    candidate = Path(written).expanduser()
+    return (candidate if candidate.is_absolute() else root / candidate).resolve()
