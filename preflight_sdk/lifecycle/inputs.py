@@ -98,6 +98,9 @@ def service_inputs(spec: ContainerSpec, image_id: str) -> ServiceInputs:
         "volumes": _digest(msgspec.json.encode(list(spec.volumes))),
         "network": _digest(msgspec.json.encode([sorted(spec.aliases), sorted(spec.add_hosts)])),
     }
+    if spec.init or spec.read_only or spec.health is not None:
+        # Only when set, so the containers of projects that never use them keep their digests.
+        parts["runtime"] = _digest(msgspec.json.encode([spec.init, spec.read_only, spec.health]))
     return ServiceInputs(digest=_digest(msgspec.json.encode(parts)), parts=parts)
 
 
