@@ -58,6 +58,8 @@ ErrorCode = Literal[
     "INVALID_INPUT",
     "RUN_NOT_FOUND",
     "TEST_NOT_FOUND",
+    "ARTIFACT_NOT_FOUND",
+    "IDEMPOTENCY_CONFLICT",
     "CANCELLED",
     "INTERNAL",
     # verify

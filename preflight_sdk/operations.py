@@ -8,6 +8,8 @@ alias tools that accept another project's argument and reply shapes.
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -84,10 +86,41 @@ def operation(
     )
 
     def decorate(fn: F) -> F:
-        setattr(fn, OPERATION_ATTR, meta)
-        return fn
+        @functools.wraps(fn)
+        async def logged(self: Any, *args: Any, **kwargs: Any) -> Any:
+            # Every call, on any face, is noted for the project's operation log (if the object
+            # keeps one): name, start, duration, outcome or error code, and the run it made.
+            started = time.time()
+            clock = time.perf_counter()
+            try:
+                result = await fn(self, *args, **kwargs)
+            except BaseException as exc:
+                _note(self, fn.__name__, started, clock, None, exc)
+                raise
+            _note(self, fn.__name__, started, clock, result, None)
+            return result
+
+        setattr(logged, OPERATION_ATTR, meta)
+        return logged  # type: ignore[return-value]
 
     return decorate
+
+
+def _note(
+    owner: Any, name: str, started: float, clock: float, result: Any, error: BaseException | None
+) -> None:
+    record = getattr(owner, "_record_call", None)
+    if record is None:
+        return
+    duration = int((time.perf_counter() - clock) * 1000)
+    if error is not None:
+        code = getattr(error, "code", None)
+        outcome = "error" if code else ("cancelled" if not isinstance(error, Exception) else "error")
+        record(name, started, duration, outcome, code or type(error).__name__, None)
+        return
+    status = getattr(result, "status", None)
+    outcome = status if isinstance(status, str) else "ok"
+    record(name, started, duration, outcome, None, getattr(result, "run_id", None))
 
 
 def operation_meta(fn: Callable[..., Any]) -> OperationMeta | None:

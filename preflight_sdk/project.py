@@ -12,14 +12,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
+import msgspec
 
 from .clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS
 from .clarify.results import ArchitectureResult, ClarifyResult
 from .config import McpConfig, find_config
-from .errors import ConfigError, PreflightError
+from .errors import ConfigError, InputError, PreflightError
 from .lifecycle.context import ProjectContext
 from .lifecycle.filelock import project_lock
 from .lifecycle.init import initialize
@@ -37,18 +38,48 @@ from .results.lifecycle import (
 )
 from .results.mocks import MockRequestsResult
 from .results.run import RunResult
+from .results.runs import ArtifactContent, CancelResult, OperationLog, PruneResult, RunDiff, RunList
 from .verify.result import VerifyResult
 
 if TYPE_CHECKING:
     from .engine.base import Engine
+    from .runs.supervisor import RunSupervisor
     from .sync import SyncProject
 
 __all__ = ["Project"]
 
 
+class _Pending(msgspec.Struct, frozen=True, kw_only=True):
+    """A build or setup still going on when its caller's `wait` ran out."""
+
+    run_id: str
+    duration: int
+    pending: Any
+
+
+def _check_key(key: str | None) -> None:
+    if key is not None and not (1 <= len(key) <= 200):
+        raise InputError("idempotency_key must be 1 to 200 characters", hint="e.g. a task id or a commit sha")
+
+
 def _directory_of(path: str) -> Path:
     base = Path(path).expanduser().resolve()
     return base if base.is_dir() else base.parent
+
+
+_MAX_WAIT = 24 * 3600.0
+
+
+def _wait_seconds(wait: str | int | None) -> float | None:
+    """`wait` in seconds (None: to the end); INVALID_INPUT outside 0s..24h."""
+    if wait is None:
+        return None
+    from .durations import parse_duration
+
+    seconds = parse_duration(wait, field="wait")
+    if not 0 <= seconds <= _MAX_WAIT:
+        raise InputError(f"wait must be between 0s and 24h, not {wait!r}", hint='e.g. wait="0s" or wait="2m"')
+    return seconds
 
 
 class Project:
@@ -67,6 +98,34 @@ class Project:
     ) -> None:
         self._ctx = ProjectContext(path, config_file, engine)
         self._sync: SyncProject | None = None
+        self._supervisor: RunSupervisor | None = None
+
+    @property
+    def _runs(self) -> RunSupervisor:
+        if self._supervisor is None:
+            from .runs.supervisor import RunSupervisor
+
+            self._supervisor = RunSupervisor(self._ctx)
+        return self._supervisor
+
+    def _record_call(
+        self, name: str, started: float, duration: int, outcome: str, code: str | None, run_id: str | None
+    ) -> None:
+        """Queue one operation call for the store's operation log (only for a loaded project)."""
+        loaded = self._ctx.loaded
+        if loaded is None:
+            return  # no project file: nothing is written anywhere
+        from datetime import UTC, datetime
+
+        from .store import OperationRow
+        from .store.calls import note_call
+
+        stamp = datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        row = OperationRow(
+            operation=name, started_at=stamp, duration_ms=duration, outcome=outcome, error_code=code,
+            run_id=run_id, pid=os.getpid(),
+        )  # fmt: skip
+        note_call(Path(loaded.root), row)
 
     @classmethod
     def open(
@@ -118,6 +177,8 @@ class Project:
     ) -> None:
         from .lifecycle.clean import clean_on_exit
 
+        if self._supervisor is not None:
+            await self._supervisor.shutdown()
         await clean_on_exit(self._ctx)
 
     # -- operations --------------------------------------------------------------------------
@@ -151,6 +212,8 @@ class Project:
         no_cache: bool = False,
         service: str | None = None,
         pull: bool = False,
+        wait: str | None = None,
+        idempotency_key: str | None = None,
         progress: ProgressArg = None,
     ) -> BuildResult:
         """Build the Docker image of every service from its Dockerfile (in parallel).
@@ -163,10 +226,13 @@ class Project:
             no_cache: build without Docker's layer cache.
             service: build only this service (by name); default: all of them.
             pull: pull ready-made images that are missing locally (needs a reachable registry).
+            wait: how long to wait for the end, e.g. "30s" (default: to the end; over MCP, the
+                server's call budget). Past it the build goes on; follow its runId with get_run.
+            idempotency_key: a key of yours: calling again with it returns the same run.
 
         Returns:
             Per service: image, status (success or failed), duration in ms, and where the image
-            came from (built, local, pulled); the total duration.
+            came from (built, local, pulled); the total duration; runId. `pending` when it goes on.
 
         Example:
             `await project.build(service="api", no_cache=True)`
@@ -178,13 +244,28 @@ class Project:
         """
         from .lifecycle import build as _build
 
-        async with self._operation(progress, "build") as reporter:
+        async def body(reporter: Reporter) -> BuildResult:
             return await _build.build(
                 self._ctx, no_cache=no_cache, service=service, pull=pull, reporter=reporter
             )
 
+        outcome = await self._lifecycle_run(
+            "build", body, wait, idempotency_key, progress, parts=[no_cache, service, pull]
+        )
+        if isinstance(outcome, BuildResult):
+            return outcome
+        return BuildResult(
+            services=[], total_duration=outcome.duration, run_id=outcome.run_id, pending=outcome.pending
+        )
+
     @operation(title="Start the environment", idempotent=True)
-    async def setup(self, timeout: str | None = None, progress: ProgressArg = None) -> SetupResult:
+    async def setup(
+        self,
+        timeout: str | None = None,
+        wait: str | None = None,
+        idempotency_key: str | None = None,
+        progress: ProgressArg = None,
+    ) -> SetupResult:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
 
         Services start concurrently unless `dependsOn` orders them; jobs (`kind: job`) must exit
@@ -200,6 +281,9 @@ class Project:
         Args:
             timeout: how long each service may take to become ready, e.g. "120s" or "2m"
                 (default: from its healthcheck: startPeriod + interval × retries; 60s without one).
+            wait: how long to wait for the end (default: to the end; over MCP, the call budget).
+                Past it setup goes on; follow its runId with get_run.
+            idempotency_key: a key of yours: calling again with it returns the same run.
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -216,10 +300,21 @@ class Project:
         """
         from .lifecycle.uptodate import bring_up_to_date
 
-        async with self._operation(progress, "setup") as reporter:
+        async def body(reporter: Reporter) -> SetupResult:
             return await bring_up_to_date(
                 self._ctx, build=False, fresh=False, timeout=timeout, reporter=reporter
             )
+
+        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=[timeout])
+        if isinstance(outcome, SetupResult):
+            return outcome
+        return SetupResult(
+            services=[],
+            mocks=[],
+            total_duration=outcome.duration,
+            run_id=outcome.run_id,
+            pending=outcome.pending,
+        )
 
     @operation(title="Show status", read_only=True)
     async def status(self) -> StatusResult:
@@ -341,6 +436,8 @@ class Project:
         parallel: bool | None = None,
         keep: bool = True,
         fresh: bool = False,
+        wait: str | None = None,
+        idempotency_key: str | None = None,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -350,9 +447,9 @@ class Project:
         suites and shell suites (as e2e.yaml lists them), with the service and mock URLs
         available to each. A failed case carries the request as sent and the
         response, every assertion (path, operator, expected, actual), the container log lines and
-        mock requests of that moment, a one-sentence summary and, when known, a suggested fix.
-        Reports are written under `.preflight/runs/<runId>/` (report.json, junit.xml,
-        events.ndjson, one file per failed case).
+        mock requests of that moment, a one-sentence summary, a suggested fix when known, and its
+        history (last passed run, failing since, recent outcomes, flaky). Every run is recorded
+        in the project's store; its files are under `.preflight/runs/<runId>/`.
 
         Args:
             filter: suite ids to run, comma-separated (e.g. "orders,payments"); default: all.
@@ -361,45 +458,58 @@ class Project:
             keep: leave the environment running afterwards, so the next run reuses it; false
                 removes it once the suites are done.
             fresh: remove the environment and rebuild every image without cache before running.
+            wait: how long to wait for the verdict, e.g. "30s"; "0s" starts and returns at once
+                (default: to the end; over MCP, the server's call budget). Past it the run goes
+                on: status is `running`, with progress; follow it with get_run.
+            idempotency_key: a key of yours: the same key (and config) returns the same run
+                instead of starting another.
 
         Returns:
-            runId, status (passed or failed), a one-line summary, totals, per-suite results with
-            their cases, and the artifacts written (path and sha256).
+            runId, status (passed, failed, or queued/running/cancelled/error), a one-line
+            summary, totals, per-suite results with their cases, and the artifacts written.
 
         Example:
-            `await project.run(filter="orders")`
+            `await project.run(filter="orders", wait="0s")`
 
         Tips:
             Call it again after changing code: only what changed is rebuilt. Read `summary` and
-            `suggestedFix` of each failure first; the complete record of a failure is in the
-            artifact named by `failure.artifact`. BUILD_FAILED and CONTAINER_EXITED come from
-            bringing the environment up to date: read their logTail.
+            `suggestedFix` of each failure first; `history.flaky` means the case also passed on
+            the same code. resume_run re-runs only what did not pass. BUILD_FAILED and
+            CONTAINER_EXITED come from bringing the environment up to date: read their logTail.
         """
         from .lifecycle.uptodate import bring_up_to_date, reset_mocks
-        from .runners.orchestrator import run_suites
+
+        async def prepare(reporter: Reporter) -> None:
+            await bring_up_to_date(
+                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
+            )
+            await reset_mocks(self._ctx)
+
+        async def after() -> None:
+            if not keep:
+                from .lifecycle.clean import clean as _clean
+
+                await _clean(self._ctx, force=True)
 
         ids = [part.strip() for part in filter.split(",") if part.strip()] if filter else None
-        async with self._operation(progress, "run") as reporter:
-            # -- inner loop: up to date, then run, then keep or clean --------------------------
-            try:
-                await bring_up_to_date(
-                    self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
-                )
-                await reset_mocks(self._ctx)
-                return await run_suites(self._ctx, suite_ids=ids, parallel=parallel, reporter=reporter)
-            finally:
-                if not keep:
-                    from .lifecycle.clean import clean as _clean
-
-                    with anyio.CancelScope(shield=True):
-                        await _clean(self._ctx, force=True)
+        return await self._test_run(
+            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=[keep, fresh]
+        )
 
     @operation(title="Run one test suite")
-    async def run_suite(self, suite_id: str, progress: ProgressArg = None) -> RunResult:
+    async def run_suite(
+        self,
+        suite_id: str,
+        wait: str | None = None,
+        idempotency_key: str | None = None,
+        progress: ProgressArg = None,
+    ) -> RunResult:
         """Run one test suite by its id; the result has the same shape as `run`.
 
         Args:
             suite_id: the suite's `id` in e2e.yaml.
+            wait: how long to wait for the verdict (as for run).
+            idempotency_key: as for run.
 
         Returns:
             The same report as `run`, with one suite.
@@ -410,10 +520,179 @@ class Project:
         Tips:
             SUITE_NOT_FOUND lists the valid suite ids.
         """
-        from .runners.orchestrator import run_suites
+        return await self._test_run([suite_id], None, wait, idempotency_key, progress)
 
-        async with self._operation(progress, "run") as reporter:
-            return await run_suites(self._ctx, suite_ids=[suite_id], parallel=None, reporter=reporter)
+    @operation(title="Read a run", read_only=True)
+    async def get_run(self, run_id: str, wait: str | None = None) -> RunResult:
+        """Return a run (test, build or setup) as it stands, from any process; optionally wait for its end.
+
+        Args:
+            run_id: the runId a run, build, setup or list_runs gave.
+            wait: wait up to this long for it to finish, e.g. "30s" (default: answer at once).
+
+        Returns:
+            The run: for a test run the same report as `run` (partial suites while it runs, with
+            progress); build and setup runs carry that result in `build` or `setup`.
+
+        Example:
+            `await project.get_run("01JDQ8ZK5X7N3V9G2H4M6P8R0T", wait="30s")`
+
+        Tips:
+            `interrupted` means the process that ran it died; resume_run re-runs what it left.
+        """
+        from .runs.queries import check_run_id
+
+        check_run_id(run_id)
+        seconds = _wait_seconds(wait)
+        return await self._runs.get(run_id, seconds if seconds is not None else 0.0)
+
+    @operation(title="List runs", read_only=True)
+    async def list_runs(
+        self,
+        status: str | None = None,
+        suite: str | None = None,
+        kind: str | None = None,
+        limit: int = 20,
+        before: str | None = None,
+    ) -> RunList:
+        """List the project's runs, newest first, one compact line each.
+
+        Args:
+            status: only runs in this status (queued, running, passed, failed, cancelled,
+                interrupted, error).
+            suite: only runs that selected this suite id.
+            kind: only test, build or setup runs.
+            limit: how many (1 to 500).
+            before: a runId: the page of runs older than it (see nextBefore).
+
+        Returns:
+            runs [{runId, kind, status, startedAt, duration, totals, summary, resumedFrom}],
+            nextBefore when more remain.
+
+        Example:
+            `await project.list_runs(status="failed", limit=5)`
+        """
+        from .runs.queries import list_runs as _list
+
+        return await _list(
+            self._runs, status=status, suite=suite, kind=kind, test_id=None, limit=limit, before=before
+        )
+
+    @operation(title="Cancel a run", destructive=True, idempotent=True)
+    async def cancel_run(self, run_id: str) -> CancelResult:
+        """Stop a queued or running run, from any process: its finished cases are kept, teardown runs.
+
+        Args:
+            run_id: the run to stop.
+
+        Returns:
+            cancelled: true when this call stopped it (false for a run already finished, which
+            comes back unchanged); run: the run as recorded.
+
+        Example:
+            `await project.cancel_run("01JDQ8ZK5X7N3V9G2H4M6P8R0T")`
+        """
+        from .runs.queries import cancel_run as _cancel
+
+        return await _cancel(self._runs, run_id)
+
+    @operation(title="Resume a run")
+    async def resume_run(
+        self, run_id: str, wait: str | None = None, progress: ProgressArg = None
+    ) -> RunResult:
+        """Run again exactly the cases of a finished run that did not pass (failed, errored, never finished).
+
+        Args:
+            run_id: the earlier test run.
+            wait: how long to wait for the verdict (as for run).
+
+        Returns:
+            A new run with resumedFrom set; `resume` lists which of those cases now pass.
+
+        Example:
+            `await project.resume_run("01JDQ8ZK5X7N3V9G2H4M6P8R0T")`
+
+        Tips:
+            pytest and shell suites are re-run whole. A run whose cases all passed has nothing to
+            resume (INVALID_INPUT).
+        """
+        from .runs.queries import resume_selection
+
+        suites, selection = await resume_selection(self._runs, run_id)
+        return await self._test_run(
+            suites, None, wait, None, progress, selection=selection, resumed_from=run_id
+        )
+
+    @operation(title="Read a run's file", read_only=True)
+    async def get_artifact(
+        self, run_id: str, name: str, offset: int = 0, limit: int = 200_000
+    ) -> ArtifactContent:
+        """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
+
+        Args:
+            run_id: the run.
+            name: the file's name inside the run's folder, as listed in its artifacts.
+            offset: the first byte to return.
+            limit: at most this many bytes (1 to 1000000).
+
+        Returns:
+            name, contentType, sha256 and size of the whole file, encoding (utf-8 or base64),
+            content, nextOffset when more remains.
+
+        Example:
+            `await project.get_artifact("01JDQ8ZK5X7N3V9G2H4M6P8R0T", "events.ndjson")`
+
+        Tips:
+            ARTIFACT_NOT_FOUND lists the run's files.
+        """
+        from .runs.queries import get_artifact as _get
+
+        return await _get(self._runs, run_id, name, offset, limit)
+
+    @operation(title="Compare two runs", read_only=True)
+    async def diff_runs(self, base: str, head: str) -> RunDiff:
+        """Compare two test runs case by case: what newly fails, what got fixed, what still fails and why.
+
+        Args:
+            base: the earlier run (e.g. the last that passed).
+            head: the later run.
+
+        Returns:
+            newlyFailing, fixed, stillFailing (with causeChanged: another assertion, status or
+            log line), added, removed, unchanged count, summary.
+
+        Example:
+            `await project.diff_runs(base="01JDQ8…", head="01JDQA…")`
+        """
+        from .runs.queries import diff_runs as _diff
+
+        return await _diff(self._runs, base, head)
+
+    @operation(title="Delete old runs", destructive=True, idempotent=True)
+    async def prune_runs(self, keep: int | None = None, max_age: str | None = None) -> PruneResult:
+        """Delete finished runs beyond the newest `keep` or older than `max_age`, with their files.
+
+        Runs are pruned after each run by e2e.yaml's `history: {keep, maxAge}` (200, 30d).
+
+        Args:
+            keep: keep this many of the newest runs (default: history.keep).
+            max_age: delete runs older than this, e.g. "7d" (default: history.maxAge).
+
+        Returns:
+            deleted run ids, and how many runs remain.
+
+        Example:
+            `await project.prune_runs(keep=50)`
+        """
+        from .runs.queries import prune_runs as _prune
+
+        return await _prune(self._runs, keep, max_age)
+
+    async def operation_log(self, limit: int = 50) -> OperationLog:
+        """The newest operation calls on this project (any face), newest first: what `preflight runs calls` shows."""
+        from .runs.queries import operation_log
+
+        return await operation_log(self._runs, limit)
 
     @operation(title="Read mock traffic")
     async def mock_requests(
@@ -607,6 +886,95 @@ class Project:
         return await _read_architecture(Path(self.path))
 
     # -- helpers -----------------------------------------------------------------------------
+
+    async def _test_run(
+        self,
+        suite_ids: list[str] | None,
+        parallel: bool | None,
+        wait: str | None,
+        idempotency_key: str | None,
+        progress: ProgressArg,
+        *,
+        selection: dict[str, set[str]] | None = None,
+        resumed_from: str | None = None,
+        prepare: Any = None,
+        after: Any = None,
+        parts: object = None,
+    ) -> RunResult:
+        seconds = _wait_seconds(wait)
+        _check_key(idempotency_key)
+        return await self._runs.run_tests(
+            suite_ids=suite_ids,
+            parallel=parallel,
+            wait=seconds,
+            idempotency_key=idempotency_key,
+            sink=resolve_sink(progress, "run"),
+            selection=selection,
+            resumed_from=resumed_from,
+            prepare=prepare,
+            after=after,
+            parts=parts,
+        )
+
+    async def _lifecycle_run(
+        self,
+        kind: str,
+        body: Any,
+        wait: str | None,
+        idempotency_key: str | None,
+        progress: ProgressArg,
+        *,
+        parts: object,
+    ) -> Any:
+        """Run a build or setup as a durable run: its result when it ended within `wait`, else a pending note."""
+        from .results.lifecycle import BuildProgress
+        from .runs.reading import snapshot_of
+
+        seconds = _wait_seconds(wait)
+        _check_key(idempotency_key)
+        outcome = await self._runs.run_lifecycle(
+            kind,
+            body,
+            wait=seconds,
+            idempotency_key=idempotency_key,
+            sink=resolve_sink(progress, kind),
+            parts=parts,
+        )
+        run: RunResult | None
+        if isinstance(outcome, str):  # an idempotency key replayed: the existing run
+            run = await self._runs.get(outcome, seconds)
+        elif outcome.done.is_set():
+            run = outcome.final
+            if outcome.error is not None and isinstance(outcome.error, PreflightError):
+                raise outcome.error
+            value = outcome.value
+            if value is not None:
+                return msgspec.structs.replace(value, run_id=outcome.run_id)
+        else:
+            run = snapshot_of(outcome)
+        assert run is not None
+        if run.finished:
+            value = run.build if kind == "build" else run.setup
+            if value is not None:
+                return msgspec.structs.replace(value, run_id=run.run_id)
+            if run.error is not None:
+                raise PreflightError(
+                    run.error.message,
+                    code=run.error.code,  # type: ignore[arg-type]
+                    hint=run.error.hint,
+                    details=run.error.details,
+                )
+        progress_info = run.progress
+        return _Pending(
+            run_id=run.run_id,
+            duration=run.duration,
+            pending=BuildProgress(
+                status="queued" if run.status == "queued" else "running",
+                phase=progress_info.phase if progress_info else None,
+                done=progress_info.done if progress_info else 0,
+                total=progress_info.total if progress_info else 0,
+            ),
+        )
 
     async def _verify_source(self) -> tuple[Path, McpConfig | None]:
         """Return the directory verify works in and the e2e.yaml `mcp:` block (when there is one)."""

@@ -79,8 +79,16 @@ class HistoryRetention(_Kept, frozen=True, kw_only=True):
 
 
 class HistoryConfig(_Kept, frozen=True, kw_only=True):
-    """Run-history settings of ArgusAI files (accepted; preflight keeps history under `.preflight/`)."""
+    """How much run history the project's store keeps (`keep`, `maxAge`); pruned after each run.
 
+    `enabled`, `storage`, `path`, `retention` and `flakyWindow` are ArgusAI's: accepted, and
+    `retention` is honoured when `keep`/`maxAge` are not set.
+    """
+
+    keep: Annotated[int, Meta(ge=1, description="Keep the newest N runs (default 200).")] | None = None
+    max_age: Annotated[
+        str | int | None, Duration("Delete runs older than this, e.g. `30d` (default 30d).")
+    ] = None
     enabled: Annotated[bool, Meta(description="Record runs.")] = True
     storage: Annotated[Literal["local", "memory"], Meta(description="Where runs are kept.")] = "local"
     path: Annotated[str | None, Meta(description="History location.")] = None

@@ -160,7 +160,12 @@ def render_build(r: BuildResult) -> tuple[str, str]:
 @renders(SetupResult)
 def render_setup(r: SetupResult) -> tuple[str, str]:
     """`(text, html)` for setup: each service with its URL and time to ready, each mock."""
-    head = f"environment ready in {human_ms(r.total_duration)} on network {r.network.name}"
+    if r.pending is not None or r.network is None:
+        head = (
+            f"setup {r.pending.status if r.pending else 'running'} (run {r.run_id}): follow it with get_run"
+        )
+    else:
+        head = f"environment ready in {human_ms(r.total_duration)} on network {r.network.name}"
     ready = [
         [
             s.name,

@@ -97,6 +97,13 @@ async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     "the MCP servers a project declares).",
 )
 @click.option(
+    "--call-budget",
+    type=click.FloatRange(1, 3600),
+    default=45.0,
+    show_default=True,
+    help="Seconds a tool call may wait for long work (run, build, setup) before answering with its runId.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="warning",
@@ -104,13 +111,16 @@ async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     help="Log level (logs go to stderr).",
 )
 @click.version_option(__version__, "--version", "-V", prog_name="preflight-mcp")
-def command(project: str | None, keep_on_exit: bool, allow_verify_command: bool, log_level: str) -> None:
+def command(
+    project: str | None, keep_on_exit: bool, allow_verify_command: bool, call_budget: float, log_level: str
+) -> None:
     """Serve preflight's tools to an MCP client over stdio (one tool per Project operation)."""
     run_server(
         project=project,
         keep_on_exit=keep_on_exit,
         log_level=log_level,
         allow_verify_command=allow_verify_command,
+        call_budget=call_budget,
     )
 
 

@@ -26,6 +26,7 @@ from mcp.server.context import CallNext, HandlerResult
 from .._version import __version__
 from ..errors import PreflightError
 from ..progress import ProgressEvent, ProgressSink
+from ..tracing import TRACE_PARENT
 from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .registry import Registry, reflect
@@ -40,6 +41,10 @@ SERVER_NAME = "preflight"
 # Operations after which the server owns a running environment, and the one that releases it.
 STARTS_ENVIRONMENT = frozenset({"setup"})
 STOPS_ENVIRONMENT = frozenset({"clean"})
+# How long a tool call may wait for long work before answering with its runId: hosts cut a call
+# at about 60 s (Claude Code does), so 45 s leaves room for the reply.
+DEFAULT_CALL_BUDGET = 45.0
+WAIT = "wait"
 
 INSTRUCTIONS = (
     "preflight stands up a project's real test environment (Docker services, HTTP mocks, a private "
@@ -74,6 +79,7 @@ class PreflightMcp:
         keep_on_exit: bool = False,
         allow_verify_command: bool = False,
         version: str = __version__,
+        call_budget: float = DEFAULT_CALL_BUDGET,
     ) -> None:
         self.allow_verify_command = allow_verify_command
         self._registry_source = registry if registry is not None else reflect
@@ -81,6 +87,7 @@ class PreflightMcp:
         self._listed: types.ListToolsResult | None = None
         self.pool = ProjectPool(factory, default_path=default_project)
         self.keep_on_exit = keep_on_exit
+        self.call_budget = call_budget
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=version,
@@ -179,12 +186,17 @@ class PreflightMcp:
             project = self.pool.get(path)
         if op.name in STARTS_ENVIRONMENT:
             self.pool.mark_started(project)  # before the call: a cancelled setup may leave things behind
+        if op.parameter(WAIT) is not None:
+            kwargs[WAIT] = self._bounded_wait(kwargs.get(WAIT))
         method = getattr(project, op.name)
+        token = TRACE_PARENT.set(_traceparent(ctx))
         try:
             result = await _call(ctx, method, kwargs) if op.progress else await method(**kwargs)
         except BaseException:
             self.pool.settle(project, ok=False)  # a failed call with a new configFile leaves no trace
             raise
+        finally:
+            TRACE_PARENT.reset(token)
         self.pool.settle(project, ok=True)
         if op.name in STOPS_ENVIRONMENT:
             self.pool.mark_cleaned(project)
@@ -192,6 +204,18 @@ class PreflightMcp:
             reply = msgspec.to_builtins(spec.alias.from_result(result))
             return _structured({"result": reply} if spec.wrapped else reply, is_error=False)
         return _reply(envelope_of(result), is_error=False)
+
+    def _bounded_wait(self, wait: Any) -> str:
+        """A tool call never waits past the call budget: past it, the work answers with its runId."""
+        if wait is None:
+            return f"{self.call_budget:g}s"
+        from ..durations import parse_duration
+
+        try:
+            seconds = parse_duration(wait, field="wait")
+        except PreflightError:
+            return str(wait)  # the operation reports the bad value
+        return f"{min(seconds, self.call_budget):g}s"
 
     async def shutdown(self) -> None:
         """Clean the environments this server started (unless `keep_on_exit`); safe to call twice."""
@@ -301,3 +325,18 @@ async def _forward(ctx: ServerRequestContext[Any], receive: Any) -> None:
                 await ctx.session.report_progress(progress, total, message)
             except Exception:  # the client may be gone; the work goes on
                 logger.debug("progress notification failed", exc_info=True)
+
+
+def _traceparent(ctx: ServerRequestContext[Any]) -> str | None:
+    """The W3C `traceparent` of the request's `_meta`, when the client sent one."""
+    meta = getattr(ctx, "meta", None)
+    if meta is None:
+        params = getattr(ctx, "params", None)
+        meta = params.get("_meta") if isinstance(params, dict) else getattr(params, "meta", None)
+    if meta is None:
+        return None
+    value = meta.get("traceparent") if isinstance(meta, dict) else getattr(meta, "traceparent", None)
+    if value is None and not isinstance(meta, dict):
+        extra = getattr(meta, "model_extra", None) or {}
+        value = extra.get("traceparent")
+    return value if isinstance(value, str) else None

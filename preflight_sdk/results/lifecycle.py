@@ -12,6 +12,7 @@ import msgspec
 from .base import Result
 
 __all__ = [
+    "BuildProgress",
     "BuildResult",
     "CleanAction",
     "CleanResult",
@@ -110,11 +111,26 @@ class ServiceBuild(_Part, frozen=True, kw_only=True):
     log_tail: list[str] | None = None
 
 
+class BuildProgress(_Part, frozen=True, kw_only=True):
+    """Where a build or setup that outlasted its `wait` budget stands: it goes on, follow it with get_run."""
+
+    status: Literal["queued", "running"]
+    phase: str | None = None
+    done: int = 0
+    total: int = 0
+
+
 class BuildResult(Result, frozen=True, kw_only=True):
-    """The outcome of `build`, per service."""
+    """The outcome of `build`, per service.
+
+    When the build outlasts the call's `wait`, `pending` says so and `services` holds what has
+    finished so far; `runId` then names the run to follow with get_run.
+    """
 
     services: list[ServiceBuild]
     total_duration: int
+    run_id: str | None = None
+    pending: BuildProgress | None = None
 
 
 # -- setup ------------------------------------------------------------------------------------
@@ -192,12 +208,18 @@ class NetworkSetup(_Part, frozen=True, kw_only=True):
 
 
 class SetupResult(Result, frozen=True, kw_only=True):
-    """The environment `setup` started: network, mocks and services, each ready."""
+    """The environment `setup` started: network, mocks and services, each ready.
 
-    network: NetworkSetup
+    When setup outlasts the call's `wait`, `pending` says so (and `network` is absent); `runId`
+    then names the run to follow with get_run.
+    """
+
     services: list[ServiceSetup]
     mocks: list[MockSetup]
     total_duration: int
+    network: NetworkSetup | None = None
+    run_id: str | None = None
+    pending: BuildProgress | None = None
 
 
 # -- status -----------------------------------------------------------------------------------

@@ -14,27 +14,40 @@ from typing import Any, Literal
 import msgspec
 
 from ..assertions import AssertionResult
+from ..errors import ErrorInfo
 from .base import Result
-from .lifecycle import ContainerStatus
+from .lifecycle import BuildResult, ContainerStatus, SetupResult
 from .mocks import ClosestRoute
 
 __all__ = [
+    "FINISHED",
     "Artifact",
     "AttemptResult",
+    "CaseHistory",
     "CaseResult",
     "ContainerHealthInfo",
     "ContainerLogInfo",
     "DiagnosticReport",
     "Failure",
+    "GitState",
     "MockRequestInfo",
     "MockTraffic",
     "NetworkMembership",
     "RequestInfo",
     "ResponseInfo",
+    "ResumeOutcome",
+    "RunKind",
+    "RunProgress",
     "RunResult",
+    "RunStatus",
     "SuiteResult",
     "Totals",
 ]
+
+
+RunStatus = Literal["queued", "running", "passed", "failed", "cancelled", "interrupted", "error"]
+RunKind = Literal["test", "build", "setup"]
+FINISHED: frozenset[str] = frozenset({"passed", "failed", "cancelled", "interrupted", "error"})
 
 
 class _Part(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
@@ -160,6 +173,25 @@ class AttemptResult(_Part, frozen=True, kw_only=True):
     error: str | None = None
 
 
+class CaseHistory(_Part, frozen=True, kw_only=True):
+    """A failed case's past, from the run store.
+
+    Attributes:
+        last_passed_run_id: the newest run in which it passed (null: never).
+        failing_since_run_id: the first run of its current streak of failures (this run when it
+            passed the time before).
+        recent: its outcomes over the last runs that ran it, oldest first, this run last:
+            P passed, F failed, S skipped.
+        flaky: it both passed and failed under the same config hash and git commit, or passed
+            only on a retry.
+    """
+
+    last_passed_run_id: str | None = None
+    failing_since_run_id: str | None = None
+    recent: str = ""
+    flaky: bool = False
+
+
 class CaseResult(_Part, frozen=True, kw_only=True):
     """One test case. `id` is stable across runs (`<suite>.<case-slug>`)."""
 
@@ -172,6 +204,7 @@ class CaseResult(_Part, frozen=True, kw_only=True):
     failure: Failure | None = None
     attempts: list[AttemptResult] | None = None
     skip_reason: str | None = None
+    history: CaseHistory | None = None
 
 
 class SuiteResult(_Part, frozen=True, kw_only=True):
@@ -200,31 +233,79 @@ class Totals(_Part, frozen=True, kw_only=True):
 
 
 class Artifact(_Part, frozen=True, kw_only=True):
-    """A file the run wrote, with its digest."""
+    """A file the run wrote, with its digest (sha256 over the raw bytes)."""
 
     name: str
     path: str
     sha256: str
     size: int
+    content_type: str = "application/octet-stream"
+
+
+class RunProgress(_Part, frozen=True, kw_only=True):
+    """How far a run that is still going has got."""
+
+    phase: str | None = None
+    done: int = 0
+    total: int = 0
+
+
+class ResumeOutcome(_Part, frozen=True, kw_only=True):
+    """What a resumed run did with the cases its original run did not pass."""
+
+    resumed_from: str
+    now_passing: list[str] = msgspec.field(default_factory=list)
+    still_failing: list[str] = msgspec.field(default_factory=list)
+
+
+class GitState(_Part, frozen=True, kw_only=True):
+    """The project's git commit when the run started, and whether the work tree had changes."""
+
+    commit: str
+    dirty: bool
 
 
 class RunResult(Result, frozen=True, kw_only=True):
-    """The outcome of a run: status, totals, suites with their cases, and the artifacts written."""
+    """A run: its status, totals, suites with their cases, and the artifacts written.
+
+    `kind` is `test` for `run`, `run_suite` and `resume_run`; `build` and `setup` runs carry that
+    operation's result in `build` or `setup`. While a run goes on (`queued`, `running`), `progress`
+    says how far it is and `suites` hold what has finished.
+    """
 
     run_id: str
-    status: Literal["passed", "failed"]
+    status: RunStatus
     summary: str
     totals: Totals
     duration: int
     suites: list[SuiteResult]
     started_at: str
+    kind: RunKind = "test"
+    finished_at: str | None = None
+    progress: RunProgress | None = None
+    selected_suites: list[str] = msgspec.field(default_factory=list)
+    resumed_from: str | None = None
+    resume: ResumeOutcome | None = None
+    config_hash: str | None = None
+    git: GitState | None = None
+    idempotency_key: str | None = None
+    trace_id: str | None = None
+    error: ErrorInfo | None = None
+    build: BuildResult | None = None
+    setup: SetupResult | None = None
     artifacts: list[Artifact] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
     truncated: bool = False
 
     @property
     def ok(self) -> bool:
-        """Whether every selected case passed (no failure)."""
+        """Whether the run finished and every selected case passed."""
         return self.status == "passed"
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run has ended (in any way)."""
+        return self.status in FINISHED
 
     def failures(self) -> list[CaseResult]:
         """Return every failed case, in run order."""

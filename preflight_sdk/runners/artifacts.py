@@ -1,30 +1,27 @@
 """A run's files under `.preflight/runs/<runId>/`: report.json, junit.xml, events.ndjson, cases/.
 
-Each file is listed in the result with its sha256. report.json is the RunResult itself (it cannot
-hold its own digest, so its entry is added to the returned result only). Nothing else is written
-anywhere, and nothing goes to stdout.
+Each file is listed in the result with its sha256 (over the raw bytes) and content type.
+report.json is the RunResult itself (it cannot hold its own digest, so its entry is added to the
+returned result only). The event log appends itself to events.ndjson (see `events.py`); it is
+flushed here, after ARTIFACT_WRITTEN of every other file, and closed by the run's final event.
+Nothing else is written anywhere, and nothing goes to stdout.
 """
 
 from __future__ import annotations
 
 import hashlib
-import secrets
-from datetime import UTC, datetime
+import mimetypes
 from pathlib import Path
 
 import msgspec
 
 from ..results.run import Artifact, Failure, RunResult
-from .context import Event
+from .events import EventLog
 from .junit import write_junit
 
-__all__ = ["listing_size", "new_run_id", "runs_dir", "write_artifacts"]
+__all__ = ["artifact_of", "content_type_of", "runs_dir", "write_artifacts"]
 
-
-def new_run_id(now: datetime | None = None) -> str:
-    """Return a run id that sorts by time: `20261122T140512Z-3fa9`."""
-    moment = now or datetime.now(UTC)
-    return moment.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+_TYPES = {".ndjson": "application/x-ndjson", ".json": "application/json", ".xml": "application/xml"}
 
 
 def runs_dir(root: Path) -> Path:
@@ -32,42 +29,54 @@ def runs_dir(root: Path) -> Path:
     return root / ".preflight" / "runs"
 
 
-def listing_size(root: Path, run_id: str, failure_ids: list[str]) -> int:
-    """Return about how many JSON characters the artifact entries of a run will take in its result."""
-    folder = len(str(runs_dir(root) / run_id))
-    names = ["report.json", "junit.xml", "events.ndjson", *(f"cases/{i}.json" for i in failure_ids)]
-    # {"name":"…","path":"<folder>/…","sha256":"<64 hex>","size":123456}, plus a comma
-    return sum(2 * len(name) + folder + 110 for name in names)
-
-
 def write_artifacts(
-    root: Path, result: RunResult, events: list[Event], failures: dict[str, Failure]
+    root: Path,
+    result: RunResult,
+    log: EventLog,
+    failures: dict[str, Failure],
+    final_event: str,
 ) -> RunResult:
-    """Write the run's files and return `result` listing them (blocking: call in a thread)."""
+    """Write the run's files and return `result` listing them (blocking: call in a thread).
+
+    `final_event` (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED) closes the event log.
+    """
     folder = runs_dir(root) / result.run_id
     (folder / "cases").mkdir(parents=True, exist_ok=True)
+    log.path = folder / "events.ndjson"
     written: list[Artifact] = []
     junit = folder / "junit.xml"
     write_junit(result, junit)
-    written.append(_artifact(folder, junit))
-    events_file = folder / "events.ndjson"
-    events_file.write_bytes(b"".join(msgspec.json.encode(event) + b"\n" for event in events))
-    written.append(_artifact(folder, events_file))
+    written.append(artifact_of(folder, junit))
     for identifier, failure in failures.items():
         target = folder / "cases" / f"{identifier}.json"
         target.write_bytes(msgspec.json.format(msgspec.json.encode(failure), indent=2))
-        written.append(_artifact(folder, target))
+        written.append(artifact_of(folder, target))
+    for artifact in written:
+        log.record("ARTIFACT_WRITTEN", name=artifact.name)
+    log.record("ARTIFACT_WRITTEN", name="report.json")
+    log.record(final_event, status=result.status, duration=result.duration, message=result.summary[:300])
+    log.flush()
+    written.insert(1, artifact_of(folder, log.path))
     listed = msgspec.structs.replace(result, artifacts=written)
     report = folder / "report.json"
     report.write_bytes(msgspec.json.format(msgspec.json.encode(listed), indent=2))
-    return msgspec.structs.replace(listed, artifacts=[_artifact(folder, report), *written])
+    return msgspec.structs.replace(listed, artifacts=[artifact_of(folder, report), *written])
 
 
-def _artifact(folder: Path, path: Path) -> Artifact:
+def content_type_of(name: str) -> str:
+    """The content type of an artifact, by its name."""
+    suffix = Path(name).suffix.lower()
+    return _TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+def artifact_of(folder: Path, path: Path) -> Artifact:
+    """The listing entry of a file of the run in `folder`."""
     data = path.read_bytes()
+    name = str(path.relative_to(folder))
     return Artifact(
-        name=str(path.relative_to(folder)),
+        name=name,
         path=str(path),
         sha256=hashlib.sha256(data).hexdigest(),
         size=len(data),
+        content_type=content_type_of(name),
     )

@@ -1,31 +1,32 @@
-"""What every suite of one run shares: the environment, the HTTP pool, the clock, the event log."""
+"""What every suite of one run shares: the environment, the HTTP pool, the clock, the event log.
+
+It also carries what a durable run needs from the runners: the cases to run when a run resumes
+another (`selection`), every case finished so far (`finished`, kept when a run is cancelled), and
+the trace context its HTTP requests and processes pass on.
+"""
 
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, Literal
-
-import msgspec
 
 from ..config.model import RetryPolicy
 from ..progress import Reporter
 from ..results.run import CaseResult, SuiteResult
+from ..tracing import format_traceparent, new_span_id, new_trace_id
 from .environment import RunEnvironment
+from .events import EventLog
 from .http import HttpSession
 
-__all__ = ["Event", "RunContext", "case_id"]
+__all__ = ["CURRENT_CASE", "RunContext", "case_id"]
 
+# The case a task is running (parallel suites each run in their own task, with their own value).
+CURRENT_CASE: ContextVar[str | None] = ContextVar("preflight_current_case", default=None)
 
-class Event(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
-    """One line of events.ndjson."""
-
-    type: str
-    timestamp: str
-    suite: str | None = None
-    case: str | None = None
-    status: str | None = None
-    duration: int | None = None
+# The runners' event names, as the event log spells them.
+_TYPES = {"suite_start": "SUITE_STARTED", "suite_end": "SUITE_FINISHED", "case_start": "CASE_STARTED"}
 
 
 class RunContext:
@@ -39,14 +40,18 @@ class RunContext:
         reporter: Reporter,
         retry: RetryPolicy | None,
         total_cases: int,
+        log: EventLog | None = None,
+        selection: dict[str, set[str]] | None = None,
     ) -> None:
         self.run_id = run_id
+        self.log = log or EventLog(run_id, new_trace_id(), new_span_id(), None)
+        self.selection = selection
+        self.finished: list[CaseResult] = []
         self.env = env
         self.reporter = reporter
         self.retry = retry
         self.started = datetime.now(UTC)
         self.http = HttpSession(env.redactor)
-        self.events: list[Event] = []
         self.full_failures: dict[str, Any] = {}
         self.total_cases = total_cases
         self.finished_cases = 0
@@ -61,16 +66,34 @@ class RunContext:
         duration: int | None = None,
         at: datetime | None = None,
     ) -> None:
-        """Record an event at `at` (default: now).
+        """Record a suite or case event at `at` (default: now) in the run's event log.
 
         `at` is for events known only afterwards: a pytest case's start and end, computed from its
         JUnit report once the process has finished.
         """
-        moment = (at or datetime.now(UTC)).astimezone(UTC)
-        stamp = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        self.events.append(
-            Event(type=kind, timestamp=stamp, suite=suite, case=case, status=status, duration=duration)
-        )
+        if kind == "case_end":
+            kind_name = "CASE_FAILED" if status == "failed" else "CASE_FINISHED"
+        else:
+            kind_name = _TYPES.get(kind, kind)
+        self.log.record(kind_name, suite=suite, case=case, status=status, duration=duration, at=at)
+
+    def selected(self, suite: str, case: str) -> bool:
+        """Whether the case runs in this run (a resumed run runs only the cases that did not pass)."""
+        if self.selection is None:
+            return True
+        chosen = self.selection.get(suite)
+        return chosen is None or case in chosen
+
+    def traceparent(self, suite: str | None = None) -> str:
+        """The `traceparent` for what runs now: the current case's span, else the suite's, else the run's."""
+        case = CURRENT_CASE.get()
+        if case is not None:
+            span = self.log.case_span(case)
+        elif suite is not None:
+            span = self.log.suite_span(suite)
+        else:
+            span = self.log.run_span
+        return format_traceparent(self.log.trace_id, span)
 
     def finish_suite(
         self,
@@ -111,6 +134,7 @@ class RunContext:
     def case_finished(self, result: CaseResult, *, at: datetime | None = None) -> None:
         """Report a finished case as progress and as an event (at `at`, default now)."""
         self.finished_cases += 1
+        self.finished.append(result)
         # Suites of other runners are counted as one case until they report theirs.
         self.total_cases = max(self.total_cases, self.finished_cases)
         self.event(

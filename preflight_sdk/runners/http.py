@@ -44,8 +44,13 @@ class HttpSession:
         await self.client.aclose()
 
 
-async def send(session: HttpSession, step: RequestStep, *, base_url: str | None) -> StepOutcome:
-    """Send `step` (already rendered) and return what happened."""
+async def send(
+    session: HttpSession, step: RequestStep, *, base_url: str | None, traceparent: str | None = None
+) -> StepOutcome:
+    """Send `step` (already rendered) and return what happened.
+
+    `traceparent` is sent as that header unless the step sets one itself.
+    """
     method = step.method.upper()
     url = _url(step, base_url)
     if url is None:
@@ -56,6 +61,8 @@ async def send(session: HttpSession, step: RequestStep, *, base_url: str | None)
             error_kind="input",
         )
     headers = {str(k): _text(v) for k, v in step.headers.items()}
+    if traceparent is not None and not any(k.lower() == "traceparent" for k in headers):
+        headers["traceparent"] = traceparent
     content, shown_body = _content(step, headers)
     params = {str(k): _param(v) for k, v in step.query.items()}
     full_url = url + (("&" if "?" in url else "?") + urlencode(params, doseq=True) if params else "")

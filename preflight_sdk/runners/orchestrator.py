@@ -3,6 +3,11 @@
 Suites run in file order; when parallel runs are on (`tests.parallel`, or `parallel=True`), the
 suites marked `parallel: true` then run together, up to `concurrency` at a time, each with its own
 variables. A suite that declares cases but records none is failed, never an empty pass.
+
+A `TestPlan` ties the run to its owner (the run supervisor): the run id and event log, the cases
+to run when it resumes another run, a cancel scope the owner can trip (the finished cases are
+kept, the suite in flight runs its teardown), and what has finished so far, for live snapshots.
+Writing the artifacts and recording the run are the owner's work, not this module's.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 import anyio
 import msgspec
@@ -26,71 +30,153 @@ from ..lifecycle.mockhost import ensure_mocks
 from ..progress import Reporter
 from ..redaction import Redactor, redact_failure
 from ..results.run import CaseResult, RunResult, SuiteResult, Totals
-from .artifacts import listing_size, new_run_id, write_artifacts
 from .bounds import BUDGET_CHARS, bound_result
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
+from .events import EventLog
 from .process_runners import run_pytest_suite, run_shell_suite
 from .yaml_runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
-__all__ = ["run_suites"]
+__all__ = ["TestPlan", "partial_result", "run_suites", "select_suites"]
 
 _DEFAULT_SUITE_TIMEOUT = 300.0
 _PROCESS_GRACE = 10.0
 
 
+class TestPlan:
+    """What the owner of a test run gives it, and sees of it while it runs."""
+
+    def __init__(self, run_id: str, log: EventLog, selection: dict[str, set[str]] | None = None) -> None:
+        self.run_id = run_id
+        self.log = log
+        self.selection = selection
+        self.stop: anyio.CancelScope | None = None
+        self.cancel_requested = False
+        self.context: RunContext | None = None
+        self.results: dict[str, SuiteResult] = {}
+        self.suites: list[SuiteConfig] = []
+        self.phase: str | None = None
+        self.redactor: Redactor | None = None  # every output of the run shows secrets replaced
+        self.began = time.perf_counter()
+
+    def cancel(self) -> None:
+        """Stop the run: the suite in flight is cancelled (its teardown still runs), the rest skipped."""
+        self.cancel_requested = True
+        if self.stop is not None:
+            self.stop.cancel()
+
+
 async def run_suites(
-    ctx: ProjectContext, *, suite_ids: list[str] | None, parallel: bool | None, reporter: Reporter
+    ctx: ProjectContext,
+    *,
+    suite_ids: list[str] | None,
+    parallel: bool | None,
+    reporter: Reporter,
+    plan: TestPlan,
 ) -> RunResult:
-    """Run the selected suites (all when `suite_ids` is None) and return the report."""
+    """Run the selected suites (all when `suite_ids` is None) and return the report (not yet written)."""
     loaded = await ctx.ensure_loaded()
-    suites = _select(loaded, suite_ids)
+    suites = select_suites(loaded, suite_ids)
+    plan.suites = suites
+    plan.phase = "environment"
     env = await _environment(ctx, loaded, reporter)
-    run_id = new_run_id()
-    total = sum(_declared_cases(loaded, s) for s in suites)
+    total = sum(_declared_cases(loaded, s, plan.selection) for s in suites)
     run = RunContext(
-        run_id=run_id,
+        run_id=plan.run_id,
         env=env,
         reporter=reporter,
         retry=loaded.config.tests.retry if loaded.config.tests else None,
         total_cases=total,
+        log=plan.log,
+        selection=plan.selection,
     )
-    began = time.perf_counter()
-    results: dict[str, SuiteResult] = {}
+    plan.context = run
+    plan.redactor = loaded.redactor
+    plan.began = time.perf_counter()
+    results = plan.results
     taken: set[str] = set()
     enabled, concurrency = _parallel(loaded, parallel)
     serial = [s for s in suites if not (enabled and s.parallel)]
     together = [s for s in suites if enabled and s.parallel]
+    plan.phase = "suites"
+    plan.log.record("PHASE_STARTED", phase="suites")
     try:
-        for suite in serial:
-            results[suite.id] = await _run_one(run, loaded, suite, taken)
-        if together:
-            limiter = anyio.CapacityLimiter(concurrency)
+        with anyio.CancelScope() as stop:
+            plan.stop = stop
+            if plan.cancel_requested:
+                stop.cancel()
+            for suite in serial:
+                results[suite.id] = await _run_one(run, loaded, suite, taken)
+            if together:
+                limiter = anyio.CapacityLimiter(concurrency)
 
-            async def one(suite: SuiteConfig) -> None:
-                async with limiter:
-                    results[suite.id] = await _run_one(run, loaded, suite, taken)
+                async def one(suite: SuiteConfig) -> None:
+                    async with limiter:
+                        results[suite.id] = await _run_one(run, loaded, suite, taken)
 
-            async with anyio.create_task_group() as tg:
-                for suite in together:
-                    tg.start_soon(one, suite)
+                async with anyio.create_task_group() as tg:
+                    for suite in together:
+                        tg.start_soon(one, suite)
     finally:
+        plan.log.record("PHASE_FINISHED", phase="suites")
+        plan.phase = "teardown"
+        plan.log.record("PHASE_STARTED", phase="teardown")
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
-    redactor = loaded.redactor
-    ordered = [_redacted(results[s.id], redactor) for s in suites]
-    run.full_failures = {key: redact_failure(f, redactor) for key, f in run.full_failures.items()}
-    result = _assemble(run, ordered, began)
-    reserve = listing_size(Path(loaded.root), run_id, list(run.full_failures))
-    result = bound_result(result, BUDGET_CHARS - reserve)
-    result = await anyio.to_thread.run_sync(
-        write_artifacts, Path(loaded.root), result, run.events, run.full_failures
-    )
-    reporter.emit("done", result.summary, status="ok" if result.ok else "failed")
-    return result
+        plan.log.record("PHASE_FINISHED", phase="teardown")
+    run.full_failures = {key: redact_failure(f, loaded.redactor) for key, f in run.full_failures.items()}
+    cancelled = stop.cancelled_caught or plan.cancel_requested
+    result = partial_result(plan, status="cancelled" if cancelled else None)
+    reserve = _listing_size(Path(loaded.root), plan.run_id, list(run.full_failures))
+    return bound_result(result, BUDGET_CHARS - reserve)
 
 
-def _select(loaded: LoadedConfig, suite_ids: list[str] | None) -> list[SuiteConfig]:
+def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
+    """The run as it stands: finished suites, and the finished cases of the others.
+
+    With `status` None the run is complete and its status follows its cases; otherwise (`running`,
+    `cancelled`, …) the suites not finished are listed with the cases they finished.
+    """
+    run = plan.context
+    finished = run.finished if run is not None else []
+    ordered: list[SuiteResult] = []
+    for suite in plan.suites:
+        done = plan.results.get(suite.id)
+        if done is not None:
+            ordered.append(_redacted(done, plan.redactor) if plan.redactor else done)
+            continue
+        cases = [c for c in finished if c.suite == suite.id]
+        if status is None or (not cases and status == "running"):
+            continue
+        ordered.append(
+            SuiteResult(
+                id=suite.id,
+                name=suite.name or suite.id,
+                runner=suite.runner,
+                status="failed" if any(c.status == "failed" for c in cases) else "skipped",
+                duration=0,
+                passed=sum(c.status == "passed" for c in cases),
+                failed=sum(c.status == "failed" for c in cases),
+                skipped=sum(c.status == "skipped" for c in cases),
+                cases=[_redacted_case(c, plan.redactor) for c in cases] if plan.redactor else cases,
+                error=None if status == "running" else f"not finished: the run was {status}",
+            )
+        )
+        if status == "cancelled" and run is not None:
+            run.log.record("SUITE_FINISHED", suite=suite.id, status="cancelled")
+    return _assemble(plan, ordered, status)
+
+
+def _listing_size(root: Path, run_id: str, failure_ids: list[str]) -> int:
+    """About how many JSON characters the artifact entries of a run will take in its result."""
+    folder = len(str(root / ".preflight" / "runs" / run_id))
+    names = ["report.json", "junit.xml", "events.ndjson", *(f"cases/{i}.json" for i in failure_ids)]
+    # {"name":"…","path":"<folder>/…","sha256":"<64 hex>","size":123456,"contentType":"…"}, plus a comma
+    return sum(2 * len(name) + folder + 140 for name in names)
+
+
+def select_suites(loaded: LoadedConfig, suite_ids: list[str] | None) -> list[SuiteConfig]:
+    """The suites to run, in the order asked (all, in file order, when `suite_ids` is None)."""
     suites = loaded.suites
     if suite_ids is None:
         return suites
@@ -169,7 +255,10 @@ def _parallel(loaded: LoadedConfig, override: bool | None) -> tuple[bool, int]:
     return (override if override is not None else enabled), concurrency
 
 
-def _declared_cases(loaded: LoadedConfig, suite: SuiteConfig) -> int:
+def _declared_cases(loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None) -> int:
+    chosen = selection.get(suite.id) if selection is not None else None
+    if chosen is not None:
+        return len(chosen)
     test = loaded.test_files.get(suite.id)
     return len(test.cases) if test is not None else 1
 
@@ -237,17 +326,23 @@ def _test_file(path: Path) -> TestFile:
     return test
 
 
+def _redacted_case(case: CaseResult, redactor: Redactor) -> CaseResult:
+    return (
+        msgspec.structs.replace(case, failure=redact_failure(case.failure, redactor))
+        if case.failure
+        else case
+    )
+
+
 def _redacted(suite: SuiteResult, redactor: Redactor) -> SuiteResult:
     """The suite as every output shows it (report, junit, cases files, replies): secrets replaced."""
-    cases = [
-        msgspec.structs.replace(c, failure=redact_failure(c.failure, redactor)) if c.failure else c
-        for c in suite.cases
-    ]
+    cases = [_redacted_case(c, redactor) for c in suite.cases]
     error = redactor.text(suite.error) if suite.error else suite.error
     return msgspec.structs.replace(suite, cases=cases, error=error)
 
 
-def _assemble(run: RunContext, suites: list[SuiteResult], began: float) -> RunResult:
+def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | None) -> RunResult:
+    run = plan.context
     cases: list[CaseResult] = [c for s in suites for c in s.cases]
     totals = Totals(
         passed=sum(c.status == "passed" for c in cases),
@@ -255,17 +350,19 @@ def _assemble(run: RunContext, suites: list[SuiteResult], began: float) -> RunRe
         skipped=sum(c.status == "skipped" for c in cases),
         total=len(cases),
     )
-    status: Literal["passed", "failed"] = (
-        "failed" if totals.failed or any(s.status == "failed" for s in suites) else "passed"
-    )
+    verdict = "failed" if totals.failed or any(s.status == "failed" for s in suites) else "passed"
+    status = status_override or verdict
+    started = run.started if run is not None else datetime.now(UTC)
     return RunResult(
-        run_id=run.run_id,
-        status=status,
+        run_id=plan.run_id,
+        status=status,  # type: ignore[arg-type]
         summary=_summary(suites, totals, status),
         totals=totals,
-        duration=int((time.perf_counter() - began) * 1000),
+        duration=int((time.perf_counter() - plan.began) * 1000),
         suites=suites,
-        started_at=run.started.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        started_at=started.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        selected_suites=[s.id for s in plan.suites],
+        trace_id=plan.log.trace_id,
     )
 
 

@@ -62,6 +62,7 @@ class _Ran(msgspec.Struct, frozen=True, kw_only=True):
 def _environment(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig) -> dict[str, str]:
     env = {**loaded.environ, **run.env.process_env()}
     env.update({key: str(value) for key, value in suite.env.items()})
+    env.setdefault("TRACEPARENT", run.traceparent(suite.id))
     return env
 
 

@@ -149,7 +149,9 @@ async def _act(run: RunContext, step: TestStep, default_service: str | None) -> 
     try:
         if step.request is not None:
             target = step.request.service or default_service
-            return await send(run.http, step.request, base_url=env.base_url(target))
+            return await send(
+                run.http, step.request, base_url=env.base_url(target), traceparent=run.traceparent()
+            )
         if step.exec is not None:
             return await run_exec(env, _with_container(step.exec, default_service))
         if step.file is not None:

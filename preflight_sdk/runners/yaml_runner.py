@@ -22,7 +22,7 @@ from ..config import LoadedConfig, SuiteConfig, TestFile, TestStep
 from ..durations import parse_duration
 from ..results.run import AttemptResult, CaseResult, SuiteResult
 from .cases import failure_for, failure_from_text, window_diagnostics
-from .context import RunContext, case_id
+from .context import CURRENT_CASE, RunContext, case_id
 from .retry import Policy, resolve_policy
 from .scope import Scope
 from .steps import Attempt, StepWindows, run_step, save_values
@@ -59,6 +59,7 @@ class _SuiteRun:
         self.warnings: list[str] = []
         self.blocked: str | None = None
         self.running: _Running | None = None
+        self.reached = 0  # cases of the file reached so far (selected or not)
 
     def add(self, result: CaseResult) -> None:
         self.cases.append(result)
@@ -140,7 +141,11 @@ async def _setup(state: _SuiteRun) -> None:
 async def _cases(state: _SuiteRun, taken: set[str]) -> None:
     failed_before = False
     for case in state.test.cases:
+        state.reached += 1
         identifier = case_id(state.suite.id, case.name or "case", taken)
+        if not state.run.selected(state.suite.id, identifier):
+            continue
+        CURRENT_CASE.set(identifier)
         state.run.event("case_start", suite=state.suite.id, case=identifier)
         reason = _skip_reason(state, case, failed_before=failed_before)
         if reason is not None:
@@ -166,13 +171,14 @@ async def _stopped(state: _SuiteRun, taken: set[str]) -> None:
     """Record the suite's timeout: the case in flight fails, the cases not reached are skipped."""
     shown = timeout_text(state.suite)
     state.blocked = f"the suite did not finish within {shown} and was stopped"
-    remaining = state.test.cases[len(state.cases) :]
+    remaining = state.test.cases[state.reached :]
     running = state.running
     if running is not None:
-        remaining = remaining[1:]
         state.add(await _timed_out(state, running, shown))
     for case in remaining:
         identifier = case_id(state.suite.id, case.name or "case", taken)
+        if not state.run.selected(state.suite.id, identifier):
+            continue
         state.run.event("case_start", suite=state.suite.id, case=identifier)
         reason = f"not run: the suite was stopped at its timeout ({shown})"
         state.add(_skipped(state.suite, case, identifier, reason))

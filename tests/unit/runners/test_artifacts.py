@@ -10,6 +10,7 @@ from pathlib import Path
 import junitparser
 import msgspec
 import pytest
+from support.events import suite_events
 from unit.runners.stub import MakeProject, case, run, wire
 
 from preflight_sdk.results.run import RunResult
@@ -100,8 +101,7 @@ async def test_junit_xml_matches_the_result(make_project: MakeProject) -> None:
 async def test_events_are_one_json_object_per_line_in_order(make_project: MakeProject) -> None:
     _, result = await _result(make_project)
     path = next(a.path for a in result.artifacts if a.name == "events.ndjson")
-    lines = Path(path).read_text().splitlines()
-    events = [json.loads(line) for line in lines]
+    events = suite_events(path)
     assert all(isinstance(e, dict) for e in events)
     assert [(e["type"], e.get("suite"), e.get("case")) for e in events] == [
         ("suite_start", "alpha", None),
@@ -209,7 +209,7 @@ async def test_suite_errors_are_error_testcases_in_junit_xml(make_project: MakeP
 async def test_a_suite_whose_file_does_not_load_has_a_start_event(make_project: MakeProject) -> None:
     result = await _broken_suites(make_project)
     path = next(a.path for a in result.artifacts if a.name == "events.ndjson")
-    events = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    events = suite_events(path)
     for suite in ("missing", "slow", "nosetup"):
         assert [e["type"] for e in events if e.get("suite") == suite and "case" not in e] == [
             "suite_start",

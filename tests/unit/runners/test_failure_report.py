@@ -40,6 +40,9 @@ async def test_a_failed_http_case_carries_request_response_assertions_summary(
     request = data["request"]
     assert request["method"] == "POST"
     assert request["url"] == f"{stub.url}/status/500?from=test"
+    # the case's W3C trace context is sent too: the run's trace id, the case's own span
+    traceparent = request["headers"].pop("traceparent")
+    assert traceparent.startswith(f"00-{result.trace_id}-") and traceparent.endswith("-01")
     assert request["headers"] == {
         "Authorization": "[redacted]",
         "X-Api-Key": "[redacted]",

@@ -6,12 +6,12 @@ to start). Counter files written by the commands say how often each one really r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from support.events import suite_events
 from unit.runners.stub import e2e_yaml
 
 from preflight_sdk import Project
@@ -160,7 +160,7 @@ def test_a_pytest_suite_runs_again_and_each_test_keeps_its_attempts(
 
 def test_events_of_retried_suites_have_one_start_and_end_per_case(outcome: tuple[Path, RunResult]) -> None:
     path = next(a.path for a in outcome[1].artifacts if a.name == "events.ndjson")
-    events = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    events = suite_events(path)
     for kind in ("case_start", "case_end"):
         ids = [e["case"] for e in events if e["type"] == kind]
         assert sorted(ids) == sorted(c.id for s in outcome[1].suites for c in s.cases)

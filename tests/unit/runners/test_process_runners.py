@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import junitparser
 import pytest
+from support.events import suite_events
 from unit.runners.stub import Stub, e2e_yaml
 
 from preflight_sdk import Project
@@ -239,7 +240,7 @@ def test_process_suites_write_their_failures_as_artifacts(outcome: tuple[Path, R
 
 def _events(outcome: tuple[Path, RunResult, float]) -> list[dict[str, Any]]:
     path = next(a.path for a in outcome[1].artifacts if a.name == "events.ndjson")
-    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+    return suite_events(path)
 
 
 def _moment(event: dict[str, Any]) -> datetime:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime
 from pathlib import Path
 
 import anyio
 import pytest
+from support.events import suite_events
 from unit.runners.stub import MakeProject, Stub, case, one_suite, run
 
 from preflight_sdk import Project
@@ -223,7 +223,7 @@ async def test_filter_selects_suites_by_comma_separated_ids(make_project: MakePr
 
 def _events(result: RunResult) -> list[dict[str, object]]:
     path = next(a.path for a in result.artifacts if a.name == "events.ndjson")
-    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+    return suite_events(path)
 
 
 def _interval(events: list[dict[str, object]], suite: str) -> tuple[datetime, datetime]:

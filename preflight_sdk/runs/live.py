@@ -1,0 +1,85 @@
+"""A run going on in this process: its task's state, progress, and the caller listening to it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from ..progress import ProgressEvent, ProgressSink
+from ..results.run import RunResult
+from ..runners.events import EventLog
+from ..runners.orchestrator import TestPlan
+
+__all__ = ["LiveRun", "Relay"]
+
+
+class Relay:
+    """A progress sink that forwards to whoever waits on the run, and to nobody once they left.
+
+    It also counts what the events say (phase, done/total) for the run's progress.
+    """
+
+    def __init__(self, sink: ProgressSink | None) -> None:
+        self.sink = sink
+        self.phase: str | None = None
+        self.done = 0
+        self.total = 0
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if event.kind == "step":
+            self.phase = event.scope or event.message
+        if event.done is not None and event.total is not None:
+            self.done, self.total = event.done, event.total
+        sink = self.sink
+        if sink is not None:
+            sink(event)
+
+    def detach(self) -> None:
+        """Stop forwarding (the caller got its reply; later events have nowhere to go)."""
+        self.sink = None
+
+
+class LiveRun:
+    """One run owned by this process, from `queued` to its end."""
+
+    def __init__(self, *, run_id: str, kind: str, log: EventLog, relay: Relay, started_at: str) -> None:
+        self.run_id = run_id
+        self.kind = kind
+        self.log = log
+        self.relay = relay
+        self.started_at = started_at
+        self.status = "queued"
+        self.done = anyio.Event()
+        self.final: RunResult | None = None  # the run as recorded, once it ended
+        self.value: Any = None  # what the operation returned (BuildResult, SetupResult, RunResult)
+        self.error: BaseException | None = None
+        self.plan: TestPlan | None = None
+        self.scope: anyio.CancelScope | None = None
+        self.cancel_requested = False
+        self.on_cancel: Callable[[], None] | None = None
+
+    def cancel(self) -> None:
+        """Stop the run as soon as it can stop (idempotent)."""
+        if self.cancel_requested:
+            return
+        self.cancel_requested = True
+        if self.plan is not None:
+            self.plan.cancel()
+        if self.scope is not None and (self.plan is None or self.plan.context is None):
+            self.scope.cancel()
+
+    @property
+    def phase(self) -> str | None:
+        if self.plan is not None and self.plan.phase is not None:
+            return self.plan.phase
+        return self.relay.phase
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(done, total): cases for a test run, else what the operation last reported."""
+        if self.plan is not None and self.plan.context is not None:
+            ctx = self.plan.context
+            return ctx.finished_cases, ctx.total_cases
+        return self.relay.done, self.relay.total

@@ -1,0 +1,302 @@
+"""The run-store operations besides starting: list, cancel, resume, diff, artifacts, prune, history."""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from ..errors import InputError, StateError
+from ..results.run import Totals
+from ..results.runs import (
+    ArtifactContent,
+    CancelResult,
+    CaseChange,
+    OperationCall,
+    OperationLog,
+    PruneResult,
+    RunDiff,
+    RunLine,
+    RunList,
+)
+from ..runners.artifacts import content_type_of
+from ..runners.context import case_id
+from ..store import is_run_id
+from .history import cause_of
+from .retention import limits
+from .supervisor import RunSupervisor
+
+__all__ = [
+    "cancel_run",
+    "check_run_id",
+    "diff_runs",
+    "get_artifact",
+    "list_runs",
+    "operation_log",
+    "prune_runs",
+    "resume_selection",
+]
+
+_STATUSES = ("queued", "running", "passed", "failed", "cancelled", "interrupted", "error")
+_KINDS = ("test", "build", "setup")
+_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/x-ndjson")
+ARTIFACT_LIMIT = 200_000
+
+
+def check_run_id(run_id: str, *, field: str = "runId") -> None:
+    """INVALID_INPUT unless `run_id` has the shape of a run id (a ULID)."""
+    if not isinstance(run_id, str) or not is_run_id(run_id):
+        shown = run_id[:40] if isinstance(run_id, str) else type(run_id).__name__
+        raise InputError(
+            f"{field} {shown!r} is not a run id",
+            hint="run ids are 26-character ULIDs such as 01JDQ8ZK5X7N3V9G2H4M6P8R0T; list_runs shows them",
+            details={"field": field},
+        )
+
+
+async def list_runs(
+    sup: RunSupervisor,
+    *,
+    status: str | None,
+    suite: str | None,
+    kind: str | None,
+    test_id: str | None,
+    limit: int,
+    before: str | None,
+) -> RunList:
+    """Runs newest first, one compact line each."""
+    if status is not None and status not in _STATUSES:
+        raise InputError(f"status {status!r} is not a run status", hint=f"one of: {', '.join(_STATUSES)}")
+    if kind is not None and kind not in _KINDS:
+        raise InputError(f"kind {kind!r} is not a run kind", hint=f"one of: {', '.join(_KINDS)}")
+    if not 1 <= limit <= 500:
+        raise InputError(f"limit must be between 1 and 500, not {limit}", hint="page with `before` for more")
+    if before is not None:
+        check_run_id(before, field="before")
+    store = await sup.store()
+    rows = await sup.call(
+        store.runs, status=status, suite=suite, kind=kind, test_id=test_id, limit=limit + 1, before=before
+    )
+    rows = rows or []
+    lines = [
+        RunLine(
+            run_id=r.run_id,
+            kind=r.kind,
+            status=r.status,
+            started_at=r.started_at,
+            duration=r.duration_ms,
+            totals=Totals(passed=r.passed, failed=r.failed, skipped=r.skipped, total=r.total),
+            summary=r.summary,
+            resumed_from=r.resumed_from,
+            test_id=r.test_id,
+        )
+        for r in rows[:limit]
+    ]
+    return RunList(runs=lines, next_before=lines[-1].run_id if len(rows) > limit else None)
+
+
+async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
+    """Stop a live run (owned here or by another process); a finished run comes back unchanged."""
+    check_run_id(run_id)
+    live = sup.live.get(run_id)
+    if live is not None:
+        live.cancel()
+        with anyio.move_on_after(30):
+            await live.done.wait()
+        return CancelResult(cancelled=True, run=await sup.get(run_id, None))
+    store = await sup.store()
+    current = await sup.get(run_id, None)  # RUN_NOT_FOUND for an unknown id
+    if current.finished:
+        return CancelResult(cancelled=False, run=current)
+    asked = await sup.call(store.request_cancel, run_id)
+    # The owner checks every half second; give it a few seconds to stop and record its end.
+    result = await sup.get(run_id, 10.0)
+    return CancelResult(cancelled=bool(asked), run=result)
+
+
+async def resume_selection(sup: RunSupervisor, run_id: str) -> tuple[list[str], dict[str, set[str]]]:
+    """The suites and cases of `run_id` that did not pass (failed, errored, never finished)."""
+    check_run_id(run_id)
+    original = await sup.get(run_id, None)
+    if original.kind != "test":
+        raise InputError(
+            f"run {run_id} is a {original.kind} run: only test runs can be resumed",
+            hint=f"call {original.kind} again instead",
+        )
+    if not original.finished:
+        raise StateError(
+            f"run {run_id} is still {original.status}",
+            hint="wait for it with get_run, or cancel_run it, then resume",
+            details={"status": original.status},
+        )
+    loaded = await sup.ctx.ensure_loaded()
+    known = {s.id: s for s in loaded.suites}
+    recorded = {c.id: c for s in original.suites for c in s.cases}
+    suites: list[str] = []
+    selection: dict[str, set[str]] = {}
+    taken: set[str] = set()
+    for suite_id in original.selected_suites or [s.id for s in original.suites]:
+        suite = known.get(suite_id)
+        if suite is None:
+            continue  # removed from e2e.yaml since
+        test = loaded.test_files.get(suite_id)
+        if suite.runner != "yaml" or test is None:
+            # pytest and shell suites are re-run whole when any of their cases did not pass.
+            cases = [c for c in recorded.values() if c.suite == suite_id]
+            if not cases or any(c.status != "passed" for c in cases):
+                suites.append(suite_id)
+            continue
+        ids = [case_id(suite_id, case.name or "case", taken) for case in test.cases]
+        left = {i for i in ids if (recorded.get(i) is None or recorded[i].status != "passed")}
+        skipped_by_file = {i for i, case in zip(ids, test.cases, strict=True) if case.skip}
+        left -= skipped_by_file
+        if left:
+            suites.append(suite_id)
+            selection[suite_id] = left
+    if not suites:
+        raise InputError(
+            f"run {run_id} has nothing to resume: every case it ran passed",
+            code="INVALID_INPUT",
+            hint="run the suites again with run if you want a fresh verdict",
+            details={
+                "runId": run_id,
+                "status": original.status,
+                "totals": msgspec.to_builtins(original.totals),
+            },
+        )
+    return suites, selection
+
+
+async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
+    """Per case: newly failing, fixed, still failing (and whether the cause changed), added, removed."""
+    check_run_id(base, field="base")
+    check_run_id(head, field="head")
+    old = await sup.get(base, None)
+    new = await sup.get(head, None)
+    before = {c.id: c for s in old.suites for c in s.cases}
+    after = {c.id: c for s in new.suites for c in s.cases}
+    newly, fixed, still, added, removed = [], [], [], [], []
+    unchanged = 0
+    for cid, case in after.items():
+        prior = before.get(cid)
+        if prior is None:
+            added.append(CaseChange(id=cid, head=case.status))
+            continue
+        if case.status == "failed" and prior.status == "failed":
+            was, now = cause_of(prior), cause_of(case)
+            still.append(CaseChange(id=cid, base="failed", head="failed", cause_changed=was != now,
+                                    base_cause=was, head_cause=now))  # fmt: skip
+        elif case.status == "failed":
+            newly.append(CaseChange(id=cid, base=prior.status, head="failed", head_cause=cause_of(case)))
+        elif prior.status == "failed":
+            fixed.append(CaseChange(id=cid, base="failed", head=case.status, base_cause=cause_of(prior)))
+        else:
+            unchanged += 1
+    removed = [CaseChange(id=cid, base=c.status) for cid, c in before.items() if cid not in after]
+    changed = sum(1 for c in still if c.cause_changed)
+    summary = (
+        f"{len(newly)} newly failing, {len(fixed)} fixed, {len(still)} still failing"
+        f" ({changed} with a new cause), {len(added)} added, {len(removed)} removed, {unchanged} unchanged"
+    )
+    return RunDiff(
+        base=base, head=head, newly_failing=newly, fixed=fixed, still_failing=still, added=added,
+        removed=removed, unchanged=unchanged, summary=summary,
+    )  # fmt: skip
+
+
+async def get_artifact(
+    sup: RunSupervisor, run_id: str, name: str, offset: int, limit: int
+) -> ArtifactContent:
+    """A file of a run, read only from inside that run's folder."""
+    check_run_id(run_id)
+    if offset < 0 or not 1 <= limit <= 1_000_000:
+        raise InputError(
+            "offset must be >= 0 and limit between 1 and 1000000", hint="e.g. offset=0, limit=200000"
+        )
+    await sup.get(run_id, None)  # RUN_NOT_FOUND for an unknown run
+    store = await sup.store()
+    folder = store.runs_folder(run_id)
+    if not name or "\x00" in name or os.path.isabs(name) or ".." in Path(name).parts:
+        raise InputError(
+            f"artifact name {name[:80]!r} must be a relative path inside the run's folder",
+            hint="use a name from the run's artifacts, e.g. report.json or cases/<caseId>.json",
+        )
+    target = folder / name
+    real_folder = await anyio.to_thread.run_sync(os.path.realpath, folder)
+    real = await anyio.to_thread.run_sync(os.path.realpath, target)
+    if os.path.commonpath([real_folder, real]) != real_folder:
+        raise InputError(
+            f"artifact {name!r} points outside the run's folder",
+            hint="links out of a run's folder are not followed",
+        )
+    try:
+        data = await anyio.to_thread.run_sync(Path(real).read_bytes)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        names = [a.name for a in (await sup.call(store.artifacts, run_id) or [])]
+        raise InputError(
+            f"run {run_id} has no artifact {name!r}",
+            code="ARTIFACT_NOT_FOUND",
+            hint="one of: " + (", ".join(names[:20]) or "(this run wrote no files)"),
+            details={"artifacts": names},
+        ) from None
+    import hashlib
+
+    kind = content_type_of(name)
+    chunk = data[offset : offset + limit]
+    more = offset + limit < len(data)
+    text: str | None = None
+    if kind.startswith(_TEXT_TYPES):
+        try:
+            text = chunk.decode()
+        except UnicodeDecodeError:
+            text = None
+    return ArtifactContent(
+        run_id=run_id,
+        name=name,
+        content_type=kind,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        encoding="utf-8" if text is not None else "base64",
+        content=text if text is not None else base64.b64encode(chunk).decode(),
+        offset=offset,
+        next_offset=offset + limit if more else None,
+    )
+
+
+async def prune_runs(sup: RunSupervisor, keep: int | None, max_age: str | None) -> PruneResult:
+    """Delete finished runs past the limits (the project's, unless given here)."""
+    loaded = await sup.ctx.ensure_loaded()
+    default_keep, default_age = limits(loaded)
+    if keep is not None and keep < 0:
+        raise InputError(f"keep must be >= 0, not {keep}", hint="keep=0 deletes every finished run")
+    from ..durations import parse_duration
+
+    age = parse_duration(max_age, field="maxAge") if max_age is not None else default_age
+    store = await sup.store()
+    deleted = await sup.call(
+        store.prune, keep=default_keep if keep is None else keep, max_age_seconds=age, keep_ids=list(sup.live)
+    )
+    remaining = await sup.call(store.runs, limit=100_000)
+    return PruneResult(deleted=list(deleted or []), remaining=len(remaining or []))
+
+
+async def operation_log(sup: RunSupervisor, limit: int) -> OperationLog:
+    """The newest operation calls recorded in the store."""
+    store = await sup.store()
+    rows = await sup.call(store.operations, limit) or []
+    return OperationLog(
+        calls=[
+            OperationCall(
+                operation=r.operation,
+                started_at=r.started_at,
+                duration=r.duration_ms,
+                outcome=r.outcome,
+                error_code=r.error_code,
+                run_id=r.run_id,
+            )
+            for r in rows
+        ]
+    )

@@ -1,0 +1,81 @@
+"""A run as a RunResult: from a live run of this process, or from its row in the store."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..results.run import RunProgress, RunResult, Totals
+
+if TYPE_CHECKING:
+    from ..store import RunRow
+    from .live import LiveRun
+
+__all__ = ["result_of_row", "snapshot_of"]
+
+
+def snapshot_of(live: LiveRun) -> RunResult:
+    """The live run as it stands: finished suites and cases so far, status and progress."""
+    from ..runners.orchestrator import partial_result
+
+    done, total = live.progress
+    progress = RunProgress(phase=live.phase, done=done, total=total)
+    status = live.status if live.status in ("queued", "running") else "running"
+    if live.plan is not None and live.plan.context is not None:
+        partial = partial_result(live.plan, status="running")
+        return msgspec.structs.replace(
+            partial,
+            status=status,
+            kind="test",
+            progress=progress,
+            summary=f"{status}: {done} of {total} case(s) finished",
+        )
+    return RunResult(
+        run_id=live.run_id,
+        kind=live.kind,  # type: ignore[arg-type]
+        status=status,  # type: ignore[arg-type]
+        summary=f"{live.kind} {status}" + (f": {live.phase}" if live.phase else ""),
+        totals=Totals(passed=0, failed=0, skipped=0, total=0),
+        duration=0,
+        suites=[],
+        started_at=live.started_at,
+        progress=progress,
+        selected_suites=[s.id for s in live.plan.suites] if live.plan else [],
+        trace_id=live.log.trace_id,
+    )
+
+
+def result_of_row(row: RunRow) -> RunResult:
+    """The stored run: its recorded result (or last snapshot), with the row's status and progress."""
+    live = row.status in ("queued", "running")
+    if row.result:
+        try:
+            result = msgspec.json.decode(row.result, type=RunResult)
+        except msgspec.DecodeError:
+            result = None
+        if result is not None:
+            changes: dict[str, object] = {"status": row.status}
+            if live:
+                changes["progress"] = RunProgress(phase=row.phase, done=row.done_cases, total=row.total_cases)
+            elif row.status == "interrupted" and result.status != "interrupted":
+                changes["summary"] = row.summary or "interrupted: its process ended before it finished"
+                changes["progress"] = None
+            return msgspec.structs.replace(result, **changes)
+    return RunResult(
+        run_id=row.run_id,
+        kind=row.kind,  # type: ignore[arg-type]
+        status=row.status,  # type: ignore[arg-type]
+        summary=row.summary or f"{row.kind} {row.status}",
+        totals=Totals(passed=row.passed, failed=row.failed, skipped=row.skipped, total=row.total),
+        duration=row.duration_ms,
+        suites=[],
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        progress=RunProgress(phase=row.phase, done=row.done_cases, total=row.total_cases) if live else None,
+        selected_suites=row.suites,
+        resumed_from=row.resumed_from,
+        config_hash=row.config_hash,
+        idempotency_key=row.idempotency_key,
+        trace_id=row.trace_id,
+    )

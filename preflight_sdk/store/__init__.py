@@ -1,0 +1,29 @@
+"""The project's embedded store: runs, their cases and artifacts, and the operation log.
+
+Owns `<project>/.preflight/preflight.db` (stdlib `sqlite3`, WAL, busy timeout, short
+`BEGIN IMMEDIATE` writes, migrations by `PRAGMA user_version`). Nothing outside this package
+writes SQL. Every call here blocks: callers run them off the event loop (`anyio.to_thread`).
+
+May import: the core (`errors`, `results`, `durations`). Nothing above it.
+"""
+
+from __future__ import annotations
+
+from .database import Database, StoreError
+from .ids import is_run_id, new_run_id
+from .records import ArtifactRow, CaseRow, OperationRow, RunRow, RunSummaryRow
+from .runs import RunStore, store_path
+
+__all__ = [
+    "ArtifactRow",
+    "CaseRow",
+    "Database",
+    "OperationRow",
+    "RunRow",
+    "RunStore",
+    "RunSummaryRow",
+    "StoreError",
+    "is_run_id",
+    "new_run_id",
+    "store_path",
+]

@@ -1,0 +1,206 @@
+"""One SQLite file shared by every process working on a project (blocking calls).
+
+Why these settings: WAL lets one writer and many readers work at once across processes;
+`busy_timeout` makes a writer wait for another instead of failing with "database is locked";
+`BEGIN IMMEDIATE` takes the write lock up front, so a transaction never fails half-way on a lock
+upgrade; `synchronous=NORMAL` is durable across a crash of the process (only an OS crash can lose
+the last commits), at a fraction of FULL's cost. Transactions are kept short so checkpoints run.
+
+A file that is not a SQLite database, is damaged, or is another program's database is moved aside
+(`preflight.db.corrupt-<time>`) with a warning and a new store is created: the store keeps history,
+never the result a caller is waiting for.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .schema import APPLICATION_ID, MIGRATIONS, OUR_TABLES
+
+__all__ = ["Database", "StoreError"]
+
+_BUSY_TIMEOUT_MS = 10_000
+_LOCK_RETRY_SECONDS = 30.0
+
+
+class StoreError(Exception):
+    """The store could not be used; callers turn it into a warning (never a lost result)."""
+
+
+class Database:
+    """A lazily opened connection to `path`, safe to use from any thread (calls are serialised)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.warnings: list[str] = []
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = self._connect_checked()
+        except _Unusable as exc:
+            self._move_aside(str(exc))
+            conn = self._connect_checked()
+        self._conn = conn
+        return conn
+
+    def _connect_checked(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if application_id not in (0, APPLICATION_ID):
+                raise _Unusable(f"it belongs to another program (application_id {application_id:#x})")
+            if application_id == 0:
+                tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                foreign = tables - OUR_TABLES
+                if foreign:
+                    raise _Unusable(
+                        f"it holds tables preflight did not make ({', '.join(sorted(foreign)[:5])})"
+                    )
+            if version > len(MIGRATIONS):
+                conn.close()
+                raise StoreError(
+                    f"{self.path} was written by a newer preflight (schema {version}, this one knows "
+                    f"{len(MIGRATIONS)}): upgrade preflight to read its history"
+                )
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._migrate(conn, version)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.OperationalError) and _is_lock(exc):
+                raise StoreError(f"{self.path} stayed locked: {exc}") from exc
+            raise _Unusable(f"it is not a readable SQLite database ({exc})") from exc
+        except _Unusable:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection, version: int) -> None:
+        while version < len(MIGRATIONS):
+            with _immediate(conn):
+                # Another process may have migrated while this one waited for the write lock.
+                current = conn.execute("PRAGMA user_version").fetchone()[0]
+                if current > version:
+                    version = current
+                    continue
+                for statement in _statements(MIGRATIONS[version]):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version={version + 1}")
+            version += 1
+
+    def _move_aside(self, why: str) -> None:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(str(self.path) + suffix)
+            try:
+                source.rename(Path(str(target) + suffix))
+            except FileNotFoundError:
+                pass  # another process moved it first, or there was no such file
+        self.warnings.append(
+            f"the run store {self.path} could not be used ({why}); it was moved aside to "
+            f"{target.name} and a new, empty store was created"
+        )
+
+    # -- use -----------------------------------------------------------------------------------
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A connection for reads (each statement sees a consistent snapshot)."""
+        with self._lock:
+            yield self._guarded_open()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A short `BEGIN IMMEDIATE` transaction, committed on exit (rolled back on error)."""
+        with self._lock:
+            conn = self._guarded_open()
+            deadline = time.monotonic() + _LOCK_RETRY_SECONDS
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    break
+                except sqlite3.OperationalError as exc:
+                    # busy_timeout already waited; a checkpoint or a crashed writer can still
+                    # answer "database is locked" once: wait a little and try again.
+                    if not _is_lock(exc) or time.monotonic() > deadline:
+                        raise StoreError(f"could not write to {self.path}: {exc}") from exc
+                    time.sleep(0.05)
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+
+    def _guarded_open(self) -> sqlite3.Connection:
+        try:
+            return self._open()
+        except sqlite3.Error as exc:
+            raise StoreError(f"could not open {self.path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"could not open {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection (the next call opens it again)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def pop_warnings(self) -> list[str]:
+        """Return the warnings not yet reported, and forget them."""
+        with self._lock:
+            out, self.warnings = self.warnings, []
+            return out
+
+
+class _Unusable(Exception):
+    """The file is not a store preflight can use: move it aside."""
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _statements(script: str) -> list[str]:
+    return [part.strip() for part in script.split(";") if part.strip()]
+
+
+def _is_lock(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def rows_as_dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    """Return every row of `cursor` as a dict keyed by column name."""
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

@@ -1,0 +1,414 @@
+"""`RunStore`: the runs of one project, their cases, artifacts and history (blocking calls).
+
+A run row is written when the run is created, refreshed by its owner's heartbeat (status,
+phase, progress, a snapshot of the partial result, and the answer to "was I asked to cancel?"),
+and completed in one transaction with its cases and artifacts. A `queued` or `running` row whose
+owner died reads as `interrupted` from any process: the owner's pid is checked on this host, and
+a heartbeat older than `STALE_AFTER` counts as dead anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .database import Database, rows_as_dicts
+from .records import ArtifactRow, CaseRow, OperationRow, RunRow, RunSummaryRow
+
+__all__ = ["LIVE", "STALE_AFTER", "RunStore", "store_path"]
+
+LIVE = ("queued", "running")
+STALE_AFTER = 60.0  # seconds without a heartbeat after which a live run's owner counts as gone
+_HOST = socket.gethostname()
+
+_SUMMARY_COLUMNS = (
+    "run_id, kind, status, started_at, duration_ms, total, passed, failed, skipped, summary, "
+    "resumed_from, test_id"
+)
+
+
+def store_path(root: Path) -> Path:
+    """Where the store of the project at `root` lives."""
+    return root / ".preflight" / "preflight.db"
+
+
+class RunStore:
+    """The runs of the project at `root` (blocking: call from a worker thread)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.db = Database(store_path(root))
+
+    def runs_folder(self, run_id: str) -> Path:
+        """The folder holding a run's artifacts."""
+        return self.root / ".preflight" / "runs" / run_id
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def create(
+        self,
+        *,
+        run_id: str,
+        kind: str,
+        started_at: str,
+        suites: Sequence[str] = (),
+        config_hash: str | None = None,
+        request_hash: str | None = None,
+        idempotency_key: str | None = None,
+        resumed_from: str | None = None,
+        test_id: str | None = None,
+        trace_id: str | None = None,
+        total_cases: int = 0,
+    ) -> tuple[RunRow, bool]:
+        """Insert a `queued` run owned by this process; return it and True.
+
+        With an `idempotency_key` already used, nothing is inserted: the existing run comes back
+        with False (the caller compares its `request_hash`).
+        """
+        with self.db.write() as conn:
+            if idempotency_key is not None:
+                existing = _one(conn, "SELECT * FROM runs WHERE idempotency_key = ?", (idempotency_key,))
+                if existing is not None:
+                    return existing, False
+            conn.execute(
+                "INSERT INTO runs (run_id, kind, status, started_at, suites, config_hash, request_hash, "
+                "idempotency_key, resumed_from, test_id, owner_pid, owner_host, heartbeat_at, trace_id, "
+                "total_cases) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id, kind, started_at, json.dumps(list(suites)), config_hash, request_hash,
+                    idempotency_key, resumed_from, test_id, os.getpid(), _HOST, time.time(), trace_id,
+                    total_cases,
+                ),
+            )  # fmt: skip
+            conn.executemany(
+                "INSERT OR IGNORE INTO run_suites (run_id, suite) VALUES (?, ?)",
+                [(run_id, s) for s in suites],
+            )
+            row = _one(conn, "SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        assert row is not None
+        return row, True
+
+    def heartbeat(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        phase: str | None,
+        done_cases: int,
+        total_cases: int,
+        snapshot: bytes | None = None,
+    ) -> bool:
+        """Refresh a live run's progress; return whether a cancel was requested for it."""
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE runs SET status = ?, phase = ?, done_cases = ?, total_cases = ?, heartbeat_at = ?, "
+                "result = COALESCE(?, result) WHERE run_id = ? AND status IN ('queued', 'running')",
+                (status, phase, done_cases, total_cases, time.time(), snapshot, run_id),
+            )
+            found = conn.execute("SELECT cancel_requested FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return bool(found and found[0])
+
+    def finish(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        finished_at: str,
+        duration_ms: int,
+        summary: str,
+        totals: tuple[int, int, int, int] = (0, 0, 0, 0),
+        result: bytes | None = None,
+        error: bytes | None = None,
+        cases: Sequence[CaseRow] = (),
+        artifacts: Sequence[ArtifactRow] = (),
+        git_commit: str | None = None,
+        git_dirty: bool | None = None,
+    ) -> None:
+        """Complete a run with its outcome, cases and artifacts, in one transaction."""
+        total, passed, failed, skipped = totals
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, duration_ms = ?, summary = ?, total = ?, "
+                "passed = ?, failed = ?, skipped = ?, result = ?, error = ?, git_commit = ?, git_dirty = ?, "
+                "heartbeat_at = ?, phase = NULL, done_cases = ? WHERE run_id = ?",
+                (
+                    status, finished_at, duration_ms, summary[:400], total, passed, failed, skipped, result,
+                    error, git_commit, None if git_dirty is None else int(git_dirty), time.time(),
+                    passed + failed + skipped, run_id,
+                ),
+            )  # fmt: skip
+            conn.executemany(
+                "INSERT OR REPLACE INTO cases (run_id, case_id, suite, name, status, duration_ms, attempts, "
+                "passed_on_retry, cause) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, c.case_id, c.suite, c.name, c.status, c.duration_ms, c.attempts,
+                     int(c.passed_on_retry), c.cause)
+                    for c in cases
+                ],
+            )  # fmt: skip
+            conn.executemany(
+                "INSERT OR REPLACE INTO artifacts (run_id, name, size, content_type, sha256) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(run_id, a.name, a.size, a.content_type, a.sha256) for a in artifacts],
+            )
+
+    def request_cancel(self, run_id: str) -> bool:
+        """Ask the owner of a live run to stop; return whether the run was live."""
+        with self.db.write() as conn:
+            cursor = conn.execute(
+                "UPDATE runs SET cancel_requested = 1 WHERE run_id = ? AND status IN ('queued', 'running')",
+                (run_id,),
+            )
+            return cursor.rowcount > 0
+
+    def record_operations(self, rows: Sequence[OperationRow]) -> None:
+        """Append calls to the operation log."""
+        with self.db.write() as conn:
+            conn.executemany(
+                "INSERT INTO operations (operation, started_at, duration_ms, outcome, error_code, run_id, pid) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (r.operation, r.started_at, r.duration_ms, r.outcome, r.error_code, r.run_id, r.pid)
+                    for r in rows
+                ],
+            )
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def get(self, run_id: str) -> RunRow | None:
+        """One run, or None; a live run whose owner died comes back (and is stored) `interrupted`."""
+        with self.db.read() as conn:
+            row = _one(conn, "SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        if row is not None and row.status in LIVE and _owner_gone(row):
+            self._interrupt([row.run_id])
+            with self.db.read() as conn:
+                row = _one(conn, "SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        return row
+
+    def runs(
+        self,
+        *,
+        status: str | None = None,
+        suite: str | None = None,
+        kind: str | None = None,
+        test_id: str | None = None,
+        limit: int = 20,
+        before: str | None = None,
+    ) -> list[RunSummaryRow]:
+        """Runs newest first, filtered; `before` is a run id to page from (exclusive)."""
+        where: list[str] = []
+        args: list[Any] = []
+        table = "runs"
+        if suite is not None:
+            table = "run_suites JOIN runs USING (run_id)"
+            where.append("run_suites.suite = ?")
+            args.append(suite)
+        for column, value in (("status", status), ("kind", kind), ("test_id", test_id)):
+            if value is not None:
+                where.append(f"runs.{column} = ?")
+                args.append(value)
+        if before is not None:
+            where.append("runs.run_id < ?")
+            args.append(before)
+        sql = f"SELECT {_SUMMARY_COLUMNS.replace('run_id,', 'runs.run_id,', 1)}, owner_pid, owner_host, heartbeat_at FROM {table}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY runs.run_id DESC LIMIT ?"
+        args.append(limit)
+        with self.db.read() as conn:
+            rows = rows_as_dicts(conn.execute(sql, args))
+        gone = [r["run_id"] for r in rows if r["status"] in LIVE and _owner_gone_raw(r)]
+        if gone:
+            self._interrupt(gone)
+            for r in rows:
+                if r["run_id"] in gone:
+                    r["status"] = "interrupted"
+        return [
+            RunSummaryRow(
+                **{k: v for k, v in r.items() if k not in ("owner_pid", "owner_host", "heartbeat_at")}
+            )
+            for r in rows
+        ]
+
+    def newest_ids(self, limit: int = 5) -> list[str]:
+        """The ids of the newest runs (for an error that names an unknown run)."""
+        with self.db.read() as conn:
+            return [
+                r[0] for r in conn.execute("SELECT run_id FROM runs ORDER BY run_id DESC LIMIT ?", (limit,))
+            ]
+
+    def cases(self, run_id: str) -> list[CaseRow]:
+        """The recorded cases of a run, in run order."""
+        with self.db.read() as conn:
+            rows = rows_as_dicts(
+                conn.execute(
+                    "SELECT case_id, suite, name, status, duration_ms, attempts, passed_on_retry, cause "
+                    "FROM cases WHERE run_id = ?",
+                    (run_id,),
+                )
+            )
+        return [CaseRow(**{**r, "passed_on_retry": bool(r["passed_on_retry"])}) for r in rows]
+
+    def artifacts(self, run_id: str) -> list[ArtifactRow]:
+        """The files a run wrote."""
+        with self.db.read() as conn:
+            rows = rows_as_dicts(
+                conn.execute(
+                    "SELECT name, size, content_type, sha256 FROM artifacts WHERE run_id = ? ORDER BY name",
+                    (run_id,),
+                )
+            )
+        return [ArtifactRow(**r) for r in rows]
+
+    def case_history(self, case_ids: Sequence[str], *, limit: int = 10) -> dict[str, list[dict[str, Any]]]:
+        """The newest `limit` finished outcomes of each case (newest first), with each run's config hash and commit."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        if not case_ids:
+            return out
+        with self.db.read() as conn:
+            for case_id in case_ids:
+                out[case_id] = rows_as_dicts(
+                    conn.execute(
+                        "SELECT cases.run_id, cases.status, cases.passed_on_retry, runs.config_hash, "
+                        "runs.git_commit, runs.git_dirty FROM cases JOIN runs USING (run_id) "
+                        "WHERE cases.case_id = ? AND runs.kind = 'test' ORDER BY cases.run_id DESC LIMIT ?",
+                        (case_id, limit),
+                    )
+                )
+        return out
+
+    def last_passed(self, case_ids: Sequence[str]) -> dict[str, str]:
+        """The newest run in which each case passed."""
+        out: dict[str, str] = {}
+        with self.db.read() as conn:
+            for case_id in case_ids:
+                found = conn.execute(
+                    "SELECT run_id FROM cases WHERE case_id = ? AND status = 'passed' ORDER BY run_id DESC LIMIT 1",
+                    (case_id,),
+                ).fetchone()
+                if found:
+                    out[case_id] = found[0]
+        return out
+
+    def suite_durations(self, suites: Sequence[str]) -> dict[str, int]:
+        """The newest recorded duration (ms) of each suite, summed over its cases."""
+        out: dict[str, int] = {}
+        with self.db.read() as conn:
+            for suite in suites:
+                found = conn.execute(
+                    "SELECT SUM(duration_ms) FROM cases WHERE suite = ? AND run_id = "
+                    "(SELECT MAX(run_id) FROM cases WHERE suite = ?)",
+                    (suite, suite),
+                ).fetchone()
+                if found and found[0] is not None:
+                    out[suite] = int(found[0])
+        return out
+
+    def operations(self, limit: int = 50) -> list[OperationRow]:
+        """The newest operation calls, newest first."""
+        with self.db.read() as conn:
+            rows = rows_as_dicts(
+                conn.execute(
+                    "SELECT operation, started_at, duration_ms, outcome, error_code, run_id, pid FROM operations "
+                    "ORDER BY id DESC LIMIT ?",
+                    (limit,),
+                )
+            )
+        return [OperationRow(**r) for r in rows]
+
+    # -- retention -------------------------------------------------------------------------------
+
+    def prune(self, *, keep: int, max_age_seconds: float | None, keep_ids: Sequence[str] = ()) -> list[str]:
+        """Delete finished runs beyond the newest `keep` or older than `max_age_seconds`, with their folders."""
+        cutoff = None
+        if max_age_seconds is not None:
+            cutoff = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - max_age_seconds))
+        with self.db.write() as conn:
+            doomed = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT run_id FROM runs WHERE status NOT IN ('queued', 'running') AND run_id NOT IN "
+                    "(SELECT run_id FROM runs ORDER BY run_id DESC LIMIT ?) "
+                    + ("" if cutoff is None else "UNION SELECT run_id FROM runs WHERE status NOT IN "
+                       "('queued', 'running') AND started_at < ?"),
+                    (keep,) if cutoff is None else (keep, cutoff),
+                )
+                if r[0] not in keep_ids
+            ]  # fmt: skip
+            for start in range(0, len(doomed), 500):
+                chunk = doomed[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"DELETE FROM runs WHERE run_id IN ({marks})", chunk)
+            conn.execute(
+                "DELETE FROM operations WHERE id NOT IN (SELECT id FROM operations ORDER BY id DESC LIMIT 10000)"
+            )
+        for run_id in doomed:
+            shutil.rmtree(self.runs_folder(run_id), ignore_errors=True)
+        return doomed
+
+    def delete(self, run_ids: Sequence[str]) -> None:
+        """Delete runs and their folders, whatever their status."""
+        with self.db.write() as conn:
+            conn.executemany("DELETE FROM runs WHERE run_id = ?", [(r,) for r in run_ids])
+        for run_id in run_ids:
+            shutil.rmtree(self.runs_folder(run_id), ignore_errors=True)
+
+    def _interrupt(self, run_ids: Sequence[str]) -> None:
+        with self.db.write() as conn:
+            conn.executemany(
+                "UPDATE runs SET status = 'interrupted', phase = NULL, summary = CASE WHEN summary = '' THEN "
+                "'interrupted: the process that ran it ended before it finished' ELSE summary END "
+                "WHERE run_id = ? AND status IN ('queued', 'running')",
+                [(r,) for r in run_ids],
+            )
+
+
+def _one(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> RunRow | None:
+    rows = rows_as_dicts(conn.execute(sql, args))
+    if not rows:
+        return None
+    r = rows[0]
+    r["suites"] = json.loads(r["suites"] or "[]")
+    r["git_dirty"] = None if r["git_dirty"] is None else bool(r["git_dirty"])
+    r["cancel_requested"] = bool(r["cancel_requested"])
+    return RunRow(**r)
+
+
+def _owner_gone(row: RunRow) -> bool:
+    return _owner_gone_raw(
+        {"owner_pid": row.owner_pid, "owner_host": row.owner_host, "heartbeat_at": row.heartbeat_at}
+    )
+
+
+def _owner_gone_raw(row: dict[str, Any]) -> bool:
+    beat = row.get("heartbeat_at")
+    if beat is not None and time.time() - beat > STALE_AFTER:
+        return True
+    pid = row.get("owner_pid")
+    if row.get("owner_host") != _HOST or not pid:
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """A killed child not yet reaped by its parent still answers kill(0): read its state."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
