@@ -38,7 +38,7 @@ from .results.lifecycle import (
 )
 from .results.mocks import MockRequestsResult
 from .results.run import RunResult
-from .results.runs import ArtifactContent, CancelResult, OperationLog, PruneResult, RunDiff, RunList
+from .results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
 from .verify.result import VerifyResult
 
 if TYPE_CHECKING:
@@ -687,12 +687,6 @@ class Project:
         from .runs.queries import prune_runs as _prune
 
         return await _prune(self._runs, keep, max_age)
-
-    async def operation_log(self, limit: int = 50) -> OperationLog:
-        """The newest operation calls on this project (any face), newest first: what `preflight runs calls` shows."""
-        from .runs.queries import operation_log
-
-        return await operation_log(self._runs, limit)
 
     @operation(title="Read mock traffic")
     async def mock_requests(

@@ -178,6 +178,7 @@ async def finish_lifecycle(
     warnings = sup.take_warnings()
     if warnings:
         result = msgspec.structs.replace(result, warnings=warnings)
+    reporter.finish(ok=status == "passed", message=summary[:300])
     return result
 
 

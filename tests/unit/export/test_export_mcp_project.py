@@ -201,7 +201,8 @@ async def test_clean_is_destructive_and_the_readers_are_read_only(client: Client
     assert clean is not None
     assert (clean.destructive_hint, clean.idempotent_hint) == (True, True)
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
-    assert destructive == {"preflight_clean"}
+    # clean removes the environment; cancel_run stops a run; prune_runs deletes recorded runs
+    assert destructive == {"preflight_clean", "preflight_cancel_run", "preflight_prune_runs"}
 
 
 async def test_with_a_default_project_project_path_becomes_optional() -> None:

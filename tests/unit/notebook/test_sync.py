@@ -86,7 +86,7 @@ def test_operations_block_until_done_and_progress_sinks_still_work(
         assert events[-1][0].kind == "done" and events[-1][0].status == "ok"
         assert any(e.kind == "log" for e, _ in events)
         assert {thread for _, thread in events} != {threading.get_ident()}  # reported from the loop's thread
-        setup = s.setup(None, sink)  # positional arguments work too
+        setup = s.setup("60s", progress=sink)  # positional arguments work too
         assert setup.services[0].status == "healthy"
         assert s.status().state == "running"
         lines = s.follow_logs("api")  # an async generator becomes a blocking iterator
