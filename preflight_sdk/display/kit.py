@@ -47,6 +47,9 @@ COLOURS = {
     "skipped": "#9a6700",
     "warning": "#9a6700",
     "starting": "#9a6700",
+    "queued": "#0969da",
+    "cancelled": "#9a6700",
+    "interrupted": "#bc4c00",
 }
 MARKS = {"passed": "✓", "failed": "✗", "skipped": "-"}
 _NEUTRAL = "#57606a"

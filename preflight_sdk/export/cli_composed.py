@@ -37,6 +37,10 @@ def add_composed(group: click.Group, registry: Registry) -> None:
         group.add_command(_init_command(ops["init"]))
     group.add_command(_schema_command())
     group.add_command(_mcp_command())
+    if {"list_runs", "get_run"} <= ops.keys():
+        from .cli_runs import runs_group
+
+        group.add_command(runs_group(ops))
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -47,7 +51,8 @@ def _settings(ctx: click.Context) -> Settings:
 
 def _phase_params(ops: list[Operation]) -> list[click.Parameter]:
     """The options of several operations (no positionals; a shared name appears once)."""
-    seen: set[str] = set()
+    # `preflight run` stays blocking and makes a new run each time: no wait budget, no key.
+    seen: set[str] = {"wait", "idempotency_key"}
     params: list[click.Parameter] = []
     for op in ops:
         for param in click_params(op, positional=False):

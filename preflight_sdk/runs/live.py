@@ -59,6 +59,8 @@ class LiveRun:
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
         self.on_cancel: Callable[[], None] | None = None
+        self.resumed_from: str | None = None
+        self.idempotency_key: str | None = None
 
     def cancel(self) -> None:
         """Stop the run as soon as it can stop (idempotent)."""

@@ -30,6 +30,8 @@ def snapshot_of(live: LiveRun) -> RunResult:
             kind="test",
             progress=progress,
             summary=f"{status}: {done} of {total} case(s) finished",
+            resumed_from=live.resumed_from,
+            idempotency_key=live.idempotency_key,
         )
     return RunResult(
         run_id=live.run_id,
@@ -43,6 +45,8 @@ def snapshot_of(live: LiveRun) -> RunResult:
         progress=progress,
         selected_suites=[s.id for s in live.plan.suites] if live.plan else [],
         trace_id=live.log.trace_id,
+        resumed_from=live.resumed_from,
+        idempotency_key=live.idempotency_key,
     )
 
 
