@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import random
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
-
-from ..tracing import new_span_id
 
 __all__ = ["GENESIS", "Event", "EventLog", "event_hash"]
 
@@ -60,9 +60,9 @@ def event_hash(event: Event) -> str:
 
 
 class _Pending(msgspec.Struct, frozen=True, kw_only=True):
-    """An event recorded but not yet chained and written."""
+    """An event recorded but not yet chained and written (its time formatted only then)."""
 
-    ts: str
+    ts: float
     type: str
     span_id: str
     parent_span_id: str | None
@@ -96,14 +96,14 @@ class EventLog:
         """The span of a suite in this run (made on first use)."""
         span = self._suite_spans.get(suite)
         if span is None:
-            span = self._suite_spans[suite] = new_span_id()
+            span = self._suite_spans[suite] = _span()
         return span
 
     def case_span(self, case: str) -> str:
         """The span of a case in this run (made on first use; shared by its start and end)."""
         span = self._case_spans.get(case)
         if span is None:
-            span = self._case_spans[case] = new_span_id()
+            span = self._case_spans[case] = _span()
         return span
 
     def record(
@@ -127,8 +127,7 @@ class EventLog:
             span, parent = self.suite_span(suite), self.run_span
         else:
             span, parent = self.run_span, self.parent_span
-        moment = (at or datetime.now(UTC)).astimezone(UTC)
-        stamp = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        stamp = at.timestamp() if at is not None else time.time()
         pending = _Pending(
             ts=stamp, type=type, span_id=span, parent_span_id=parent, suite=suite, case=case, phase=phase,
             status=status, duration=duration, name=name, message=message,
@@ -155,7 +154,7 @@ class EventLog:
             self._count += 1
             event = Event(
                 event_id=f"{self.run_id}-{self._count:06d}",
-                ts=item.ts,
+                ts=_stamp(item.ts),
                 type=item.type,
                 run_id=self.run_id,
                 trace_id=self.trace_id,
@@ -191,3 +190,13 @@ class EventLog:
                     out.flush()
                 finally:
                     fcntl.flock(out, fcntl.LOCK_UN)
+
+
+def _stamp(moment: float) -> str:
+    """ISO 8601 in UTC with milliseconds: `2026-11-24T21:49:53.123Z`."""
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _span() -> str:
+    # Span ids need to be unique within a trace, not secret: a PRNG costs no system call per case.
+    return f"{random.getrandbits(64) or 1:016x}"

@@ -38,6 +38,7 @@ from .reading import result_of_row, snapshot_of
 __all__ = ["HEARTBEAT", "RunSupervisor"]
 
 HEARTBEAT = 0.5  # seconds between a live run's progress writes (and cancel checks)
+SNAPSHOT_EVERY = 4  # heartbeats between two snapshots of the partial result (for other processes)
 
 
 def now_text() -> str:
@@ -295,15 +296,19 @@ class RunSupervisor:
                     raise
 
     async def _heartbeats(self, live: LiveRun) -> None:
+        beats = 0
         while True:
             await anyio.sleep(HEARTBEAT)
-            await self._beat(live)
+            beats += 1
+            # Progress and the cancel check every beat; the partial result (all finished cases,
+            # encoded) less often: it is what another process's get_run shows of the suites.
+            await self._beat(live, snapshot=beats % SNAPSHOT_EVERY == 1)
 
-    async def _beat(self, live: LiveRun) -> None:
+    async def _beat(self, live: LiveRun, *, snapshot: bool = False) -> None:
         done, total = live.progress
-        snapshot = None
-        if live.plan is not None and live.plan.context is not None:
-            snapshot = msgspec.json.encode(partial_result(live.plan, status="running"))
+        partial = None
+        if snapshot and live.plan is not None and live.plan.context is not None:
+            partial = msgspec.json.encode(partial_result(live.plan, status="running"))
         store = self._store
         if store is None:
             return
@@ -315,7 +320,7 @@ class RunSupervisor:
             phase=live.phase,
             done_cases=done,
             total_cases=total,
-            snapshot=snapshot,
+            snapshot=partial,
         )
         if asked:
             live.cancel()
