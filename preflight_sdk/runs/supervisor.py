@@ -278,12 +278,17 @@ class RunSupervisor:
                         live.status = "running"
                         live.log.record("RUN_STATE_CHANGED", status="running")
                         await self._beat(live)
+                        phased = live.kind != "test"  # a test run records its own phases
+                        if phased:
+                            live.log.record("PHASE_STARTED", phase=live.kind)
                         async with anyio.create_task_group() as beats:
                             beats.start_soon(self._heartbeats, live)
                             try:
                                 live.value = await body(reporter)
                             finally:
                                 beats.cancel_scope.cancel()
+                                if phased:
+                                    live.log.record("PHASE_FINISHED", phase=live.kind)
         except BaseException as exc:  # recorded by the finisher; the waiter re-raises it
             error = unwrap_error(exc)
             if isinstance(error, anyio.get_cancelled_exc_class()):

@@ -102,10 +102,14 @@ async def test_resume_runs_only_what_did_not_pass_and_says_what_now_passes(
     make_project: MakeProject, stub: Stub
 ) -> None:
     key = stub.key()
-    cases = _passing(2) + (
-        f"  - name: recovers\n    request: {{method: GET, url: '{{{{env.STUB}}}}/flaky/{key}?fail=1'}}\n"
-        "    expect: {status: 200}\n"
-    ) + _FAILING
+    cases = (
+        _passing(2)
+        + (
+            f"  - name: recovers\n    request: {{method: GET, url: '{{{{env.STUB}}}}/flaky/{key}?fail=1'}}\n"
+            "    expect: {status: 200}\n"
+        )
+        + _FAILING
+    )
     root = make_project([("api", _suite(cases))])
     project = Project.open(root)
     first = await project.run()
@@ -228,7 +232,10 @@ async def test_the_event_log_is_a_hash_chain_with_one_span_per_case(make_project
     # tampering with one line breaks the chain from there on
     tampered = dict(events[3], ts="2000-01-01T00:00:00.000Z")
     body = {k: v for k, v in tampered.items() if k != "hash"}
-    assert hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest() != events[3]["hash"]
+    assert (
+        hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        != events[3]["hash"]
+    )
 
 
 async def test_requests_and_processes_carry_the_case_trace_context(
@@ -236,14 +243,23 @@ async def test_requests_and_processes_carry_the_case_trace_context(
 ) -> None:
     parent_trace = "4bf92f3577b34da6a3ce929d0e0e4736"
     monkeypatch.setenv("TRACEPARENT", f"00-{parent_trace}-00f067aa0ba902b7-01")
-    cases = "  - name: echo\n    request: {method: GET, url: '{{env.STUB}}/echo'}\n    expect: {status: 200}\n    save: {sent: body.headers.traceparent}\n"
+    cases = (
+        "  - name: echo\n    request: {method: GET, url: '{{env.STUB}}/echo'}\n"
+        "    expect: {status: 200}\n    save: {sent: body.headers.traceparent}\n"
+    )
     root = make_project(
-        [("api", _suite(cases)), {"id": "sh", "runner": "shell", "command": ["sh", "-c", "echo $TRACEPARENT > tp.txt"]}]
+        [
+            ("api", _suite(cases)),
+            {"id": "sh", "runner": "shell", "command": ["sh", "-c", "echo $TRACEPARENT > tp.txt"]},
+        ]
     )
     project = Project.open(root)
     result = await project.run()
     assert result.status == "passed" and result.trace_id == parent_trace
-    events = [json.loads(x) for x in (await project.get_artifact(result.run_id, "events.ndjson")).content.splitlines()]
+    events = [
+        json.loads(x)
+        for x in (await project.get_artifact(result.run_id, "events.ndjson")).content.splitlines()
+    ]
     created = events[0]
     assert created["parentSpanId"] == "00f067aa0ba902b7"
     case_span = next(e["spanId"] for e in events if e["type"] == "CASE_STARTED" and e["case"] == "api.echo")
@@ -254,7 +270,9 @@ async def test_requests_and_processes_carry_the_case_trace_context(
     assert case_span not in shell  # the shell suite's own span, not the YAML case's
 
 
-async def test_artifacts_resolve_only_inside_the_run_folder(make_project: MakeProject, tmp_path: Path) -> None:
+async def test_artifacts_resolve_only_inside_the_run_folder(
+    make_project: MakeProject, tmp_path: Path
+) -> None:
     root = make_project([("api", _suite(_FAILING))])
     project = Project.open(root)
     result = await project.run()

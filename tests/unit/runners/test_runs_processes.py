@@ -61,7 +61,9 @@ async def test_two_processes_recording_fifty_runs_each_end_with_a_hundred(make_p
     root = make_project([("quick", _quick(1))])
     await Project.open(root).init()  # the store is made by the first writer, whichever it is
     command = [sys.executable, "-c", _RUN_MANY, str(root), "50"]
-    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=240) for p in procs]
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err[-2000:]
