@@ -45,6 +45,8 @@ STOPS_ENVIRONMENT = frozenset({"clean"})
 # at about 60 s (Claude Code does), so 45 s leaves room for the reply.
 DEFAULT_CALL_BUDGET = 45.0
 WAIT = "wait"
+# Operations whose `wait` defaults to answering at once (they read a run; they start nothing).
+ANSWER_AT_ONCE = frozenset({"get_run"})
 
 INSTRUCTIONS = (
     "preflight stands up a project's real test environment (Docker services, HTTP mocks, a private "
@@ -186,7 +188,7 @@ class PreflightMcp:
             project = self.pool.get(path)
         if op.name in STARTS_ENVIRONMENT:
             self.pool.mark_started(project)  # before the call: a cancelled setup may leave things behind
-        if op.parameter(WAIT) is not None:
+        if op.parameter(WAIT) is not None and (kwargs.get(WAIT) is not None or op.name not in ANSWER_AT_ONCE):
             kwargs[WAIT] = self._bounded_wait(kwargs.get(WAIT))
         method = getattr(project, op.name)
         token = TRACE_PARENT.set(_traceparent(ctx))
