@@ -26,6 +26,7 @@ from mcp.server.context import CallNext, HandlerResult
 from .._version import __version__
 from ..errors import PreflightError
 from ..progress import ProgressEvent, ProgressSink
+from .bounds import bound_reply
 from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .registry import Registry, reflect
@@ -191,7 +192,8 @@ class PreflightMcp:
         if spec.alias is not None:
             reply = msgspec.to_builtins(spec.alias.from_result(result))
             return _structured({"result": reply} if spec.wrapped else reply, is_error=False)
-        return _reply(envelope_of(result), is_error=False)
+        # The SDK returns the whole result; one tool reply carries a bounded one (the artifacts hold all).
+        return _reply(envelope_of(bound_reply(result)), is_error=False)
 
     async def shutdown(self) -> None:
         """Clean the environments this server started (unless `keep_on_exit`); safe to call twice."""

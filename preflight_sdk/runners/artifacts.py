@@ -18,7 +18,7 @@ from ..results.run import Artifact, Failure, RunResult
 from .context import Event
 from .junit import write_junit
 
-__all__ = ["listing_size", "new_run_id", "runs_dir", "write_artifacts"]
+__all__ = ["new_run_id", "runs_dir", "write_artifacts"]
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -30,14 +30,6 @@ def new_run_id(now: datetime | None = None) -> str:
 def runs_dir(root: Path) -> Path:
     """The directory holding every run of the project."""
     return root / ".preflight" / "runs"
-
-
-def listing_size(root: Path, run_id: str, failure_ids: list[str]) -> int:
-    """Return about how many JSON characters the artifact entries of a run will take in its result."""
-    folder = len(str(runs_dir(root) / run_id))
-    names = ["report.json", "junit.xml", "events.ndjson", *(f"cases/{i}.json" for i in failure_ids)]
-    # {"name":"…","path":"<folder>/…","sha256":"<64 hex>","size":123456}, plus a comma
-    return sum(2 * len(name) + folder + 110 for name in names)
 
 
 def write_artifacts(

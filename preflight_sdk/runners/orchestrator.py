@@ -26,8 +26,7 @@ from ..lifecycle.mockhost import ensure_mocks
 from ..progress import Reporter
 from ..redaction import Redactor, redact_failure
 from ..results.run import CaseResult, RunResult, SuiteResult, Totals
-from .artifacts import listing_size, new_run_id, write_artifacts
-from .bounds import BUDGET_CHARS, bound_result
+from .artifacts import new_run_id, write_artifacts
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .process_runners import run_pytest_suite, run_shell_suite
@@ -81,8 +80,6 @@ async def run_suites(
     ordered = [_redacted(results[s.id], redactor) for s in suites]
     run.full_failures = {key: redact_failure(f, redactor) for key, f in run.full_failures.items()}
     result = _assemble(run, ordered, began)
-    reserve = listing_size(Path(loaded.root), run_id, list(run.full_failures))
-    result = bound_result(result, BUDGET_CHARS - reserve)
     result = await anyio.to_thread.run_sync(
         write_artifacts, Path(loaded.root), result, run.events, run.full_failures
     )
