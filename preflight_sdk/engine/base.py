@@ -15,6 +15,7 @@ import msgspec
 
 from ..config.ports import PortSpec
 from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
+from .probe import Prober
 
 __all__ = [
     "BuildSpec",
@@ -139,7 +140,14 @@ class RemoveOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Engine(Protocol):
-    """Docker, as preflight needs it. All methods raise `PreflightError`s only."""
+    """Docker, as preflight needs it. All methods raise `PreflightError`s only.
+
+    Attributes:
+        prober: single readiness probes of the containers' ports from the host (the network for
+            Docker; scripted answers for the fake).
+    """
+
+    prober: Prober
 
     async def info(self) -> EngineInfo:
         """Return daemon facts, or raise `DOCKER_ERROR` (with how to start Docker)."""

@@ -37,6 +37,7 @@ from .base import (
 from .errors import daemon_unreachable, translate
 from .follow import follow_api, local_socket
 from .inspect import container_from_inspect, container_from_ps, docker_time, merge_log_streams, parse_log_line
+from .probe import NetworkProber, Prober
 from .process import Completed, iter_lines, reap, run_command, stream_command
 
 __all__ = ["DockerEngine"]
@@ -49,6 +50,8 @@ _UNKNOWN = object()
 
 class DockerEngine:
     """The Engine on the local Docker daemon (`DOCKER_HOST` and contexts are honoured by the CLI)."""
+
+    prober: Prober = NetworkProber()  # stateless: one for every engine
 
     def __init__(self, docker: str = "docker") -> None:
         self._docker = docker

@@ -18,7 +18,6 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from ..errors import EnvironmentError_, PreflightError
-from ..lifecycle.health import ProbeResult
 from ..results.lifecycle import LogLine, PortMapping
 from .base import (
     BuildSpec,
@@ -33,6 +32,7 @@ from .base import (
 )
 from .errors import daemon_unreachable
 from .inspect import parse_time
+from .probe import ProbeResult
 
 __all__ = ["Behaviour", "FakeEngine"]
 
