@@ -2,18 +2,30 @@
 
 `@operation(...)` only attaches an `OperationMeta` to the function; it changes nothing about how
 the method runs, and importing this module imports nothing heavy. The reflection registry
-(`preflight_sdk.export.registry`) reads it to set MCP tool annotations and titles, and to add
-alias tools that accept another project's argument and reply shapes.
+(`preflight_sdk.export.registry`) reads it to set MCP tool annotations, titles and groups, and to
+add alias tools that accept another project's argument and reply shapes.
+
+`public_members` is the one scanner of a class's operations, shared by the registry (the CLI and
+MCP faces) and by `SyncProject`, so every face sees the same methods in the same order.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
-__all__ = ["OPERATION_ATTR", "AliasSpec", "OperationMeta", "operation", "operation_meta"]
+__all__ = [
+    "OPERATION_ATTR",
+    "AliasSpec",
+    "Member",
+    "OperationMeta",
+    "operation",
+    "operation_meta",
+    "public_members",
+]
 
 OPERATION_ATTR = "__preflight_operation__"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -88,6 +100,38 @@ def operation(
         return fn
 
     return decorate
+
+
+class Member(msgspec.Struct, frozen=True):
+    """A public async member of a class: its name, the function, and what kind it is."""
+
+    name: str
+    function: Callable[..., Any]
+    kind: Literal["coroutine", "generator"]
+
+
+def public_members(target: type) -> list[Member]:
+    """Public `async def` methods and async generator methods, in definition order (bases first).
+
+    An override replaces (or hides, when it is not async) the base class member; properties,
+    static and class methods are not operations.
+    """
+    found: dict[str, Member] = {}
+    for klass in reversed(target.__mro__):
+        if klass is object:
+            continue
+        for name, member in vars(klass).items():
+            found.pop(name, None)
+            if name.startswith("_") or isinstance(member, (staticmethod, classmethod, property)):
+                continue
+            if not callable(member):
+                continue
+            plain = inspect.unwrap(member)
+            if inspect.iscoroutinefunction(plain):
+                found[name] = Member(name, member, "coroutine")
+            elif inspect.isasyncgenfunction(plain):
+                found[name] = Member(name, member, "generator")
+    return list(found.values())
 
 
 def operation_meta(fn: Callable[..., Any]) -> OperationMeta | None:

@@ -12,19 +12,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
-from .clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS
 from .clarify.results import ArchitectureResult, ClarifyResult
 from .config import McpConfig, find_config
-from .errors import ConfigError, PreflightError
+from .errors import ConfigError, InputError, PreflightError
 from .lifecycle.context import ProjectContext
 from .lifecycle.filelock import project_lock
 from .lifecycle.init import initialize
 from .lifecycle.state import STATE_DIR
 from .operations import operation
+from .plugs import plugs
 from .progress import ProgressArg, Reporter, resolve_sink
 from .results.lifecycle import (
     BuildResult,
@@ -49,6 +49,16 @@ __all__ = ["Project"]
 def _directory_of(path: str) -> Path:
     base = Path(path).expanduser().resolve()
     return base if base.is_dir() else base.parent
+
+
+def _self_check_target(root: str) -> tuple[list[str], list[Any]]:
+    """The server and tools of a self-check, from the export face that generates them (see plugs)."""
+    if plugs.self_check is None:
+        raise InputError(
+            "self_check needs preflight's MCP face, which is not plugged in",
+            hint="import preflight_sdk normally (the package root plugs its faces in)",
+        )
+    return plugs.self_check(root)
 
 
 class Project:
@@ -510,12 +520,11 @@ class Project:
         check_sources(command=command, manifest=manifest, self_check=self_check)
         root, mcp = await self._verify_source()
         if self_check:
-            from .export.selfcheck import self_check_command, self_check_tools
-
+            argv, expected = _self_check_target(str(root))
             return await _verify(
                 root=root,
-                command=self_check_command(str(root)),
-                expected_tools=self_check_tools(),
+                command=argv,
+                expected_tools=expected,
                 timeout=timeout,
                 call_readonly=call_readonly,
                 strict=True,
@@ -531,10 +540,7 @@ class Project:
             mcp_only=mcp_only,
         )
 
-    @operation(
-        title="Clarify an intention into ADR and task files",
-        aliases=(REQUIRE_CLARIFICATION_ALIAS,),
-    )
+    @operation(title="Clarify an intention into ADR and task files")
     async def clarify(
         self,
         intention: str,
@@ -583,7 +589,7 @@ class Project:
 
         return await _clarify(Path(self.path), intention, answers, session_id, context, force_adr)
 
-    @operation(title="Read the architecture decisions", idempotent=True, aliases=(READ_ARCHITECTURE_ALIAS,))
+    @operation(title="Read the architecture decisions", idempotent=True)
     async def read_architecture(self) -> ArchitectureResult:
         """Return the architecture decisions recorded in the repository's ADRs.
 

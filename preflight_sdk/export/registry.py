@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from ..operations import OperationMeta, operation_meta
+from ..operations import OperationMeta, operation_meta, public_members
 from .arguments import Parameter, arguments_struct, convert_arguments
 from .docstrings import Docstring, parse_docstring
 
@@ -115,23 +115,33 @@ def reflect(target: type | None = None) -> Registry:
 
 @functools.cache
 def _reflect(target: type) -> Registry:
+    extra = _face_aliases(target)
+    operations = (operation_of(name, fn) for name, fn in public_coroutines(target))
     return Registry(
-        target=target, operations=tuple(operation_of(name, fn) for name, fn in public_coroutines(target))
+        target=target,
+        operations=tuple(
+            msgspec.structs.replace(
+                op, meta=msgspec.structs.replace(op.meta, aliases=(*op.meta.aliases, *extra[op.name]))
+            )
+            if op.name in extra
+            else op
+            for op in operations
+        ),
     )
 
 
+def _face_aliases(target: type) -> dict[str, tuple[Any, ...]]:
+    """Alias tools the MCP face adds to `target`'s operations, by operation name (`Project`'s only)."""
+    if target is not default_target():
+        return {}
+    from .seed_aliases import SEED_ALIASES
+
+    return SEED_ALIASES
+
+
 def public_coroutines(target: type) -> list[tuple[str, Callable[..., Any]]]:
-    """Public `async def` methods in definition order (base classes first)."""
-    found: dict[str, Callable[..., Any]] = {}
-    for klass in reversed(target.__mro__):
-        if klass is object:
-            continue
-        for name, member in vars(klass).items():
-            found.pop(name, None)  # an override replaces (or hides) the base class member
-            plain = not isinstance(member, (staticmethod, classmethod, property)) and callable(member)
-            if not name.startswith("_") and plain and inspect.iscoroutinefunction(inspect.unwrap(member)):
-                found[name] = member
-    return list(found.items())
+    """Public `async def` methods in definition order (base classes first): the operations."""
+    return [(m.name, m.function) for m in public_members(target) if m.kind == "coroutine"]
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:

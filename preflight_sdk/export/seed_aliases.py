@@ -1,8 +1,10 @@
 """The `preflights` MCP tools `require_clarification` and `read_architecture`, as aliases.
 
 Clients written for that tool call it with its own snake_case arguments and expect its reply
-shapes. `REQUIRE_CLARIFICATION_ALIAS` and `READ_ARCHITECTURE_ALIAS` describe both, ready to be
-attached to the `clarify` and `read_architecture` operations; `seed_error` gives the error reply
+shapes: an MCP face concern, so they live here and not next to the operations. `SEED_ALIASES`
+attaches `REQUIRE_CLARIFICATION_ALIAS` and `READ_ARCHITECTURE_ALIAS` to the `clarify` and
+`read_architecture` operations by name (the registry adds them when it reflects `Project`); they
+form the tool group `preflights`. `seed_error` gives the error reply
 (`{"status": "error", "error": {code, message, details, recovery_hint}}`) for a `PreflightError`.
 """
 
@@ -14,14 +16,16 @@ from typing import Any, Literal
 
 import msgspec
 
+from ..clarify.errors import repo_not_found
+from ..clarify.results import ArchitectureResult, ClarifyResult
 from ..errors import PreflightError
 from ..operations import AliasSpec
-from .errors import repo_not_found
-from .results import ArchitectureResult, ClarifyResult
 
 __all__ = [
     "READ_ARCHITECTURE_ALIAS",
     "REQUIRE_CLARIFICATION_ALIAS",
+    "SEED_ALIASES",
+    "SEED_GROUP",
     "ReadArchitectureArgs",
     "ReadArchitectureReply",
     "RequireClarificationArgs",
@@ -270,3 +274,12 @@ READ_ARCHITECTURE_ALIAS = AliasSpec(
         "when omitted)."
     ),
 )
+
+SEED_GROUP = "preflights"
+"""The tool group of the alias pair (on by default: clients configured for Preflights expect it)."""
+
+SEED_ALIASES: dict[str, tuple[AliasSpec, ...]] = {
+    "clarify": (REQUIRE_CLARIFICATION_ALIAS,),
+    "read_architecture": (READ_ARCHITECTURE_ALIAS,),
+}
+"""The alias tools of `Project`'s operations, by operation name."""
