@@ -44,6 +44,7 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
         from_error: turns a `PreflightError` into the alias's own error reply (default: the
             envelope with `isError`).
         error_type: the type of that error reply, so the outputSchema describes it too.
+        group: the tool group of the alias (default: its operation's group).
     """
 
     name: str
@@ -54,6 +55,7 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
     description: str
     from_error: Callable[[Any], Any] | None = None
     error_type: Any = None
+    group: str | None = None
 
 
 class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,6 +68,9 @@ class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
         idempotent: calling it twice has the effect of calling it once.
         open_world: it reaches outside the project (the network, other processes).
         aliases: extra tool names with their own shapes.
+        group: the tool group (`environment`, `runs`, `tests`, `clarify`, `verify`…): an MCP
+            server can be started with only some groups (`preflight-mcp --tools environment,runs`),
+            so an agent pays only for the tools it uses. Every operation names one.
     """
 
     title: str
@@ -74,6 +79,7 @@ class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
     idempotent: bool = False
     open_world: bool = False
     aliases: tuple[AliasSpec, ...] = ()
+    group: str = ""
 
 
 def operation(
@@ -84,6 +90,7 @@ def operation(
     idempotent: bool = False,
     open_world: bool = False,
     aliases: tuple[AliasSpec, ...] = (),
+    group: str = "",
 ) -> Callable[[F], F]:
     """Attach `OperationMeta` to a `Project` method (see the class for the meaning of each flag)."""
     meta = OperationMeta(
@@ -93,6 +100,7 @@ def operation(
         idempotent=idempotent,
         open_world=open_world,
         aliases=aliases,
+        group=group,
     )
 
     def decorate(fn: F) -> F:

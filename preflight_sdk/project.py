@@ -132,7 +132,7 @@ class Project:
 
     # -- operations --------------------------------------------------------------------------
 
-    @operation(title="Load the project", idempotent=True)
+    @operation(title="Load the project", idempotent=True, group="environment")
     async def init(self) -> InitResult:
         """Load and validate the project's e2e.yaml and open its session.
 
@@ -155,7 +155,7 @@ class Project:
         async with self._ctx.lock:
             return await initialize(self._ctx)
 
-    @operation(title="Build images")
+    @operation(title="Build images", group="environment")
     async def build(
         self,
         no_cache: bool = False,
@@ -165,9 +165,8 @@ class Project:
     ) -> BuildResult:
         """Build the Docker image of every service from its Dockerfile (in parallel).
 
-        A service without a `build.dockerfile` uses its `build.image` as it is: it must exist
-        locally (or be pulled, when `pull` is true). Every build output line is reported as
-        progress while it happens. The project moves to `built` only when every image is ready.
+        A service without a `build.dockerfile` uses its `build.image`, which must exist locally
+        (or `pull`). Build output lines are reported as progress.
 
         Args:
             no_cache: build without Docker's layer cache.
@@ -182,9 +181,8 @@ class Project:
             `await project.build(service="api", no_cache=True)`
 
         Tips:
-            BUILD_FAILED carries the last 30 build lines of each failed service in
-            details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried (relative
-            paths are resolved against the e2e.yaml directory, then the build context).
+            BUILD_FAILED has each failed service's last 30 build lines in
+            details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried.
         """
         from .lifecycle import build as _build
 
@@ -193,19 +191,16 @@ class Project:
                 self._ctx, no_cache=no_cache, service=service, pull=pull, reporter=reporter
             )
 
-    @operation(title="Start the environment", idempotent=True)
+    @operation(title="Start the environment", idempotent=True, group="environment")
     async def setup(self, timeout: str | None = None, progress: ProgressArg = None) -> SetupResult:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
 
         Services start concurrently unless `dependsOn` orders them; jobs (`kind: job`) must exit
-        0 before their dependents start. Each service is probed from the host until ready (HTTP
-        health path, TCP, or its first published port) with fast adaptive polling. While the
-        environment runs, a service whose build inputs (context files, Dockerfile, args) or
-        container spec changed is rebuilt or recreated, then the services depending on it;
-        changed mock routes reload in place; the rest is reused. Each service says its `action`
-        (started, reused, rebuilt, recreated) and `reason`. On a failure of a fresh start
-        everything started is removed and the error names the service, its last probe outcomes
-        and its last log lines.
+        0 first. Each service is probed from the host until ready. While the environment runs,
+        a service whose build inputs or container spec changed is rebuilt or recreated, then its
+        dependants; changed mock routes reload in place; the rest is reused (each service says
+        its `action` and `reason`). A failed fresh start removes everything it started; the error
+        names the service, its last probes and log lines.
 
         Args:
             timeout: how long each service may take to become ready, e.g. "120s" or "2m"
@@ -219,10 +214,9 @@ class Project:
             `await project.setup(timeout="90s")`
 
         Tips:
-            NOT_BUILT means an image is missing: call build first. HEALTH_CHECK_TIMEOUT and
-            CONTAINER_EXITED carry details.logTail: read it before changing anything.
-            PORT_CONFLICT names the port (and its holder when known); `0:<port>` in `ports`
-            lets Docker pick a free host port.
+            NOT_BUILT: call build first. HEALTH_CHECK_TIMEOUT and CONTAINER_EXITED carry
+            details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
+            a free host port.
         """
         from .lifecycle.uptodate import bring_up_to_date
 
@@ -231,7 +225,7 @@ class Project:
                 self._ctx, build=False, fresh=False, timeout=timeout, reporter=reporter
             )
 
-    @operation(title="Show status", read_only=True)
+    @operation(title="Show status", read_only=True, group="environment")
     async def status(self) -> StatusResult:
         """Show the project's state and what is running, as Docker reports it now.
 
@@ -254,7 +248,7 @@ class Project:
 
         return await _status.status(self._ctx)
 
-    @operation(title="Read container logs", read_only=True)
+    @operation(title="Read container logs", read_only=True, group="environment")
     async def logs(
         self,
         container: str,
@@ -317,7 +311,7 @@ class Project:
         async for line in _logs.follow(self._ctx, info.id, since=parse_since(since) if since else None):
             yield line
 
-    @operation(title="Remove the environment", destructive=True, idempotent=True)
+    @operation(title="Remove the environment", destructive=True, idempotent=True, group="environment")
     async def clean(self, force: bool = True) -> CleanResult:
         """Stop and remove every container, mock and network of the project, found by label.
 
@@ -344,7 +338,7 @@ class Project:
         async with self._operation(False, "clean", lock_if_possible=True):
             return await _clean.clean(self._ctx, force=force)
 
-    @operation(title="Run test suites")
+    @operation(title="Run test suites", group="runs")
     async def run(
         self,
         filter: str | None = None,
@@ -355,14 +349,11 @@ class Project:
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
 
-        First builds and starts only what is missing or changed (like `setup`: unchanged services
-        are reused, mocks start over with empty journals), then runs YAML HTTP suites, pytest
-        suites and shell suites (as e2e.yaml lists them), with the service and mock URLs
-        available to each. A failed case carries the request as sent and the
-        response, every assertion (path, operator, expected, actual), the container log lines and
-        mock requests of that moment, a one-sentence summary and, when known, a suggested fix.
-        Reports are written under `.preflight/runs/<runId>/` (report.json, junit.xml,
-        events.ndjson, one file per failed case).
+        First builds and starts only what is missing or changed (like `setup`; mocks start over
+        with empty journals), then runs the YAML HTTP, pytest and shell suites of e2e.yaml. A
+        failed case carries the request and response, every assertion (path, operator, expected,
+        actual), the container logs and mock requests of that moment, a summary and, when known,
+        a suggested fix. Reports are written under `.preflight/runs/<runId>/`.
 
         Args:
             filter: suite ids to run, comma-separated (e.g. "orders,payments"); default: all.
@@ -380,10 +371,9 @@ class Project:
             `await project.run(filter="orders")`
 
         Tips:
-            Call it again after changing code: only what changed is rebuilt. Read `summary` and
-            `suggestedFix` of each failure first; the complete record of a failure is in the
-            artifact named by `failure.artifact`. BUILD_FAILED and CONTAINER_EXITED come from
-            bringing the environment up to date: read their logTail.
+            Call it again after changing code: only what changed is rebuilt. Read each
+            failure's `summary` and `suggestedFix` first; its complete record is the artifact
+            named by `failure.artifact`. BUILD_FAILED and CONTAINER_EXITED: read their logTail.
         """
         from .lifecycle.uptodate import bring_up_to_date, reset_mocks
         from .runners.orchestrator import run_suites
@@ -404,7 +394,7 @@ class Project:
                     with anyio.CancelScope(shield=True):
                         await _clean(self._ctx, force=True)
 
-    @operation(title="Run one test suite")
+    @operation(title="Run one test suite", group="runs")
     async def run_suite(self, suite_id: str, progress: ProgressArg = None) -> RunResult:
         """Run one test suite by its id; the result has the same shape as `run`.
 
@@ -425,15 +415,14 @@ class Project:
         async with self._operation(progress, "run") as reporter:
             return await run_suites(self._ctx, suite_ids=[suite_id], parallel=None, reporter=reporter)
 
-    @operation(title="Read mock traffic")
+    @operation(title="Read mock traffic", group="environment")
     async def mock_requests(
         self, mock_name: str | None = None, since: str | None = None, clear: bool = False
     ) -> MockRequestsResult:
         """Show the requests the project's HTTP mocks received, oldest first, with their bodies.
 
-        Every request is recorded: method, URL, path, query, headers, body (JSON when it parses,
-        else text or base64), the route that answered (or none: the mock answered 404), the
-        status sent and the time. Works from any process while the mocks are served.
+        Each request: method, URL, query, headers, body, the route that answered (none: a 404),
+        the status sent and the time. Works from any process while the mocks run.
 
         Args:
             mock_name: one mock (by its name in e2e.yaml); default: all of them.
@@ -449,14 +438,14 @@ class Project:
             `await project.mock_requests("payments", since="1m")`
 
         Tips:
-            A request with no matchedRoute got a 404 whose body lists the closest routes and why
-            each did not match. MOCKS_NOT_RUNNING means setup has not started them.
+            A request with no matchedRoute got a 404 listing the closest routes and why each did
+            not match. MOCKS_NOT_RUNNING: call setup first.
         """
         from .lifecycle.mockrequests import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
 
-    @operation(title="Verify an MCP server", open_world=True)
+    @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(
         self,
         command: str | None = None,
@@ -469,34 +458,24 @@ class Project:
     ) -> VerifyResult:
         """Check an MCP server against what it promises: start it over stdio, list its tools, compare.
 
-        Starts the server (the `mcp:` block of e2e.yaml unless `command` or `manifest` is given),
-        negotiates the protocol with the official MCP client, follows tools/list through every
-        page, and reports each declared tool as found or missing and each undeclared one as extra.
-        It also checks every tool definition: object-rooted, valid inputSchema and outputSchema with
-        local $refs; required names present in properties; a real description; property
-        descriptions; coherent annotations. The server is always stopped afterwards, children
-        included.
+        Starts the server (e2e.yaml's `mcp:` block unless `command` or `manifest` is given), lists
+        every page of tools with the official MCP client, and reports each declared tool as found
+        or missing and each undeclared one as extra. Every tool definition is checked too
+        (schemas, descriptions, annotations). The server and its children are always stopped.
 
         Args:
-            command: start this server instead, as one string split like a shell would but never
-                run by one (e.g. "python -m books.mcp --db test.db"); its tools are then not
-                compared with declarations. Not together with `manifest` or `self_check`.
-            manifest: a pai-deps manifest (relative to the project) declaring the start command
-                (`mcp_start`, or `provides.mcp.start`) and the tools. Not together with `command`
-                or `self_check`.
-            timeout: one limit for start, handshake and listing, e.g. "10s" or "500ms"; raise it
-                for slow starters (npx, a JVM).
-            call_readonly: also call every tool annotated readOnlyHint with minimal valid
-                arguments, every declared tool with `exampleArguments` with those (read-only or
-                not), plus an unknown tool and a wrongly typed argument, and check the answers.
-                Off by default: calls can touch what the server is connected to.
-            strict: undeclared tools fail (default: a warning); a missing start command fails
-                (default: skipped).
-            mcp_only: check only the MCP server, not the command-line contracts a manifest declares
-                under `provides.cli` (each must exit 0 and print JSON matching its `output_schema`).
-            self_check: verify preflight's own MCP server (`preflight-mcp`) against the operations
-                it is generated from: every tool, schema and annotation must match. Not together
-                with `command` or `manifest`.
+            command: start this server instead, split like a shell would but never run by one
+                (e.g. "python -m books.mcp --db test.db"); its tools are not compared. Over MCP
+                only when the server was started with --allow-verify-command.
+            manifest: a pai-deps manifest, relative to the project, declaring the start command
+                and the tools.
+            timeout: one limit for start, handshake and listing, e.g. "10s"; raise it for slow
+                starters (npx, a JVM).
+            call_readonly: also call each readOnlyHint tool with minimal arguments, each declared
+                tool with its `exampleArguments`, an unknown tool and a mistyped argument.
+            strict: undeclared tools and a missing start command fail (default: a warning, skipped).
+            mcp_only: skip the command-line contracts a manifest declares under `provides.cli`.
+            self_check: verify preflight's own MCP server against the operations it is generated from.
 
         Returns:
             status passed | failed | error | skipped; the server (name, version, protocol
@@ -504,14 +483,11 @@ class Project:
             summary counts; stderrTail when it did not pass.
 
         Example:
-            `await project.verify(command="python -m books.mcp", call_readonly=True)`
+            `await project.verify(call_readonly=True, timeout="30s")`
 
         Tips:
-            `error` means the server could not be verified (did not start, timed out, exited, broke
-            the protocol): read the findings and stderrTail, not the tool list. STDOUT_POLLUTION
-            means the server prints on stdout: log to stderr. SCHEMA_MISMATCH comes with
-            schemaDiff (added, removed and changed properties). `command`, `manifest` and
-            `self_check` each name the server: more than one is INVALID_INPUT.
+            status `error`: the server could not be verified (start, timeout, exit, protocol): read
+            findings and stderrTail. `command`, `manifest` and `self_check` exclude each other.
         """
         from .verify import verify as _verify
         from .verify.spec import check_sources
@@ -540,7 +516,7 @@ class Project:
             mcp_only=mcp_only,
         )
 
-    @operation(title="Clarify an intention into ADR and task files")
+    @operation(title="Clarify an intention into ADR and task files", group="clarify")
     async def clarify(
         self,
         intention: str,
@@ -551,22 +527,18 @@ class Project:
     ) -> ClarifyResult:
         """Turn an intention into decisions before code: ADR and task files in the project's git repository.
 
-        Call it with the intention alone ("Add authentication"): the reply is needs_clarification
-        with a sessionId and up to 4 questions (at most 5 per session). Call it again with the same
-        intention, the session_id and the answers: the reply is completed with the files written:
-        docs/adr/<UID>_<slug>.md when the change is architectural (auth, database, cache,
-        deployment, queue, a new dependency, a migration, or force_adr), docs/CURRENT_TASK.md
-        (objective, allowlist, forbidden paths, constraints, acceptance criteria; the previous task
-        is archived) and docs/ARCHITECTURE_STATE.md. Needs a git repository, not an e2e.yaml.
+        First call, the intention alone: the reply is needs_clarification with a sessionId and up
+        to 4 questions (at most 5 per session). Next call, the same intention with session_id and
+        answers: the reply is completed with the files written: an ADR in docs/adr/ when the
+        change is architectural (or force_adr), docs/CURRENT_TASK.md and
+        docs/ARCHITECTURE_STATE.md. Needs a git repository, not an e2e.yaml.
 
         Args:
-            intention: the change in one sentence, e.g. "Add authentication" or "Fix typo in login button".
-            answers: {question id: answer}. single_choice: one of the options, or "Other: <your value>";
-                multi_choice: a list of options; free_text: a string. Optional questions may be left
-                out. Answers on the first call ({} included) complete at once when nothing required
-                is missing.
+            intention: the change in one sentence, e.g. "Add authentication".
+            answers: {question id: answer}: one option or "Other: <text>" (single_choice), a list
+                of options (multi_choice), text (free_text). Optional questions may be left out.
             session_id: the sessionId of the previous reply; omit it to start a new session.
-            context: background text, recorded in the task (not used to choose questions).
+            context: background text, recorded in the task.
             force_adr: write an ADR even for a bug fix or a refactor.
 
         Returns:
@@ -577,19 +549,17 @@ class Project:
             language model failed.
 
         Example:
-            `await project.clarify("Add authentication", answers={"auth_strategy": "OAuth"}, session_id=sid)`
+            `await project.clarify("Add authentication", answers={"auth_strategy": "OAuth"}, session_id="s-7f3a")`
 
         Tips:
-            INVALID_ANSWER names the question and its options; the session is unchanged, so fix the
-            answer and call again. SESSION_EXPIRED / SESSION_NOT_FOUND (30 idle minutes, or already
-            completed): start again without session_id. Call read_architecture first to see what is
-            already decided.
+            INVALID_ANSWER names the question and its options: fix the answer and call again.
+            SESSION_EXPIRED / SESSION_NOT_FOUND: start again without session_id.
         """
         from .clarify.flow import clarify as _clarify
 
         return await _clarify(Path(self.path), intention, answers, session_id, context, force_adr)
 
-    @operation(title="Read the architecture decisions", idempotent=True)
+    @operation(title="Read the architecture decisions", idempotent=True, group="clarify")
     async def read_architecture(self) -> ArchitectureResult:
         """Return the architecture decisions recorded in the repository's ADRs.
 

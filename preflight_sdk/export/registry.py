@@ -77,11 +77,15 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
         """
         return convert_arguments(data, self.arguments, self.parameters, operation=self.name)
 
-    def described(self) -> str:
-        """Return the description an agent reads: summary, body, example and tips (no `Args:`)."""
+    def described(self, example: str | None = None) -> str:
+        """Return the description an agent reads: summary, body, example and tips (no `Args:`).
+
+        `example` is the example as this face shows it (the MCP face: tool arguments as JSON);
+        without one, none is shown (the docstring's is a Python call).
+        """
         parts = [self.doc.summary, self.doc.description]
-        if self.doc.example:
-            parts.append("Example:\n" + _indent(self.doc.example))
+        if example:
+            parts.append(f"Example: {example}")
         if self.doc.tips:
             parts.append("Tips:\n" + _indent(self.doc.tips))
         return "\n\n".join(part for part in parts if part)
@@ -96,6 +100,11 @@ class Registry(msgspec.Struct, frozen=True, kw_only=True):
     def get(self, name: str) -> Operation | None:
         """Return the operation with this method name."""
         return next((op for op in self.operations if op.name == name), None)
+
+    def groups(self) -> list[str]:
+        """The tool groups of the operations and their aliases, in order of first appearance."""
+        found = [g for op in self.operations for g in (op.meta.group, *(a.group for a in op.meta.aliases))]
+        return list(dict.fromkeys(g for g in found if g))
 
     def __iter__(self) -> typing.Iterator[Operation]:
         return iter(self.operations)

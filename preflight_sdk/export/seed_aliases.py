@@ -40,7 +40,7 @@ class _Seed(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Preferences(_Seed, frozen=True):
-    """`preferences`: `force_adr` writes an ADR even when the heuristics would not."""
+    """`force_adr` writes an ADR even when the heuristics would not."""
 
     force_adr: bool = False
 
@@ -52,10 +52,9 @@ class RequireClarificationArgs(_Seed, frozen=True):
         user_intention: the change in one sentence, e.g. "Add authentication".
         optional_context: background text, recorded in the task.
         session_id: the session_id of the previous reply; omit it to start a new session.
-        answers: {question id: option, list of options, or text} answering the previous questions.
-        preferences: `force_adr: true` writes an ADR even for a bug fix or a refactor.
-        repo_path: a folder inside the git repository to write into (relative to the server's
-            working directory); omit it for the server's project repository.
+        answers: {question id: option, list of options, or text}.
+        preferences: `force_adr: true` writes an ADR even for a bug fix.
+        repo_path: a folder inside the git repository (default: the server's project).
     """
 
     user_intention: str
@@ -239,6 +238,9 @@ def seed_error(error: PreflightError) -> SeedErrorReply:
     )
 
 
+SEED_GROUP = "preflights"
+"""The tool group of the alias pair (on by default: clients configured for Preflights expect it)."""
+
 REQUIRE_CLARIFICATION_ALIAS = AliasSpec(
     name="require_clarification",
     input_type=RequireClarificationArgs,
@@ -247,15 +249,13 @@ REQUIRE_CLARIFICATION_ALIAS = AliasSpec(
     from_result=_clarify_reply,
     from_error=lambda error: seed_error(error),
     error_type=SeedErrorReply,
+    group=SEED_GROUP,
     description=(
-        "Start or continue a clarification and write ADR/TASK files (docs/adr/<UID>_<slug>.md, "
-        "docs/CURRENT_TASK.md, docs/ARCHITECTURE_STATE.md). First call: user_intention only; the reply "
-        "is needs_clarification with session_id and at most 5 questions. Second call: the same "
-        "user_intention, session_id and answers {question id: option | [options] | text}; a custom "
-        'value is "Other: <text>". The reply is completed with artifacts_created. preferences.force_adr '
-        "writes an ADR even for a bug fix. repo_path names a folder inside the git repository to "
-        "write into (the server's project repository when omitted; REPO_NOT_FOUND when no repository "
-        "holds it). Sessions expire after 30 idle minutes."
+        "Start or continue a clarification and write ADR/TASK files (docs/adr/, docs/CURRENT_TASK.md, "
+        "docs/ARCHITECTURE_STATE.md). First call: user_intention only; the reply is "
+        "needs_clarification with session_id and questions. Next call: the same user_intention, "
+        'session_id and answers (a custom value is "Other: <text>"); the reply is completed with '
+        "artifacts_created. Sessions expire after 30 idle minutes."
     ),
 )
 
@@ -267,6 +267,7 @@ READ_ARCHITECTURE_ALIAS = AliasSpec(
     from_result=_architecture_reply,
     from_error=lambda error: seed_error(error),
     error_type=SeedErrorReply,
+    group=SEED_GROUP,
     description=(
         "Read the current architecture decisions: {status: success, architecture: {uid, categories: "
         "{Category: {Field: value}}}, source_file}. uid is the latest ADR's UID, null when no ADR exists. "
@@ -274,9 +275,6 @@ READ_ARCHITECTURE_ALIAS = AliasSpec(
         "when omitted)."
     ),
 )
-
-SEED_GROUP = "preflights"
-"""The tool group of the alias pair (on by default: clients configured for Preflights expect it)."""
 
 SEED_ALIASES: dict[str, tuple[AliasSpec, ...]] = {
     "clarify": (REQUIRE_CLARIFICATION_ALIAS,),
