@@ -149,8 +149,8 @@ class Project:
             `await Project.open("examples/shop").init()`
 
         Tips:
-            A CONFIG_INVALID error lists every problem with its JSON path, line and column,
-            and a did-you-mean for misspelt keys; fix them all, then call init again.
+            CONFIG_INVALID lists every problem (JSON path, line, column, did-you-mean): fix them
+            all, then call init again.
         """
         async with self._ctx.lock:
             return await initialize(self._ctx)
@@ -196,11 +196,10 @@ class Project:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
 
         Services start concurrently unless `dependsOn` orders them; jobs (`kind: job`) must exit
-        0 first. Each service is probed from the host until ready. While the environment runs,
-        a service whose build inputs or container spec changed is rebuilt or recreated, then its
-        dependants; changed mock routes reload in place; the rest is reused (each service says
-        its `action` and `reason`). A failed fresh start removes everything it started; the error
-        names the service, its last probes and log lines.
+        0 first. Each service is probed from the host until ready. While the environment runs, a
+        service whose inputs changed is rebuilt or recreated with its dependants, changed mock
+        routes reload, the rest is reused (see each service's `action`). A failed fresh start
+        removes what it started; the error names the service, its last probes and log lines.
 
         Args:
             timeout: how long each service may take to become ready, e.g. "120s" or "2m"
@@ -349,19 +348,16 @@ class Project:
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
 
-        First builds and starts only what is missing or changed (like `setup`; mocks start over
-        with empty journals), then runs the YAML HTTP, pytest and shell suites of e2e.yaml. A
-        failed case carries the request and response, every assertion (path, operator, expected,
-        actual), the container logs and mock requests of that moment, a summary and, when known,
-        a suggested fix. Reports are written under `.preflight/runs/<runId>/`.
+        Builds and starts only what is missing or changed (like `setup`), then runs the suites of
+        e2e.yaml. A failed case carries the request and response, every assertion, the container
+        logs and mock requests of that moment, a summary and, when known, a suggested fix.
 
         Args:
             filter: suite ids to run, comma-separated (e.g. "orders,payments"); default: all.
             parallel: run the suites marked `parallel` at the same time (default: e2e.yaml's
                 `tests.parallel`).
-            keep: leave the environment running afterwards, so the next run reuses it; false
-                removes it once the suites are done.
-            fresh: remove the environment and rebuild every image without cache before running.
+            keep: leave the environment running for the next run; false removes it afterwards.
+            fresh: remove the environment and rebuild every image without cache first.
 
         Returns:
             runId, status (passed or failed), a one-line summary, totals, per-suite results with
@@ -372,8 +368,7 @@ class Project:
 
         Tips:
             Call it again after changing code: only what changed is rebuilt. Read each
-            failure's `summary` and `suggestedFix` first; its complete record is the artifact
-            named by `failure.artifact`. BUILD_FAILED and CONTAINER_EXITED: read their logTail.
+            failure's `summary` and `suggestedFix` first; its full record is `failure.artifact`.
         """
         from .lifecycle.uptodate import bring_up_to_date, reset_mocks
         from .runners.orchestrator import run_suites
@@ -460,8 +455,8 @@ class Project:
 
         Starts the server (e2e.yaml's `mcp:` block unless `command` or `manifest` is given), lists
         every page of tools with the official MCP client, and reports each declared tool as found
-        or missing and each undeclared one as extra. Every tool definition is checked too
-        (schemas, descriptions, annotations). The server and its children are always stopped.
+        or missing and each undeclared one as extra. Each tool definition is checked too. The
+        server and its children are always stopped.
 
         Args:
             command: start this server instead, split like a shell would but never run by one
@@ -471,11 +466,11 @@ class Project:
                 and the tools.
             timeout: one limit for start, handshake and listing, e.g. "10s"; raise it for slow
                 starters (npx, a JVM).
-            call_readonly: also call each readOnlyHint tool with minimal arguments, each declared
-                tool with its `exampleArguments`, an unknown tool and a mistyped argument.
+            call_readonly: also call each readOnlyHint tool with minimal arguments and each declared
+                tool with its `exampleArguments`.
             strict: undeclared tools and a missing start command fail (default: a warning, skipped).
             mcp_only: skip the command-line contracts a manifest declares under `provides.cli`.
-            self_check: verify preflight's own MCP server against the operations it is generated from.
+            self_check: verify preflight's own MCP server against its operations.
 
         Returns:
             status passed | failed | error | skipped; the server (name, version, protocol
@@ -535,8 +530,8 @@ class Project:
 
         Args:
             intention: the change in one sentence, e.g. "Add authentication".
-            answers: {question id: answer}: one option or "Other: <text>" (single_choice), a list
-                of options (multi_choice), text (free_text). Optional questions may be left out.
+            answers: {question id: answer}: an option or "Other: <text>", a list of options
+                (multi_choice), or text (free_text).
             session_id: the sessionId of the previous reply; omit it to start a new session.
             context: background text, recorded in the task.
             force_adr: write an ADR even for a bug fix or a refactor.
