@@ -327,7 +327,7 @@ def update_docs(table: list[str], args: argparse.Namespace) -> None:
         text = text.rstrip("\n") + "\n\n" + section
     else:
         end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
+        text = text[:start] + section + ("\n" + text[end + 1 :] if end != -1 else "")
     DOC.write_text(text, encoding="utf-8")
 
 
