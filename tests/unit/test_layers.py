@@ -31,3 +31,29 @@ def test_the_faces_are_on_top_and_the_core_at_the_bottom() -> None:
     assert layers[0].split(" : ")[:3] == ["export", "notebook", "display"]
     assert layers[1] == "project : sync"
     assert {"errors", "results", "durations", "templates", "progress"} <= set(layers[-1].split(" : "))
+
+
+FACES = {"export", "notebook", "display", "mcp", "__main__"}  # the top layer (pyproject.toml)
+
+
+def test_nothing_below_the_faces_imports_the_mcp_server_side() -> None:
+    # import-linter forbids only top-level external packages; `mcp` (the client) is allowed below
+    # the faces (verify is a client), `mcp.server` is not.
+    import ast
+
+    root = Path(preflight_sdk.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        top = path.relative_to(root).parts[0].removesuffix(".py")
+        if top in FACES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            offenders += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith("mcp.server")]
+    assert offenders == []
