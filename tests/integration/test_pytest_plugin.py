@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -147,7 +148,9 @@ def test_a_failed_setup_fails_the_session_once_with_preflights_error(
     (project / "e2e.yaml").write_text(textwrap.dedent(broken))
     done = pytest_run(project, *workers, "--preflight=.", "tests")
     assert done.returncode != 0
-    assert done.stdout.count("preflight setup failed: [CONTAINER_EXITED]") == 1, done.stdout
+    last = done.stdout.strip().splitlines()[-1]
+    assert "1 error" in last and "passed" not in last, done.stdout  # one error, not one per test
+    assert len(re.findall(r"^ERROR tests/", done.stdout, re.MULTILINE)) == 1, done.stdout
+    assert "preflight setup failed: [CONTAINER_EXITED]" in done.stdout
     assert "hint:" in done.stdout and "config missing" in done.stdout  # the failing service's log tail
-    assert "passed" not in done.stdout.splitlines()[-1]
     assert labelled(project) == ([], [])
