@@ -66,7 +66,7 @@ class SharedSession:
                 if state.get("error"):
                     error = state["error"]
                     raise SetupFailed(error["report"], error["headline"], here=False)
-                state["workers"] = int(state.get("workers", 0)) + 1
+                state["workers"] = [*_alive(state), os.getpid()]
                 return project, project.status()
             try:
                 project.build()
@@ -75,25 +75,27 @@ class SharedSession:
             except PreflightError as exc:
                 report, headline = render_error(exc)
                 state.clear()
-                state.update(run=self.run, error={"report": report, "headline": headline}, workers=0)
+                state.update(run=self.run, error={"report": report, "headline": headline}, workers=[])
                 project.close()
                 raise SetupFailed(report, headline, here=True) from None
             self.owner = True
             state.clear()
-            state.update(run=self.run, owner=os.getpid(), workers=1)
+            state.update(run=self.run, owner=os.getpid(), workers=[os.getpid()])
             return project, status
 
     def leave(self) -> None:
         """Give back this worker's share; the owner waits for the others, then cleans up."""
         with self._locked() as state:
             if state.get("run") == self.run:
-                state["workers"] = max(0, int(state.get("workers", 1)) - 1)
+                state["workers"] = [pid for pid in _alive(state) if pid != os.getpid()]
         if not self.owner or self.project is None:
             return
         deadline = time.monotonic() + _OWNER_WAIT
         while time.monotonic() < deadline:
             with self._locked() as state:
-                if int(state.get("workers", 0)) <= 0 or state.get("run") != self.run:
+                # A worker that died (xdist replaces crashed ones) is no longer waited for.
+                state["workers"] = _alive(state)
+                if not state["workers"] or state.get("run") != self.run:
                     state["closed"] = True
                     break
             time.sleep(_POLL)
@@ -122,6 +124,23 @@ class SharedSession:
                 temporary.replace(path)
         finally:
             os.close(fd)  # closing the descriptor releases the lock
+
+
+def _alive(state: dict[str, Any]) -> list[int]:
+    """The pids in `state["workers"]` whose process still exists."""
+    workers = state.get("workers")
+    alive: list[int] = []
+    for pid in workers if isinstance(workers, list) else []:
+        if not isinstance(pid, int):
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        except PermissionError:
+            pass  # it exists, under another user
+        alive.append(pid)
+    return alive
 
 
 def render_error(exc: Any) -> tuple[str, str]:
