@@ -267,8 +267,9 @@ class Project:
                 progress, before returning.
 
         Returns:
-            The lines (text), each entry with its timestamp and stream, the line count and the
-            container's status.
+            The lines in the daemon's time order, each whole with its text, stream and timestamp;
+            the line count and the container's status. At most 256 KB of text (16 KB a line):
+            `truncated` says older lines were left out or a line was cut.
 
         Example:
             `await project.logs("api", lines=50, since="5m")`

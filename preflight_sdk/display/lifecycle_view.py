@@ -294,7 +294,7 @@ _LEVEL_COLOUR = {"error": "#cf222e", "warning": "#9a6700", "info": "#57606a", ""
 
 def logs_lines_html(r: LogsResult, *, only: frozenset[str] | None = None) -> str:
     """The lines, coloured by level, stderr marked; `only` keeps these levels."""
-    pairs = [(e.text, e.stream) for e in r.entries] or [(line, "stdout") for line in r.lines]
+    pairs = [(line.text, line.stream) for line in r.lines]
     out = []
     for text, stream in pairs:
         level = level_of(text)
@@ -316,7 +316,7 @@ def render_logs(r: LogsResult) -> tuple[str, str]:
     """`(text, html)` for logs: a header, then the lines as they are."""
     head = f"{r.container} ({r.container_status}): {plural(r.line_count, 'line')}"
     html = f"<div>{badge(r.container_status)} <b>{esc(r.container)}</b> {esc(plural(r.line_count, 'line'))}</div>"
-    return "\n".join([head, *r.lines]), wrap(html + logs_lines_html(r), cls="pf-logs")
+    return "\n".join([head, *(line.text for line in r.lines)]), wrap(html + logs_lines_html(r), cls="pf-logs")
 
 
 # -- clean --------------------------------------------------------------------------------------
