@@ -312,7 +312,7 @@ class Project:
             yield line
 
     @operation(title="Remove the environment", destructive=True, idempotent=True, group="environment")
-    async def clean(self, force: bool = True) -> CleanResult:
+    async def clean(self, force: bool = True, images: bool = False) -> CleanResult:
         """Stop and remove every container, mock and network of the project, found by label.
 
         Finds resources by Docker label, so it also removes what a crashed or killed process
@@ -321,6 +321,7 @@ class Project:
         Args:
             force: kill running containers at once (`docker rm -f`); false gives each the usual
                 stop grace period first.
+            images: also remove the images this checkout built from its Dockerfiles.
 
         Returns:
             What happened to each container (removed, force_removed, not_found, failed with the
@@ -336,7 +337,7 @@ class Project:
         from .lifecycle import clean as _clean
 
         async with self._operation(False, "clean", lock_if_possible=True):
-            return await _clean.clean(self._ctx, force=force)
+            return await _clean.clean(self._ctx, force=force, images=images)
 
     @operation(title="Run test suites", group="runs")
     async def run(

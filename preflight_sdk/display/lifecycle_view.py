@@ -330,19 +330,21 @@ def _actions(kind: str, actions: list[CleanAction]) -> list[list[str]]:
 def render_clean(r: CleanResult) -> tuple[str, str]:
     """`(text, html)` for clean: what happened to each container, mock and network."""
     gone = [a for a in r.containers if a.action in ("removed", "force_removed")]
-    failed = [a for a in (*r.containers, *r.mocks, *r.networks) if a.action == "failed"]
+    failed = [a for a in (*r.containers, *r.mocks, *r.networks, *r.images) if a.action == "failed"]
     nets = r.networks or ([r.network] if r.network else [])
     head = (
         f"removed {plural(len(gone), 'container')}, stopped "
         f"{plural(sum(a.action == 'stopped' for a in r.mocks), 'mock')}, removed "
         f"{plural(sum(a.action == 'removed' for a in nets), 'network')}"
+        + (f", removed {plural(sum(a.action == 'removed' for a in r.images), 'image')}" if r.images else "")
         + ("; session file removed" if r.session_removed else "")
         + (f"; {len(failed)} failed" if failed else "")
     )
     acted = ("removed", "force_removed", "stopped", "failed")
-    if not any(a.action in acted for a in (*r.containers, *r.mocks, *nets)):
+    if not any(a.action in acted for a in (*r.containers, *r.mocks, *nets, *r.images)):
         head = "nothing left to clean" + ("; session file removed" if r.session_removed else "")
     rows = _actions("container", r.containers) + _actions("mock", r.mocks) + _actions("network", nets)
+    rows += _actions("image", r.images)
     html_rows = (
         row(
             [esc(k), f"<code>{esc(n)}</code>", badge("failed" if a == "failed" else "passed", a), esc(e)],

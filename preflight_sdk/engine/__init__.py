@@ -13,6 +13,7 @@ from .base import (
     Engine,
     EngineInfo,
     ExecResult,
+    ImageInfo,
     NetworkInfo,
     RemoveOutcome,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "Engine",
     "EngineInfo",
     "ExecResult",
+    "ImageInfo",
     "NetworkInfo",
     "RemoveOutcome",
 ]

@@ -105,10 +105,11 @@ class ContainerInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ImageInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """A local image: its id (changes with every rebuild that changes it) and its labels."""
+    """A local image: its id (changes with every rebuild that changes it), labels and tags."""
 
     id: str
     labels: dict[str, str] = msgspec.field(default_factory=dict)
+    tags: list[str] = msgspec.field(default_factory=list)
 
 
 class NetworkInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -167,6 +168,14 @@ class Engine(Protocol):
 
     async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
         """Build an image, streaming each whole output line; `BUILD_FAILED` with the last lines."""
+        ...
+
+    async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
+        """Return the images carrying all of `labels`."""
+        ...
+
+    async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
+        """Remove images (not forced: one a container uses stays, reported as failed)."""
         ...
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:

@@ -47,6 +47,7 @@ __all__ = ["DockerEngine"]
 
 T = TypeVar("T")
 _BUILD_TAIL = 30
+LABEL_MANAGED = "preflight.managed"  # on every image preflight builds (and its containers)
 _INFO_CACHE: dict[tuple[str, ...], EngineInfo] = {}
 # How many raw log bytes one `logs` call may read while looking for N whole lines.
 _LOGS_READ_LIMIT = 8 * 1024 * 1024
@@ -176,7 +177,9 @@ class DockerEngine:
                 image = client.image.inspect(ref)
             except NoSuchImage:
                 return None
-            return ImageInfo(id=str(image.id), labels=dict(image.config.labels or {}))
+            return ImageInfo(
+                id=str(image.id), labels=dict(image.config.labels or {}), tags=list(image.repo_tags or [])
+            )
 
         return await self._call(ask, action=f"inspect image {ref}", subject=ref)
 
@@ -201,6 +204,7 @@ class DockerEngine:
 
         info = await self.info()
         client = await self._whales()
+        before = await self.inspect_image(spec.image)
         lines = BuildLines(on_line, tail=_BUILD_TAIL, legacy=info.builder == "legacy")
 
         def buildx() -> Iterator[str]:
@@ -245,6 +249,7 @@ class DockerEngine:
             failure = exc
         lines.flush()
         if failure is None:
+            await self._drop_replaced(spec.image, before)
             return
         tail = lines.tail
         error = translate(
@@ -265,12 +270,44 @@ class DockerEngine:
             ) from failure
         raise error from failure
 
-    async def list_images(self, labels: Mapping[str, str]) -> list[str]:
-        """Return the ids of the images carrying all of `labels`."""
+    async def _drop_replaced(self, ref: str, before: ImageInfo | None) -> None:
+        """Remove the image a build took the tag from, when preflight built it and nothing else names it.
+
+        Rebuilding a tag (another checkout, changed labels or sources) leaves the former image
+        dangling (`<none>`); one a container still uses stays, as Docker refuses to remove it.
+        """
+        from python_on_whales.exceptions import DockerException
+
+        if before is None or before.labels.get(LABEL_MANAGED) != "true":
+            return
+        after = await self.inspect_image(ref)
+        if after is None or after.id == before.id:
+            return
+        client = await self._whales()
+
+        def drop() -> None:
+            try:
+                if not client.image.inspect(before.id).repo_tags:
+                    client.image.remove(before.id, prune=True)
+            except DockerException:
+                pass  # in use by a container, or gone already: nothing to tidy
+
+        await self._call(drop, action=f"remove the image {ref} replaced")
+
+    async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
         client = await self._whales()
         filters: Any = [("label", f"{key}={value}") for key, value in labels.items()]
-        images = await self._call(lambda: client.image.list(filters=filters), action="list images")
-        return list(dict.fromkeys(str(image.id) for image in images))
+
+        def ask() -> list[ImageInfo]:
+            # `image.list` gives ids; each image's tags are one inspect (a project has a few).
+            return [
+                ImageInfo(
+                    id=str(image.id), labels=dict(image.config.labels or {}), tags=list(image.repo_tags or [])
+                )
+                for image in client.image.list(filters=filters)
+            ]
+
+        return sorted(await self._call(ask, action="list images"), key=lambda i: (i.tags, i.id))
 
     async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
         """Remove images (not forced: an image a container still uses stays, reported as failed)."""

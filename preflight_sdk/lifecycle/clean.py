@@ -16,14 +16,14 @@ from ..config.loader import find_config
 from ..engine.base import ContainerInfo, NetworkInfo, RemoveOutcome
 from ..errors import ConfigError, PreflightError
 from ..results.lifecycle import CleanAction, CleanResult
-from .context import LABEL_ROOT, ProjectContext
+from .context import LABEL_MANAGED, LABEL_ROOT, ProjectContext
 from .specs import network_name
 from .state import read_state, remove_state
 
 __all__ = ["clean", "clean_on_exit", "first_error", "remove_labelled"]
 
 
-async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
+async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> CleanResult:
     """Remove the project's environment (see `Project.clean`)."""
     root = await _root(ctx)
     session = ctx.session or await anyio.to_thread.run_sync(read_state, root)
@@ -40,6 +40,7 @@ async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
         main = next((n for n in networks if n.name == wanted), CleanAction(name=wanted, action="not_found"))
     elif networks:
         main = networks[0]
+    images_removed = await remove_images(ctx, root) if images else []
     removed = await anyio.to_thread.run_sync(remove_state, root)
     ctx.state_file_removed()
     if ctx.session is not None:
@@ -51,6 +52,7 @@ async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
         network=main,
         networks=networks,
         session_removed=removed,
+        images=images_removed,
     )
 
 
@@ -130,6 +132,14 @@ async def remove_labelled(
         for o in await engine.remove_networks([n.name for n in nets if n.name != keep_network])
     ]
     return containers, network_actions
+
+
+async def remove_images(ctx: ProjectContext, root: str) -> list[CleanAction]:
+    """Remove the images built by this checkout (labelled with its root at build time)."""
+    found = await ctx.engine.list_images({LABEL_MANAGED: "true", LABEL_ROOT: root})
+    names = {image.id: ", ".join(image.tags) or image.id for image in found}
+    outcomes = await ctx.engine.remove_images([image.id for image in found])
+    return [CleanAction(name=names.get(o.ref, o.ref), action=o.action, error=o.error) for o in outcomes]
 
 
 @contextmanager

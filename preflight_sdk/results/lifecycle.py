@@ -298,3 +298,4 @@ class CleanResult(Result, frozen=True, kw_only=True):
     network: CleanAction | None
     networks: list[CleanAction]
     session_removed: bool
+    images: list[CleanAction] = msgspec.field(default_factory=list)

@@ -6,10 +6,12 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from preflight_sdk.lifecycle.logs import MAX_LINE_BYTES, MAX_REPLY_BYTES
 from preflight_sdk.results.lifecycle import LogsResult
 
 pytestmark = pytest.mark.anyio
@@ -93,3 +95,53 @@ async def test_the_fake_filters_until_as_docker_does(project: Project, engine: F
     now = datetime.now(UTC)
     window = await engine.logs(cid, since=now - timedelta(minutes=20), until=now - timedelta(minutes=2))
     assert [line.text for line in window] == ["GET /orders 200", "WARN slow query"]
+
+
+async def test_a_megabyte_line_gives_a_bounded_reply_marked_truncated(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    engine.behave("api", Behaviour(logs=["ready"]))
+    project = Project.open(make_project(CONFIG), engine=engine)
+    await project.setup()
+    [cid] = list(engine.containers)
+    engine.write_log(cid, "é" * 500_000)  # 1 MB of UTF-8 in one line
+    for i in range(40):
+        engine.write_log(cid, f"{i:02d} " + "x" * 10_000)
+    small = await project.logs("api", lines=5)
+    assert small.line_count == 5 and not small.truncated
+    assert [line.text[:2] for line in small.lines] == ["35", "36", "37", "38", "39"]
+
+    reply = await project.logs("api", lines=100)
+    size = sum(len(line.text.encode()) for line in reply.lines)
+    assert size <= MAX_REPLY_BYTES and reply.truncated
+    assert reply.line_count == len(reply.lines) < 42, "the oldest lines were left out, newest kept"
+    assert reply.lines[-1].text.startswith("39 ")
+
+
+async def test_a_cut_line_keeps_its_first_16_kb_and_says_how_much_is_missing(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    engine.behave("api", Behaviour(logs=["ready"]))
+    project = Project.open(make_project(CONFIG), engine=engine)
+    await project.setup()
+    [cid] = list(engine.containers)
+    engine.write_log(cid, "é" * 500_000)
+    reply = await project.logs("api", lines=1)
+    [line] = reply.lines
+    assert reply.truncated and reply.line_count == 1
+    assert line.text.startswith("é" * 8192)
+    assert line.text.endswith(f"… ({1_000_000 - MAX_LINE_BYTES} more bytes)")
+    assert len(line.text.encode()) < MAX_LINE_BYTES + 100
+
+
+async def test_an_argument_of_a_megabyte_is_not_echoed_whole_in_the_error(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    project = Project.open(make_project(CONFIG), engine=engine)
+    await project.setup()
+    with pytest.raises(PreflightError) as caught:
+        await project.logs("x" * 1_000_000)
+    assert caught.value.code == "CONTAINER_NOT_FOUND"
+    assert len(msgspec.json.encode(caught.value.to_info())) < 10_000
+    assert caught.value.details is not None
+    assert caught.value.details["container"].endswith("(998000 more characters)")
