@@ -60,13 +60,24 @@ class Children:
         if late:  # the call was cancelled while its thread was starting this child
             _kill(process)
 
-    def kill(self) -> None:
+    def kill(self, *, cancel: bool = True) -> None:
+        """Kill the children still running; `cancel` also kills any started later and marks the call cancelled."""
         with self._lock:
-            self.killed = True
+            self.killed = self.killed or cancel
             processes = list(self._processes)
         for process in processes:
             if process.poll() is None:
                 _kill(process)
+
+    def reap(self) -> None:
+        """Wait for every child (blocking: call it off the event loop, after `kill`)."""
+        with self._lock:
+            processes = list(self._processes)
+        for process in processes:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
@@ -184,8 +195,10 @@ async def stream(make: Callable[[], Iterable[T]], *, buffer: int = 256) -> Async
 
     def pump() -> None:
         _CURRENT.set(children)
+        items: Iterable[T] = ()
         try:
-            for item in make():
+            items = make()
+            for item in items:
                 try:
                     anyio.from_thread.run_sync(send.send_nowait, item, token=token)
                 except anyio.WouldBlock:
@@ -195,6 +208,13 @@ async def stream(make: Callable[[], Iterable[T]], *, buffer: int = 256) -> Async
         except BaseException as exc:
             failure.append(exc)
         finally:
+            # Stopped early (the reader went away) or done: no child may outlive the stream, and
+            # each is waited for here, in this thread, not left to the garbage collector.
+            children.kill(cancel=False)
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+            children.reap()
             try:
                 anyio.from_thread.run_sync(send.close, token=token)
             except (anyio.RunFinishedError, RuntimeError):

@@ -258,7 +258,8 @@ class DockerEngine:
         # Only an unreachable daemon is retryable: any other docker failure is the build's.
         if error.code == "DOCKER_ERROR" and not error.retryable:
             raise EnvironmentError_(
-                f"docker build of {spec.image} failed (exit {failure.return_code}): {tail[-1] if tail else 'no output'}",
+                f"docker build of {spec.image} failed (exit {failure.return_code}): "
+                f"{lines.last_error or (tail[-1] if tail else 'no output')}",
                 code="BUILD_FAILED",
                 hint="read details.logTail (the last 30 lines of the build); fix the Dockerfile or the context",
                 details={

@@ -28,6 +28,7 @@ class BuildLines:
         self._in_notice: set[str] = set()  # the streams inside the notice
         self._legacy = legacy
         self.tail: list[str] = []
+        self.last_error: str | None = None  # the last line on stderr: the build's own complaint
 
     def feed(self, raw: bytes, source: str = "stdout") -> None:
         """Take one piece of output (a line, usually, with its newline)."""
@@ -46,6 +47,8 @@ class BuildLines:
             return
         self.tail.append(line)
         del self.tail[: -self._keep]
+        if source == "stderr" and line.strip():
+            self.last_error = line
         self._sink(line)
 
     def _skip(self, line: str, source: str) -> bool:
