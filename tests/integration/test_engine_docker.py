@@ -172,9 +172,9 @@ services:
           print("A" * 40000, flush=True)
           for i in range(5):
               print(f"out {i}", flush=True)
-              time.sleep(0.02)  # the daemon stamps each pipe as it reads it: apart, they are ordered
+              time.sleep(0.1)  # the daemon stamps each pipe as it reads it: apart, they are ordered
               sys.stderr.write(f"err {i}\\n"); sys.stderr.flush()
-              time.sleep(0.02)
+              time.sleep(0.1)
           print("B" * 1000000, flush=True)
           print("last", flush=True)
           time.sleep(300)
