@@ -196,7 +196,7 @@ def _window(env: PreflightEnv, since: str | None) -> list[tuple[str, str]]:
             lines += [f"{service.name} | {line}" for line in details.get("lines", [])[-20:]]
             lines.append(f"{service.name} | ({exc.code}: {exc.message})")
             continue
-        lines += [f"{service.name} | {entry.timestamp} {entry.text}" for entry in logs.entries]
+        lines += [f"{service.name} | {entry.timestamp} {entry.text}" for entry in logs.lines]
     sections.append(("container logs", "\n".join(lines) or "(no output while the test ran)"))
     if env.status.mocks:
         try:
