@@ -11,7 +11,9 @@ await project.clean()
 ```
 
 Importing this package starts nothing and imports none of Docker, MCP, Click or ipywidgets. Its
-names load on first use, so `preflight-mcp` and `preflight --help` start quickly.
+names load on first use, so `preflight-mcp` and `preflight --help` start quickly. It also plugs
+the faces (display, notebook, export) into the slots the core reaches them through
+(`preflight_sdk.plugs`), so the layers below never import a face.
 """
 
 from __future__ import annotations
@@ -78,6 +80,35 @@ _HOMES = {
     "Project": "project",
     "Envelope": "results.envelope",
 }
+
+
+def _plug_in_the_faces() -> None:
+    """Fill the slots the core reaches the faces through (`plugs`); each face loads on first use.
+
+    The layers below the faces never import them: a result asks `plugs.render` how it looks, a
+    `progress=None` asks `plugs.default_progress`, a self-check asks `plugs.self_check`.
+    """
+    from .plugs import plugs
+
+    def render(result: Any) -> dict[str, Any]:
+        from .display import mimebundle
+
+        return mimebundle(result)
+
+    def default_progress(operation: str) -> Any:
+        from .display.kernel import default_progress
+
+        return default_progress(operation)
+
+    def self_check(project_root: str) -> tuple[list[str], list[Any]]:
+        from .export.selfcheck import self_check_target
+
+        return self_check_target(project_root)
+
+    plugs.render, plugs.default_progress, plugs.self_check = render, default_progress, self_check
+
+
+_plug_in_the_faces()
 
 
 def __getattr__(name: str) -> Any:

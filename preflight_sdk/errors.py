@@ -145,11 +145,14 @@ class PreflightError(Exception):
         details: dict[str, Any] | None = None,
         retryable: bool = False,
     ) -> None:
+        # Bounded where every error is built: a message or a detail may echo an argument (a 1 MB
+        # container name), and the error must not carry it whole, twice.
+        message = _bounded(message)
         super().__init__(message)
         self.message = message
         self.code: ErrorCode = code or self.default_code
         self.hint = hint
-        self.details = details
+        self.details = _bounded(details) if details is not None else None
         self.retryable = retryable
 
     def to_info(self) -> ErrorInfo:
@@ -170,6 +173,22 @@ class PreflightError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+_TEXT_LIMIT = 2000
+
+
+def _bounded(value: Any) -> Any:
+    """Return `value` with every string longer than 2,000 characters cut, saying how much was left out."""
+    if isinstance(value, str):
+        if len(value) <= _TEXT_LIMIT:
+            return value
+        return f"{value[:_TEXT_LIMIT]}… ({len(value) - _TEXT_LIMIT} more characters)"
+    if isinstance(value, dict):
+        return {key: _bounded(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bounded(item) for item in value]
+    return value
 
 
 class ConfigError(PreflightError):

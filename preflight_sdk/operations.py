@@ -2,20 +2,32 @@
 
 `@operation(...)` only attaches an `OperationMeta` to the function; it changes nothing about how
 the method runs, and importing this module imports nothing heavy. The reflection registry
-(`preflight_sdk.export.registry`) reads it to set MCP tool annotations and titles, and to add
-alias tools that accept another project's argument and reply shapes.
+(`preflight_sdk.export.registry`) reads it to set MCP tool annotations, titles and groups, and to
+add alias tools that accept another project's argument and reply shapes.
+
+`public_members` is the one scanner of a class's operations, shared by the registry (the CLI and
+MCP faces) and by `SyncProject`, so every face sees the same methods in the same order.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
-__all__ = ["OPERATION_ATTR", "AliasSpec", "OperationMeta", "operation", "operation_meta"]
+__all__ = [
+    "OPERATION_ATTR",
+    "AliasSpec",
+    "Member",
+    "OperationMeta",
+    "operation",
+    "operation_meta",
+    "public_members",
+]
 
 OPERATION_ATTR = "__preflight_operation__"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,6 +46,7 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
         from_error: turns a `PreflightError` into the alias's own error reply (default: the
             envelope with `isError`).
         error_type: the type of that error reply, so the outputSchema describes it too.
+        group: the tool group of the alias (default: its operation's group).
     """
 
     name: str
@@ -44,6 +57,7 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
     description: str
     from_error: Callable[[Any], Any] | None = None
     error_type: Any = None
+    group: str | None = None
 
 
 class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,6 +70,9 @@ class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
         idempotent: calling it twice has the effect of calling it once.
         open_world: it reaches outside the project (the network, other processes).
         aliases: extra tool names with their own shapes.
+        group: the tool group (`environment`, `runs`, `tests`, `clarify`, `verify`…): an MCP
+            server can be started with only some groups (`preflight-mcp --tools environment,runs`),
+            so an agent pays only for the tools it uses. Every operation names one.
     """
 
     title: str
@@ -64,6 +81,7 @@ class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
     idempotent: bool = False
     open_world: bool = False
     aliases: tuple[AliasSpec, ...] = ()
+    group: str = ""
 
 
 def operation(
@@ -74,6 +92,7 @@ def operation(
     idempotent: bool = False,
     open_world: bool = False,
     aliases: tuple[AliasSpec, ...] = (),
+    group: str = "",
 ) -> Callable[[F], F]:
     """Attach `OperationMeta` to a `Project` method (see the class for the meaning of each flag)."""
     meta = OperationMeta(
@@ -83,6 +102,7 @@ def operation(
         idempotent=idempotent,
         open_world=open_world,
         aliases=aliases,
+        group=group,
     )
 
     def decorate(fn: F) -> F:
@@ -121,6 +141,38 @@ def _note(
     status = getattr(result, "status", None)
     outcome = status if isinstance(status, str) else "ok"
     record(name, started, duration, outcome, None, getattr(result, "run_id", None))
+
+
+class Member(msgspec.Struct, frozen=True):
+    """A public async member of a class: its name, the function, and what kind it is."""
+
+    name: str
+    function: Callable[..., Any]
+    kind: Literal["coroutine", "generator"]
+
+
+def public_members(target: type) -> list[Member]:
+    """Public `async def` methods and async generator methods, in definition order (bases first).
+
+    An override replaces (or hides, when it is not async) the base class member; properties,
+    static and class methods are not operations.
+    """
+    found: dict[str, Member] = {}
+    for klass in reversed(target.__mro__):
+        if klass is object:
+            continue
+        for name, member in vars(klass).items():
+            found.pop(name, None)
+            if name.startswith("_") or isinstance(member, (staticmethod, classmethod, property)):
+                continue
+            if not callable(member):
+                continue
+            plain = inspect.unwrap(member)
+            if inspect.iscoroutinefunction(plain):
+                found[name] = Member(name, member, "coroutine")
+            elif inspect.isasyncgenfunction(plain):
+                found[name] = Member(name, member, "generator")
+    return list(found.values())
 
 
 def operation_meta(fn: Callable[..., Any]) -> OperationMeta | None:

@@ -3,19 +3,20 @@
 A sink is a plain callable taking a `ProgressEvent`; it is called on the event loop's thread and
 must return quickly. The MCP face turns events into `notifications/progress`, the notebook into
 progress bars and a live log, the CLI into lines on stderr. Every `Project` method that accepts
-`progress=` also takes `False` (report nothing) or `None` (the default: a live view inside Jupyter,
-nothing elsewhere).
+`progress=` also takes `False` (report nothing) or `None` (the default: whatever a face installed
+in `plugs.default_progress`; the notebook face shows a live view inside Jupyter, nothing elsewhere).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from typing import Literal
 
 import msgspec
 
-__all__ = ["ProgressArg", "ProgressEvent", "ProgressSink", "Reporter", "fan_out", "in_kernel", "resolve_sink"]
+from .plugs import plugs
+
+__all__ = ["ProgressArg", "ProgressEvent", "ProgressSink", "Reporter", "fan_out", "resolve_sink"]
 
 
 class ProgressEvent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
@@ -56,30 +57,18 @@ def fan_out(sinks: Sequence[ProgressSink]) -> ProgressSink:
     return emit
 
 
-def in_kernel() -> bool:
-    """Tell whether this code runs inside a Jupyter kernel (without importing IPython)."""
-    ipython = sys.modules.get("IPython")
-    if ipython is None:
-        return False
-    shell = ipython.get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
-
-
 def resolve_sink(progress: ProgressArg, operation: str) -> ProgressSink | None:
     """Return the sink for a `progress=` argument.
 
-    A callable is used as it is; `False` reports nothing; `None` and `True` mean the default: a
-    live view inside Jupyter (when the `notebook` extra is installed), nothing elsewhere.
+    A callable is used as it is; `False` reports nothing; `None` and `True` mean the default sink a
+    face installed (`plugs.default_progress`), if any.
     """
     if callable(progress):
         return progress
-    if progress is False or not in_kernel():
+    if progress is False or plugs.default_progress is None:
         return None
-    try:
-        from .notebook import live_sink
-    except ImportError:  # the notebook extra (ipywidgets) is not installed
-        return None
-    return live_sink(operation)
+    sink: ProgressSink | None = plugs.default_progress(operation)
+    return sink
 
 
 class Reporter:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 import msgspec
 
-from .clarify.compat import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS
 from .clarify.results import ArchitectureResult, ClarifyResult
 from .config import McpConfig, find_config
 from .errors import ConfigError, InputError, PreflightError
@@ -26,6 +25,7 @@ from .lifecycle.filelock import project_lock
 from .lifecycle.init import initialize
 from .lifecycle.state import STATE_DIR
 from .operations import operation
+from .plugs import plugs
 from .progress import ProgressArg, Reporter, resolve_sink
 from .results.lifecycle import (
     BuildResult,
@@ -65,6 +65,16 @@ def _check_key(key: str | None) -> None:
 def _directory_of(path: str) -> Path:
     base = Path(path).expanduser().resolve()
     return base if base.is_dir() else base.parent
+
+
+def _self_check_target(root: str) -> tuple[list[str], list[Any]]:
+    """The server and tools of a self-check, from the export face that generates them (see plugs)."""
+    if plugs.self_check is None:
+        raise InputError(
+            "self_check needs preflight's MCP face, which is not plugged in",
+            hint="import preflight_sdk normally (the package root plugs its faces in)",
+        )
+    return plugs.self_check(root)
 
 
 _MAX_WAIT = 24 * 3600.0
@@ -183,7 +193,7 @@ class Project:
 
     # -- operations --------------------------------------------------------------------------
 
-    @operation(title="Load the project", idempotent=True)
+    @operation(title="Load the project", idempotent=True, group="environment")
     async def init(self) -> InitResult:
         """Load and validate the project's e2e.yaml and open its session.
 
@@ -200,13 +210,13 @@ class Project:
             `await Project.open("examples/shop").init()`
 
         Tips:
-            A CONFIG_INVALID error lists every problem with its JSON path, line and column,
-            and a did-you-mean for misspelt keys; fix them all, then call init again.
+            CONFIG_INVALID lists every problem (JSON path, line, column, did-you-mean): fix them
+            all, then call init again.
         """
         async with self._ctx.lock:
             return await initialize(self._ctx)
 
-    @operation(title="Build images")
+    @operation(title="Build images", group="environment")
     async def build(
         self,
         no_cache: bool = False,
@@ -218,29 +228,27 @@ class Project:
     ) -> BuildResult:
         """Build the Docker image of every service from its Dockerfile (in parallel).
 
-        A service without a `build.dockerfile` uses its `build.image` as it is: it must exist
-        locally (or be pulled, when `pull` is true). Every build output line is reported as
-        progress while it happens. The project moves to `built` only when every image is ready.
+        A service without a `build.dockerfile` uses its `build.image`, which must exist locally
+        (or `pull`). Build output lines are reported as progress.
 
         Args:
             no_cache: build without Docker's layer cache.
             service: build only this service (by name); default: all of them.
             pull: pull ready-made images that are missing locally (needs a reachable registry).
-            wait: how long to wait for the end, e.g. "30s" (default: to the end; over MCP, the
-                server's call budget). Past it the build goes on; follow its runId with get_run.
-            idempotency_key: a key of yours: calling again with it returns the same run.
+            wait: how long to wait, e.g. "30s"; "0s" starts and returns at once (default: to the
+                end; over MCP, the call budget). Past it the work goes on: follow its runId.
+            idempotency_key: your key: the same key again returns the same run.
 
         Returns:
             Per service: image, status (success or failed), duration in ms, and where the image
-            came from (built, local, pulled); the total duration; runId. `pending` when it goes on.
+            came from (built, local, pulled); the total duration; runId (`pending` while it goes on).
 
         Example:
             `await project.build(service="api", no_cache=True)`
 
         Tips:
-            BUILD_FAILED carries the last 30 build lines of each failed service in
-            details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried (relative
-            paths are resolved against the e2e.yaml directory, then the build context).
+            BUILD_FAILED has each failed service's last 30 build lines in
+            details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried.
         """
         from .lifecycle import build as _build
 
@@ -258,7 +266,7 @@ class Project:
             services=[], total_duration=outcome.duration, run_id=outcome.run_id, pending=outcome.pending
         )
 
-    @operation(title="Start the environment", idempotent=True)
+    @operation(title="Start the environment", idempotent=True, group="environment")
     async def setup(
         self,
         timeout: str | None = None,
@@ -269,21 +277,17 @@ class Project:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
 
         Services start concurrently unless `dependsOn` orders them; jobs (`kind: job`) must exit
-        0 before their dependents start. Each service is probed from the host until ready (HTTP
-        health path, TCP, or its first published port) with fast adaptive polling. While the
-        environment runs, a service whose build inputs (context files, Dockerfile, args) or
-        container spec changed is rebuilt or recreated, then the services depending on it;
-        changed mock routes reload in place; the rest is reused. Each service says its `action`
-        (started, reused, rebuilt, recreated) and `reason`. On a failure of a fresh start
-        everything started is removed and the error names the service, its last probe outcomes
-        and its last log lines.
+        0 first. Each service is probed from the host until ready. While the environment runs, a
+        service whose inputs changed is rebuilt or recreated with its dependants, changed mock
+        routes reload, the rest is reused (see each service's `action`). A failed fresh start
+        removes what it started; the error names the service, its last probes and log lines.
 
         Args:
             timeout: how long each service may take to become ready, e.g. "120s" or "2m"
                 (default: from its healthcheck: startPeriod + interval × retries; 60s without one).
-            wait: how long to wait for the end (default: to the end; over MCP, the call budget).
-                Past it setup goes on; follow its runId with get_run.
-            idempotency_key: a key of yours: calling again with it returns the same run.
+            wait: how long to wait, e.g. "30s"; "0s" starts and returns at once (default: to the
+                end; over MCP, the call budget). Past it the work goes on: follow its runId.
+            idempotency_key: your key: the same key again returns the same run.
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -293,10 +297,9 @@ class Project:
             `await project.setup(timeout="90s")`
 
         Tips:
-            NOT_BUILT means an image is missing: call build first. HEALTH_CHECK_TIMEOUT and
-            CONTAINER_EXITED carry details.logTail: read it before changing anything.
-            PORT_CONFLICT names the port (and its holder when known); `0:<port>` in `ports`
-            lets Docker pick a free host port.
+            NOT_BUILT: call build first. HEALTH_CHECK_TIMEOUT and CONTAINER_EXITED carry
+            details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
+            a free host port.
         """
         from .lifecycle.uptodate import bring_up_to_date
 
@@ -316,7 +319,7 @@ class Project:
             pending=outcome.pending,
         )
 
-    @operation(title="Show status", read_only=True)
+    @operation(title="Show status", read_only=True, group="environment")
     async def status(self) -> StatusResult:
         """Show the project's state and what is running, as Docker reports it now.
 
@@ -339,7 +342,7 @@ class Project:
 
         return await _status.status(self._ctx)
 
-    @operation(title="Read container logs", read_only=True)
+    @operation(title="Read container logs", read_only=True, group="environment")
     async def logs(
         self,
         container: str,
@@ -359,8 +362,9 @@ class Project:
                 progress, before returning.
 
         Returns:
-            The lines (text), each entry with its timestamp and stream, the line count and the
-            container's status.
+            The lines in the daemon's time order, each whole with its text, stream and timestamp;
+            the line count and the container's status. At most 256 KB of text (16 KB a line):
+            `truncated` says older lines were left out or a line was cut.
 
         Example:
             `await project.logs("api", lines=50, since="5m")`
@@ -402,8 +406,8 @@ class Project:
         async for line in _logs.follow(self._ctx, info.id, since=parse_since(since) if since else None):
             yield line
 
-    @operation(title="Remove the environment", destructive=True, idempotent=True)
-    async def clean(self, force: bool = True) -> CleanResult:
+    @operation(title="Remove the environment", destructive=True, idempotent=True, group="environment")
+    async def clean(self, force: bool = True, images: bool = False) -> CleanResult:
         """Stop and remove every container, mock and network of the project, found by label.
 
         Finds resources by Docker label, so it also removes what a crashed or killed process
@@ -412,6 +416,7 @@ class Project:
         Args:
             force: kill running containers at once (`docker rm -f`); false gives each the usual
                 stop grace period first.
+            images: also remove the images this checkout built from its Dockerfiles.
 
         Returns:
             What happened to each container (removed, force_removed, not_found, failed with the
@@ -427,9 +432,9 @@ class Project:
         from .lifecycle import clean as _clean
 
         async with self._operation(False, "clean", lock_if_possible=True):
-            return await _clean.clean(self._ctx, force=force)
+            return await _clean.clean(self._ctx, force=force, images=images)
 
-    @operation(title="Run test suites")
+    @operation(title="Run test suites", group="runs")
     async def run(
         self,
         filter: str | None = None,
@@ -442,44 +447,37 @@ class Project:
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
 
-        First builds and starts only what is missing or changed (like `setup`: unchanged services
-        are reused, mocks start over with empty journals), then runs YAML HTTP suites, pytest
-        suites and shell suites (as e2e.yaml lists them), with the service and mock URLs
-        available to each. A failed case carries the request as sent and the
-        response, every assertion (path, operator, expected, actual), the container log lines and
-        mock requests of that moment, a one-sentence summary, a suggested fix when known, and its
-        history (last passed run, failing since, recent outcomes, flaky). Every run is recorded
-        in the project's store; its files are under `.preflight/runs/<runId>/`.
+        Builds and starts only what is missing or changed (like `setup`), then runs the suites of
+        e2e.yaml. A failed case carries the request and response, every assertion, the container
+        logs and mock requests of that moment, a summary, a suggested fix when known, and its
+        history (last passed run, failing since, recent outcomes, flaky). Every run is recorded.
 
         Args:
             filter: suite ids to run, comma-separated (e.g. "orders,payments"); default: all.
             parallel: run the suites marked `parallel` at the same time (default: e2e.yaml's
                 `tests.parallel`).
-            keep: leave the environment running afterwards, so the next run reuses it; false
-                removes it once the suites are done.
-            fresh: remove the environment and rebuild every image without cache before running.
-            wait: how long to wait for the verdict, e.g. "30s"; "0s" starts and returns at once
-                (default: to the end; over MCP, the server's call budget). Past it the run goes
-                on: status is `running`, with progress; follow it with get_run.
-            idempotency_key: a key of yours: the same key (and config) returns the same run
-                instead of starting another.
+            keep: leave the environment running for the next run; false removes it afterwards.
+            fresh: remove the environment and rebuild every image without cache first.
+            wait: how long to wait, e.g. "30s"; "0s" starts and returns at once (default: to the
+                end; over MCP, the call budget). Past it the work goes on: follow its runId.
+            idempotency_key: your key: the same key again returns the same run.
 
         Returns:
-            runId, status (passed, failed, or queued/running/cancelled/error), a one-line
-            summary, totals, per-suite results with their cases, and the artifacts written.
+            runId, status (passed, failed; queued or running past `wait`), a one-line summary,
+            totals, per-suite results with their cases, and the artifacts written.
 
         Example:
-            `await project.run(filter="orders", wait="0s")`
+            `await project.run(filter="orders")`
 
         Tips:
-            Call it again after changing code: only what changed is rebuilt. Read `summary` and
-            `suggestedFix` of each failure first; `history.flaky` means the case also passed on
-            the same code. resume_run re-runs only what did not pass. BUILD_FAILED and
-            CONTAINER_EXITED come from bringing the environment up to date: read their logTail.
+            Call it again after changing code: only what changed is rebuilt. Read each
+            failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
+            the same code. resume_run re-runs only what did not pass.
         """
         from .lifecycle.uptodate import bring_up_to_date, reset_mocks
 
         async def prepare(reporter: Reporter) -> None:
+            # -- inner loop: up to date, then run, then keep or clean --------------------------
             await bring_up_to_date(
                 self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
             )
@@ -496,7 +494,7 @@ class Project:
             ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=[keep, fresh]
         )
 
-    @operation(title="Run one test suite")
+    @operation(title="Run one test suite", group="runs")
     async def run_suite(
         self,
         suite_id: str,
@@ -508,7 +506,7 @@ class Project:
 
         Args:
             suite_id: the suite's `id` in e2e.yaml.
-            wait: how long to wait for the verdict (as for run).
+            wait: as for run.
             idempotency_key: as for run.
 
         Returns:
@@ -522,7 +520,7 @@ class Project:
         """
         return await self._test_run([suite_id], None, wait, idempotency_key, progress)
 
-    @operation(title="Read a run", read_only=True)
+    @operation(title="Read a run", read_only=True, group="runs")
     async def get_run(self, run_id: str, wait: str | None = None) -> RunResult:
         """Return a run (test, build or setup) as it stands, from any process; optionally wait for its end.
 
@@ -546,7 +544,7 @@ class Project:
         seconds = _wait_seconds(wait)
         return await self._runs.get(run_id, seconds if seconds is not None else 0.0)
 
-    @operation(title="List runs", read_only=True)
+    @operation(title="List runs", read_only=True, group="runs")
     async def list_runs(
         self,
         status: str | None = None,
@@ -578,7 +576,7 @@ class Project:
             self._runs, status=status, suite=suite, kind=kind, test_id=None, limit=limit, before=before
         )
 
-    @operation(title="Cancel a run", destructive=True, idempotent=True)
+    @operation(title="Cancel a run", destructive=True, idempotent=True, group="runs")
     async def cancel_run(self, run_id: str) -> CancelResult:
         """Stop a queued or running run, from any process: its finished cases are kept, teardown runs.
 
@@ -596,7 +594,7 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
-    @operation(title="Resume a run")
+    @operation(title="Resume a run", group="runs")
     async def resume_run(
         self, run_id: str, wait: str | None = None, progress: ProgressArg = None
     ) -> RunResult:
@@ -623,7 +621,7 @@ class Project:
             suites, None, wait, None, progress, selection=selection, resumed_from=run_id
         )
 
-    @operation(title="Read a run's file", read_only=True)
+    @operation(title="Read a run's file", read_only=True, group="runs")
     async def get_artifact(
         self, run_id: str, name: str, offset: int = 0, limit: int = 200_000
     ) -> ArtifactContent:
@@ -649,7 +647,7 @@ class Project:
 
         return await _get(self._runs, run_id, name, offset, limit)
 
-    @operation(title="Compare two runs", read_only=True)
+    @operation(title="Compare two runs", read_only=True, group="runs")
     async def diff_runs(self, base: str, head: str) -> RunDiff:
         """Compare two test runs case by case: what newly fails, what got fixed, what still fails and why.
 
@@ -668,7 +666,7 @@ class Project:
 
         return await _diff(self._runs, base, head)
 
-    @operation(title="Delete old runs", destructive=True, idempotent=True)
+    @operation(title="Delete old runs", destructive=True, idempotent=True, group="runs")
     async def prune_runs(self, keep: int | None = None, max_age: str | None = None) -> PruneResult:
         """Delete finished runs beyond the newest `keep` or older than `max_age`, with their files.
 
@@ -688,15 +686,14 @@ class Project:
 
         return await _prune(self._runs, keep, max_age)
 
-    @operation(title="Read mock traffic")
+    @operation(title="Read mock traffic", group="environment")
     async def mock_requests(
         self, mock_name: str | None = None, since: str | None = None, clear: bool = False
     ) -> MockRequestsResult:
         """Show the requests the project's HTTP mocks received, oldest first, with their bodies.
 
-        Every request is recorded: method, URL, path, query, headers, body (JSON when it parses,
-        else text or base64), the route that answered (or none: the mock answered 404), the
-        status sent and the time. Works from any process while the mocks are served.
+        Each request: method, URL, query, headers, body, the route that answered (none: a 404),
+        the status sent and the time. Works from any process while the mocks run.
 
         Args:
             mock_name: one mock (by its name in e2e.yaml); default: all of them.
@@ -712,14 +709,14 @@ class Project:
             `await project.mock_requests("payments", since="1m")`
 
         Tips:
-            A request with no matchedRoute got a 404 whose body lists the closest routes and why
-            each did not match. MOCKS_NOT_RUNNING means setup has not started them.
+            A request with no matchedRoute got a 404 listing the closest routes and why each did
+            not match. MOCKS_NOT_RUNNING: call setup first.
         """
         from .lifecycle.mockrequests import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
 
-    @operation(title="Verify an MCP server", open_world=True)
+    @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(
         self,
         command: str | None = None,
@@ -732,34 +729,24 @@ class Project:
     ) -> VerifyResult:
         """Check an MCP server against what it promises: start it over stdio, list its tools, compare.
 
-        Starts the server (the `mcp:` block of e2e.yaml unless `command` or `manifest` is given),
-        negotiates the protocol with the official MCP client, follows tools/list through every
-        page, and reports each declared tool as found or missing and each undeclared one as extra.
-        It also checks every tool definition: object-rooted, valid inputSchema and outputSchema with
-        local $refs; required names present in properties; a real description; property
-        descriptions; coherent annotations. The server is always stopped afterwards, children
-        included.
+        Starts the server (e2e.yaml's `mcp:` block unless `command` or `manifest` is given), lists
+        every page of tools with the official MCP client, and reports each declared tool as found
+        or missing and each undeclared one as extra. Each tool definition is checked too. The
+        server and its children are always stopped.
 
         Args:
-            command: start this server instead, as one string split like a shell would but never
-                run by one (e.g. "python -m books.mcp --db test.db"); its tools are then not
-                compared with declarations. Not together with `manifest` or `self_check`.
-            manifest: a pai-deps manifest (relative to the project) declaring the start command
-                (`mcp_start`, or `provides.mcp.start`) and the tools. Not together with `command`
-                or `self_check`.
-            timeout: one limit for start, handshake and listing, e.g. "10s" or "500ms"; raise it
-                for slow starters (npx, a JVM).
-            call_readonly: also call every tool annotated readOnlyHint with minimal valid
-                arguments, every declared tool with `exampleArguments` with those (read-only or
-                not), plus an unknown tool and a wrongly typed argument, and check the answers.
-                Off by default: calls can touch what the server is connected to.
-            strict: undeclared tools fail (default: a warning); a missing start command fails
-                (default: skipped).
-            mcp_only: check only the MCP server, not the command-line contracts a manifest declares
-                under `provides.cli` (each must exit 0 and print JSON matching its `output_schema`).
-            self_check: verify preflight's own MCP server (`preflight-mcp`) against the operations
-                it is generated from: every tool, schema and annotation must match. Not together
-                with `command` or `manifest`.
+            command: start this server instead, split like a shell would but never run by one
+                (e.g. "python -m books.mcp --db test.db"); its tools are not compared. Over MCP
+                only when the server was started with --allow-verify-command.
+            manifest: a pai-deps manifest, relative to the project, declaring the start command
+                and the tools.
+            timeout: one limit for start, handshake and listing, e.g. "10s"; raise it for slow
+                starters (npx, a JVM).
+            call_readonly: also call each readOnlyHint tool with minimal arguments and each declared
+                tool with its `exampleArguments`.
+            strict: undeclared tools and a missing start command fail (default: a warning, skipped).
+            mcp_only: skip the command-line contracts a manifest declares under `provides.cli`.
+            self_check: verify preflight's own MCP server against its operations.
 
         Returns:
             status passed | failed | error | skipped; the server (name, version, protocol
@@ -767,14 +754,11 @@ class Project:
             summary counts; stderrTail when it did not pass.
 
         Example:
-            `await project.verify(command="python -m books.mcp", call_readonly=True)`
+            `await project.verify(call_readonly=True, timeout="30s")`
 
         Tips:
-            `error` means the server could not be verified (did not start, timed out, exited, broke
-            the protocol): read the findings and stderrTail, not the tool list. STDOUT_POLLUTION
-            means the server prints on stdout: log to stderr. SCHEMA_MISMATCH comes with
-            schemaDiff (added, removed and changed properties). `command`, `manifest` and
-            `self_check` each name the server: more than one is INVALID_INPUT.
+            status `error`: the server could not be verified (start, timeout, exit, protocol): read
+            findings and stderrTail. `command`, `manifest` and `self_check` exclude each other.
         """
         from .verify import verify as _verify
         from .verify.spec import check_sources
@@ -783,12 +767,11 @@ class Project:
         check_sources(command=command, manifest=manifest, self_check=self_check)
         root, mcp = await self._verify_source()
         if self_check:
-            from .export.selfcheck import self_check_command, self_check_tools
-
+            argv, expected = _self_check_target(str(root))
             return await _verify(
                 root=root,
-                command=self_check_command(str(root)),
-                expected_tools=self_check_tools(),
+                command=argv,
+                expected_tools=expected,
                 timeout=timeout,
                 call_readonly=call_readonly,
                 strict=True,
@@ -804,10 +787,7 @@ class Project:
             mcp_only=mcp_only,
         )
 
-    @operation(
-        title="Clarify an intention into ADR and task files",
-        aliases=(REQUIRE_CLARIFICATION_ALIAS,),
-    )
+    @operation(title="Clarify an intention into ADR and task files", group="clarify")
     async def clarify(
         self,
         intention: str,
@@ -818,22 +798,18 @@ class Project:
     ) -> ClarifyResult:
         """Turn an intention into decisions before code: ADR and task files in the project's git repository.
 
-        Call it with the intention alone ("Add authentication"): the reply is needs_clarification
-        with a sessionId and up to 4 questions (at most 5 per session). Call it again with the same
-        intention, the session_id and the answers: the reply is completed with the files written:
-        docs/adr/<UID>_<slug>.md when the change is architectural (auth, database, cache,
-        deployment, queue, a new dependency, a migration, or force_adr), docs/CURRENT_TASK.md
-        (objective, allowlist, forbidden paths, constraints, acceptance criteria; the previous task
-        is archived) and docs/ARCHITECTURE_STATE.md. Needs a git repository, not an e2e.yaml.
+        First call, the intention alone: the reply is needs_clarification with a sessionId and up
+        to 4 questions (at most 5 per session). Next call, the same intention with session_id and
+        answers: the reply is completed with the files written: an ADR in docs/adr/ when the
+        change is architectural (or force_adr), docs/CURRENT_TASK.md and
+        docs/ARCHITECTURE_STATE.md. Needs a git repository, not an e2e.yaml.
 
         Args:
-            intention: the change in one sentence, e.g. "Add authentication" or "Fix typo in login button".
-            answers: {question id: answer}. single_choice: one of the options, or "Other: <your value>";
-                multi_choice: a list of options; free_text: a string. Optional questions may be left
-                out. Answers on the first call ({} included) complete at once when nothing required
-                is missing.
+            intention: the change in one sentence, e.g. "Add authentication".
+            answers: {question id: answer}: an option or "Other: <text>", a list of options
+                (multi_choice), or text (free_text).
             session_id: the sessionId of the previous reply; omit it to start a new session.
-            context: background text, recorded in the task (not used to choose questions).
+            context: background text, recorded in the task.
             force_adr: write an ADR even for a bug fix or a refactor.
 
         Returns:
@@ -844,19 +820,17 @@ class Project:
             language model failed.
 
         Example:
-            `await project.clarify("Add authentication", answers={"auth_strategy": "OAuth"}, session_id=sid)`
+            `await project.clarify("Add authentication", answers={"auth_strategy": "OAuth"}, session_id="s-7f3a")`
 
         Tips:
-            INVALID_ANSWER names the question and its options; the session is unchanged, so fix the
-            answer and call again. SESSION_EXPIRED / SESSION_NOT_FOUND (30 idle minutes, or already
-            completed): start again without session_id. Call read_architecture first to see what is
-            already decided.
+            INVALID_ANSWER names the question and its options: fix the answer and call again.
+            SESSION_EXPIRED / SESSION_NOT_FOUND: start again without session_id.
         """
         from .clarify.flow import clarify as _clarify
 
         return await _clarify(Path(self.path), intention, answers, session_id, context, force_adr)
 
-    @operation(title="Read the architecture decisions", idempotent=True, aliases=(READ_ARCHITECTURE_ALIAS,))
+    @operation(title="Read the architecture decisions", idempotent=True, group="clarify")
     async def read_architecture(self) -> ArchitectureResult:
         """Return the architecture decisions recorded in the repository's ADRs.
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 import anyio.from_thread
 
+from .operations import public_members
 from .progress import resolve_sink
 
 if TYPE_CHECKING:
@@ -227,25 +228,13 @@ def _copy_metadata(fn: Callable[..., Any], name: str, method: Callable[..., Any]
     return fn
 
 
-def _public_async_members(target: type) -> list[tuple[str, Callable[..., Any], bool]]:
-    """Public coroutine functions and async generator functions of `target` (name, function, is_generator)."""
-    found: list[tuple[str, Callable[..., Any], bool]] = []
-    for name, member in inspect.getmembers(target):
-        if name.startswith("_") or not inspect.isfunction(member):
-            continue
-        plain = inspect.unwrap(member)
-        if inspect.iscoroutinefunction(plain):
-            found.append((name, member, False))
-        elif inspect.isasyncgenfunction(plain):
-            found.append((name, member, True))
-    return found
-
-
 def _reflect() -> None:
     from .project import Project
 
-    for name, method, generator in _public_async_members(Project):
-        setattr(SyncProject, name, (_iterating if generator else _blocking)(name, method))
+    # The same scanner as the CLI and MCP registry: every face sees the same operations.
+    for member in public_members(Project):
+        wrap = _iterating if member.kind == "generator" else _blocking
+        setattr(SyncProject, member.name, wrap(member.name, member.function))
 
 
 def _close_all() -> None:

@@ -13,6 +13,10 @@ authentication"), then writes, in the git repository that holds the project:
 `read_architecture(project_path)` returns the current decisions. The files use the layout of the
 `preflights` tool, so repositories written by either can be read by the other. Sessions persist
 under `<repo>/.preflight/clarify/` and expire after 30 idle minutes.
+
+Layer: an area. Owns the clarification flow, its sessions and the ADR/TASK files, and returns
+plain results: their rendering is the display face's, their form the notebook face's, and the
+`preflights` alias reply shapes the MCP face's. May import the core only; never a face.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""`e2e.yaml` and YAML test files: Structs, loading with precise errors, and their JSON Schemas."""
+"""`e2e.yaml` and YAML test files: Structs, loading with precise errors, and their JSON Schemas.
+
+Layer: below the areas. Owns the file formats and their validation. May import the core only.
+"""
 
 from __future__ import annotations
 

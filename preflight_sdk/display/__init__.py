@@ -3,6 +3,10 @@
 Each result type may register a renderer pair with `renders(ResultType)`; anything without one
 falls back to a generic field table. Nothing here imports IPython or ipywidgets: the HTML is
 plain markup, so it survives in saved notebooks, nbviewer and GitHub.
+
+Layer: a face (the top). Owns how results read as text and HTML, and what a Jupyter kernel
+shows (`kernel.py`); results reach it through `plugs.render`. May import anything below and the
+notebook face (inside a kernel only); nothing below imports it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-__all__ = ["render_html", "render_text", "renders"]
+__all__ = ["mimebundle", "render_html", "render_text", "renders"]
 
 T = TypeVar("T")
 _TEXT: dict[type, Callable[[Any], str]] = {}
@@ -42,6 +46,20 @@ def render_text(result: Any) -> str:
     if fn is not None:
         return fn(result)
     return f"{type(result).__name__} " + msgspec.json.format(msgspec.json.encode(result), indent=2).decode()
+
+
+def mimebundle(result: Any) -> dict[str, Any]:
+    """What Jupyter shows for `result`: text and HTML, or a live widget inside a kernel (a form).
+
+    A widget keeps the result's text beside it, for where widgets are not rendered (GitHub).
+    """
+    from . import kernel
+
+    text = render_text(result)
+    live = kernel.live_bundle(result)
+    if live is not None:
+        return {**live, "text/plain": text}
+    return {"text/plain": text, "text/html": render_html(result)}
 
 
 def render_html(result: Any) -> str:

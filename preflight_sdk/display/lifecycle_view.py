@@ -299,7 +299,7 @@ _LEVEL_COLOUR = {"error": "#cf222e", "warning": "#9a6700", "info": "#57606a", ""
 
 def logs_lines_html(r: LogsResult, *, only: frozenset[str] | None = None) -> str:
     """The lines, coloured by level, stderr marked; `only` keeps these levels."""
-    pairs = [(e.text, e.stream) for e in r.entries] or [(line, "stdout") for line in r.lines]
+    pairs = [(line.text, line.stream) for line in r.lines]
     out = []
     for text, stream in pairs:
         level = level_of(text)
@@ -321,7 +321,7 @@ def render_logs(r: LogsResult) -> tuple[str, str]:
     """`(text, html)` for logs: a header, then the lines as they are."""
     head = f"{r.container} ({r.container_status}): {plural(r.line_count, 'line')}"
     html = f"<div>{badge(r.container_status)} <b>{esc(r.container)}</b> {esc(plural(r.line_count, 'line'))}</div>"
-    return "\n".join([head, *r.lines]), wrap(html + logs_lines_html(r), cls="pf-logs")
+    return "\n".join([head, *(line.text for line in r.lines)]), wrap(html + logs_lines_html(r), cls="pf-logs")
 
 
 # -- clean --------------------------------------------------------------------------------------
@@ -335,19 +335,21 @@ def _actions(kind: str, actions: list[CleanAction]) -> list[list[str]]:
 def render_clean(r: CleanResult) -> tuple[str, str]:
     """`(text, html)` for clean: what happened to each container, mock and network."""
     gone = [a for a in r.containers if a.action in ("removed", "force_removed")]
-    failed = [a for a in (*r.containers, *r.mocks, *r.networks) if a.action == "failed"]
+    failed = [a for a in (*r.containers, *r.mocks, *r.networks, *r.images) if a.action == "failed"]
     nets = r.networks or ([r.network] if r.network else [])
     head = (
         f"removed {plural(len(gone), 'container')}, stopped "
         f"{plural(sum(a.action == 'stopped' for a in r.mocks), 'mock')}, removed "
         f"{plural(sum(a.action == 'removed' for a in nets), 'network')}"
+        + (f", removed {plural(sum(a.action == 'removed' for a in r.images), 'image')}" if r.images else "")
         + ("; session file removed" if r.session_removed else "")
         + (f"; {len(failed)} failed" if failed else "")
     )
     acted = ("removed", "force_removed", "stopped", "failed")
-    if not any(a.action in acted for a in (*r.containers, *r.mocks, *nets)):
+    if not any(a.action in acted for a in (*r.containers, *r.mocks, *nets, *r.images)):
         head = "nothing left to clean" + ("; session file removed" if r.session_removed else "")
     rows = _actions("container", r.containers) + _actions("mock", r.mocks) + _actions("network", nets)
+    rows += _actions("image", r.images)
     html_rows = (
         row(
             [esc(k), f"<code>{esc(n)}</code>", badge("failed" if a == "failed" else "passed", a), esc(e)],

@@ -1,13 +1,12 @@
 """Renderers for the result types: importing this module registers them with `renders`.
 
 One module per result family keeps each small: `run_view` (RunResult), `lifecycle_view` (init,
-build, setup, status, logs, clean) and `mocks_view` (mock_requests), `runs_view` (the run store's lists, diffs and files).
-`verify` and `clarify`
-register their own renderers next to their results.
+build, setup, status, logs, clean), `mocks_view` (mock_requests), `runs_view` (the run store's
+lists, diffs and files), `verify_view` (verify) and `clarify_view` (clarify, read_architecture).
 """
 
 from __future__ import annotations
 
-from . import lifecycle_view, mocks_view, run_view, runs_view
+from . import clarify_view, lifecycle_view, mocks_view, run_view, runs_view, verify_view
 
-__all__ = ["lifecycle_view", "mocks_view", "run_view", "runs_view"]
+__all__ = ["clarify_view", "lifecycle_view", "mocks_view", "run_view", "runs_view", "verify_view"]

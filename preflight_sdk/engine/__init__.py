@@ -1,4 +1,8 @@
-"""Docker behind a small protocol: `DockerEngine` for real work, `FakeEngine` for unit tests."""
+"""Docker behind a small protocol: `DockerEngine` for real work, `FakeEngine` for unit tests.
+
+Layer: below the areas. Owns every Docker call and the single readiness probes (`Prober`, part
+of the `Engine` protocol). May import config and the core; never an area or a face.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from .base import (
     Engine,
     EngineInfo,
     ExecResult,
+    ImageInfo,
     NetworkInfo,
     RemoveOutcome,
 )
@@ -20,6 +25,7 @@ __all__ = [
     "Engine",
     "EngineInfo",
     "ExecResult",
+    "ImageInfo",
     "NetworkInfo",
     "RemoveOutcome",
 ]

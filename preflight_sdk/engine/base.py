@@ -15,6 +15,7 @@ import msgspec
 
 from ..config.ports import PortSpec
 from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
+from .probe import Prober
 
 __all__ = [
     "BuildSpec",
@@ -104,10 +105,11 @@ class ContainerInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ImageInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """A local image: its id (changes with every rebuild that changes it) and its labels."""
+    """A local image: its id (changes with every rebuild that changes it), labels and tags."""
 
     id: str
     labels: dict[str, str] = msgspec.field(default_factory=dict)
+    tags: list[str] = msgspec.field(default_factory=list)
 
 
 class NetworkInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,7 +141,14 @@ class RemoveOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Engine(Protocol):
-    """Docker, as preflight needs it. All methods raise `PreflightError`s only."""
+    """Docker, as preflight needs it. All methods raise `PreflightError`s only.
+
+    Attributes:
+        prober: single readiness probes of the containers' ports from the host (the network for
+            Docker; scripted answers for the fake).
+    """
+
+    prober: Prober
 
     async def info(self) -> EngineInfo:
         """Return daemon facts, or raise `DOCKER_ERROR` (with how to start Docker)."""
@@ -159,6 +168,14 @@ class Engine(Protocol):
 
     async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
         """Build an image, streaming each whole output line; `BUILD_FAILED` with the last lines."""
+        ...
+
+    async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
+        """Return the images carrying all of `labels`."""
+        ...
+
+    async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
+        """Remove images (not forced: one a container uses stays, reported as failed)."""
         ...
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:

@@ -1,20 +1,37 @@
-"""Turn docker CLI failures into `PreflightError`s with a code and a hint.
+"""Turn python-on-whales' exceptions into `PreflightError`s with a code and a hint.
 
-The docker CLI reports everything as text on stderr; this is the one place that reads it.
+python-on-whales types what it recognises (`NoSuchImage`, `NoSuchContainer`, `NoSuchNetwork`);
+everything else is a `DockerException` carrying the CLI's `return_code` and `stderr`. The few
+daemon messages it does not type are read here, each next to the message it matches.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..errors import EnvironmentError_
 
-__all__ = ["DAEMON_HINT", "daemon_unreachable", "translate"]
+if TYPE_CHECKING:
+    from python_on_whales.exceptions import DockerException
+
+__all__ = [
+    "DAEMON_HINT",
+    "daemon_unreachable",
+    "is_daemon_down",
+    "no_cli",
+    "translate",
+    "translate_exception",
+]
 
 DAEMON_HINT = (
     "start Docker: `scripts/ensure-docker` (installs and starts dockerd on Debian), "
     "`sudo systemctl start docker`, or start Docker Desktop; then check with `docker info`"
 )
+# Not typed by python-on-whales. The CLI's words when it cannot reach the daemon:
+# "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?",
+# "error during connect: ... connection refused" (TCP hosts), "Got permission denied while trying
+# to connect to the Docker daemon socket ..." (a user outside the docker group).
 _DAEMON = re.compile(
     r"Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|"
     r"dial unix .*docker.sock|permission denied while trying to connect",
@@ -24,9 +41,14 @@ _PERMISSION_HINT = (
     "the daemon runs but refuses this user: add it to the docker group "
     "(`sudo usermod -aG docker $USER`, then log in again), or use a context this user may reach"
 )
-_NO_IMAGE = re.compile(r"No such image: *(\S+)")
+# The image named in "No such image: shop-api:e2e" (python-on-whales types the error, not the name).
+_NO_IMAGE = re.compile(r"No such image: *(\S+)", re.I)
+# Not typed: "Bind for 0.0.0.0:8080 failed: port is already allocated" (docker-proxy), "listen tcp4
+# 127.0.0.1:57225: bind: address already in use" (userland proxy), "failed to bind host port for
+# 0.0.0.0:5432:...: address already in use" (the daemon's newer port mapper).
 _PORT = re.compile(r"(?:port is already allocated|address already in use|bind: .*in use)", re.I)
 _PORT_NUMBER = re.compile(r"(?:0\.0\.0\.0|127\.0\.0\.1|\[::\]|::)?:(\d{1,5})")
+_STDERR_KEPT = 2000
 
 
 def daemon_unreachable(detail: str) -> EnvironmentError_:
@@ -35,13 +57,39 @@ def daemon_unreachable(detail: str) -> EnvironmentError_:
         "the Docker daemon is not reachable: " + _first_line(detail),
         code="DOCKER_ERROR",
         hint=_PERMISSION_HINT if "permission denied" in detail.lower() else DAEMON_HINT,
-        details={"stderr": detail[-2000:]},
+        details={"stderr": detail[-_STDERR_KEPT:]},
         retryable=True,
     )
 
 
+def is_daemon_down(stderr: str) -> bool:
+    """Tell whether the CLI failed because the daemon cannot be reached."""
+    return _DAEMON.search(stderr) is not None
+
+
+def no_cli() -> EnvironmentError_:
+    """Return the error for a missing docker command-line client."""
+    return EnvironmentError_(
+        "the docker command-line client is not installed (or not on PATH)",
+        code="DOCKER_ERROR",
+        hint="install Docker (`scripts/ensure-docker` on Debian installs docker.io) and make sure `docker` is on PATH",
+    )
+
+
+def translate_exception(
+    exc: DockerException, *, action: str, subject: str | None = None
+) -> EnvironmentError_:
+    """Return the `PreflightError` for a failed python-on-whales call."""
+    from python_on_whales.exceptions import NoSuchImage
+
+    stderr = (exc.stderr or "").strip()
+    if isinstance(exc, NoSuchImage) and not _DAEMON.search(stderr):
+        return _not_built(stderr, action=action, subject=subject)
+    return translate(stderr, action=action, subject=subject)
+
+
 def translate(stderr: str, *, action: str, subject: str | None = None) -> EnvironmentError_:
-    """Return the `PreflightError` that best describes a failed docker command.
+    """Return the `PreflightError` that best describes a docker failure from its stderr.
 
     Args:
         stderr: what docker printed.
@@ -51,16 +99,8 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
     text = stderr.strip()
     if _DAEMON.search(text):
         return daemon_unreachable(text)
-    if "No such image" in text:
-        named = _NO_IMAGE.search(text)
-        # `docker run` of docker 20.10 ends its message with a period: not part of the name.
-        image = named.group(1).removesuffix(".") if named else subject
-        return EnvironmentError_(
-            f"cannot {action}: image {image} is not built (or not present locally)",
-            code="NOT_BUILT",
-            hint="call build first (or build with pull=true for images without a Dockerfile)",
-            details={"image": image, "subject": subject},
-        )
+    if "no such image" in text.lower():  # the same test python-on-whales types NoSuchImage by
+        return _not_built(text, action=action, subject=subject)
     if _PORT.search(text):
         port = _conflicting_port(text)
         return EnvironmentError_(
@@ -68,13 +108,25 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
             code="PORT_CONFLICT",
             hint="stop what holds the port (`ss -ltnp` shows it), or publish another host port "
             "(`0:<container port>` lets Docker pick a free one)",
-            details={"port": port, "stderr": text[-2000:], "subject": subject},
+            details={"port": port, "stderr": text[-_STDERR_KEPT:], "subject": subject},
         )
     return EnvironmentError_(
         f"cannot {action}: {_first_line(text) or 'docker failed without a message'}",
         code="DOCKER_ERROR",
         hint="see details.stderr; `docker info` shows whether the daemon is healthy",
-        details={"stderr": text[-2000:], "subject": subject},
+        details={"stderr": text[-_STDERR_KEPT:], "subject": subject},
+    )
+
+
+def _not_built(text: str, *, action: str, subject: str | None) -> EnvironmentError_:
+    named = _NO_IMAGE.search(text)
+    # `docker run` of docker 20.10 ends its message with a period: not part of the name.
+    image = named.group(1).removesuffix(".").removesuffix(":") if named else subject
+    return EnvironmentError_(
+        f"cannot {action}: image {image} is not built (or not present locally)",
+        code="NOT_BUILT",
+        hint="call build first (or build with pull=true for images without a Dockerfile)",
+        details={"image": image, "subject": subject},
     )
 
 

@@ -18,7 +18,6 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from ..errors import EnvironmentError_, PreflightError
-from ..lifecycle.health import ProbeResult
 from ..results.lifecycle import LogLine, PortMapping
 from .base import (
     BuildSpec,
@@ -33,6 +32,7 @@ from .base import (
 )
 from .errors import daemon_unreachable
 from .inspect import parse_time
+from .probe import ProbeResult
 
 __all__ = ["Behaviour", "FakeEngine"]
 
@@ -242,6 +242,33 @@ class FakeEngine:
         self.images.add(spec.image)
         self.image_labels[spec.image] = dict(spec.labels)
         self.image_ids[spec.image] = f"sha256:{spec.image}-{next(self._image_builds)}"
+
+    def _image_id(self, image: str) -> str:
+        return self.image_ids.get(image, f"sha256:{image}")
+
+    async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
+        self._check()
+        return [
+            ImageInfo(id=self._image_id(image), labels=dict(have), tags=[image])
+            for image, have in self.image_labels.items()
+            if image in self.images and all(have.get(k) == v for k, v in labels.items())
+        ]
+
+    async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
+        self._check()
+        by_id = {self._image_id(image): image for image in self.images}
+        outcomes = []
+        for ref in refs:
+            image = by_id.get(ref, ref)
+            self._record("image-remove", image)
+            if image in self.removal_errors:
+                outcomes.append(RemoveOutcome(ref=ref, action="failed", error=self.removal_errors[image]))
+            elif image in self.images:
+                self.images.discard(image)
+                outcomes.append(RemoveOutcome(ref=ref, action="removed"))
+            else:
+                outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
+        return outcomes
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
         self._check()

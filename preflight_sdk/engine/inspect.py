@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
@@ -12,14 +13,18 @@ from .base import ContainerInfo
 __all__ = [
     "container_from_inspect",
     "docker_time",
+    "join_fragments",
     "merge_log_streams",
     "normalise_timestamp",
+    "parse_log_bytes",
     "parse_log_line",
     "parse_time",
 ]
 
 _STATUSES = {"created", "running", "paused", "restarting", "removing", "exited", "dead"}
 _HEALTH = {"healthy", "unhealthy", "starting"}
+_FRAGMENT = 16 * 1024
+_STAMP_BYTES = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) ")
 _STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$")
 
 
@@ -65,23 +70,61 @@ def parse_log_line(line: str, stream: Literal["stdout", "stderr"]) -> LogLine | 
     return LogLine(timestamp=normal, stream=stream, text=text)
 
 
-def merge_log_streams(stdout: str, stderr: str) -> list[LogLine]:
-    """Interleave the two outputs of `docker logs --timestamps` by time (stable for equal times)."""
+def join_fragments(raw: bytes) -> tuple[bytes, int]:
+    """Join the 16 KB fragments of one `docker logs --timestamps` line; return it and their count.
+
+    The daemon stores a line longer than 16 KB as entries of exactly 16384 bytes, and the CLI
+    prints each with its own timestamp and no newline between them:
+    `<ts> <16384 bytes><ts> <16384 bytes><ts> <rest>`. The text keeps the first timestamp.
+    """
+    stamp_end = raw.find(b" ")
+    if stamp_end < 0:
+        return raw, 1
+    head, body = raw[: stamp_end + 1], raw[stamp_end + 1 :]
+    parts: list[bytes] = []
+    count = 1
+    while len(body) > _FRAGMENT:
+        match = _STAMP_BYTES.match(body, _FRAGMENT)
+        if match is None:
+            break
+        parts.append(body[:_FRAGMENT])
+        body = body[match.end() :]
+        count += 1
+    parts.append(body)
+    return head + b"".join(parts), count
+
+
+def parse_log_bytes(raw: bytes, stream: Literal["stdout", "stderr"]) -> LogLine | None:
+    """Parse one line as python-on-whales streams it (bytes, newline included), fragments joined."""
+    joined, _ = join_fragments(raw.removesuffix(b"\n"))
+    return parse_log_line(joined.removesuffix(b"\r").decode("utf-8", "replace"), stream)
+
+
+def merge_log_streams(pieces: Iterable[tuple[str, bytes]]) -> tuple[list[LogLine], int]:
+    """Order the lines of `docker logs --timestamps` by the daemon's timestamps (stable for equal times).
+
+    `pieces` are python-on-whales' `(stream, line)` pairs, the two streams read by two threads:
+    their order between streams is arbitrary, the timestamps are not. Returns the lines and the
+    number of daemon log entries they were (16 KB fragments count one each).
+    """
     lines: list[LogLine] = []
-    for text, stream in ((stdout, "stdout"), (stderr, "stderr")):
-        previous = ""
+    entries = 0
+    previous = {"stdout": "", "stderr": ""}
+    for source, raw in pieces:
+        stream: Literal["stdout", "stderr"] = "stderr" if source == "stderr" else "stdout"
+        joined, count = join_fragments(raw.removesuffix(b"\n"))
+        entries += count
         # Only LF ends a docker log line: a CR inside one (a progress bar) belongs to its text.
-        for raw in text.split("\n"):
-            parsed = parse_log_line(raw.removesuffix("\r"), cast(Literal["stdout", "stderr"], stream))
-            if parsed is None:
-                continue
-            if not parsed.timestamp:
-                # Not a line of its own: keep it after the line it follows, not first in the sort.
-                parsed = LogLine(timestamp=previous, stream=parsed.stream, text=parsed.text)
-            previous = parsed.timestamp
-            lines.append(parsed)
+        parsed = parse_log_line(joined.removesuffix(b"\r").decode("utf-8", "replace"), stream)
+        if parsed is None:
+            continue
+        if not parsed.timestamp:
+            # Not a line of its own: keep it after the line it follows, not first in the sort.
+            parsed = LogLine(timestamp=previous[stream], stream=stream, text=parsed.text)
+        previous[stream] = parsed.timestamp
+        lines.append(parsed)
     lines.sort(key=lambda line: line.timestamp)
-    return lines
+    return lines, entries
 
 
 def container_from_inspect(item: dict[str, Any]) -> ContainerInfo:

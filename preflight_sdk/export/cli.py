@@ -10,6 +10,8 @@ Global options (`-C/--project`, `--config`, `--json`) are accepted before or aft
 
 from __future__ import annotations
 
+import json
+import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -24,6 +26,7 @@ from .cli_extensions import EXTENSIONS
 from .cli_followups import FOLLOW_UPS, interactive
 from .cli_output import EXIT_USAGE, Output, internal_error
 from .cli_params import Extension, click_params, collect_arguments
+from .examples import PROJECT_PATH, shown_arguments
 from .outcome import error_envelope, unwrap
 from .pool import ProjectFactory, default_factory
 from .registry import Operation, Registry, reflect
@@ -137,10 +140,10 @@ def run_work(settings: Settings, work: Work) -> int:
     return out.result(result)
 
 
-def _help(op: Operation) -> str:
+def _help(op: Operation, params: list[click.Parameter]) -> str:
     """The command's help: summary and body rewrapped by Click, example and tips kept as written."""
     parts = [op.doc.summary, op.doc.description]
-    for title, text in (("Example", op.doc.example), ("Tips", op.doc.tips)):
+    for title, text in (("Example", cli_example(op, params)), ("Tips", op.doc.tips)):
         if text:
             indented = "\n".join(f"  {line}" if line else "" for line in text.splitlines())
             parts.append(f"\b\n{title}:\n{indented}")  # \b: Click leaves the paragraph as it is
@@ -177,9 +180,29 @@ def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click
         command_name(op),
         callback=callback,
         params=params,
-        help=_help(op),
+        help=_help(op, params),
         short_help=op.doc.summary or op.title,
     )
+
+
+def cli_example(op: Operation, params: list[click.Parameter]) -> str | None:
+    """The docstring's example (a Python call) as the command line that does the same."""
+    arguments = shown_arguments(op)
+    if arguments is None:
+        return None
+    by_name = {p.name: p for p in params}
+    words = ["preflight", command_name(op)]
+    for name, value in arguments.items():
+        param = by_name.get("project" if name == PROJECT_PATH else name)
+        if isinstance(param, click.Argument):
+            words.append(str(value))
+        elif isinstance(param, click.Option) and param.is_flag:
+            off = param.secondary_opts[0] if param.secondary_opts else None
+            words.extend([param.opts[-1]] if value else [off] if off else [])
+        elif isinstance(param, click.Option):
+            shown = json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+            words.extend([param.opts[-1] if name != PROJECT_PATH else "-C", shown])
+    return shlex.join(words)
 
 
 class _Group(click.Group):

@@ -40,10 +40,11 @@ def _hints(spec: ToolSpec) -> str:
 def mcp_reference(registry: Registry | None = None) -> str:
     """Return the generated tool reference (Markdown): a summary table, then one section per tool."""
     specs = build_tools(registry if registry is not None else reflect(), project_required=False)
-    lines = ["| tool | title | hints |", "|---|---|---|"]
-    lines += [f"| [`{s.name}`](#{s.name}) | {_cell(s.title)} | {_hints(s)} |" for s in specs]
+    lines = ["| tool | group | title | hints |", "|---|---|---|---|"]
+    lines += [f"| [`{s.name}`](#{s.name}) | {s.group} | {_cell(s.title)} | {_hints(s)} |" for s in specs]
     for spec in specs:
-        lines += ["", f"### {spec.name}", "", f"**{spec.title}** ({_hints(spec)})", "", spec.description, ""]
+        head = f"**{spec.title}** (group `{spec.group}`; {_hints(spec)})"
+        lines += ["", f"### {spec.name}", "", head, "", spec.description, ""]
         required = set(spec.input_schema.get("required", []))
         properties = spec.input_schema.get("properties", {})
         if not properties:

@@ -9,8 +9,10 @@ from typing import Any
 
 import msgspec
 
+from ..errors import InputError
 from ..operations import operation_meta
 from .docstrings import parse_docstring
+from .examples import example_arguments
 from .registry import PROGRESS_PARAMETER, RESERVED, default_target, operation_of, public_coroutines
 
 __all__ = ["lint"]
@@ -35,8 +37,11 @@ def _lint_method(where: str, name: str, fn: Callable[..., Any]) -> list[str]:
     doc = parse_docstring(inspect.getdoc(fn))
     if not doc.summary:
         problems.append(f"{where}: no docstring summary")
-    if operation_meta(fn) is None:
+    meta = operation_meta(fn)
+    if meta is None:
         problems.append(f"{where}: no @operation decorator")
+    elif not meta.group:
+        problems.append(f"{where}: no tool group: give @operation(group=...) (e.g. environment, runs, tests)")
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception as exc:  # reported, not raised
@@ -63,7 +68,6 @@ def _lint_method(where: str, name: str, fn: Callable[..., Any]) -> list[str]:
     for documented in doc.args:
         if documented not in exposed and documented != PROGRESS_PARAMETER:
             problems.append(f"{where}: `Args:` documents `{documented}`, which is not a parameter")
-    meta = operation_meta(fn)
     for alias in meta.aliases if meta is not None else ():
         described = parse_docstring(getattr(alias.input_type, "__doc__", None)).args
         try:
@@ -78,6 +82,10 @@ def _lint_method(where: str, name: str, fn: Callable[..., Any]) -> list[str]:
                 problems.append(f"{where}: alias `{alias.name}` field `{field.name}` has no description")
     if not problems:
         op = operation_of(name, fn)
+        try:
+            example_arguments(op)
+        except InputError as exc:
+            problems.append(f"{where}: {exc.message}")
         for label, typ in [
             *((f"`{p.name}`", p.annotation) for p in op.parameters),
             ("the result", op.return_type),

@@ -110,27 +110,83 @@ async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     show_default=True,
     help="Log level (logs go to stderr).",
 )
+@click.option(
+    "--tools",
+    "groups",
+    metavar="GROUPS",
+    default=None,
+    help="Serve only these tool groups, comma-separated (e.g. environment,runs,tests). Default: all.",
+)
+@click.option(
+    "--without",
+    metavar="GROUPS",
+    default=None,
+    help="Leave out these tool groups, comma-separated (e.g. clarify,verify,preflights).",
+)
 @click.version_option(__version__, "--version", "-V", prog_name="preflight-mcp")
 def command(
-    project: str | None, keep_on_exit: bool, allow_verify_command: bool, call_budget: float, log_level: str
+    project: str | None,
+    keep_on_exit: bool,
+    allow_verify_command: bool,
+    call_budget: float,
+    log_level: str,
+    groups: str | None,
+    without: str | None,
 ) -> None:
-    """Serve preflight's tools to an MCP client over stdio (one tool per Project operation)."""
+    """Serve preflight's tools to an MCP client over stdio (one tool per Project operation).
+
+    Each tool belongs to a group (environment, runs, clarify, verify…; `preflights` is the
+    require_clarification and read_architecture alias pair): an agent that only tests can leave
+    the others out. A wrong group name is refused with the list of groups.
+    """
     run_server(
         project=project,
         keep_on_exit=keep_on_exit,
         log_level=log_level,
         allow_verify_command=allow_verify_command,
         call_budget=call_budget,
+        groups=groups,
+        without=without,
     )
 
 
-def run_server(*, project: str | None, keep_on_exit: bool, log_level: str, **options: Any) -> None:
+def run_server(
+    *,
+    project: str | None,
+    keep_on_exit: bool,
+    log_level: str,
+    groups: str | None = None,
+    without: str | None = None,
+    **options: Any,
+) -> None:
     """Configure logging, build the server and serve until the client goes away."""
     configure_logging(log_level)
     from .mcp_server import PreflightMcp
 
+    if groups is not None or without is not None:
+        options["groups"], options["without"] = _chosen_groups(groups, without)
     app = PreflightMcp(default_project=project, keep_on_exit=keep_on_exit, **options)
     anyio.run(serve, app)
+
+
+def _chosen_groups(groups: str | None, without: str | None) -> tuple[list[str] | None, list[str]]:
+    """Check `--tools` and `--without` against the registry's groups (a usage error names them)."""
+    from .registry import reflect
+
+    known = reflect().groups()
+    only = _names(groups, known, "--tools") if groups is not None else None
+    return only, _names(without, known, "--without") if without is not None else []
+
+
+def _names(text: str, known: list[str], option: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        raise click.BadParameter(
+            f"unknown tool group {', '.join(unknown) or '(none given)'}; the groups are: {', '.join(known)}",
+            param_hint=option,
+        )
+    return names
 
 
 def main(argv: list[str] | None = None, prog_name: str | None = None) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import anyio
@@ -27,6 +27,7 @@ from .._version import __version__
 from ..errors import PreflightError
 from ..progress import ProgressEvent, ProgressSink
 from ..tracing import TRACE_PARENT
+from .bounds import bound_reply
 from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .registry import Registry, reflect
@@ -70,6 +71,8 @@ class PreflightMcp:
         keep_on_exit: `shutdown` leaves started environments running.
         allow_verify_command: let `verify` start any `command` (by default it starts only the
             servers a project declares; see `verify_guard`).
+        groups: serve only the tools of these groups (default: every group).
+        without: leave out the tools of these groups.
     """
 
     def __init__(
@@ -82,9 +85,13 @@ class PreflightMcp:
         allow_verify_command: bool = False,
         version: str = __version__,
         call_budget: float = DEFAULT_CALL_BUDGET,
+        groups: Collection[str] | None = None,
+        without: Collection[str] = (),
     ) -> None:
         self.allow_verify_command = allow_verify_command
         self._registry_source = registry if registry is not None else reflect
+        self._groups = frozenset(groups) if groups is not None else None
+        self._without = frozenset(without)
         self._tools: dict[str, ToolSpec] | None = None
         self._listed: types.ListToolsResult | None = None
         self.pool = ProjectPool(factory, default_path=default_project)
@@ -110,8 +117,11 @@ class PreflightMcp:
             source = self._registry_source
             registry = source if isinstance(source, Registry) else source()
             specs = build_tools(registry, project_required=self.pool.default_path is None)
-            self._tools = {spec.name: spec for spec in specs}
+            self._tools = {spec.name: spec for spec in specs if self._serves(spec.group)}
         return self._tools
+
+    def _serves(self, group: str) -> bool:
+        return (self._groups is None or group in self._groups) and group not in self._without
 
     def listing(self) -> types.ListToolsResult:
         """The `tools/list` result (one page, in registry order)."""
@@ -205,7 +215,8 @@ class PreflightMcp:
         if spec.alias is not None:
             reply = msgspec.to_builtins(spec.alias.from_result(result))
             return _structured({"result": reply} if spec.wrapped else reply, is_error=False)
-        return _reply(envelope_of(result), is_error=False)
+        # The SDK returns the whole result; one tool reply carries a bounded one (the artifacts hold all).
+        return _reply(envelope_of(bound_reply(result)), is_error=False)
 
     def _bounded_wait(self, wait: Any) -> str:
         """A tool call never waits past the call budget: past it, the work answers with its runId."""

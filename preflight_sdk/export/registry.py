@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from ..operations import OperationMeta, operation_meta
+from ..operations import OperationMeta, operation_meta, public_members
 from .arguments import Parameter, arguments_struct, convert_arguments
 from .docstrings import Docstring, parse_docstring
 
@@ -77,11 +77,15 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
         """
         return convert_arguments(data, self.arguments, self.parameters, operation=self.name)
 
-    def described(self) -> str:
-        """Return the description an agent reads: summary, body, example and tips (no `Args:`)."""
+    def described(self, example: str | None = None) -> str:
+        """Return the description an agent reads: summary, body, example and tips (no `Args:`).
+
+        `example` is the example as this face shows it (the MCP face: tool arguments as JSON);
+        without one, none is shown (the docstring's is a Python call).
+        """
         parts = [self.doc.summary, self.doc.description]
-        if self.doc.example:
-            parts.append("Example:\n" + _indent(self.doc.example))
+        if example:
+            parts.append(f"Example: {example}")
         if self.doc.tips:
             parts.append("Tips:\n" + _indent(self.doc.tips))
         return "\n\n".join(part for part in parts if part)
@@ -96,6 +100,11 @@ class Registry(msgspec.Struct, frozen=True, kw_only=True):
     def get(self, name: str) -> Operation | None:
         """Return the operation with this method name."""
         return next((op for op in self.operations if op.name == name), None)
+
+    def groups(self) -> list[str]:
+        """The tool groups of the operations and their aliases, in order of first appearance."""
+        found = [g for op in self.operations for g in (op.meta.group, *(a.group for a in op.meta.aliases))]
+        return list(dict.fromkeys(g for g in found if g))
 
     def __iter__(self) -> typing.Iterator[Operation]:
         return iter(self.operations)
@@ -115,23 +124,33 @@ def reflect(target: type | None = None) -> Registry:
 
 @functools.cache
 def _reflect(target: type) -> Registry:
+    extra = _face_aliases(target)
+    operations = (operation_of(name, fn) for name, fn in public_coroutines(target))
     return Registry(
-        target=target, operations=tuple(operation_of(name, fn) for name, fn in public_coroutines(target))
+        target=target,
+        operations=tuple(
+            msgspec.structs.replace(
+                op, meta=msgspec.structs.replace(op.meta, aliases=(*op.meta.aliases, *extra[op.name]))
+            )
+            if op.name in extra
+            else op
+            for op in operations
+        ),
     )
 
 
+def _face_aliases(target: type) -> dict[str, tuple[Any, ...]]:
+    """Alias tools the MCP face adds to `target`'s operations, by operation name (`Project`'s only)."""
+    if target is not default_target():
+        return {}
+    from .seed_aliases import SEED_ALIASES
+
+    return SEED_ALIASES
+
+
 def public_coroutines(target: type) -> list[tuple[str, Callable[..., Any]]]:
-    """Public `async def` methods in definition order (base classes first)."""
-    found: dict[str, Callable[..., Any]] = {}
-    for klass in reversed(target.__mro__):
-        if klass is object:
-            continue
-        for name, member in vars(klass).items():
-            found.pop(name, None)  # an override replaces (or hides) the base class member
-            plain = not isinstance(member, (staticmethod, classmethod, property)) and callable(member)
-            if not name.startswith("_") and plain and inspect.iscoroutinefunction(inspect.unwrap(member)):
-                found[name] = member
-    return list(found.items())
+    """Public `async def` methods in definition order (base classes first): the operations."""
+    return [(m.name, m.function) for m in public_members(target) if m.kind == "coroutine"]
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:

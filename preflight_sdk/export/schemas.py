@@ -21,6 +21,7 @@ from ..operations import AliasSpec
 from ..results.envelope import Envelope
 from .arguments import Parameter, arguments_struct, convert_arguments, decode_arguments
 from .docstrings import parse_docstring
+from .examples import mcp_example
 from .registry import Operation, Registry
 
 __all__ = ["CONFIG_FILE_OPERATIONS", "TOOL_PREFIX", "ToolSpec", "build_tools"]
@@ -34,11 +35,9 @@ _ENVELOPE: Any = Envelope
 _ANNOTATED: Any = Annotated
 PROJECT_PATH = "project_path"
 CONFIG_FILE = "config_file"
-_PROJECT_HELP = (
-    "Path of the project directory holding e2e.yaml (or of the config file itself); absolute, or "
-    "relative to the server's working directory."
-)
-_CONFIG_HELP = "Config file to load instead of e2e.yaml / e2e.yml, relative to projectPath."
+# Repeated in every tool's schema, which a model reads on every turn: short.
+_PROJECT_HELP = "Project directory holding e2e.yaml (or that file); relative to the server's directory."
+_CONFIG_HELP = "Config file instead of e2e.yaml, relative to projectPath."
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,6 +55,7 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
         parameters: the accepted arguments (for error messages).
         alias: the alias spec, for alias tools.
         wrapped: the reply is wrapped as `{"result": …}` (a non-object alias reply).
+        group: the tool group (its operation's, or the alias's own).
     """
 
     name: str
@@ -72,6 +72,7 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
     parameters: tuple[Parameter, ...]
     alias: AliasSpec | None = None
     wrapped: bool = False
+    group: str = ""
 
     def convert(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """Validate the call's arguments; return them by Python name (INVALID_INPUT on error)."""
@@ -113,7 +114,7 @@ def _operation_tool(op: Operation, *, project_required: bool) -> ToolSpec:
     return ToolSpec(
         name=f"{TOOL_PREFIX}{op.name}",
         title=op.title,
-        description=op.described(),
+        description=op.described(mcp_example(op)),
         input_schema=input_schema(arguments),
         output_schema=output_schema(_ENVELOPE[op.return_type]),
         read_only=op.meta.read_only,
@@ -123,6 +124,7 @@ def _operation_tool(op: Operation, *, project_required: bool) -> ToolSpec:
         operation=op,
         arguments=arguments,
         parameters=parameters,
+        group=op.meta.group,
     )
 
 
@@ -139,7 +141,7 @@ def _project_parameter(*, required: bool) -> Parameter:
         name=PROJECT_PATH,
         wire_name="projectPath",
         annotation=str | None,
-        description=_PROJECT_HELP + " Default: the project the server was started with (--project).",
+        description=_PROJECT_HELP + " Default: the server's --project.",
         required=False,
         default=None,
     )
@@ -185,20 +187,39 @@ def _alias_tool(op: Operation, alias: AliasSpec) -> ToolSpec:
         parameters=parameters,
         alias=alias,
         wrapped=wrapped,
+        group=alias.group or op.meta.group,
     )
 
 
 def input_schema(arguments: Any) -> dict[str, Any]:
     """Return the object-rooted input schema of an argument Struct.
 
-    The root's title and description are dropped: they repeat the tool's name and description.
+    A model reads it on every turn, so what says nothing is left out: the root's description (it
+    repeats the tool's), titles (they repeat the names), `"default": null` (an absent optional
+    argument is null) and an empty `required`.
     """
-    schema: dict[str, Any] = _type_lists(_clean(inline_root(msgspec.json.schema(arguments))))
-    schema.pop("title", None)
+    schema: dict[str, Any] = _quiet(_type_lists(_clean(inline_root(msgspec.json.schema(arguments)))))
     schema.pop("description", None)
     if schema.get("type") == "object":
         schema.setdefault("properties", {})
     return schema
+
+
+def _quiet(node: Any) -> Any:
+    """Drop the keywords of a schema that tell a reader nothing (see `input_schema`)."""
+    if isinstance(node, list):
+        return [_quiet(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" or (key == "default" and value is None) or (key == "required" and value == []):
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: _quiet(item) for name, item in value.items()}  # keys are names here
+        else:
+            out[key] = _quiet(value)
+    return out
 
 
 def output_schema(typ: Any) -> dict[str, Any]:

@@ -12,12 +12,17 @@ from ..verify.spec import ExpectedTool
 from .registry import reflect
 from .schemas import build_tools
 
-__all__ = ["self_check_command", "self_check_tools"]
+__all__ = ["self_check_command", "self_check_target", "self_check_tools"]
 
 
 def self_check_command(project: str) -> list[str]:
     """Return the argv that starts this installation's `preflight-mcp` on `project`."""
     return [sys.executable, "-m", "preflight_sdk.mcp", "--project", project]
+
+
+def self_check_target(project: str) -> tuple[list[str], list[ExpectedTool]]:
+    """The command and expected tools of `verify(self_check=True)` (plugged into `plugs.self_check`)."""
+    return self_check_command(project), self_check_tools()
 
 
 def self_check_tools() -> list[ExpectedTool]:

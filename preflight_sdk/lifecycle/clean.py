@@ -13,17 +13,17 @@ from contextlib import contextmanager
 import anyio
 
 from ..config.loader import find_config
-from ..engine.base import ContainerInfo, NetworkInfo
+from ..engine.base import ContainerInfo, NetworkInfo, RemoveOutcome
 from ..errors import ConfigError, PreflightError
 from ..results.lifecycle import CleanAction, CleanResult
-from .context import LABEL_ROOT, ProjectContext
+from .context import LABEL_MANAGED, LABEL_ROOT, ProjectContext
 from .specs import network_name
 from .state import read_state, remove_state
 
 __all__ = ["clean", "clean_on_exit", "first_error", "remove_labelled"]
 
 
-async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
+async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> CleanResult:
     """Remove the project's environment (see `Project.clean`)."""
     root = await _root(ctx)
     session = ctx.session or await anyio.to_thread.run_sync(read_state, root)
@@ -40,6 +40,7 @@ async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
         main = next((n for n in networks if n.name == wanted), CleanAction(name=wanted, action="not_found"))
     elif networks:
         main = networks[0]
+    images_removed = await remove_images(ctx, root) if images else []
     removed = await anyio.to_thread.run_sync(remove_state, root)
     ctx.state_file_removed()
     if ctx.session is not None:
@@ -51,6 +52,7 @@ async def clean(ctx: ProjectContext, *, force: bool) -> CleanResult:
         network=main,
         networks=networks,
         session_removed=removed,
+        images=images_removed,
     )
 
 
@@ -79,6 +81,11 @@ async def remove_labelled(
     engine = ctx.engine
     found: list[ContainerInfo] = []
     nets: list[NetworkInfo] = []
+    early: list[RemoveOutcome] = []
+    # The containers this process knows it started are removed at once, while Docker is asked
+    # for everything labelled with the checkout (what a killed process left behind): the listing
+    # is then off clean's critical path.
+    known = [c.id for c in ctx.session.containers] if force and ctx.session is not None else []
 
     async def containers_of() -> None:
         found.extend(await engine.list_containers(labels, detail=False))
@@ -86,21 +93,34 @@ async def remove_labelled(
     async def networks_of() -> None:
         nets.extend(await engine.list_networks(labels))
 
+    async def remove_known() -> None:
+        early.extend(await engine.remove_containers(known, force=True))
+
     with first_error():
         async with anyio.create_task_group() as tg:
             tg.start_soon(containers_of)
             tg.start_soon(networks_of)
+            if known:
+                tg.start_soon(remove_known)
     containers: list[CleanAction] = []
-    if found:
+    if found or early:
         running = {c.id for c in found if c.running}
+        if known and ctx.session is not None and ctx.session.state == "running":
+            # Removed before the listing saw it: a service of a running session was running.
+            listed = {c.id for c in found}
+            running |= {c.id for c in ctx.session.containers if c.kind != "job" and c.id not in listed}
         names = {c.id: c.name for c in found}
+        names.update({c.id: c.name for c in ctx.session.containers} if known and ctx.session else {})
+        done = {o.ref for o in early}
+        rest = [c.id for c in found if c.id not in done]
         if force:
-            outcomes = await engine.remove_containers([c.id for c in found], force=True)
+            outcomes = [o for o in early if o.action != "not_found" or o.ref in names]
+            outcomes += await engine.remove_containers(rest, force=True) if rest else []
         else:
-            outcomes = await _stop_then_remove(
-                ctx, [c.id for c in found if c.id in running], [c.id for c in found]
-            )
+            outcomes = await _stop_then_remove(ctx, [c for c in rest if c in running], rest)
         for outcome in outcomes:
+            if outcome.action == "not_found" and outcome.ref not in {c.id for c in found}:
+                continue  # known from memory but already gone: nothing of it was left to clean
             action = outcome.action
             if action == "removed" and outcome.ref in running and force:
                 action = "force_removed"
@@ -112,6 +132,14 @@ async def remove_labelled(
         for o in await engine.remove_networks([n.name for n in nets if n.name != keep_network])
     ]
     return containers, network_actions
+
+
+async def remove_images(ctx: ProjectContext, root: str) -> list[CleanAction]:
+    """Remove the images built by this checkout (labelled with its root at build time)."""
+    found = await ctx.engine.list_images({LABEL_MANAGED: "true", LABEL_ROOT: root})
+    names = {image.id: ", ".join(image.tags) or image.id for image in found}
+    outcomes = await ctx.engine.remove_images([image.id for image in found])
+    return [CleanAction(name=names.get(o.ref, o.ref), action=o.action, error=o.error) for o in outcomes]
 
 
 @contextmanager

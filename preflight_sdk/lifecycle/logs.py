@@ -7,6 +7,7 @@ from contextlib import aclosing
 from datetime import datetime
 
 import anyio
+import msgspec
 
 from ..durations import parse_duration, parse_since
 from ..engine.base import ContainerInfo
@@ -15,9 +16,12 @@ from ..progress import Reporter
 from ..results.lifecycle import LogLine, LogsResult
 from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
 
-__all__ = ["find_container", "follow", "logs"]
+__all__ = ["MAX_LINE_BYTES", "MAX_REPLY_BYTES", "bound_lines", "find_container", "follow", "logs"]
 
 _MAX_LINES = 10_000
+MAX_LINE_BYTES = 16 * 1024  # one line's text in a reply (Docker's own fragment size)
+MAX_REPLY_BYTES = 256 * 1024  # all the lines' text in a reply
+_ERROR_LINES = 20
 
 
 async def find_container(ctx: ProjectContext, name: str) -> ContainerInfo:
@@ -74,6 +78,7 @@ async def logs(
                     continue  # already in the tail
                 entries.append(line)
                 reporter.log(line.text, scope=container)
+    kept, truncated = bound_lines(entries)
     if not info.running and not follow_for:
         raise EnvironmentError_(
             f"container `{container}` is not running ({info.status}"
@@ -85,16 +90,35 @@ async def logs(
                 "container": info.name,
                 "containerStatus": info.status,
                 "exitCode": info.exit_code,
-                "lines": [_text(line) for line in entries],
+                "lines": [line.text for line in kept[-_ERROR_LINES:]],
             },
         )
     return LogsResult(
         container=container,
-        lines=[_text(line) for line in entries],
-        line_count=len(entries),
+        lines=kept,
+        line_count=len(kept),
         container_status=info.status,
-        entries=entries,
+        truncated=truncated,
     )
+
+
+def bound_lines(lines: list[LogLine]) -> tuple[list[LogLine], bool]:
+    """Keep the newest lines within the reply budget, each cut to the line budget; say whether any was."""
+    kept: list[LogLine] = []
+    total = 0
+    truncated = False
+    for line in reversed(lines):
+        size = len(line.text.encode("utf-8", "replace"))
+        if size > MAX_LINE_BYTES:
+            text = line.text.encode("utf-8", "replace")[:MAX_LINE_BYTES].decode("utf-8", "ignore")
+            line = msgspec.structs.replace(line, text=f"{text}… ({size - MAX_LINE_BYTES} more bytes)")
+            size = MAX_LINE_BYTES
+            truncated = True
+        if total + size > MAX_REPLY_BYTES:
+            return kept[::-1], True
+        kept.append(line)
+        total += size
+    return kept[::-1], truncated
 
 
 async def follow(
@@ -104,10 +128,6 @@ async def follow(
     async with aclosing(ctx.engine.follow_logs(container_id, since=since)) as stream:
         async for line in stream:
             yield line
-
-
-def _text(line: LogLine) -> str:
-    return line.text
 
 
 def follow_seconds(value: str | None) -> float | None:

@@ -19,12 +19,13 @@ import msgspec
 from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..durations import parse_duration
 from ..engine.base import ContainerSpec
+from ..engine.probe import Prober
 from ..errors import EnvironmentError_, PreflightError, StateError
 from ..progress import Reporter
 from ..results.lifecycle import NetworkSetup, PortMapping, Readiness, ServiceSetup, SetupResult
 from .clean import remove_labelled, stop_mocks
 from .context import LABEL_ROOT, ProjectContext
-from .health import NetworkProber, ProbePlan, Prober, wait_docker_healthy, wait_ready
+from .health import ProbePlan, wait_docker_healthy, wait_ready
 from .mockhost import mock_records, start_mocks
 from .ports import check_host_ports
 from .signals import terminate_as_interrupt
@@ -170,7 +171,7 @@ async def start_services(
     exited: dict[str, anyio.Event] = {}
     dead: set[str] = set()
     results: dict[str, ServiceSetup] = {}
-    prober: Prober = getattr(ctx.engine, "prober", None) or NetworkProber()
+    prober: Prober = ctx.engine.prober
     host = ctx.mocks
     mocks = {
         name: host.port(name) if host is not None else mock.port for name, mock in loaded.config.mocks.items()

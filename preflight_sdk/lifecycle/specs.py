@@ -18,7 +18,7 @@ from ..durations import parse_duration
 from ..engine.base import BuildSpec, ContainerSpec, HealthSpec
 from ..errors import EnvironmentError_
 from ..templates import render
-from .context import LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
+from .context import LABEL_MANAGED, LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
 
 __all__ = [
     "build_spec",
@@ -98,7 +98,8 @@ def build_spec(loaded: LoadedConfig, service: ServiceConfig, *, no_cache: bool) 
         args={key: _text(value) for key, value in service.build.args.items()},
         no_cache=no_cache,
         target=service.build.target,
-        labels={"preflight.project": slug(loaded.project_name)},
+        # The checkout's root lets `clean(images=True)` find what this checkout built.
+        labels={LABEL_MANAGED: "true", LABEL_PROJECT: slug(loaded.project_name), LABEL_ROOT: loaded.root},
     )
 
 

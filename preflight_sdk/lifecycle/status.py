@@ -25,7 +25,6 @@ from ..results.lifecycle import (
 )
 from .clean import first_error
 from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
-from .health import NetworkProber
 from .mockhost import ensure_mocks
 from .specs import network_name
 
@@ -193,7 +192,7 @@ async def _health(
         return "unhealthy" if check else "none"
     if check is None or (check.path is None and check.tcp is None):
         return info.health
-    prober = getattr(ctx.engine, "prober", None) or NetworkProber()
+    prober = ctx.engine.prober
     mapping = {p.container: p.host for p in info.ports}
     if check.path is not None:
         port = mapping.get(check.port or min(mapping, default=0), 0)

@@ -8,6 +8,9 @@ operators), first match in file order. Answers may be templated per request, pla
 Every request is journaled; `GET /_mock/requests` and `MockHost.requests` return it.
 
 Importing this package starts nothing and imports neither uvicorn nor httpx.
+
+Layer: an area. Owns the mock servers, matching, templating and the journal. May import config
+and the core; never a face.
 """
 
 from __future__ import annotations

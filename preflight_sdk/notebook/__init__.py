@@ -9,6 +9,9 @@ r = await project.clarify("Add authentication")   # shows a form; Submit continu
 ```
 
 This package is the only one importing ipywidgets; `import preflight_sdk` does not import it.
+
+Layer: a face (the top). Owns everything ipywidgets: live progress, result views, the
+clarification form. May import anything below; nothing below imports it.
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..progress import ProgressEvent, in_kernel
+from ..display.kernel import in_kernel
+from ..progress import ProgressEvent
 
 __all__ = ["LOG_LINES", "LiveView", "live_sink"]
 

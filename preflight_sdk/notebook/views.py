@@ -230,7 +230,7 @@ def clarify_view(result: ClarifyResult) -> Any:
     then lists the files written. A completed result, or one decoded from JSON (whose session
     this process cannot continue), shows the static HTML: the questions, or the files with links.
     """
-    from ..clarify.widgets import form_for
+    from .clarify_form import form_for
 
     form = form_for(result)
     if form is not None:

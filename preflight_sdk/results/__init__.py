@@ -1,4 +1,8 @@
-"""Result Structs returned by `Project` operations, and the envelope that wraps them on the wire."""
+"""Result Structs returned by `Project` operations, and the envelope that wraps them on the wire.
+
+Layer: the core (the bottom). Plain Structs every layer may use; imports nothing of preflight but
+the rest of the core (`errors`, `assertions`, `plugs`).
+"""
 
 from __future__ import annotations
 

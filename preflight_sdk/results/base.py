@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from ..plugs import plugs
+
 __all__ = ["Result"]
 
 
@@ -36,7 +38,8 @@ class Result(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
         raw = msgspec.json.encode(self)
         return msgspec.json.format(raw, indent=indent).decode() if indent else raw.decode()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from ..display import render_html, render_text  # lazy: display is only needed in notebooks
-
-        return {"text/plain": render_text(self), "text/html": render_html(self)}
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        # Rendering is the display face's (installed in `plugs` by the package root).
+        if plugs.render is None:
+            return {"text/plain": f"{type(self).__name__} {self.to_json(indent=2)}"}
+        return plugs.render(self)

@@ -288,13 +288,17 @@ class LogLine(_Part, frozen=True, kw_only=True):
 
 
 class LogsResult(Result, frozen=True, kw_only=True):
-    """A container's recent output: stdout and stderr interleaved by time."""
+    """A container's recent output: stdout and stderr in the daemon's time order.
+
+    Each line is whole (Docker's 16 KB fragments joined) and comes once, with its stream and
+    timestamp. `truncated` says lines were left out or cut to keep the reply bounded.
+    """
 
     container: str
-    lines: list[str]
+    lines: list[LogLine]
     line_count: int
     container_status: ContainerStatus
-    entries: list[LogLine] = msgspec.field(default_factory=list)
+    truncated: bool = False
 
 
 # -- clean ------------------------------------------------------------------------------------
@@ -316,3 +320,4 @@ class CleanResult(Result, frozen=True, kw_only=True):
     network: CleanAction | None
     networks: list[CleanAction]
     session_removed: bool
+    images: list[CleanAction] = msgspec.field(default_factory=list)

@@ -16,8 +16,8 @@ import anyio
 from ..assertions import AssertionResult, check, compare_count
 from ..config.testfile import ExecStep, FileStep, PortStep, ProcessStep, WaitForPort, WaitHealthy
 from ..durations import parse_duration
+from ..engine.probe import NetworkProber
 from ..errors import PreflightError
-from ..lifecycle.health import NetworkProber
 from .environment import RunEnvironment
 from .outcome import StepOutcome
 

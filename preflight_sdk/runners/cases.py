@@ -144,7 +144,7 @@ def _compact(report: DiagnosticReport) -> DiagnosticReport:
     """Shrink a complete report to the result's limits: fewer items, and each item cut short.
 
     Cutting only the lists is not enough: one 20,000-character mock body or log line would make
-    the failure too big, and `bound_result` would then drop the detail of the whole failure.
+    the failure too big, and the MCP face's reply bound would then drop the detail of the whole failure.
     """
     logs = [
         ContainerLogInfo(

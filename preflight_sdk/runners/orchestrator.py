@@ -30,7 +30,6 @@ from ..lifecycle.mockhost import ensure_mocks
 from ..progress import Reporter
 from ..redaction import Redactor, redact_failure
 from ..results.run import CaseResult, RunResult, SuiteResult, Totals
-from .bounds import BUDGET_CHARS, bound_result
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
@@ -126,9 +125,7 @@ async def run_suites(
         plan.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {key: redact_failure(f, loaded.redactor) for key, f in run.full_failures.items()}
     cancelled = stop.cancelled_caught or plan.cancel_requested
-    result = partial_result(plan, status="cancelled" if cancelled else None)
-    reserve = _listing_size(Path(loaded.root), plan.run_id, list(run.full_failures))
-    return bound_result(result, BUDGET_CHARS - reserve)
+    return partial_result(plan, status="cancelled" if cancelled else None)
 
 
 def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
@@ -165,14 +162,6 @@ def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
         if status == "cancelled" and run is not None:
             run.log.record("SUITE_FINISHED", suite=suite.id, status="cancelled")
     return _assemble(plan, ordered, status)
-
-
-def _listing_size(root: Path, run_id: str, failure_ids: list[str]) -> int:
-    """About how many JSON characters the artifact entries of a run will take in its result."""
-    folder = len(str(root / ".preflight" / "runs" / run_id))
-    names = ["report.json", "junit.xml", "events.ndjson", *(f"cases/{i}.json" for i in failure_ids)]
-    # {"name":"…","path":"<folder>/…","sha256":"<64 hex>","size":123456,"contentType":"…"}, plus a comma
-    return sum(2 * len(name) + folder + 140 for name in names)
 
 
 def select_suites(loaded: LoadedConfig, suite_ids: list[str] | None) -> list[SuiteConfig]:

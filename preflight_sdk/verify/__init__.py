@@ -8,6 +8,10 @@ print(result.status, result.summary)
 ```
 
 Importing this package is cheap: the MCP client and jsonschema are loaded when `verify` runs.
+
+Layer: an area. Owns verifying an MCP server as a client (the `mcp` client, never `mcp.server`)
+and the `VerifyResult` data; how it reads is the display face's. May import the engine (its
+process helpers), config and the core; never a face.
 """
 
 from __future__ import annotations
@@ -20,8 +24,6 @@ from .result import (
     ToolReport,
     VerifyResult,
     VerifySummary,
-    render_html,
-    render_text,
 )
 from .spec import ExpectedTool
 
@@ -33,7 +35,5 @@ __all__ = [
     "ToolReport",
     "VerifyResult",
     "VerifySummary",
-    "render_html",
-    "render_text",
     "verify",
 ]

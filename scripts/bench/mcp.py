@@ -12,8 +12,13 @@ measured path), in the same run and interleaved so that machine noise hits both 
 - cheap call: `preflight_init` on a project already loaded (a tiny e2e.yaml) against the floor's
   no-op tool, `--calls` round trips (p50, p99).
 
-Targets: start within 1.2x the floor, tools/list and cheap calls within 1.5x. `--update-docs`
-rewrites the "## MCP server" section of docs/performance.md with the numbers of this run.
+It also prints what the tool list costs an agent: the bytes of tools/list as a model reads it
+(each tool's name, description and inputSchema, compact JSON: what sits in its context on every
+turn), per tool and in all, next to the whole answer's size.
+
+Targets: start within 1.2x the floor, tools/list and cheap calls within 1.5x, the list as a model
+reads it at most 32,000 bytes. `--update-docs` rewrites the "## MCP server" section of
+docs/performance.md with the numbers of this run.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ INTRO = (
     "beat (the same work done by the bare library underneath), produced by the scripts under "
     "`scripts/bench/`.\n\n"
 )
+MODEL_BUDGET = 32_000  # bytes of tools/list as a model reads it, the tools added by every group included
 TARGETS = {
     "start": 1.2,
     "tools/list": 1.5,
@@ -163,6 +169,30 @@ def round_trips(
     return timings
 
 
+def model_bytes(tool: dict[str, Any]) -> int:
+    """What a model reads of one tool: name, description and input schema, as compact JSON."""
+    read = {key: tool[key] for key in ("name", "description", "inputSchema") if key in tool}
+    return len(json.dumps(read, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def list_cost(tools: list[dict[str, Any]]) -> tuple[list[str], bool]:
+    """Lines describing the size of the tool list, and whether it is within the model budget."""
+    per_tool = sorted(((model_bytes(t), t["name"]) for t in tools), reverse=True)
+    read = sum(size for size, _ in per_tool)
+    full = len(json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False).encode())
+    ok = read <= MODEL_BUDGET
+    lines = [
+        f"tools/list as a model reads it: {read:,} bytes for {len(tools)} tools "
+        f"({read // max(1, len(tools)):,} a tool; budget {MODEL_BUDGET:,} {'✓' if ok else '✗'}); "
+        f"in full (output schemas and annotations too): {full:,} bytes.",
+        "",
+        "| tool | bytes a model reads |",
+        "|---|---|",
+        *(f"| `{name}` | {size:,} |" for size, name in per_tool),
+    ]
+    return lines, ok
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
@@ -200,9 +230,11 @@ def main() -> int:
         for server in (floor, preflight, layer):
             server.handshake()
         sizes = {}
+        listed: list[dict[str, Any]] = []
         for name, server in (("floor", floor), ("preflight", preflight)):
-            server.request("tools/list")
+            answer = server.request("tools/list")
             sizes[name] = server.last_size
+            listed = answer["result"]["tools"]
         lists = round_trips(
             {"floor": (floor, "tools/list", None), "preflight": (preflight, "tools/list", None)}, args.calls
         )
@@ -258,6 +290,10 @@ def main() -> int:
         f"tools/list answers are {sizes['floor']:,} bytes (floor, one tool) and {sizes['preflight']:,} bytes "
         "(preflight); the difference is encoding, piping and decoding that much JSON."
     )
+    cost, within = list_cost(listed)
+    if not within:
+        failed.append("tools/list as a model reads it")
+    table += ["", *cost]
     print("\n".join(table))
     if args.update_docs:
         update_docs(table, args)
@@ -291,7 +327,7 @@ def update_docs(table: list[str], args: argparse.Namespace) -> None:
         text = text.rstrip("\n") + "\n\n" + section
     else:
         end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
+        text = text[:start] + section + ("\n" + text[end + 1 :] if end != -1 else "")
     DOC.write_text(text, encoding="utf-8")
 
 

@@ -33,7 +33,7 @@ class Instant:
     def __init__(self, path: str, config_file: str | None) -> None:
         self.path = path
 
-    @operation(title="Load the project", idempotent=True)
+    @operation(title="Load the project", idempotent=True, group="environment")
     async def init(self) -> Loaded:
         """Return at once."""
         return Loaded(project_name="bench")

@@ -87,7 +87,9 @@ async def test_an_agent_drives_the_shop_example_from_init_to_clean(tmp_path: Pat
     assert replies["run"]["runId"] == run["runId"]
     assert replies["status"]["data"]["state"] == "running"
     assert {s["name"]: s["status"] for s in replies["status"]["data"]["services"]}["orders"] == "running"
-    assert any("orders listening on 8000" in line for line in replies["logs"]["data"]["lines"])
+    assert any(
+        "orders listening on 8000" in line for line in (x["text"] for x in replies["logs"]["data"]["lines"])
+    )
     charges = [r for r in replies["mock_requests"]["data"]["mocks"][0]["requests"] if r["path"] == "/charges"]
     assert [r["status"] for r in charges][:2] == [503, 201]
     assert charges[0]["body"] == {"amount": 25, "sku": "book"}

@@ -57,7 +57,7 @@ async def test_two_services_built_set_up_and_talking_by_network_alias(
         assert all(p.accessible for s in status.services for p in s.ports)
         assert {s.health for s in status.services} == {"healthy"}
         logs = await project.logs("backend")
-        assert "backend listening on 8000" in logs.lines
+        assert "backend listening on 8000" in [line.text for line in logs.lines]
         containers, networks = labelled(root)
         assert len(containers) == 2 and len(networks) == 1
     # leaving the `async with` cleaned everything this object started
@@ -326,9 +326,9 @@ async def test_followed_logs_keep_each_line_s_stream_and_order(project_dir: Call
         assert outs == [f"out {i}" for i in range(1, len(outs) + 1)], "in order, none lost"
 
         followed = await project.logs("talker", lines=1, follow_for="1s")
-        streams = {entry.stream for entry in followed.entries}
+        streams = {entry.stream for entry in followed.lines}
         assert streams == {"stdout", "stderr"}
-        assert len(followed.entries) > 10, "a second of new lines was collected"
+        assert len(followed.lines) > 10, "a second of new lines was collected"
         for stream in ("stdout", "stderr"):
-            stamps = [entry.timestamp for entry in followed.entries if entry.stream == stream]
+            stamps = [entry.timestamp for entry in followed.lines if entry.stream == stream]
             assert stamps == sorted(stamps), stream

@@ -10,11 +10,11 @@ import msgspec
 import pytest
 
 from preflight_sdk.clarify import ClarifyResult, clarify, read_architecture
-from preflight_sdk.clarify import results as clarify_results
 from preflight_sdk.clarify.origin import origin_of
-from preflight_sdk.clarify.widgets import ClarifyForm, clarify_form, form_for
+from preflight_sdk.display import kernel
 from preflight_sdk.errors import PreflightError
 from preflight_sdk.notebook import view
+from preflight_sdk.notebook.clarify_form import ClarifyForm, clarify_form, form_for
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -128,7 +128,7 @@ async def test_in_a_kernel_the_result_displays_as_its_form(
     first = await clarify(repo, "Add authentication")
     outside = first._repr_mimebundle_()
     assert WIDGET_VIEW not in outside and "<ol>" in outside["text/html"]
-    monkeypatch.setattr(clarify_results, "in_kernel", lambda: True)
+    monkeypatch.setattr(kernel, "in_kernel", lambda: True)
     bundle = first._repr_mimebundle_()
     form = form_for(first)
     assert form is not None and bundle[WIDGET_VIEW]["model_id"] == form.widget.model_id

@@ -15,17 +15,20 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk.engine.base import BuildSpec, RemoveOutcome
-from preflight_sdk.engine.docker import DockerEngine, _removal_outcomes
+from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.errors import DAEMON_HINT, translate
 from preflight_sdk.engine.inspect import (
     docker_time,
-    merge_log_streams,
     normalise_timestamp,
     parse_log_line,
     parse_time,
 )
-from preflight_sdk.engine.process import Completed
+from preflight_sdk.engine.inspect import (
+    merge_log_streams as merge,
+)
+from preflight_sdk.engine.outcomes import removal_outcomes
 from preflight_sdk.errors import PreflightError
+from preflight_sdk.results.lifecycle import LogLine
 
 # -- daemon down ---------------------------------------------------------------------------------
 
@@ -167,8 +170,24 @@ RUNNING_ID = "1212f3b21c9b58184fe1ef569059d68c71912d1c81c86deab4379ebabaa65c2f"
 OTHER_ID = "845f75adfe2db5c2c2671c9d4a7fdee4ae0d1c9a6c16d2125415ca4a71d01f4a"
 
 
-def _done(returncode: int, stdout: str = "", stderr: str = "") -> Completed:
-    return Completed(returncode=returncode, stdout=stdout, stderr=stderr)
+def _done(returncode: int, stdout: str = "", stderr: str = "") -> tuple[str, str, int]:
+    return stdout, stderr, returncode
+
+
+def _removal_outcomes(refs: list[str], done: tuple[str, str, int]) -> list[RemoveOutcome]:
+    return removal_outcomes(refs, *done, action="remove containers")
+
+
+def merge_log_streams(stdout: str, stderr: str) -> list[LogLine]:
+    """Merge as python-on-whales hands the lines over: each stream's lines in order, the
+    streams one after the other (two reader threads: their relative order is arbitrary)."""
+    pieces = [
+        (stream, part.encode() + b"\n")
+        for stream, text in (("stdout", stdout), ("stderr", stderr))
+        for part in text.split("\n")[:-1]
+    ]
+    lines, _ = merge(pieces)
+    return lines
 
 
 def test_rm_reports_each_container_removed_running_or_missing() -> None:
@@ -182,7 +201,7 @@ def test_rm_reports_each_container_removed_running_or_missing() -> None:
             "Error response from daemon: No such container: nosuch-x\n"
         ),
     )
-    outcomes = _removal_outcomes([RUNNING_ID, OTHER_ID, "nosuch-x"], done, missing=("No such container",))
+    outcomes = _removal_outcomes([RUNNING_ID, OTHER_ID, "nosuch-x"], done)
     assert outcomes == [
         RemoveOutcome(
             ref=RUNNING_ID,
@@ -199,7 +218,7 @@ def test_rm_f_of_a_missing_container_is_not_found_even_with_exit_status_0() -> N
     # The docker 28 client exits 0 for `rm -f` of a missing container; 20.10 exits 1.
     for code in (0, 1):
         done = _done(code, stderr="Error response from daemon: No such container: pf-x-1a2b3c-api\n")
-        assert _removal_outcomes(["pf-x-1a2b3c-api"], done, missing=("No such container",)) == [
+        assert _removal_outcomes(["pf-x-1a2b3c-api"], done) == [
             RemoveOutcome(ref="pf-x-1a2b3c-api", action="not_found")
         ]
 
@@ -216,7 +235,7 @@ def test_network_rm_outcomes_missing_in_use_and_removed() -> None:
         ),
     )
     names = ["pf-x-aaaaaa", "pf-x-bbbbbb", "pf-x-cccccc", "pf-x-dddddd"]
-    outcomes = _removal_outcomes(names, done, missing=("No such network", "not found"))
+    outcomes = _removal_outcomes(names, done)
     assert [(o.ref, o.action) for o in outcomes] == [
         ("pf-x-aaaaaa", "removed"),
         ("pf-x-bbbbbb", "not_found"),
@@ -231,21 +250,21 @@ def test_network_rm_outcomes_missing_in_use_and_removed() -> None:
 
 def test_a_failure_that_names_no_ref_is_reported_as_failed_not_removed() -> None:
     done = _done(1, stderr="Error response from daemon: removal of container is already in progress\n")
-    assert _removal_outcomes(["abc"], done, missing=("No such container",)) == [
+    assert _removal_outcomes(["abc"], done) == [
         RemoveOutcome(
             ref="abc",
             action="failed",
             error="Error response from daemon: removal of container is already in progress",
         )
     ]
-    assert _removal_outcomes(["abc"], _done(1), missing=()) == [
+    assert _removal_outcomes(["abc"], _done(1)) == [
         RemoveOutcome(ref="abc", action="failed", error="docker rm failed")
     ]
 
 
 def test_rm_while_the_daemon_is_down_raises_docker_error() -> None:
     with pytest.raises(PreflightError) as caught:
-        _removal_outcomes(["abc"], _done(1, stderr=DAEMON_DOWN_20), missing=("No such container",))
+        _removal_outcomes(["abc"], _done(1, stderr=DAEMON_DOWN_20))
     assert caught.value.code == "DOCKER_ERROR"
     assert caught.value.hint == DAEMON_HINT
 
@@ -371,13 +390,19 @@ _FAKE_DOCKER = textwrap.dedent(
     import os, sys
     args = sys.argv[1:]
     if args[:1] == ["version"]:
-        print("20.10.24")
+        print('{"Client": {"Version": "28.2.2"}, "Server": {"Version": "20.10.24"}}')
     elif args[:1] == ["buildx"]:
         sys.exit("docker: 'buildx' is not a docker command.")
+    elif args[:2] == ["image", "inspect"]:
+        sys.exit("Error response from daemon: No such image: " + args[-1])
     elif args[:2] == ["network", "inspect"]:
-        print('[{"Subnet":"172.17.0.0/16","Gateway":"172.17.0.1"}]')
+        print('[{"Name": "bridge", "IPAM": {"Config": [{"Subnet": "172.17.0.0/16", "Gateway": "172.17.0.1"}]}}]')
     elif args[:1] == ["build"]:
         mode = os.environ["FAKE_DOCKER_BUILD"]
+        # The docker CLI's notice before every legacy build, verbatim (docker 28.2.2).
+        print("DEPRECATED: The legacy builder is deprecated and will be removed in a future release.\\n"
+              "            BuildKit is currently disabled; enable it by removing the DOCKER_BUILDKIT=0\\n"
+              "            environment-variable.\\n", file=sys.stderr, flush=True)
         print("Sending build context to Docker daemon  2.048kB", flush=True)
         print("Step 1/2 : FROM preflight-base/busybox", flush=True)
         if mode == "ok":
@@ -411,7 +436,7 @@ def _spec(tmp_path: Path) -> BuildSpec:
 
 
 @pytest.mark.anyio
-async def test_build_streams_lines_with_the_legacy_builder(
+async def test_build_streams_lines_with_the_legacy_builder_without_its_deprecation_notice(
     fake_docker: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_DOCKER_BUILD", "ok")
@@ -440,7 +465,8 @@ async def test_a_failing_dockerfile_is_build_failed_with_the_tail(
     assert error.details is not None
     assert error.details["exitCode"] == 1
     assert error.details["dockerfile"] == str(tmp_path / "Dockerfile")
-    assert error.details["logTail"][-2:] == [
+    # stdout and stderr are read apart: each stream keeps its order, not their interleaving.
+    assert [line for line in error.details["logTail"] if not line.startswith(("Step", "Sending"))] == [
         "make: *** [all] Error 2",
         "The command '/bin/sh -c make' returned a non-zero code: 2",
     ]

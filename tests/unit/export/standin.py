@@ -82,6 +82,7 @@ COUNT = AliasSpec(
     output_type=int,
     from_result=lambda r: len(str(r.arguments["intention"]).split()),
     description="Count the words of an intention.",
+    group="words",
 )
 
 
@@ -110,7 +111,7 @@ class Demo:
         self.calls.append((name, arguments))
         return Echo(operation=name, path=self.path, arguments=arguments)
 
-    @operation(title="Load the project", idempotent=True)
+    @operation(title="Load the project", idempotent=True, group="environment")
     async def init(self) -> Echo:
         """Load and validate the project's configuration.
 
@@ -127,7 +128,7 @@ class Demo:
             raise ConfigError("e2e.yaml is invalid", hint="fix it", details={"problems": []})
         return self._echo("init", config_file=self.config_file)
 
-    @operation(title="Build images")
+    @operation(title="Build images", group="environment")
     async def build(
         self,
         no_cache: bool = False,
@@ -152,7 +153,7 @@ class Demo:
                 progress(ProgressEvent(kind="log", message=f"step {index}", scope="api"))
         return self._echo("build", no_cache=no_cache, service=service, pull=pull)
 
-    @operation(title="Start the environment", idempotent=True)
+    @operation(title="Start the environment", idempotent=True, group="environment")
     async def setup(self, timeout: str | None = None, progress: ProgressArg = None) -> Echo:
         """Start the environment.
 
@@ -172,7 +173,7 @@ class Demo:
                 raise
         return self._echo("setup", timeout=timeout)
 
-    @operation(title="Run the suites")
+    @operation(title="Run the suites", group="runs")
     async def run(
         self,
         filter: str | None = None,
@@ -203,7 +204,7 @@ class Demo:
             progress(ProgressEvent(kind="case", message="case b", done=2, total=2))
         return Outcome(run_id="r-1", passed=filter != "failing", failed_cases=int(filter == "failing"))
 
-    @operation(title="Run one suite")
+    @operation(title="Run one suite", group="runs")
     async def run_suite(self, suite_id: str, progress: ProgressArg = None) -> Outcome:
         """Run one suite.
 
@@ -215,13 +216,13 @@ class Demo:
             raise InputError("no suite `nope`", code="SUITE_NOT_FOUND", hint="one of: smoke")
         return Outcome(run_id="r-2", passed=True)
 
-    @operation(title="Show the status", read_only=True)
+    @operation(title="Show the status", read_only=True, group="environment")
     async def status(self) -> State:
         """Show the state of the environment."""
         self.calls.append(("status", {}))
         return State(state="running" if self.running else "initialized")
 
-    @operation(title="Read logs", read_only=True)
+    @operation(title="Read logs", read_only=True, group="environment")
     async def logs(
         self,
         container: str,
@@ -247,7 +248,7 @@ class Demo:
             raise StateError("the environment is not running")
         return self._echo("logs", container=container, lines=lines, since=since, follow=follow)
 
-    @operation(title="Clean up", destructive=True, idempotent=True)
+    @operation(title="Clean up", destructive=True, idempotent=True, group="environment")
     async def clean(self, force: bool = True) -> Echo:
         """Remove everything the environment started.
 
@@ -256,7 +257,7 @@ class Demo:
         """
         return self._echo("clean", force=force)
 
-    @operation(title="Clarify an intention", read_only=True, aliases=(ASK, COUNT))
+    @operation(title="Clarify an intention", read_only=True, aliases=(ASK, COUNT), group="clarify")
     async def clarify(
         self,
         intention: str,

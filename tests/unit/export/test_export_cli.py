@@ -76,6 +76,21 @@ def test_every_project_command_is_its_tool_name_and_aliases_stay_out_of_the_help
     assert "  architecture " not in group.get_help(ctx)
 
 
+def test_help_shows_the_example_as_a_command_line_not_python() -> None:
+    from preflight_sdk.project import Project
+
+    group = build_cli(reflect(Project), factory=Made())
+    for name, line in [
+        ("logs", "preflight logs api --lines 50 --since 5m"),
+        ("build", "preflight build --service api --no-cache"),
+        ("test", "preflight test --filter orders"),
+    ]:
+        command = group.commands[name]
+        text = command.get_help(click.Context(command, info_name=name))
+        assert line in text, text
+        assert "await " not in text
+
+
 def test_the_first_required_parameter_is_positional_and_booleans_are_flag_pairs() -> None:
     group = build_cli(reflect(Demo), factory=Made())
     logs = _options(group.commands["logs"])

@@ -104,7 +104,8 @@ def test_the_tool_description_has_summary_body_example_and_tips_but_no_args_bloc
     assert init is not None
     text = init.described()
     assert text.startswith("Load and validate the project's configuration.")
-    assert "Example:\n    `await demo.init()`" in text
+    assert "Example" not in text and "await" not in text  # the docstring's example is Python
+    assert 'Example: {"x": 1}' in init.described('{"x": 1}')  # a face passes its own rendering
     assert "Tips:\n    Call it again after editing the file." in text
     assert "Returns:" not in text
     build = reflect(Demo).get("build")
@@ -133,12 +134,12 @@ _ALIAS = AliasSpec(
 
 
 class _Sloppy:
-    @operation(title="Aliased", aliases=(_ALIAS,))
+    @operation(title="Aliased", aliases=(_ALIAS,), group="g")
     async def aliased(self) -> Result:
         """Has an alias whose input is not described."""
         return Result()
 
-    @operation(title="No docs")
+    @operation(title="No docs", group="g")
     async def undocumented(self, value: int) -> Result:
         return Result()
 
@@ -146,7 +147,7 @@ class _Sloppy:
         """Has docs but no decorator."""
         return Result()
 
-    @operation(title="Untyped")
+    @operation(title="Untyped", group="g")
     async def untyped(self, value, progress: ProgressArg = None) -> Result:  # type: ignore[no-untyped-def]
         """Missing a hint.
 
@@ -155,11 +156,11 @@ class _Sloppy:
         """
         return Result()
 
-    @operation(title="No return")
+    @operation(title="No return", group="g")
     async def no_return(self, value: int):  # type: ignore[no-untyped-def]
         """Missing a return hint and an argument description."""
 
-    @operation(title="Stale docs")
+    @operation(title="Stale docs", group="g")
     async def stale(self, value: int) -> Result:
         """Documents a parameter that is gone.
 
@@ -169,7 +170,7 @@ class _Sloppy:
         """
         return Result()
 
-    @operation(title="Reserved")
+    @operation(title="Reserved", group="g")
     async def reserved(self, json: bool = False) -> Result:
         """Uses a name the CLI takes for itself.
 
@@ -178,12 +179,30 @@ class _Sloppy:
         """
         return Result()
 
-    @operation(title="Unschemable")
+    @operation(title="Unschemable", group="g")
     async def unschemable(self, value: object) -> Result:
         """Takes a type with no JSON Schema.
 
         Args:
             value: anything at all.
+        """
+        return Result()
+
+
+    @operation(title="Ungrouped")
+    async def ungrouped(self) -> Result:
+        """Has no tool group."""
+        return Result()
+
+    @operation(title="Pythonic example", group="g")
+    async def pythonic(self, name: str) -> Result:
+        """Shows an example that is not literal arguments.
+
+        Args:
+            name: a name.
+
+        Example:
+            `await project.pythonic(name=some_variable)`
         """
         return Result()
 
@@ -200,6 +219,9 @@ def test_lint_names_every_gap_in_a_sloppy_class() -> None:
         "_Sloppy.no_return: parameter `value` has no description in `Args:`",
         "_Sloppy.stale: `Args:` documents `old`, which is not a parameter",
         "_Sloppy.reserved: parameter `json` clashes with a face's own argument; rename it",
+        "_Sloppy.ungrouped: no tool group: give @operation(group=...) (e.g. environment, runs, tests)",
+        "_Sloppy.pythonic: the Example of `pythonic` cannot be shown as arguments: "
+        "`some_variable` is not a literal",
     ]
     for problem in expected:
         assert problem in problems

@@ -176,3 +176,30 @@ async def test_clean_stops_a_job_container_too(make_project: Callable[..., Path]
         "worker": "force_removed",
         "seed": "removed",
     }
+
+
+async def test_clean_with_images_removes_what_this_checkout_built_and_nothing_else(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    built = """
+    project: {name: shop}
+    services:
+      api:
+        build: {image: "shop-api:e2e", dockerfile: Dockerfile}
+    """
+    mine = make_project(built, files={"Dockerfile": "FROM busybox\n"}, name="mine")
+    other = make_project(
+        built.replace("shop-api", "other-api"), files={"Dockerfile": "FROM busybox\n"}, name="o"
+    )
+    await Project.open(other, engine=engine).build()
+    project = Project.open(mine, engine=engine)
+    await project.build()
+    assert engine.image_labels["shop-api:e2e"]["preflight.root"] == str(mine)
+
+    kept = await project.clean()
+    assert kept.images == [] and "shop-api:e2e" in engine.images, "images stay unless asked for"
+    cleaned = await project.clean(images=True)
+    assert [(i.name, i.action) for i in cleaned.images] == [("shop-api:e2e", "removed")]
+    assert "shop-api:e2e" not in engine.images and "other-api:e2e" in engine.images
+    again = await project.clean(images=True)
+    assert again.images == []

@@ -6,12 +6,20 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from preflight_sdk.lifecycle.logs import MAX_LINE_BYTES, MAX_REPLY_BYTES
+from preflight_sdk.results.lifecycle import LogsResult
 
 pytestmark = pytest.mark.anyio
+
+
+def _texts(result: LogsResult) -> list[str]:
+    return [line.text for line in result.lines]
+
 
 CONFIG = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n"
 
@@ -33,14 +41,14 @@ async def project(make_project: Callable[..., Path], engine: FakeEngine) -> Asyn
 
 async def test_logs_without_since_return_every_line_in_time_order(project: Project) -> None:
     result = await project.logs("api")
-    assert result.lines == ["booted", "GET /orders 200", "WARN slow query", "GET /health 200", "ready"]
-    assert [e.stream for e in result.entries] == ["stdout", "stdout", "stderr", "stdout", "stdout"]
-    assert result.entries == sorted(result.entries, key=lambda e: e.timestamp)
+    assert _texts(result) == ["booted", "GET /orders 200", "WARN slow query", "GET /health 200", "ready"]
+    assert [e.stream for e in result.lines] == ["stdout", "stdout", "stderr", "stdout", "stdout"]
+    assert result.lines == sorted(result.lines, key=lambda e: e.timestamp)
 
 
 async def test_since_as_a_duration_keeps_only_recent_lines(project: Project) -> None:
-    assert (await project.logs("api", since="5m")).lines == ["WARN slow query", "GET /health 200", "ready"]
-    assert (await project.logs("api", since="2m")).lines == ["GET /health 200", "ready"]
+    assert _texts(await project.logs("api", since="5m")) == ["WARN slow query", "GET /health 200", "ready"]
+    assert _texts(await project.logs("api", since="2m")) == ["GET /health 200", "ready"]
     assert (await project.logs("api", since="30m")).line_count == 4
     assert (await project.logs("api", since="3h")).line_count == 5
 
@@ -52,13 +60,13 @@ async def test_since_as_an_iso_time_in_any_zone(project: Project) -> None:
     as_naive = moment.replace(tzinfo=None).isoformat()  # taken as UTC
     expected = ["WARN slow query", "GET /health 200", "ready"]
     for since in (as_z, as_offset, as_naive):
-        assert (await project.logs("api", since=since)).lines == expected, since
+        assert _texts(await project.logs("api", since=since)) == expected, since
 
 
 async def test_since_and_lines_together_give_the_last_lines_of_the_window(project: Project) -> None:
     result = await project.logs("api", lines=2, since="30m")
-    assert result.lines == ["GET /health 200", "ready"]
-    assert (await project.logs("api", lines=0, since="30m")).lines == []
+    assert _texts(result) == ["GET /health 200", "ready"]
+    assert _texts(await project.logs("api", lines=0, since="30m")) == []
 
 
 async def test_a_since_in_the_future_gives_no_lines(project: Project) -> None:
@@ -87,3 +95,53 @@ async def test_the_fake_filters_until_as_docker_does(project: Project, engine: F
     now = datetime.now(UTC)
     window = await engine.logs(cid, since=now - timedelta(minutes=20), until=now - timedelta(minutes=2))
     assert [line.text for line in window] == ["GET /orders 200", "WARN slow query"]
+
+
+async def test_a_megabyte_line_gives_a_bounded_reply_marked_truncated(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    engine.behave("api", Behaviour(logs=["ready"]))
+    project = Project.open(make_project(CONFIG), engine=engine)
+    await project.setup()
+    [cid] = list(engine.containers)
+    engine.write_log(cid, "é" * 500_000)  # 1 MB of UTF-8 in one line
+    for i in range(40):
+        engine.write_log(cid, f"{i:02d} " + "x" * 10_000)
+    small = await project.logs("api", lines=5)
+    assert small.line_count == 5 and not small.truncated
+    assert [line.text[:2] for line in small.lines] == ["35", "36", "37", "38", "39"]
+
+    reply = await project.logs("api", lines=100)
+    size = sum(len(line.text.encode()) for line in reply.lines)
+    assert size <= MAX_REPLY_BYTES and reply.truncated
+    assert reply.line_count == len(reply.lines) < 42, "the oldest lines were left out, newest kept"
+    assert reply.lines[-1].text.startswith("39 ")
+
+
+async def test_a_cut_line_keeps_its_first_16_kb_and_says_how_much_is_missing(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    engine.behave("api", Behaviour(logs=["ready"]))
+    project = Project.open(make_project(CONFIG), engine=engine)
+    await project.setup()
+    [cid] = list(engine.containers)
+    engine.write_log(cid, "é" * 500_000)
+    reply = await project.logs("api", lines=1)
+    [line] = reply.lines
+    assert reply.truncated and reply.line_count == 1
+    assert line.text.startswith("é" * 8192)
+    assert line.text.endswith(f"… ({1_000_000 - MAX_LINE_BYTES} more bytes)")
+    assert len(line.text.encode()) < MAX_LINE_BYTES + 100
+
+
+async def test_an_argument_of_a_megabyte_is_not_echoed_whole_in_the_error(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    project = Project.open(make_project(CONFIG), engine=engine)
+    await project.setup()
+    with pytest.raises(PreflightError) as caught:
+        await project.logs("x" * 1_000_000)
+    assert caught.value.code == "CONTAINER_NOT_FOUND"
+    assert len(msgspec.json.encode(caught.value.to_info())) < 10_000
+    assert caught.value.details is not None
+    assert caught.value.details["container"].endswith("(998000 more characters)")

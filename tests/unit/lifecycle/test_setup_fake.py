@@ -223,7 +223,7 @@ async def test_logs_name_the_valid_containers_and_keep_lines_of_a_stopped_one(
     project = Project.open(root, engine=engine)
     await project.setup()
     result = await project.logs("api")
-    assert result.lines == ["ready", "warn"] and [e.stream for e in result.entries] == ["stdout", "stderr"]
+    assert [(e.text, e.stream) for e in result.lines] == [("ready", "stdout"), ("warn", "stderr")]
     with pytest.raises(PreflightError) as caught:
         await project.logs("nope")
     assert caught.value.code == "CONTAINER_NOT_FOUND"

@@ -20,7 +20,9 @@ async def test_a_deeply_nested_body_is_journaled_as_marked_text_and_the_journal_
 ) -> None:
     async with serve(m=make_config(ANY_ROUTE)) as host:
         base = host.url("m")
-        nested = await client.post(f"{base}/deep", content=NESTED, headers={"content-type": "application/json"})
+        nested = await client.post(
+            f"{base}/deep", content=NESTED, headers={"content-type": "application/json"}
+        )
         await client.post(f"{base}/fine", json={"a": 1})
         over_http = await client.get(f"{base}/_mock/requests")
         entries = host.entries("m")

@@ -313,10 +313,9 @@ def logs() -> LogsResult:
     ]
     return LogsResult(
         container="orders",
-        lines=[e.text for e in entries],
+        lines=entries,
         line_count=len(entries),
         container_status="running",
-        entries=entries,
     )
 
 

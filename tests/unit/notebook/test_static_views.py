@@ -196,7 +196,10 @@ def test_setup_and_status_list_services_with_clickable_urls_and_mocks() -> None:
 
 def test_logs_keep_the_lines_as_they_are_in_text_and_colour_them_in_html() -> None:
     result = samples.logs()
-    assert render_text(result).splitlines() == ["orders (running): 4 lines", *result.lines]
+    assert render_text(result).splitlines() == [
+        "orders (running): 4 lines",
+        *(line.text for line in result.lines),
+    ]
     tree = parse(render_html(result))
     classes = [a["class"] for _, a in tree.tags if a.get("class", "").startswith("pf-log-")]
     assert classes == ["pf-log-plain", "pf-log-info", "pf-log-warning", "pf-log-error"]

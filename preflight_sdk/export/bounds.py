@@ -1,19 +1,28 @@
-"""Keep a run result readable as one tool reply, however many cases fail.
+"""Keep a run result readable as one MCP tool reply, however many cases fail.
 
-The first failures keep their compact detail; once the JSON passes a budget (about 20k tokens),
-later failures keep only their error, summary, suggested fix and the name of the artifact with
-their full record, and the result is marked `truncated`.
+A reply budget is the MCP face's concern: the SDK (and so a notebook or `preflight --json`)
+returns the whole result, and the run's artifacts always hold everything. Here the first
+failures keep their compact detail; once the JSON passes a budget (about 20k tokens), later
+failures keep only their error, summary, suggested fix and the name of the artifact with their
+full record, and the result is marked `truncated`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 
 from ..results.run import CaseResult, Failure, RunResult, SuiteResult
 
-__all__ = ["BUDGET_CHARS", "bound_result"]
+__all__ = ["BUDGET_CHARS", "bound_reply", "bound_result"]
 
 BUDGET_CHARS = 70_000
+
+
+def bound_reply(result: Any) -> Any:
+    """Return a result as one tool reply may carry it: a `RunResult` bounded, anything else as it is."""
+    return bound_result(result) if isinstance(result, RunResult) else result
 
 
 def bound_result(result: RunResult, budget: int = BUDGET_CHARS) -> RunResult:

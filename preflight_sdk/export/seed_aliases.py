@@ -1,8 +1,10 @@
 """The `preflights` MCP tools `require_clarification` and `read_architecture`, as aliases.
 
 Clients written for that tool call it with its own snake_case arguments and expect its reply
-shapes. `REQUIRE_CLARIFICATION_ALIAS` and `READ_ARCHITECTURE_ALIAS` describe both, ready to be
-attached to the `clarify` and `read_architecture` operations; `seed_error` gives the error reply
+shapes: an MCP face concern, so they live here and not next to the operations. `SEED_ALIASES`
+attaches `REQUIRE_CLARIFICATION_ALIAS` and `READ_ARCHITECTURE_ALIAS` to the `clarify` and
+`read_architecture` operations by name (the registry adds them when it reflects `Project`); they
+form the tool group `preflights`. `seed_error` gives the error reply
 (`{"status": "error", "error": {code, message, details, recovery_hint}}`) for a `PreflightError`.
 """
 
@@ -14,14 +16,16 @@ from typing import Any, Literal
 
 import msgspec
 
+from ..clarify.errors import repo_not_found
+from ..clarify.results import ArchitectureResult, ClarifyResult
 from ..errors import PreflightError
 from ..operations import AliasSpec
-from .errors import repo_not_found
-from .results import ArchitectureResult, ClarifyResult
 
 __all__ = [
     "READ_ARCHITECTURE_ALIAS",
     "REQUIRE_CLARIFICATION_ALIAS",
+    "SEED_ALIASES",
+    "SEED_GROUP",
     "ReadArchitectureArgs",
     "ReadArchitectureReply",
     "RequireClarificationArgs",
@@ -36,7 +40,7 @@ class _Seed(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Preferences(_Seed, frozen=True):
-    """`preferences`: `force_adr` writes an ADR even when the heuristics would not."""
+    """`force_adr` writes an ADR even when the heuristics would not."""
 
     force_adr: bool = False
 
@@ -48,10 +52,9 @@ class RequireClarificationArgs(_Seed, frozen=True):
         user_intention: the change in one sentence, e.g. "Add authentication".
         optional_context: background text, recorded in the task.
         session_id: the session_id of the previous reply; omit it to start a new session.
-        answers: {question id: option, list of options, or text} answering the previous questions.
-        preferences: `force_adr: true` writes an ADR even for a bug fix or a refactor.
-        repo_path: a folder inside the git repository to write into (relative to the server's
-            working directory); omit it for the server's project repository.
+        answers: {question id: option, list of options, or text}.
+        preferences: `force_adr: true` writes an ADR even for a bug fix.
+        repo_path: a folder inside the git repository (default: the server's project).
     """
 
     user_intention: str
@@ -235,6 +238,9 @@ def seed_error(error: PreflightError) -> SeedErrorReply:
     )
 
 
+SEED_GROUP = "preflights"
+"""The tool group of the alias pair (on by default: clients configured for Preflights expect it)."""
+
 REQUIRE_CLARIFICATION_ALIAS = AliasSpec(
     name="require_clarification",
     input_type=RequireClarificationArgs,
@@ -243,15 +249,13 @@ REQUIRE_CLARIFICATION_ALIAS = AliasSpec(
     from_result=_clarify_reply,
     from_error=lambda error: seed_error(error),
     error_type=SeedErrorReply,
+    group=SEED_GROUP,
     description=(
-        "Start or continue a clarification and write ADR/TASK files (docs/adr/<UID>_<slug>.md, "
-        "docs/CURRENT_TASK.md, docs/ARCHITECTURE_STATE.md). First call: user_intention only; the reply "
-        "is needs_clarification with session_id and at most 5 questions. Second call: the same "
-        "user_intention, session_id and answers {question id: option | [options] | text}; a custom "
-        'value is "Other: <text>". The reply is completed with artifacts_created. preferences.force_adr '
-        "writes an ADR even for a bug fix. repo_path names a folder inside the git repository to "
-        "write into (the server's project repository when omitted; REPO_NOT_FOUND when no repository "
-        "holds it). Sessions expire after 30 idle minutes."
+        "Start or continue a clarification and write ADR/TASK files (docs/adr/, docs/CURRENT_TASK.md, "
+        "docs/ARCHITECTURE_STATE.md). First call: user_intention only; the reply is "
+        "needs_clarification with session_id and questions. Next call: the same user_intention, "
+        'session_id and answers (a custom value is "Other: <text>"); the reply is completed with '
+        "artifacts_created. Sessions expire after 30 idle minutes."
     ),
 )
 
@@ -263,6 +267,7 @@ READ_ARCHITECTURE_ALIAS = AliasSpec(
     from_result=_architecture_reply,
     from_error=lambda error: seed_error(error),
     error_type=SeedErrorReply,
+    group=SEED_GROUP,
     description=(
         "Read the current architecture decisions: {status: success, architecture: {uid, categories: "
         "{Category: {Field: value}}}, source_file}. uid is the latest ADR's UID, null when no ADR exists. "
@@ -270,3 +275,9 @@ READ_ARCHITECTURE_ALIAS = AliasSpec(
         "when omitted)."
     ),
 )
+
+SEED_ALIASES: dict[str, tuple[AliasSpec, ...]] = {
+    "clarify": (REQUIRE_CLARIFICATION_ALIAS,),
+    "read_architecture": (READ_ARCHITECTURE_ALIAS,),
+}
+"""The alias tools of `Project`'s operations, by operation name."""

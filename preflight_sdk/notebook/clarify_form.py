@@ -30,14 +30,14 @@ from typing import Any
 
 import anyio
 
+from ..clarify.origin import origin_of
+from ..clarify.questions import AnswerValue, Question
+from ..clarify.results import ClarifyResult
+from ..clarify.vocab import OTHER
 from ..display import render_html, render_text
 from ..errors import PreflightError
-from .origin import origin_of
-from .questions import AnswerValue, Question
-from .results import ClarifyResult
-from .vocab import OTHER
 
-__all__ = ["ClarifyForm", "clarify_form", "form_for"]
+__all__ = ["ClarifyForm", "clarify_form", "form_for", "live_form"]
 
 Submit = Callable[[dict[str, AnswerValue], str], Awaitable[ClarifyResult]]
 
@@ -222,3 +222,8 @@ def form_for(result: ClarifyResult) -> ClarifyForm | None:
         origin.form = weakref.ref(form)
     assert isinstance(form, ClarifyForm)
     return form
+
+
+def live_form(result: Any) -> ClarifyForm | None:
+    """The form a result displays as inside a kernel: a clarification that needs answers, else None."""
+    return form_for(result) if isinstance(result, ClarifyResult) else None

@@ -1,0 +1,46 @@
+"""Whether a Jupyter kernel is showing us, and what the notebook face shows there by default.
+
+Nothing here imports IPython or ipywidgets: the kernel is recognised from `sys.modules`, and the
+notebook face (ipywidgets) is imported only inside a kernel, when it is installed.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ..progress import ProgressSink
+
+__all__ = ["default_progress", "in_kernel", "live_bundle"]
+
+
+def in_kernel() -> bool:
+    """Tell whether this code runs inside a Jupyter kernel (without importing IPython)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    shell = ipython.get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def default_progress(operation: str) -> ProgressSink | None:
+    """The sink behind `progress=None`: a live view inside a kernel (with the notebook extra), else none."""
+    if not in_kernel():
+        return None
+    try:
+        from ..notebook import live_sink
+    except ImportError:  # the notebook extra (ipywidgets) is not installed
+        return None
+    return live_sink(operation)
+
+
+def live_bundle(result: Any) -> dict[str, Any] | None:
+    """The MIME bundle of a live widget for `result` inside a kernel (a clarification's form), or None."""
+    if not in_kernel():
+        return None
+    try:
+        from ..notebook.clarify_form import live_form
+    except ImportError:  # the notebook extra (ipywidgets) is not installed
+        return None
+    form = live_form(result)
+    return None if form is None else dict(form.widget._repr_mimebundle_())

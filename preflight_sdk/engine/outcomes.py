@@ -1,0 +1,49 @@
+"""What `docker rm` and `docker network rm` of several resources did to each one.
+
+python-on-whales raises one `DockerException` when any of them fails; its stdout still lists
+what was removed and its stderr says why each other one was not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .base import RemoveOutcome
+from .errors import is_daemon_down, translate
+
+__all__ = ["removal_outcomes"]
+
+# The daemon's words for a resource that is already gone: "No such container: <id>",
+# "Error: No such network: <name>" (docker 20.10) and "network <name> not found" (docker 24+).
+_MISSING = ("No such container", "No such network", "not found")
+
+
+def removal_outcomes(
+    refs: Sequence[str], stdout: str, stderr: str, returncode: int, *, action: str
+) -> list[RemoveOutcome]:
+    """Return one truthful outcome per ref; raise `DOCKER_ERROR` when the daemon is unreachable."""
+    removed = {line.strip() for line in stdout.splitlines() if line.strip()}
+    errors = [line for line in stderr.splitlines() if line.strip()]
+    if any(is_daemon_down(line) for line in errors):
+        raise translate(stderr, action=action)
+    outcomes = []
+    for ref in refs:
+        if ref in removed:
+            outcomes.append(RemoveOutcome(ref=ref, action="removed"))
+            continue
+        mine = [line for line in errors if ref in line]
+        if any(m in line for line in mine for m in _MISSING):
+            outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
+        elif mine:
+            outcomes.append(
+                RemoveOutcome(
+                    ref=ref, action="failed", error=mine[0].removeprefix("Error response from daemon: ")
+                )
+            )
+        elif returncode == 0:
+            outcomes.append(RemoveOutcome(ref=ref, action="removed"))
+        else:
+            outcomes.append(
+                RemoveOutcome(ref=ref, action="failed", error=(errors[0] if errors else "docker rm failed"))
+            )
+    return outcomes

@@ -1,0 +1,63 @@
+"""Build and pull output as whole lines, without the legacy builder's deprecation notice."""
+
+from __future__ import annotations
+
+from .base import LineSink
+from .process import LineSplitter
+
+__all__ = ["BuildLines"]
+
+# Printed by the docker CLI (23+) before every legacy build, even with DOCKER_BUILDKIT=0 set:
+#   DEPRECATED: The legacy builder is deprecated and will be removed in a future release.
+#               BuildKit is currently disabled; enable it by removing the DOCKER_BUILDKIT=0
+#               environment-variable.
+#   <empty line>
+# (without DOCKER_BUILDKIT=0 the two indented lines say "Install the buildx component ...").
+# It says nothing about the project's build: the notice's lines are dropped.
+_NOTICE = "DEPRECATED: The legacy builder is deprecated"
+
+
+class BuildLines:
+    """Split python-on-whales' output pieces into whole lines (CR, LF and CR LF end one) for a sink,
+    keeping the last `tail` lines for an error message."""
+
+    def __init__(self, sink: LineSink, *, tail: int, legacy: bool = False) -> None:
+        self._sink = sink
+        self._keep = tail
+        self._splitters: dict[str, LineSplitter] = {}
+        self._in_notice: set[str] = set()  # the streams inside the notice
+        self._legacy = legacy
+        self.tail: list[str] = []
+        self.last_error: str | None = None  # the last line on stderr: the build's own complaint
+
+    def feed(self, raw: bytes, source: str = "stdout") -> None:
+        """Take one piece of output (a line, usually, with its newline)."""
+        splitter = self._splitters.setdefault(source, LineSplitter())
+        for line in splitter.feed(raw):
+            self._line(line, source)
+
+    def flush(self) -> None:
+        """Hand out what is left without a final newline."""
+        for source, splitter in self._splitters.items():
+            for line in splitter.flush():
+                self._line(line, source)
+
+    def _line(self, line: str, source: str) -> None:
+        if self._legacy and self._skip(line, source):
+            return
+        self.tail.append(line)
+        del self.tail[: -self._keep]
+        if source == "stderr" and line.strip():
+            self.last_error = line
+        self._sink(line)
+
+    def _skip(self, line: str, source: str) -> bool:
+        if line.startswith(_NOTICE):
+            self._in_notice.add(source)
+            return True
+        if source in self._in_notice:
+            if line.startswith(" ") and line.strip():
+                return True
+            self._in_notice.discard(source)
+            return not line.strip()  # the empty line that ends the notice
+        return False

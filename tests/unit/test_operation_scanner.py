@@ -1,0 +1,49 @@
+"""One scanner of `Project`'s operations, shared by the registry (CLI, MCP) and `SyncProject`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from preflight_sdk.export.registry import reflect
+from preflight_sdk.operations import public_members
+from preflight_sdk.project import Project
+from preflight_sdk.sync import SyncProject
+
+
+class Base:
+    async def first(self) -> int:
+        return 1
+
+    async def hidden(self) -> int:
+        return 2
+
+    async def stream(self) -> AsyncIterator[int]:
+        yield 1
+
+    async def _private(self) -> None:
+        return None
+
+    @property
+    def value(self) -> int:
+        return 0
+
+
+class Child(Base):
+    def hidden(self) -> int:  # type: ignore[override]  # a plain override hides the operation
+        return 3
+
+    async def last(self) -> int:
+        return 4
+
+
+def test_members_come_in_definition_order_bases_first_and_a_plain_override_hides_one() -> None:
+    members = [(m.name, m.kind) for m in public_members(Child)]
+    assert members == [("first", "coroutine"), ("stream", "generator"), ("last", "coroutine")]
+
+
+def test_the_registry_and_the_blocking_facade_see_the_same_operations() -> None:
+    scanned = public_members(Project)
+    assert [op.name for op in reflect(Project)] == [m.name for m in scanned if m.kind == "coroutine"]
+    for member in scanned:
+        twin = getattr(SyncProject, member.name)
+        assert twin.__wrapped_operation__ is member.function, member.name
