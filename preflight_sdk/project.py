@@ -235,9 +235,9 @@ class Project:
             no_cache: build without Docker's layer cache.
             service: build only this service (by name); default: all of them.
             pull: pull ready-made images that are missing locally (needs a reachable registry).
-            wait: how long to wait, e.g. "30s"; "0s" starts and returns at once (default: to the
-                end; over MCP, the call budget). Past it the work goes on: follow its runId.
-            idempotency_key: your key: the same key again returns the same run.
+            wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
+                default: to the end, over MCP the call budget).
+            idempotency_key: the same key returns the same run.
 
         Returns:
             Per service: image, status (success or failed), duration in ms, and where the image
@@ -285,9 +285,9 @@ class Project:
         Args:
             timeout: how long each service may take to become ready, e.g. "120s" or "2m"
                 (default: from its healthcheck: startPeriod + interval × retries; 60s without one).
-            wait: how long to wait, e.g. "30s"; "0s" starts and returns at once (default: to the
-                end; over MCP, the call budget). Past it the work goes on: follow its runId.
-            idempotency_key: your key: the same key again returns the same run.
+            wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
+                default: to the end, over MCP the call budget).
+            idempotency_key: the same key returns the same run.
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -458,9 +458,9 @@ class Project:
                 `tests.parallel`).
             keep: leave the environment running for the next run; false removes it afterwards.
             fresh: remove the environment and rebuild every image without cache first.
-            wait: how long to wait, e.g. "30s"; "0s" starts and returns at once (default: to the
-                end; over MCP, the call budget). Past it the work goes on: follow its runId.
-            idempotency_key: your key: the same key again returns the same run.
+            wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
+                default: to the end, over MCP the call budget).
+            idempotency_key: the same key returns the same run.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,

@@ -58,9 +58,21 @@ def runs_group(ops: dict[str, Operation]) -> click.Group:
         if op_name in ops:
             command = operation_command(ops[op_name], EXTENSIONS.get(op_name, ()))
             command.name = name
+            command.params = _positional(command.params)
             group.add_command(command)
     group.add_command(_calls_command())
     return group
+
+
+def _positional(params: list[click.Parameter]) -> list[click.Parameter]:
+    """Every required option as a positional argument, in order: `preflight runs diff BASE HEAD`."""
+    out: list[click.Parameter] = []
+    for param in params:
+        if isinstance(param, click.Option) and param.required and param.name:
+            out.append(click.Argument([param.name], type=param.type, metavar=param.name.upper()))
+        else:
+            out.append(param)
+    return out
 
 
 def _calls_command() -> click.Command:
