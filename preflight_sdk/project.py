@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -493,6 +493,53 @@ class Project:
         return await self._test_run(
             ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=[keep, fresh]
         )
+
+    async def watch(
+        self, filter: str | None = None, keep: bool = False, progress: ProgressArg = None
+    ) -> AsyncIterator[RunResult | PreflightError]:
+        """Run the suites, then again each time a file of the project changes, until you stop iterating.
+
+        Changes are grouped until the files are quiet (one save, or a formatter rewriting many
+        files, is one re-run). Each re-run is `run`: only what changed is rebuilt or restarted;
+        a change to one suite's own file re-runs only that suite. Yields each run's result, or
+        the error that stopped it (a failing build, a crashing service): fix the file and it
+        runs again. When iteration stops the environment is removed, unless `keep`.
+
+        `async for outcome in project.watch(): print(getattr(outcome, "summary", outcome))`
+        """
+        from .lifecycle.watch import affected_suites, changes, watched_roots
+
+        async def once(suites: str | None) -> RunResult | PreflightError:
+            try:
+                return await self.run(filter=suites, keep=True, progress=progress)
+            except PreflightError as exc:
+                return exc
+
+        chosen = {part.strip() for part in filter.split(",") if part.strip()} if filter else None
+        try:
+            loaded = await self._ctx.ensure_loaded()
+            roots = await anyio.to_thread.run_sync(watched_roots, loaded)
+            async with aclosing(changes(roots)) as stream:
+                await anext(stream)  # the watcher runs: a change made during the first run is seen
+                yield await once(filter)
+                async for changed in stream:
+                    if not changed:
+                        continue
+                    try:
+                        affected = affected_suites(await self._ctx.ensure_loaded(), changed)
+                    except PreflightError as exc:  # a broken e2e.yaml: say so, wait for the fix
+                        yield exc
+                        continue
+                    suites = set(affected) & chosen if affected and chosen else set(affected or chosen or ())
+                    if affected and chosen and not suites:
+                        continue  # only suites outside `filter` changed
+                    yield await once(",".join(sorted(suites)) or None)
+        finally:
+            if not keep:
+                from .lifecycle.clean import clean as _clean
+
+                with anyio.CancelScope(shield=True):
+                    await _clean(self._ctx, force=True)
 
     @operation(title="Run one test suite", group="runs")
     async def run_suite(

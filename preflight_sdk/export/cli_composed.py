@@ -6,6 +6,7 @@ they follow the registry like every generated command.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 from collections.abc import Awaitable, Callable
@@ -15,11 +16,12 @@ from typing import Any
 import anyio
 import click
 
-from ..errors import CancelledError_, InputError
+from ..errors import CancelledError_, InputError, PreflightError
 from .cli import Settings, execute, global_options, operation_command
 from .cli_extensions import EXTENSIONS
 from .cli_output import Output
 from .cli_params import click_params, collect_arguments
+from .outcome import unwrap
 from .registry import Operation, Registry
 from .starter import write_compose_starter, write_starter
 
@@ -33,6 +35,8 @@ def add_composed(group: click.Group, registry: Registry) -> None:
         group.add_command(_run_command(ops))
     if {"build", "setup", "clean"} <= ops.keys():
         group.add_command(_up_command(ops))
+    if "run" in ops:
+        group.add_command(_watch_command(ops["run"]))
     if "init" in ops:
         group.add_command(_init_command(ops["init"]))
     group.add_command(_schema_command())
@@ -216,6 +220,65 @@ def _up_command(ops: dict[str, Operation]) -> click.Command:
             "foreground until Ctrl-C (or SIGTERM) and clean up. Mocks run inside this process, so "
             "the environment lives as long as the command. With --json, the setup envelope is "
             "printed when the environment is up and the clean envelope when it stops."
+        ),
+    )
+
+
+def _watch_command(run: Operation) -> click.Command:
+    def callback(filter: str | None, keep: bool) -> None:
+        ctx = click.get_current_context()
+        codes: list[int] = []
+
+        async def work(project: Any, out: Output) -> None:
+            async def body() -> None:
+                out.note(click.style("» Watching: every change re-runs the suites (Ctrl-C stops)", bold=True))
+                watching = project.watch(filter=filter, keep=keep, progress=out.sink())
+                async with contextlib.aclosing(watching) as runs:
+                    async for outcome in runs:
+                        printed = (
+                            out.error(outcome) if isinstance(outcome, PreflightError) else out.result(outcome)
+                        )
+                        codes.append(printed)
+                        out.note(click.style("» Waiting for changes (Ctrl-C stops)", dim=True))
+
+            _, stopped = await _until_signal(body)
+            if stopped:
+                out.note("Stopped." if keep else "Stopped: the environment was removed.")
+
+        # Each verdict is printed as it comes (not once more at the end); the exit code is the last one's.
+        settings = _settings(ctx)
+        out = Output(json=settings.json)
+        try:
+            anyio.run(work, settings.open(), out)
+        except (Exception, KeyboardInterrupt, BaseExceptionGroup) as exc:
+            error = unwrap(exc)
+            if isinstance(error, PreflightError):
+                ctx.exit(out.error(error))
+            if isinstance(error, KeyboardInterrupt):
+                ctx.exit(out.cancelled())
+            raise
+        ctx.exit(codes[-1] if codes else 0)
+
+    return click.Command(
+        "watch",
+        callback=callback,
+        params=[
+            click.Option(
+                ["--filter"], default=None, help="Suite ids to run, comma-separated (default: all)."
+            ),
+            click.Option(
+                ["--keep"], is_flag=True, default=False, help="Leave the environment running when stopped."
+            ),
+            *global_options(),
+        ],
+        short_help="Run the suites again on every file change, until Ctrl-C.",
+        help=(
+            "Bring the environment up to date and run the suites, then again each time a file of "
+            "the project or of a build context changes (grouped until the files are quiet). Only "
+            "what changed is rebuilt or restarted; a change to one suite's file re-runs that suite "
+            "alone. The verdict is printed each time; a failing build or crashing service is "
+            "printed too, and the next change retries. Ctrl-C (or SIGTERM) stops and cleans up, "
+            "as `up` does, unless --keep. The exit code is the last verdict's."
         ),
     )
 

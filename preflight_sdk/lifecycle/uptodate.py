@@ -176,8 +176,14 @@ def _stale_images(
         elif image is None:
             if build:
                 stale[name] = "no image yet"
-        elif image.labels.get(LABEL_BUILD_INPUTS) != inputs.digest:
-            stale[name] = ", ".join(build_reasons(record.builds.get(name), inputs))
+        elif (label := image.labels.get(LABEL_BUILD_INPUTS)) != inputs.digest:
+            last = record.builds.get(name)
+            if label is None:
+                stale[name] = "the image was not built from these inputs"
+            elif last is not None and last.digest == inputs.digest:
+                stale[name] = "the image was replaced by another build"
+            else:
+                stale[name] = ", ".join(build_reasons(last, inputs))
     return stale
 
 

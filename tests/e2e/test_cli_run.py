@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -110,3 +113,47 @@ def test_up_serves_the_shop_until_interrupted_then_cleans(tmp_path: Path, sig: s
     finally:
         force_clean(shop)
     assert labelled(shop) == ([], [])
+
+
+def test_watch_prints_a_verdict_per_change_and_ctrl_c_cleans_up(tmp_path: Path) -> None:
+    shop = _example(tmp_path, "shop")
+    lines: queue.Queue[str] = queue.Queue()
+
+    def verdict(child: subprocess.Popen[str]) -> str:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                assert child.poll() is None, "watch ended early"
+                continue
+            if "PASSED" in line or "FAILED" in line:
+                return line
+        raise AssertionError("no verdict within 120 s")
+
+    try:
+        with subprocess.Popen(
+            [PREFLIGHT, "watch", "-C", str(shop)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=dict(os.environ),
+        ) as child:
+            try:
+                assert child.stdout is not None
+                threading.Thread(
+                    target=lambda: [lines.put(line) for line in child.stdout], daemon=True
+                ).start()
+                first = verdict(child)
+                assert "PASSED" in first and "3 suites" in first, first
+                assert len(labelled(shop)[0]) == 3, "the environment stays up between runs"
+                (shop / "tests" / "smoke.sh").write_text("echo broken; exit 1\n")
+                second = verdict(child)
+                assert "FAILED" in second and "1 suite," in second, second
+            finally:
+                child.send_signal(signal.SIGINT)
+                code = child.wait(60)
+            assert code == 1, "the exit code is the last verdict's"
+    finally:
+        force_clean(shop)
+    assert labelled(shop) == ([], []), "Ctrl-C removed the environment"

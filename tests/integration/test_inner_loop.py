@@ -9,13 +9,15 @@ import textwrap
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from contextlib import aclosing
 from pathlib import Path
 
 import pytest
 from support.docker import force_clean, labelled
 
-from preflight_sdk import Project
+from preflight_sdk import PreflightError, Project
 from preflight_sdk.results.lifecycle import SetupResult
+from preflight_sdk.results.run import RunResult
 
 pytestmark = pytest.mark.anyio
 
@@ -228,3 +230,45 @@ async def test_two_checkouts_of_one_project_stay_separate(loop_project: Path, tm
         await first.clean()
         await second.clean()
         force_clean(other)
+
+
+async def test_watch_reruns_on_each_change_only_the_affected_suite_and_cleans_when_stopped(
+    loop_project: Path,
+) -> None:
+    project = Project.open(loop_project)
+    (loop_project / "other.sh").write_text("exit 0\n")
+    _edit(
+        loop_project / "e2e.yaml",
+        "    - {id: up,",
+        "    - {id: other, name: Other, runner: shell, file: other.sh, expect: {exitCode: 0}}\n    - {id: up,",
+    )
+    outcomes = []
+    try:
+        async with aclosing(project.watch()) as runs:
+            async for outcome in runs:
+                outcomes.append(outcome)
+                if len(outcomes) == 1:
+                    before = {s.name: s.container_id for s in (await project.status()).services}
+                    (loop_project / "db" / "app.py").write_text("VERSION = 3\n")
+                elif len(outcomes) == 2:
+                    after = {s.name: s.container_id for s in (await project.status()).services}
+                    (loop_project / "up.sh").write_text("exit 3\n")
+                elif len(outcomes) == 3:
+                    (loop_project / "db" / "Dockerfile").write_text(
+                        "FROM preflight-base/python\nRUN exit 7\n"
+                    )
+                else:
+                    break
+    finally:
+        await project.clean()
+    first, second, third, fourth = outcomes
+    assert isinstance(first, RunResult) and first.status == "passed"
+    assert isinstance(second, RunResult) and second.status == "passed"
+    assert [s.id for s in second.suites] == ["other", "up"], "a service change re-runs every suite"
+    assert after["db"] != before["db"], "the changed service was rebuilt"
+    assert isinstance(third, RunResult) and third.status == "failed"
+    assert [s.id for s in third.suites] == ["up"], "a suite file change re-runs that suite alone"
+    assert isinstance(fourth, PreflightError) and fourth.code == "BUILD_FAILED", (
+        "an error is yielded, not raised"
+    )
+    assert labelled(loop_project) == ([], []), "stopping the iteration removes the environment"

@@ -1,0 +1,67 @@
+"""Build inputs: the files `.dockerignore` lets Docker see, and the reasons a change is given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from preflight_sdk.engine.base import BuildSpec
+from preflight_sdk.export.registry import reflect
+from preflight_sdk.lifecycle.dockerignore import context_files
+from preflight_sdk.lifecycle.inputs import build_inputs, build_reasons
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return root
+
+
+def test_dockerignore_patterns_exclude_as_docker_does(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            ".dockerignore": "# comment\n*.log\n/build\n**/cache\ndocs\n!docs/keep.md\nsecret?.txt\n",
+            "app.py": "",
+            "x.log": "",
+            "sub/y.log": "",  # `*.log` matches at the top only
+            "build/out.bin": "",
+            "a/b/cache/z": "",
+            "docs/old.md": "",
+            "docs/keep.md": "",
+            "secret1.txt": "",
+            "secret10.txt": "",
+            "Dockerfile": "",
+        },
+    )
+    assert context_files(root) == [
+        ".dockerignore",
+        "Dockerfile",
+        "app.py",
+        "docs/keep.md",
+        "secret10.txt",
+        "sub/y.log",
+    ]
+
+
+def test_a_change_is_named_by_what_changed(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path, {"Dockerfile": "FROM x\n", "app.py": "1\n", ".dockerignore": "notes\n", "notes": "a"}
+    )
+    spec = BuildSpec(image="i", context=str(root), dockerfile=str(root / "Dockerfile"), args={"A": "1"})
+    before = build_inputs(spec)
+    (root / "notes").write_text("ignored change")
+    assert build_inputs(spec).digest == before.digest
+    (root / "app.py").write_text("2\n")
+    changed = build_inputs(spec)
+    assert changed.digest != before.digest
+    assert build_reasons(before, changed) == ["app.py changed"]
+    (root / "Dockerfile").write_text("FROM y\n")
+    assert build_reasons(changed, build_inputs(spec)) == ["Dockerfile changed"]
+    other_args = BuildSpec(image="i", context=str(root), dockerfile=str(root / "Dockerfile"), args={"A": "2"})
+    assert build_reasons(build_inputs(spec), build_inputs(other_args)) == ["build args changed"]
+
+
+def test_watch_is_an_iterator_for_people_not_a_tool() -> None:
+    names = {op.name for op in reflect()}
+    assert "run" in names and "watch" not in names and "follow_logs" not in names
