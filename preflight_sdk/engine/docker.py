@@ -94,9 +94,11 @@ class DockerEngine:
         except ClientNotFoundError as exc:
             raise no_cli() from exc
 
-    async def _call(self, fn: Callable[[], T], *, action: str, subject: str | None = None) -> T:
+    async def _call(
+        self, fn: Callable[[], T], *, action: str, subject: str | None = None, lasting: bool = False
+    ) -> T:
         with _translated(action, subject):
-            return await children.call(fn, limiter=self._limiter)
+            return await children.call(fn, limiter=self._limiter, lasting=lasting)
 
     async def _stream(
         self, make: Callable[[], Iterable[T]], *, action: str, subject: str | None = None
@@ -566,7 +568,7 @@ class DockerEngine:
         started = anyio.current_time()
         code: int | None = None
         with anyio.move_on_after(timeout):
-            code = await self._call(run, action=f"exec in {ref}", subject=ref)
+            code = await self._call(run, action=f"exec in {ref}", subject=ref, lasting=True)
         elapsed = anyio.current_time() - started
         if code is None:
             return ExecResult(
@@ -605,7 +607,9 @@ class DockerEngine:
 
     async def wait_exit(self, ref: str) -> int:
         client = await self._whales()
-        code = await self._call(lambda: client.container.wait(ref), action=f"wait for {ref}", subject=ref)
+        code = await self._call(
+            lambda: client.container.wait(ref), action=f"wait for {ref}", subject=ref, lasting=True
+        )
         return int(code)
 
 
