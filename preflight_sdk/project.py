@@ -39,11 +39,21 @@ from .results.lifecycle import (
 from .results.mocks import MockRequestsResult
 from .results.run import RunResult
 from .results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
+from .results.saved import (
+    DeleteResult,
+    ExportResult,
+    ImportResult,
+    StoredSuite,
+    StoredTest,
+    SuiteList,
+    TestList,
+)
 from .verify.result import VerifyResult
 
 if TYPE_CHECKING:
     from .engine.base import Engine
     from .runs.supervisor import RunSupervisor
+    from .saved import SavedTests
     from .sync import SyncProject
 
 __all__ = ["Project"]
@@ -109,6 +119,7 @@ class Project:
         self._ctx = ProjectContext(path, config_file, engine)
         self._sync: SyncProject | None = None
         self._supervisor: RunSupervisor | None = None
+        self._saved_tests: SavedTests | None = None
 
     @property
     def _runs(self) -> RunSupervisor:
@@ -117,6 +128,14 @@ class Project:
 
             self._supervisor = RunSupervisor(self._ctx)
         return self._supervisor
+
+    @property
+    def _saved(self) -> SavedTests:
+        if self._saved_tests is None:
+            from .saved import SavedTests
+
+            self._saved_tests = SavedTests(self._runs)
+        return self._saved_tests
 
     def _record_call(
         self, name: str, started: float, duration: int, outcome: str, code: str | None, run_id: str | None
@@ -453,7 +472,8 @@ class Project:
         history (last passed run, failing since, recent outcomes, flaky). Every run is recorded.
 
         Args:
-            filter: suite ids to run, comma-separated (e.g. "orders,payments"); default: all.
+            filter: suite ids to run, comma-separated (e.g. "orders,payments"; saved suites too);
+                default: all of e2e.yaml's.
             parallel: run the suites marked `parallel` at the same time (default: e2e.yaml's
                 `tests.parallel`).
             keep: leave the environment running for the next run; false removes it afterwards.
@@ -552,7 +572,7 @@ class Project:
         """Run one test suite by its id; the result has the same shape as `run`.
 
         Args:
-            suite_id: the suite's `id` in e2e.yaml.
+            suite_id: the suite's `id` in e2e.yaml, or a saved suite's id.
             wait: as for run.
             idempotency_key: as for run.
 
@@ -599,6 +619,7 @@ class Project:
         kind: str | None = None,
         limit: int = 20,
         before: str | None = None,
+        test_id: str | None = None,
     ) -> RunList:
         """List the project's runs, newest first, one compact line each.
 
@@ -607,6 +628,7 @@ class Project:
                 interrupted, error).
             suite: only runs that selected this suite id.
             kind: only test, build or setup runs.
+            test_id: only the runs of this saved test.
             limit: how many (1 to 500).
             before: a runId: the page of runs older than it (see nextBefore).
 
@@ -619,8 +641,12 @@ class Project:
         """
         from .runs.queries import list_runs as _list
 
+        if test_id is not None:
+            from .saved.definition import check_id
+
+            check_id(test_id, field="testId")
         return await _list(
-            self._runs, status=status, suite=suite, kind=kind, test_id=None, limit=limit, before=before
+            self._runs, status=status, suite=suite, kind=kind, test_id=test_id, limit=limit, before=before
         )
 
     @operation(title="Cancel a run", destructive=True, idempotent=True, group="runs")
@@ -732,6 +758,210 @@ class Project:
         from .runs.queries import prune_runs as _prune
 
         return await _prune(self._runs, keep, max_age)
+
+    # -- saved tests and suites --------------------------------------------------------------
+
+    @operation(title="Save a test", group="tests")
+    async def save_test(
+        self,
+        id: str,
+        name: str,
+        test: dict[str, Any],
+        description: str | None = None,
+        tags: list[str] | None = None,
+        overwrite: bool = False,
+    ) -> StoredTest:
+        """Save an HTTP test in the project's store, to run it later by id and keep its history.
+
+        Args:
+            id: a lowercase slug (letters, digits, dashes), e.g. "login-works".
+            name: a short title; it becomes the case's name.
+            test: one case of the YAML test grammar: request (url, or path on a service), expect,
+                save, retry. Templates resolve as in suites: {{services.api.url}}, {{mocks.pay.url}}.
+            description: free text.
+            tags: labels for list_tests(tag=...).
+            overwrite: replace a test with this id (createdAt is kept, updatedAt moves).
+
+        Returns:
+            The stored test: id, name, test, tags, description, createdAt, updatedAt.
+
+        Example:
+            `await project.save_test(id="health", name="health", test={"request": {"path": "/health"}})`
+
+        Tips:
+            A bad `test` is INVALID_INPUT with each problem's path (e.g. $.test.expect.staus) and a
+            did-you-mean.
+        """
+        return await self._saved.save_test(
+            id, name, test, description=description, tags=tags, overwrite=overwrite
+        )
+
+    @operation(title="Read a saved test", read_only=True, group="tests")
+    async def get_test(self, id: str) -> StoredTest | None:
+        """Return a saved test, or null when there is none.
+
+        Args:
+            id: the saved test's id.
+
+        Example:
+            `await project.get_test("health")`
+        """
+        return await self._saved.get_test(id)
+
+    @operation(title="List saved tests", read_only=True, group="tests")
+    async def list_tests(self, tag: str | None = None) -> TestList:
+        """List the saved tests: id, name, tags, updatedAt and the status of each one's newest run.
+
+        Args:
+            tag: only the tests carrying this tag.
+
+        Example:
+            `await project.list_tests(tag="smoke")`
+        """
+        return await self._saved.list_tests(tag)
+
+    @operation(title="Delete a saved test", destructive=True, idempotent=True, group="tests")
+    async def delete_test(self, id: str) -> DeleteResult:
+        """Delete a saved test and all its runs (their files too). Deleting a missing test is no error.
+
+        Args:
+            id: the saved test's id.
+
+        Returns:
+            deleted (false when there was no such test) and runsDeleted.
+
+        Example:
+            `await project.delete_test("health")`
+        """
+        return await self._saved.delete_test(id)
+
+    @operation(title="Run a test", group="tests")
+    async def run_test(
+        self,
+        test_id: str | None = None,
+        test: dict[str, Any] | None = None,
+        wait: str | None = None,
+        progress: ProgressArg = None,
+    ) -> RunResult:
+        """Run one saved test by id (recorded in its history), or an inline test (an ad-hoc run).
+
+        Args:
+            test_id: a saved test's id.
+            test: instead, one case of the YAML test grammar (as for save_test).
+            wait: how long to wait for the verdict (as for run).
+
+        Returns:
+            The same report as `run`: status, summary and, for a failure, the request, response,
+            assertions, logs, mock requests, suggested fix and history.
+
+        Example:
+            `await project.run_test(test_id="health")`
+
+        Tips:
+            A test naming a service or mock needs setup first (NOT_RUNNING); absolute URLs run
+            without it. TEST_NOT_FOUND lists the closest stored ids.
+        """
+        seconds = _wait_seconds(wait)
+        return await self._saved.run_test(test, test_id, wait=seconds, sink=resolve_sink(progress, "run"))
+
+    @operation(title="Read a test's newest run", read_only=True, group="tests")
+    async def get_latest_run(self, test_id: str) -> RunResult | None:
+        """Return the newest run of a saved test (the report of `run`), or null when it has none.
+
+        Args:
+            test_id: the saved test's id.
+
+        Example:
+            `await project.get_latest_run("health")`
+        """
+        return await self._saved.latest_run(test_id)
+
+    @operation(title="Save a suite of saved tests", group="tests")
+    async def save_suite(
+        self, id: str, name: str, test_ids: list[str], overwrite: bool = False
+    ) -> StoredSuite:
+        """Save a suite: saved tests run together, in order, wherever a suite id goes (run_suite, run).
+
+        Args:
+            id: a lowercase slug, not an e2e.yaml suite id.
+            name: a short title.
+            test_ids: the saved tests, in run order.
+            overwrite: replace a suite with this id.
+
+        Example:
+            `await project.save_suite(id="smoke-saved", name="smoke", test_ids=["health", "login-works"])`
+
+        Tips:
+            TEST_NOT_FOUND lists every missing test id.
+        """
+        return await self._saved.save_suite(id, name, test_ids, overwrite=overwrite)
+
+    @operation(title="List saved suites", read_only=True, group="tests")
+    async def list_suites(self) -> SuiteList:
+        """List the saved suites with their test ids.
+
+        Example:
+            `await project.list_suites()`
+        """
+        return await self._saved.list_suites()
+
+    @operation(title="Delete a saved suite", destructive=True, idempotent=True, group="tests")
+    async def delete_suite(self, id: str) -> DeleteResult:
+        """Delete a saved suite; its tests stay. Deleting a missing suite is no error.
+
+        Args:
+            id: the saved suite's id.
+
+        Example:
+            `await project.delete_suite("smoke-saved")`
+        """
+        return await self._saved.delete_suite(id)
+
+    @operation(title="Export saved tests to a test file", group="tests")
+    async def export_tests(
+        self,
+        path: str,
+        test_ids: list[str] | None = None,
+        suite_id: str | None = None,
+        overwrite: bool = False,
+    ) -> ExportResult:
+        """Write saved tests as a YAML test file in the project, to review and version them.
+
+        Args:
+            path: the file to write, relative to the project (inside it), e.g. "tests/smoke.yaml".
+            test_ids: these saved tests (default: all of them).
+            suite_id: instead, the tests of this saved suite, in its order.
+            overwrite: replace an existing file.
+
+        Returns:
+            path, testIds, and suiteEntry: the e2e.yaml `tests.suites` entry that runs the file.
+
+        Example:
+            `await project.export_tests(path="tests/smoke.yaml", suite_id="smoke-saved")`
+        """
+        from .saved import export_tests as _export
+
+        return await _export(
+            self._saved, path=path, test_ids=test_ids, suite_id=suite_id, overwrite=overwrite
+        )
+
+    @operation(title="Import tests from a test file", group="tests")
+    async def import_tests(
+        self, path: str, tags: list[str] | None = None, overwrite: bool = False
+    ) -> ImportResult:
+        """Save each case of a YAML test file in the project as a saved test (id: its name as a slug).
+
+        Args:
+            path: the test file, relative to the project.
+            tags: tags for every imported test.
+            overwrite: replace saved tests with the same ids (otherwise nothing is saved).
+
+        Example:
+            `await project.import_tests(path="tests/orders.yaml", tags=["orders"])`
+        """
+        from .saved import import_tests as _import
+
+        return await _import(self._saved, path=path, tags=tags, overwrite=overwrite)
 
     @operation(title="Read mock traffic", group="environment")
     async def mock_requests(
@@ -918,7 +1148,10 @@ class Project:
     ) -> RunResult:
         seconds = _wait_seconds(wait)
         _check_key(idempotency_key)
+        synthetic, optional = await self._saved.expand(suite_ids)
         return await self._runs.run_tests(
+            synthetic=synthetic,
+            environment_optional=optional,
             suite_ids=suite_ids,
             parallel=parallel,
             wait=seconds,

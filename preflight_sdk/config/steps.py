@@ -6,7 +6,7 @@ from typing import Any
 
 from .validate import Validator
 
-__all__ = ["ACTIONS", "check_steps"]
+__all__ = ["ACTIONS", "check_case", "check_steps"]
 
 ACTIONS = ("request", "exec", "file", "process", "port")
 _SETUP_ONLY = ("waitHealthy", "waitForPort")
@@ -37,6 +37,11 @@ def check_steps(data: dict[str, Any], out: Validator) -> None:
                     out.add((*path, "name"), f"case name `{name}` is already used by case #{names[name] + 1}")
                 else:
                     names[name] = index
+
+
+def check_case(step: dict[str, Any], path: tuple[str | int, ...], out: Validator) -> None:
+    """Add a problem to `out` for each rule of a case that `step` (a case on its own, at `path`) breaks."""
+    _check_step(step, path, "cases", out)
 
 
 def _check_step(step: dict[str, Any], path: tuple[str | int, ...], section: str, out: Validator) -> None:

@@ -41,6 +41,8 @@ def _load_renderers() -> None:
 
 def render_text(result: Any) -> str:
     """Return a compact, human-readable text form of `result`."""
+    if result is None:
+        return "none"  # an operation that found nothing (get_test of an unknown id)
     _load_renderers()
     fn = _TEXT.get(type(result))
     if fn is not None:
@@ -64,6 +66,8 @@ def mimebundle(result: Any) -> dict[str, Any]:
 
 def render_html(result: Any) -> str:
     """Return a self-contained HTML rendering of `result`."""
+    if result is None:
+        return "<i>none</i>"
     _load_renderers()
     fn = _HTML.get(type(result))
     if fn is not None:

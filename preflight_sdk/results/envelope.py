@@ -24,7 +24,9 @@ class Envelope(msgspec.Struct, Generic[T], frozen=True, kw_only=True, rename="ca
 
     success: bool
     timestamp: int
-    data: T | None = None
+    # UNSET (left out) on an error; None is written as `data: null`: an operation whose answer is
+    # "nothing" (get_test of an unknown id) did its job.
+    data: T | msgspec.UnsetType | None = msgspec.UNSET
     error: ErrorInfo | None = None
     run_id: str | None = None
 

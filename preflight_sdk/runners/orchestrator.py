@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,10 +46,21 @@ _PROCESS_GRACE = 10.0
 class TestPlan:
     """What the owner of a test run gives it, and sees of it while it runs."""
 
-    def __init__(self, run_id: str, log: EventLog, selection: dict[str, set[str]] | None = None) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        log: EventLog,
+        selection: dict[str, set[str]] | None = None,
+        synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
+        environment_optional: bool = False,
+    ) -> None:
         self.run_id = run_id
         self.log = log
         self.selection = selection
+        # Suites that are not in e2e.yaml (saved tests and suites), with their test files, and
+        # whether they may run without the environment (they name no service and no mock).
+        self.synthetic = {suite.id: (suite, test) for suite, test in synthetic}
+        self.environment_optional = environment_optional
         self.stop: anyio.CancelScope | None = None
         self.cancel_requested = False
         self.context: RunContext | None = None
@@ -75,11 +87,12 @@ async def run_suites(
 ) -> RunResult:
     """Run the selected suites (all when `suite_ids` is None) and return the report (not yet written)."""
     loaded = await ctx.ensure_loaded()
-    suites = select_suites(loaded, suite_ids)
+    suites = select_suites(loaded, suite_ids, {i: s for i, (s, _) in plan.synthetic.items()})
     plan.suites = suites
     plan.phase = "environment"
-    env = await _environment(ctx, loaded, reporter)
-    total = sum(_declared_cases(loaded, s, plan.selection) for s in suites)
+    env = await _environment(ctx, loaded, reporter, optional=plan.environment_optional)
+    given = {i: test for i, (_, test) in plan.synthetic.items()}
+    total = sum(_declared_cases(loaded, s, plan.selection, given.get(s.id)) for s in suites)
     run = RunContext(
         run_id=plan.run_id,
         env=env,
@@ -105,13 +118,13 @@ async def run_suites(
             if plan.cancel_requested:
                 stop.cancel()
             for suite in serial:
-                results[suite.id] = await _run_one(run, loaded, suite, taken)
+                results[suite.id] = await _run_one(run, loaded, suite, taken, given.get(suite.id))
             if together:
                 limiter = anyio.CapacityLimiter(concurrency)
 
                 async def one(suite: SuiteConfig) -> None:
                     async with limiter:
-                        results[suite.id] = await _run_one(run, loaded, suite, taken)
+                        results[suite.id] = await _run_one(run, loaded, suite, taken, given.get(suite.id))
 
                 async with anyio.create_task_group() as tg:
                     for suite in together:
@@ -164,12 +177,18 @@ def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
     return _assemble(plan, ordered, status)
 
 
-def select_suites(loaded: LoadedConfig, suite_ids: list[str] | None) -> list[SuiteConfig]:
-    """The suites to run, in the order asked (all, in file order, when `suite_ids` is None)."""
+def select_suites(
+    loaded: LoadedConfig, suite_ids: list[str] | None, extra: Mapping[str, SuiteConfig] | None = None
+) -> list[SuiteConfig]:
+    """The suites to run, in the order asked (all, in file order, when `suite_ids` is None).
+
+    `extra` are suites from elsewhere than e2e.yaml (saved suites), addressable by their ids.
+    """
     suites = loaded.suites
     if suite_ids is None:
         return suites
     known = {s.id: s for s in suites}
+    known.update(extra or {})
     unknown = [i for i in suite_ids if i not in known]
     if unknown:
         raise InputError(
@@ -181,10 +200,13 @@ def select_suites(loaded: LoadedConfig, suite_ids: list[str] | None) -> list[Sui
     return [known[i] for i in dict.fromkeys(suite_ids)]
 
 
-async def _environment(ctx: ProjectContext, loaded: LoadedConfig, reporter: Reporter) -> RunEnvironment:
+async def _environment(
+    ctx: ProjectContext, loaded: LoadedConfig, reporter: Reporter, *, optional: bool = False
+) -> RunEnvironment:
+    """The running environment; with `optional`, an empty one when it is not running."""
     session = ctx.require_session()
     needs = bool(loaded.services or loaded.config.mocks)
-    if not needs:
+    if not needs or (optional and session.state != "running"):
         return RunEnvironment(loaded=loaded, services={}, mocks={}, engine=None)
     if session.state != "running":
         raise StateError(
@@ -244,16 +266,22 @@ def _parallel(loaded: LoadedConfig, override: bool | None) -> tuple[bool, int]:
     return (override if override is not None else enabled), concurrency
 
 
-def _declared_cases(loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None) -> int:
+def _declared_cases(
+    loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None, given: TestFile | None
+) -> int:
     chosen = selection.get(suite.id) if selection is not None else None
     if chosen is not None:
         return len(chosen)
-    test = loaded.test_files.get(suite.id)
+    test = given or loaded.test_files.get(suite.id)
     return len(test.cases) if test is not None else 1
 
 
-async def _run_one(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str]) -> SuiteResult:
+async def _run_one(
+    run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str], given: TestFile | None = None
+) -> SuiteResult:
     """Run one suite of any runner; a suite that cannot run at all is a failed suite with its error.
+
+    `given` is the test file of a suite that has none on disk (a saved suite).
 
     `suite_start` is recorded here, before the test file is even read, so every `suite_end` has
     its start, including a suite whose file does not load.
@@ -268,7 +296,9 @@ async def _run_one(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, ta
     try:
         with anyio.fail_after(outer):
             if suite.runner == "yaml":
-                test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
+                test = given
+                if test is None:
+                    test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
                 return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
             if suite.runner == "pytest":
                 return await run_pytest_suite(run, loaded, suite, taken)

@@ -12,7 +12,7 @@ its progress to the store and reads back whether a cancel was asked for.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import anyio
 import msgspec
 
 from ..background import Background
+from ..config import SuiteConfig, TestFile
 from ..errors import InputError, PreflightError
 from ..lifecycle.context import ProjectContext
 from ..lifecycle.filelock import project_lock
@@ -97,14 +98,18 @@ class RunSupervisor:
         prepare: Callable[[Reporter], Awaitable[None]] | None = None,
         after: Callable[[], Awaitable[None]] | None = None,
         parts: object = None,
+        synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
+        environment_optional: bool = False,
     ) -> RunResult:
         """Start a test run and wait for it up to `wait` seconds (None: to its end).
 
         `prepare` runs first, under the run's locks (bringing the environment up to date); `after`
-        runs last whatever happened, shielded (removing it when it is not kept).
+        runs last whatever happened, shielded (removing it when it is not kept). `synthetic` are
+        suites that e2e.yaml does not list (saved tests and suites) with their test files;
+        `environment_optional` lets them run without a running environment.
         """
         loaded = await self.ctx.ensure_loaded()
-        suites = select_suites(loaded, suite_ids)
+        suites = select_suites(loaded, suite_ids, {s.id: s for s, _ in synthetic})
         chash = await anyio.to_thread.run_sync(config_hash, loaded)
         picked = {k: sorted(v) for k, v in (selection or {}).items()}
         rhash = request_hash("test", chash, [[s.id for s in suites], parallel, picked, test_id, parts])
@@ -121,7 +126,7 @@ class RunSupervisor:
         if live is None:
             assert existing is not None
             return await self.get(existing, wait)
-        plan = TestPlan(live.run_id, live.log, selection)
+        plan = TestPlan(live.run_id, live.log, selection, synthetic, environment_optional)
         live.plan = plan
         plan.suites = suites
         git = _Later(git_state(loaded.root))

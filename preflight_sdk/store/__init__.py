@@ -1,4 +1,4 @@
-"""The project's embedded store: runs, their cases and artifacts, and the operation log.
+"""The project's embedded store: runs, their cases and artifacts, the operation log, saved tests and saved suites.
 
 Owns `<project>/.preflight/preflight.db` (stdlib `sqlite3`, WAL, busy timeout, short
 `BEGIN IMMEDIATE` writes, migrations by `PRAGMA user_version`). Nothing outside this package
@@ -13,6 +13,7 @@ from .database import Database, StoreError
 from .ids import is_run_id, new_run_id
 from .records import ArtifactRow, CaseRow, OperationRow, RunRow, RunSummaryRow
 from .runs import RunStore, store_path
+from .saved import SavedStore, SavedSuiteRow, SavedTestRow, TestLineRow
 
 __all__ = [
     "ArtifactRow",
@@ -22,7 +23,11 @@ __all__ = [
     "RunRow",
     "RunStore",
     "RunSummaryRow",
+    "SavedStore",
+    "SavedSuiteRow",
+    "SavedTestRow",
     "StoreError",
+    "TestLineRow",
     "is_run_id",
     "new_run_id",
     "store_path",

@@ -87,6 +87,42 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX operations_by_time ON operations(started_at)
     """,
+    # 2: saved tests (one case of the YAML test grammar each) and saved suites (lists of test ids).
+    """
+    CREATE TABLE saved_tests (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL,
+        description TEXT,
+        tags        TEXT NOT NULL DEFAULT '[]',
+        definition  TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE saved_test_tags (
+        test_id TEXT NOT NULL REFERENCES saved_tests(id) ON DELETE CASCADE,
+        tag     TEXT NOT NULL,
+        PRIMARY KEY (tag, test_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE saved_suites (
+        id         TEXT PRIMARY KEY,
+        name       TEXT NOT NULL,
+        test_ids   TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    ) WITHOUT ROWID
+    """,
 ]
 
-OUR_TABLES = frozenset({"runs", "run_suites", "cases", "artifacts", "operations", "sqlite_sequence"})
+OUR_TABLES = frozenset(
+    {
+        "runs",
+        "run_suites",
+        "cases",
+        "artifacts",
+        "operations",
+        "sqlite_sequence",
+        "saved_tests",
+        "saved_test_tags",
+        "saved_suites",
+    }
+)
