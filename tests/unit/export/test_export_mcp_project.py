@@ -201,8 +201,15 @@ async def test_clean_is_destructive_and_the_readers_are_read_only(client: Client
     assert clean is not None
     assert (clean.destructive_hint, clean.idempotent_hint) == (True, True)
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
-    # clean removes the environment; cancel_run stops a run; prune_runs deletes recorded runs
-    assert destructive == {"preflight_clean", "preflight_cancel_run", "preflight_prune_runs"}
+    # clean removes the environment; cancel_run stops a run; prune_runs deletes recorded runs;
+    # delete_test and delete_suite delete what was saved (a test with its runs)
+    assert destructive == {
+        "preflight_clean",
+        "preflight_cancel_run",
+        "preflight_prune_runs",
+        "preflight_delete_test",
+        "preflight_delete_suite",
+    }
 
 
 async def test_with_a_default_project_project_path_becomes_optional() -> None:
