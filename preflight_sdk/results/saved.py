@@ -31,7 +31,7 @@ class StoredTest(Result, frozen=True, kw_only=True):
     id: str
     name: str
     test: dict[str, Any]
-    tags: list[str] = msgspec.field(default_factory=list)
+    tags: list[str]
     description: str | None = None
     created_at: str
     updated_at: str
@@ -42,7 +42,7 @@ class TestLine(_Part, frozen=True, kw_only=True):
 
     id: str
     name: str
-    tags: list[str] = msgspec.field(default_factory=list)
+    tags: list[str]
     updated_at: str
     last_run_status: RunStatus | None = None
     last_run_id: str | None = None
