@@ -81,11 +81,7 @@ class SavedTests:
         store = await self.store()
         stored, existed = await self.call(store.put_test, row, overwrite=overwrite)
         if existed and not overwrite:
-            raise InputError(
-                f"a test with id {test_id!r} already exists (updated {stored.updated_at})",
-                hint="pass overwrite=true to replace it (createdAt is kept), or choose another id",
-                details={"id": test_id},
-            )
+            raise _taken("test", test_id, stored.updated_at)
         return stored_test(stored)
 
     async def get_test(self, test_id: str) -> StoredTest | None:
@@ -235,11 +231,7 @@ class SavedTests:
         store = await self.store()
         stored, existed = await self.call(store.put_suite, row, overwrite=overwrite)
         if existed and not overwrite:
-            raise InputError(
-                f"a suite with id {suite_id!r} already exists (updated {stored.updated_at})",
-                hint="pass overwrite=true to replace it, or choose another id",
-                details={"id": suite_id},
-            )
+            raise _taken("suite", suite_id, stored.updated_at)
         return _stored_suite(stored)
 
     async def list_suites(self) -> SuiteList:
@@ -272,6 +264,14 @@ def _line(row: TestLineRow) -> TestLine:
 def _stored_suite(row: SavedSuiteRow) -> StoredSuite:
     return StoredSuite(
         id=row.id, name=row.name, test_ids=row.test_ids, created_at=row.created_at, updated_at=row.updated_at
+    )
+
+
+def _taken(kind: str, ident: str, updated_at: str) -> InputError:
+    return InputError(
+        f"a {kind} with id {ident!r} already exists (updated {updated_at})",
+        hint="pass overwrite=true to replace it (createdAt is kept), or choose another id",
+        details={"id": ident},
     )
 
 
