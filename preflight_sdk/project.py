@@ -689,7 +689,7 @@ class Project:
         """
         from .runs.queries import resume_selection
 
-        suites, selection = await resume_selection(self._runs, run_id)
+        suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
         return await self._test_run(
             suites, None, wait, None, progress, selection=selection, resumed_from=run_id
         )
@@ -1148,7 +1148,7 @@ class Project:
     ) -> RunResult:
         seconds = _wait_seconds(wait)
         _check_key(idempotency_key)
-        synthetic, optional = await self._saved.expand(suite_ids)
+        synthetic, optional = await self._saved.expand(suite_ids, tests_too=resumed_from is not None)
         return await self._runs.run_tests(
             synthetic=synthetic,
             environment_optional=optional,

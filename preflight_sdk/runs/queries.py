@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 import anyio
@@ -117,8 +118,13 @@ async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
     return CancelResult(cancelled=bool(asked), run=result)
 
 
-async def resume_selection(sup: RunSupervisor, run_id: str) -> tuple[list[str], dict[str, set[str]]]:
-    """The suites and cases of `run_id` that did not pass (failed, errored, never finished)."""
+async def resume_selection(
+    sup: RunSupervisor, run_id: str, saved: Collection[str] = ()
+) -> tuple[list[str], dict[str, set[str]]]:
+    """The suites and cases of `run_id` that did not pass (failed, errored, never finished).
+
+    `saved` are the ids of saved tests and suites, YAML suites that e2e.yaml does not list.
+    """
     check_run_id(run_id)
     original = await sup.get(run_id, None)
     if original.kind != "test":
@@ -140,6 +146,12 @@ async def resume_selection(sup: RunSupervisor, run_id: str) -> tuple[list[str], 
     taken: set[str] = set()
     for suite_id in original.selected_suites or [s.id for s in original.suites]:
         suite = known.get(suite_id)
+        if suite is None and suite_id in saved:
+            left = {c.id for c in recorded.values() if c.suite == suite_id and c.status != "passed"}
+            if left:
+                suites.append(suite_id)
+                selection[suite_id] = left
+            continue
         if suite is None:
             continue  # removed from e2e.yaml since
         test = loaded.test_files.get(suite_id)

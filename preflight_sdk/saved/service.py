@@ -162,12 +162,13 @@ class SavedTests:
         return await self.runs.get(rows[0].run_id, 0.0)
 
     async def expand(
-        self, suite_ids: Sequence[str] | None
+        self, suite_ids: Sequence[str] | None, *, tests_too: bool = False
     ) -> tuple[list[tuple[SuiteConfig, TestFile]], bool]:
         """The saved suites among `suite_ids` (those e2e.yaml does not define) as runnable suites.
 
-        Returns them and whether they may run without the environment (no case names a service
-        or a mock, and e2e.yaml's suites are not among the ids).
+        With `tests_too` (resuming a run), a saved test's id is its one-case suite, as `run_test`
+        ran it. Returns them and whether they may run without the environment (no case names a
+        service or a mock, and e2e.yaml's suites are not among the ids).
         """
         if not suite_ids:
             return [], False
@@ -181,16 +182,25 @@ class SavedTests:
         needs = any(i in configured for i in suite_ids)
         for suite_id in wanted:
             saved: SavedSuiteRow | None = await self.call(store.suite, suite_id)
-            if saved is None:
+            if saved is not None:
+                name, test_ids = saved.name, saved.test_ids
+            elif tests_too and (test := await self.call(store.test, suite_id)) is not None:
+                name, test_ids = test.name, [suite_id]
+            else:
                 continue  # the orchestrator reports SUITE_NOT_FOUND
-            rows = await self.require_tests(saved.test_ids)
             cases = []
-            for row in rows:
+            for row in await self.require_tests(test_ids):
                 definition, step = parse_case(row.definition, name=row.name)
                 needs = needs or needs_environment(step)
                 cases.append(definition)
-            out.append(suite_of(saved.id, saved.name, cases))
+            out.append(suite_of(suite_id, name, cases))
         return out, not needs
+
+    async def ids(self) -> set[str]:
+        """The ids of every saved test and suite (each one a suite id a run may have selected)."""
+        store = await self.store()
+        tests = await self.call(store.test_ids)
+        return {*tests, *(s.id for s in await self.call(store.suites))}
 
     async def _require_running(self) -> None:
         loaded = await self.runs.ctx.ensure_loaded()

@@ -253,3 +253,11 @@ async def test_a_store_of_schema_1_is_migrated_with_its_runs_kept(tmp_path: Path
     with store.db.read() as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) >= 2
         assert db.execute("SELECT count(*) FROM saved_tests").fetchone()[0] == 0
+
+
+async def test_a_saved_test_run_resumes_like_any_run(make_project: MakeProject) -> None:
+    p = Project.open(make_project([]))
+    await p.save_test(id="bad", name="bad", test=BAD)
+    failed = await p.run_test(test_id="bad")
+    resumed = await p.resume_run(failed.run_id)
+    assert resumed.resumed_from == failed.run_id and [c.id for c in resumed.failures()] == ["bad.bad"]
