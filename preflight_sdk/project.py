@@ -690,8 +690,9 @@ class Project:
         from .runs.queries import resume_selection
 
         suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
+        test_id = await self._saved.test_of_run(run_id)  # a saved test's run resumes in its history
         return await self._test_run(
-            suites, None, wait, None, progress, selection=selection, resumed_from=run_id
+            suites, None, wait, None, progress, selection=selection, resumed_from=run_id, test_id=test_id
         )
 
     @operation(title="Read a run's file", read_only=True, group="runs")
@@ -1142,6 +1143,7 @@ class Project:
         *,
         selection: dict[str, set[str]] | None = None,
         resumed_from: str | None = None,
+        test_id: str | None = None,
         prepare: Any = None,
         after: Any = None,
         parts: object = None,
@@ -1159,6 +1161,7 @@ class Project:
             sink=resolve_sink(progress, "run"),
             selection=selection,
             resumed_from=resumed_from,
+            test_id=test_id,
             prepare=prepare,
             after=after,
             parts=parts,

@@ -196,6 +196,12 @@ class SavedTests:
             out.append(suite_of(suite_id, name, cases))
         return out, not needs
 
+    async def test_of_run(self, run_id: str) -> str | None:
+        """The saved test a run was recorded under, if any."""
+        store = await self.runs.store()
+        row = await self.call(store.get, run_id)
+        return row.test_id if row is not None else None
+
     async def ids(self) -> set[str]:
         """The ids of every saved test and suite (each one a suite id a run may have selected)."""
         store = await self.store()

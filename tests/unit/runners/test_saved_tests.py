@@ -261,3 +261,5 @@ async def test_a_saved_test_run_resumes_like_any_run(make_project: MakeProject) 
     failed = await p.run_test(test_id="bad")
     resumed = await p.resume_run(failed.run_id)
     assert resumed.resumed_from == failed.run_id and [c.id for c in resumed.failures()] == ["bad.bad"]
+    latest = await p.get_latest_run("bad")  # recorded in the test's history too
+    assert latest is not None and latest.run_id == resumed.run_id
