@@ -16,10 +16,12 @@ import anyio
 from ..config import SuiteConfig, TestFile
 from ..errors import InputError, PreflightError, StateError
 from ..progress import ProgressSink
+from ..redaction import REDACTED, Redactor
 from ..results.run import RunResult
 from ..results.saved import DeleteResult, StoredSuite, StoredTest, SuiteList, TestLine, TestList
 from ..runs.supervisor import RunSupervisor, now_text
 from ..store import SavedStore, SavedSuiteRow, SavedTestRow, StoreError, TestLineRow
+from ..templates import has_template
 from .definition import check_id, needs_environment, parse_case, suite_of
 
 __all__ = ["ADHOC_SUITE", "SavedTests", "stored_test"]
@@ -82,14 +84,14 @@ class SavedTests:
         stored, existed = await self.call(store.put_test, row, overwrite=overwrite)
         if existed and not overwrite:
             raise _taken("test", test_id, stored.updated_at)
-        return stored_test(stored)
+        return stored_test(stored, (await self.runs.ctx.ensure_loaded()).redactor)
 
     async def get_test(self, test_id: str) -> StoredTest | None:
         """The stored test, or None."""
         check_id(test_id)
         store = await self.store()
         row = await self.call(store.test, test_id)
-        return stored_test(row) if row is not None else None
+        return stored_test(row, (await self.runs.ctx.ensure_loaded()).redactor) if row is not None else None
 
     async def list_tests(self, tag: str | None) -> TestList:
         """Every saved test, compactly."""
@@ -262,10 +264,10 @@ class SavedTests:
         return DeleteResult(deleted=await self.call(store.delete_suite, suite_id))
 
 
-def stored_test(row: SavedTestRow) -> StoredTest:
-    """The result form of a stored test."""
+def stored_test(row: SavedTestRow, redactor: Redactor) -> StoredTest:
+    """The result form of a stored test, its literal secrets replaced (templates are no secrets)."""
     return StoredTest(
-        id=row.id, name=row.name, test=row.definition, tags=row.tags, description=row.description,
+        id=row.id, name=row.name, test=_shown(row.definition, redactor), tags=row.tags, description=row.description,
         created_at=row.created_at, updated_at=row.updated_at,
     )  # fmt: skip
 
@@ -275,6 +277,25 @@ def _line(row: TestLineRow) -> TestLine:
         id=row.id, name=row.name, tags=row.tags, updated_at=row.updated_at,
         last_run_status=row.last_run_status, last_run_id=row.last_run_id,  # type: ignore[arg-type]
     )  # fmt: skip
+
+
+def _shown(value: Any, redactor: Redactor, *, under: str = "") -> Any:
+    """`value` with literal secrets replaced: a header, query or body field with a secret name.
+
+    `save` maps variable names to paths in the response, never secrets, so it is shown as it is.
+    """
+    if isinstance(value, dict):
+        if under == "save":
+            return value
+        return {key: _field(str(key), item, redactor) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shown(item, redactor) for item in value]
+    return redactor.text(value) if isinstance(value, str) and not has_template(value) else value
+
+
+def _field(key: str, item: Any, redactor: Redactor) -> Any:
+    literal = isinstance(item, str | int | float) and not has_template(item)
+    return REDACTED if literal and redactor.secret(key) else _shown(item, redactor, under=key)
 
 
 def _stored_suite(row: SavedSuiteRow) -> StoredSuite:

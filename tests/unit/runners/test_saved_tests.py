@@ -263,3 +263,31 @@ async def test_a_saved_test_run_resumes_like_any_run(make_project: MakeProject) 
     assert resumed.resumed_from == failed.run_id and [c.id for c in resumed.failures()] == ["bad.bad"]
     latest = await p.get_latest_run("bad")  # recorded in the test's history too
     assert latest is not None and latest.run_id == resumed.run_id
+
+
+async def test_a_stored_test_shows_literal_secrets_redacted_and_templates_as_written(
+    make_project: MakeProject,
+) -> None:
+    root = make_project([])
+    p = Project.open(root)
+    headers = {
+        "Authorization": "Bearer s3cr3t-value",
+        "X-Api-Key": "{{env.STUB}}",
+        "Accept": "application/json",
+    }
+    definition = {
+        "request": {"url": "{{env.STUB}}/echo", "headers": headers},
+        "save": {"token": "body.token"},
+    }
+    saved = await p.save_test(id="secret", name="secret", test=definition)
+    shown = (await p.get_test("secret")) or saved
+    for view in (saved, shown):
+        assert view.test["request"]["headers"] == {
+            "Authorization": "[redacted]",
+            "X-Api-Key": "{{env.STUB}}",
+            "Accept": "application/json",
+        }
+        assert view.test["save"] == {"token": "body.token"}
+    exported = await p.export_tests(path="tests/secret.yaml", test_ids=["secret"])
+    assert "s3cr3t-value" in Path(exported.path).read_text()  # the file is the test itself
+    assert (await p.run_test(test_id="secret")).status == "passed"  # the stored value is sent
