@@ -10,4 +10,12 @@ from __future__ import annotations
 
 from . import clarify_view, lifecycle_view, mocks_view, run_view, runs_view, saved_view, verify_view
 
-__all__ = ["clarify_view", "lifecycle_view", "mocks_view", "run_view", "runs_view", "saved_view", "verify_view"]
+__all__ = [
+    "clarify_view",
+    "lifecycle_view",
+    "mocks_view",
+    "run_view",
+    "runs_view",
+    "saved_view",
+    "verify_view",
+]
