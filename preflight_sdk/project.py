@@ -775,13 +775,13 @@ class Project:
         """Save an HTTP test in the project's store, to run it later by id and keep its history.
 
         Args:
-            id: a lowercase slug (letters, digits, dashes), e.g. "login-works".
-            name: a short title; it becomes the case's name.
-            test: one case of the YAML test grammar: request (url, or path on a service), expect,
-                save, retry. Templates resolve as in suites: {{services.api.url}}, {{mocks.pay.url}}.
+            id: a lowercase slug, e.g. "login-works".
+            name: a short title (the case's name).
+            test: one case of the YAML test grammar (request, expect, save, retry); templates
+                as in suites ({{services.api.url}}).
             description: free text.
-            tags: labels for list_tests(tag=...).
-            overwrite: replace a test with this id (createdAt is kept, updatedAt moves).
+            tags: labels to list by.
+            overwrite: replace an existing test (createdAt is kept).
 
         Returns:
             The stored test: id, name, test, tags, description, createdAt, updatedAt.
@@ -790,8 +790,7 @@ class Project:
             `await project.save_test(id="health", name="health", test={"request": {"path": "/health"}})`
 
         Tips:
-            A bad `test` is INVALID_INPUT with each problem's path (e.g. $.test.expect.staus) and a
-            did-you-mean.
+            A bad `test` is INVALID_INPUT naming each problem's path ($.test.expect.staus).
         """
         return await self._saved.save_test(
             id, name, test, description=description, tags=tags, overwrite=overwrite
@@ -886,8 +885,8 @@ class Project:
         Args:
             id: a lowercase slug, not an e2e.yaml suite id.
             name: a short title.
-            test_ids: the saved tests, in run order.
-            overwrite: replace a suite with this id.
+            test_ids: saved tests, in run order.
+            overwrite: replace an existing suite.
 
         Example:
             `await project.save_suite(id="smoke-saved", name="smoke", test_ids=["health", "login-works"])`
@@ -929,9 +928,9 @@ class Project:
         """Write saved tests as a YAML test file in the project, to review and version them.
 
         Args:
-            path: the file to write, relative to the project (inside it), e.g. "tests/smoke.yaml".
-            test_ids: these saved tests (default: all of them).
-            suite_id: instead, the tests of this saved suite, in its order.
+            path: the file to write, inside the project.
+            test_ids: these saved tests (default: all).
+            suite_id: instead, this saved suite's tests.
             overwrite: replace an existing file.
 
         Returns:
@@ -955,7 +954,7 @@ class Project:
         Args:
             path: the test file, relative to the project.
             tags: tags for every imported test.
-            overwrite: replace saved tests with the same ids (otherwise nothing is saved).
+            overwrite: replace saved tests with the same ids.
 
         Example:
             `await project.import_tests(path="tests/orders.yaml", tags=["orders"])`

@@ -90,3 +90,14 @@ async def test_the_list_as_a_model_reads_it_stays_within_its_budget() -> None:
     project = tools["preflight_status"].input_schema["properties"]["projectPath"]
     assert len(project["description"]) < 120  # repeated in every tool
     assert "default" not in project  # an absent optional argument is null: saying so costs bytes
+
+
+async def test_the_tests_group_serves_the_saved_test_tools() -> None:
+    tools = await _listed(groups=["tests"])
+    assert set(tools) == {
+        f"preflight_{name}"
+        for name in (
+            "save_test", "get_test", "list_tests", "delete_test", "run_test", "get_latest_run",
+            "save_suite", "list_suites", "delete_suite", "export_tests", "import_tests",
+        )
+    }  # fmt: skip
