@@ -1,7 +1,9 @@
 """The operation log's writer: one daemon thread per process, batching rows into the store.
 
 Why a thread: an operation's reply must not wait for a log write, and a short-lived process (the
-CLI) must still write its rows: the queue is drained at interpreter exit (`atexit`).
+CLI) must still write its rows: the queue is drained at interpreter exit (`atexit`). The log never
+creates `.preflight/`: on a project where nothing was ever set up or run (a first `status`), a
+read-only call leaves no trace on disk.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def _write(batch: dict[Path, list[OperationRow]]) -> None:
     for root, rows in batch.items():
         store = _stores.get(root)
         if store is None:
-            store = _stores[root] = RunStore(root)
+            store = _stores[root] = RunStore(root, create=False)
         try:
             store.record_operations(rows)
         except (StoreError, OSError):

@@ -36,8 +36,9 @@ class StoreError(Exception):
 class Database:
     """A lazily opened connection to `path`, safe to use from any thread (calls are serialised)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = path
+        self.create = create  # False: use the store only if its folder exists (write nothing new)
         self.warnings: list[str] = []
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
@@ -47,7 +48,10 @@ class Database:
     def _open(self) -> sqlite3.Connection:
         if self._conn is not None:
             return self._conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self.path.parent.is_dir():
+            raise StoreError(f"{self.path.parent} does not exist")
         try:
             conn = self._connect_checked()
         except _Unusable as exc:

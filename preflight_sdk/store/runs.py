@@ -42,9 +42,9 @@ def store_path(root: Path) -> Path:
 class RunStore:
     """The runs of the project at `root` (blocking: call from a worker thread)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, create: bool = True) -> None:
         self.root = root
-        self.db = Database(store_path(root))
+        self.db = Database(store_path(root), create=create)
 
     def runs_folder(self, run_id: str) -> Path:
         """The folder holding a run's artifacts."""

@@ -96,6 +96,8 @@ async def test_the_shop_broken_report_shows_each_defect_completely(tmp_path: Pat
     request = failure["request"]
     assert request["method"] == "POST"
     assert request["url"].startswith("http://127.0.0.1:") and request["url"].endswith("/orders")
+    # the case's W3C trace context goes with every request (see docs/runs.md)
+    assert request["headers"].pop("traceparent").startswith(f"00-{result.trace_id}-")
     assert request["headers"] == {"Authorization": "[redacted]", "Content-Type": "application/json"}
     assert request["body"] == {"sku": "book", "qty": 1}
     assert "not-for-reports" not in json.dumps(_wire(result))
