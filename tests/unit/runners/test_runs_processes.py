@@ -124,3 +124,27 @@ def test_the_store_files_are_where_the_docs_say(tmp_path: Path) -> None:
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] >= 1
     assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x50464C54
+
+
+def test_another_program_s_database_is_moved_aside_not_used(tmp_path: Path) -> None:
+    import sqlite3
+
+    from preflight_sdk.store import RunStore
+
+    folder = tmp_path / ".preflight"
+    folder.mkdir()
+    foreign = sqlite3.connect(folder / "preflight.db")
+    foreign.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    foreign.execute("INSERT INTO invoices (total) VALUES (12.5)")
+    foreign.commit()
+    foreign.close()
+    store = RunStore(tmp_path)
+    store.create(run_id="01ARZ3NDEKTSV4RRFFQ69G5FAV", kind="test", started_at="2026-01-01T00:00:00.000Z")
+    warnings = store.db.pop_warnings()
+    assert len(warnings) == 1 and "tables preflight did not make (invoices)" in warnings[0]
+    aside = list(folder.glob("preflight.db.corrupt-*"))
+    assert len(aside) == 1
+    kept = sqlite3.connect(aside[0])
+    assert kept.execute("SELECT total FROM invoices").fetchone() == (12.5,)  # their data untouched
+    kept.close()
+    assert [r.run_id for r in store.runs()] == ["01ARZ3NDEKTSV4RRFFQ69G5FAV"]
