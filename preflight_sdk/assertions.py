@@ -22,6 +22,7 @@ on an empty list and `some` is false on one.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ __all__ = [
     "check",
     "compare_count",
     "is_operator_set",
+    "json_text",
     "json_type",
     "passed",
 ]
@@ -222,7 +224,7 @@ def _op_type(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     wanted = operand if isinstance(operand, list) else [operand]
     ok = any(kind == w or (w == "number" and kind == "integer") for w in wanted)
     shown = " or ".join(str(w) for w in wanted)
-    return [_result(path, "type", operand, actual, ok, f"type is {kind}, expected {shown}")]
+    return [_result(path, "type", operand, actual, ok, f"type is {_kind(actual)}, expected {shown}")]
 
 
 def _op_exists(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
@@ -443,20 +445,46 @@ def _contains(actual: Any, operand: Any) -> bool:
 
 
 def _kind(value: Any) -> str:
-    return "nothing (missing)" if value is MISSING else json_type(value)
+    return _MISSING_TEXT if value is MISSING else json_type(value)
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON spells it (`false`, `null`, `{"a": 1}`; a string quoted but not escaped);
+    `<missing>` for a path that does not exist.
+
+    Every message a person reads shows values this way, never in Python's spelling.
+    """
+    if value is MISSING:
+        return _MISSING_TEXT
+    if isinstance(value, str):
+        return f'"{value}"'  # quoted, but unescaped: a regex reads as written
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # a value JSON cannot hold (a cycle, a NaN key...)
+        return str(value)
 
 
 def _short(value: Any) -> str:
-    if value is MISSING:
-        return _MISSING_TEXT
-    text = repr(value) if not isinstance(value, str) else f'"{value}"'
+    text = json_text(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _describe(verb: str, expected: Any, actual: Any, ok: bool) -> str:
     if ok:
-        return f"{_short(actual)} does {verb} {_short(expected)}".replace("does be", "is")
+        return f"{_short(actual)} {_present(verb)} {_short(expected)}"
     return f"expected to {verb} {_short(expected)}, got {_short(actual)}"
+
+
+def _present(verb: str) -> str:
+    """`equal` → `equals`, `be one of` → `is one of`, `not contain` → `does not contain`."""
+    first, _, rest = verb.partition(" ")
+    if first == "be":
+        word = "is"
+    elif first == "not":
+        return f"does {verb}"
+    else:
+        word = first + ("es" if first.endswith(("ch", "sh", "s", "x")) else "s")
+    return f"{word} {rest}".rstrip()
 
 
 def _result(path: str, operator: str, expected: Any, actual: Any, ok: bool, message: str) -> AssertionResult:

@@ -8,7 +8,7 @@ docstring is also a tool description: it is written for the agent that will read
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -424,6 +424,14 @@ class Project:
         info = await _logs.find_container(self._ctx, container)
         async for line in _logs.follow(self._ctx, info.id, since=parse_since(since) if since else None):
             yield line
+
+    def until_removed(self) -> Awaitable[None]:
+        """Wait until this project's environment is removed by another process (a `clean` from
+        elsewhere, or a new setup): `preflight up` stops waiting then. Not an operation."""
+        from .lifecycle.removal import until_removed
+
+        session = self._ctx.require_session()
+        return until_removed(self._ctx.root, session.session_id)
 
     @operation(title="Remove the environment", destructive=True, idempotent=True, group="environment")
     async def clean(self, force: bool = True, images: bool = False) -> CleanResult:

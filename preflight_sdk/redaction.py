@@ -24,7 +24,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from .assertions import AssertionResult
-    from .results.mocks import RecordedRequest
+    from .results.mocks import MockAnswer, RecordedRequest
     from .results.run import Failure
 
 __all__ = [
@@ -145,7 +145,15 @@ def redact_recorded(entry: RecordedRequest, redactor: Redactor = DEFAULT) -> Rec
         changes["error"] = redactor.text(entry.error)
     if entry.proxied_to is not None:
         changes["proxied_to"] = redactor.url(entry.proxied_to)
+    if entry.response is not None:
+        changes["response"] = _answer(entry.response, redactor)
     return msgspec.structs.replace(entry, **changes)
+
+
+def _answer(answer: MockAnswer, redactor: Redactor) -> MockAnswer:
+    return msgspec.structs.replace(
+        answer, headers=redactor.headers(answer.headers), body=redactor.body(answer.body)
+    )
 
 
 def redact_failure(failure: Failure, redactor: Redactor = DEFAULT) -> Failure:
@@ -186,6 +194,7 @@ def redact_failure(failure: Failure, redactor: Redactor = DEFAULT) -> Failure:
                         headers=redactor.headers(r.headers),
                         body=redactor.body(r.body),
                         error=redactor.text(r.error) if r.error else r.error,
+                        response=_answer(r.response, redactor) if r.response else None,
                     )
                     for r in mock.requests
                 ],

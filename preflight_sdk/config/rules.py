@@ -83,7 +83,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
         out.add(("service",), "use either `service` (one) or `services` (several), not both", key=True)
     services = service_entries(data)
     _check_names(services, out)
-    _check_depends_on(services, out)
+    _check_depends_on(services, out, declared=_declared_names(data))
     host_ports = _check_containers(services, out)
     mocks = data.get("mocks")
     if isinstance(mocks, dict):
@@ -127,7 +127,22 @@ def _check_names(services: list[ServiceEntry], out: Validator) -> None:
             containers.add(entry.container.name)
 
 
-def _check_depends_on(services: list[ServiceEntry], out: Validator) -> None:
+def _declared_names(data: dict[str, Any]) -> set[str]:
+    """Every service name the file declares, including services whose own fields are wrong."""
+    services = data.get("services")
+    if isinstance(services, dict):
+        return {str(key) for key in services}
+    if isinstance(services, list):
+        return {str(item["name"]) for item in services if isinstance(item, dict) and "name" in item}
+    single = data.get("service")
+    if isinstance(single, dict):
+        return {str(single.get("name") or "app")}
+    return set()
+
+
+def _check_depends_on(services: list[ServiceEntry], out: Validator, *, declared: set[str]) -> None:
+    """Unknown names, self-dependencies and cycles. A dependency on a service that is declared but
+    has errors of its own is not reported again: its own errors are the root cause."""
     names = [s.name for s in services]
     paths = {s.name: s.path for s in services}
     graph: dict[str, list[str]] = {}
@@ -137,6 +152,8 @@ def _check_depends_on(services: list[ServiceEntry], out: Validator) -> None:
             where = (*entry.path, "dependsOn", index)
             if dependency == entry.name:
                 out.add(where, f"service `{entry.name}` depends on itself")
+            elif dependency in declared and dependency not in names:
+                continue  # the service exists but is broken: its own error says why
             elif dependency not in names:
                 out.add(where, f"`{dependency}` is not a service", suggestion=did_you_mean(dependency, names))
             else:

@@ -185,6 +185,7 @@ def _up_command(ops: dict[str, Operation]) -> click.Command:
         async def work(project: Any, out: Output) -> Any:
             up: list[Any] = []
             cleaned: list[Any] = []
+            removed: list[bool] = []
 
             async def body() -> Any:
                 built = await _call(project, build, phases["build"], out)
@@ -196,11 +197,18 @@ def _up_command(ops: dict[str, Operation]) -> click.Command:
                         return started
                     _announce(started, out)
                     up.append(started)
-                    await anyio.sleep_forever()
+                    # A target that can tell when its environment is removed elsewhere (a clean
+                    # from another process) ends the wait then; otherwise wait for a signal.
+                    until_removed = getattr(project, "until_removed", None)
+                    await (until_removed() if until_removed is not None else anyio.sleep_forever())
+                    removed.append(True)
+                    out.note("The environment was removed by another process: stopping.")
                 finally:
                     cleaned.append(await _clean(project, clean, out))
 
             result, stopped = await _until_signal(body)
+            if removed:
+                return cleaned[0]
             if not stopped:
                 return result
             if not up:

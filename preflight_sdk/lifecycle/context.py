@@ -148,6 +148,10 @@ class ProjectContext:
             )
             if persist:
                 await self.save(session, root=loaded.root)
+        elif persist and state_mark is None and self.state_problem is None:
+            # A session kept only in memory so far (read-only calls, or this process's clean):
+            # a changing operation writes it, so other processes and the mocks' watch see it.
+            await self.save(session, root=loaded.root)
         self.session = session
         self.loaded = loaded
         return loaded, changed

@@ -16,6 +16,7 @@ from ..progress import Reporter
 from ..results.lifecycle import MockSetup
 from .context import ProjectContext
 from .state import MockRecord
+from .removal import SessionWatch
 
 __all__ = ["ensure_mocks", "mock_records", "mocks_alive", "start_mocks"]
 
@@ -44,7 +45,8 @@ async def start_mocks(
         if info.host_gateway:
             binds.append(info.host_gateway)
     reporter.step(f"starting {len(mocks)} mock(s)", scope="mocks")
-    host = MockHost(mocks, bind_hosts=binds)
+    session_id, root = ctx.require_session().session_id, loaded.root
+    host = MockHost(mocks, bind_hosts=binds, still_wanted=SessionWatch(root, session_id))
     results: list[MockSetup] = await host.start()
     ctx.mocks = host
     return results

@@ -143,6 +143,7 @@ class MockApp:
         hit = hits[route.index]
         record.route_index = route.index
         record.route_label = route.label
+        record.sequence_step = route.step(hit)
         if params:
             record.params = params
         answer = route.answer(hit)
@@ -202,6 +203,7 @@ class MockApp:
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": payload})
         record.status = status
+        record.set_answer(head, payload)
 
     async def _proxy(
         self,

@@ -9,9 +9,10 @@ from exiting.
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +32,8 @@ from .ports import bind_all, check_bind_hosts
 from .proxy import Forwarder
 from .routes import CompiledMock, compile_all
 
+logger = logging.getLogger("preflight_sdk.mocks")
+
 __all__ = ["MockHost"]
 
 _START_TIMEOUT = 30.0
@@ -47,9 +50,18 @@ class MockHost:
     """
 
     def __init__(
-        self, mocks: Mapping[str, MockConfig], *, bind_hosts: Sequence[str] = ("127.0.0.1",)
+        self,
+        mocks: Mapping[str, MockConfig],
+        *,
+        bind_hosts: Sequence[str] = ("127.0.0.1",),
+        still_wanted: Callable[[], bool] | None = None,
+        watch_interval: float = 1.0,
     ) -> None:
         """Compile the mocks' routes (no I/O; nothing listens until `start`).
+
+        `still_wanted` (blocking, called every `watch_interval` seconds on a worker thread) lets
+        the mocks stop by themselves once their environment is gone, e.g. cleaned by another
+        process: the first time it returns False they stop listening.
 
         Raises:
             ConfigError: a route is invalid (bad delay, path without a leading `/`…).
@@ -65,6 +77,9 @@ class MockHost:
         self._stop_event: anyio.Event | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
+        self._still_wanted = still_wanted
+        self._watch_interval = watch_interval
+        self._released = threading.Event()  # the environment went away: stopping by ourselves
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -85,7 +100,13 @@ class MockHost:
     def running(self) -> bool:
         """Tell whether the mocks are serving."""
         thread = self._thread
-        return thread is not None and thread.is_alive() and self._ready.is_set() and self._failure is None
+        return (
+            thread is not None
+            and thread.is_alive()
+            and self._ready.is_set()
+            and self._failure is None
+            and not self._released.is_set()
+        )
 
     # -- lookups -----------------------------------------------------------------------------
 
@@ -226,6 +247,7 @@ class MockHost:
             if self.running():
                 raise StateError("the mocks are already running", hint="stop them first, or keep using them")
             bound = bind_all({name: c.port for name, c in self._configs.items()}, self._hosts)
+            self._released.clear()
             apps = {}
             forwarder = Forwarder()
             for name, sockets in bound.items():
@@ -333,6 +355,8 @@ class MockHost:
             self._ready.set()
             async with anyio.create_task_group() as group:
                 group.start_soon(_tick, [s for s, _ in servers])
+                if self._still_wanted is not None:
+                    group.start_soon(_watch, self._still_wanted, self._watch_interval, stop, self._released)
                 await stop.wait()
                 group.cancel_scope.cancel()
         finally:
@@ -343,6 +367,18 @@ class MockHost:
                     for server, sockets in servers:
                         group.start_soon(server.shutdown, sockets)
                 await forwarder.aclose()
+
+
+async def _watch(
+    still_wanted: Callable[[], bool], interval: float, stop: anyio.Event, released: threading.Event
+) -> None:
+    while True:
+        await anyio.sleep(interval)
+        if not await anyio.to_thread.run_sync(still_wanted):
+            logger.warning("the mocks' environment was removed by another process: stopping them")
+            released.set()
+            stop.set()
+            return
 
 
 async def _tick(servers: list[Any]) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from ..results.mocks import ClosestRoute, RecordedRequest
+from ..results.mocks import ClosestRoute, MockAnswer, RecordedRequest
 from .request import parse_body, parse_headers, parse_query
 
 __all__ = ["BODY_KEEP_LIMIT", "Journal", "Record", "iso_time", "to_entry"]
@@ -42,6 +42,9 @@ class Record:
     """A request being answered; `freeze()` turns it into the stored tuple."""
 
     __slots__ = (
+        "answer_body",
+        "answer_head",
+        "answer_size",
         "body",
         "body_size",
         "closest",
@@ -57,6 +60,7 @@ class Record:
         "raw_headers",
         "route_index",
         "route_label",
+        "sequence_step",
         "server",
         "status",
     )
@@ -89,11 +93,22 @@ class Record:
         # Why no route matched (a 404 only): the JSON list the answer carries as `closestRoutes`,
         # kept encoded so the entry stays flat; b"" for every other request.
         self.closest = b""
+        # What the mock answered: its headers (wire list), body (first BODY_KEEP_LIMIT bytes), size.
+        self.answer_head: Sequence[tuple[bytes, bytes]] = ()
+        self.answer_body = b""
+        self.answer_size = 0
+        self.sequence_step: int | None = None
 
     def set_body(self, body: bytes) -> None:
         """Keep the body (its first `BODY_KEEP_LIMIT` bytes) and its full size."""
         self.body_size = len(body)
         self.body = body if len(body) <= BODY_KEEP_LIMIT else body[:BODY_KEEP_LIMIT]
+
+    def set_answer(self, head: Sequence[tuple[bytes, bytes]], body: bytes) -> None:
+        """Keep what the mock sent back (the body's first `BODY_KEEP_LIMIT` bytes)."""
+        self.answer_head = head
+        self.answer_size = len(body)
+        self.answer_body = body if len(body) <= BODY_KEEP_LIMIT else body[:BODY_KEEP_LIMIT]
 
     def freeze(self) -> Frozen:
         """Return the record as a flat tuple of atomic values (see the module docstring).
@@ -122,6 +137,10 @@ class Record:
             self.error,
             self.duration,
             self.closest,
+            b"\r\n".join([name + b":" + value for name, value in self.answer_head]),
+            self.answer_body,
+            self.answer_size,
+            self.sequence_step,
         )
 
 
@@ -139,7 +158,8 @@ def _headers(wire: bytes) -> list[tuple[bytes, bytes]]:
 def to_entry(frozen: Frozen) -> RecordedRequest:
     """Return the journal entry of a stored tuple."""
     (epoch, method, path, query_string, wire, server, body, body_size, status, route_index, route_label,
-     params, fault, proxied_to, error, duration, closest) = frozen  # fmt: skip
+     params, fault, proxied_to, error, duration, closest, answer_wire, answer_body, answer_size,
+     sequence_step) = frozen  # fmt: skip
     headers = parse_headers(_headers(wire))
     parsed = parse_body(body, headers.get("content-type"))
     host = headers.get("host") or server or "localhost"
@@ -167,6 +187,21 @@ def to_entry(frozen: Frozen) -> RecordedRequest:
         timestamp=iso_time(epoch),
         epoch_ms=int(epoch * 1000),
         duration_ms=None if duration is None else round(duration * 1000, 3),
+        sequence_step=sequence_step,
+        response=None if status is None else _answer(status, answer_wire, answer_body, answer_size),
+    )
+
+
+def _answer(status: int, wire: bytes, body: bytes, size: int) -> MockAnswer:
+    headers = parse_headers(_headers(wire))
+    parsed = parse_body(body, headers.get("content-type"))
+    return MockAnswer(
+        status=status,
+        headers=headers,
+        body=parsed.value,
+        body_encoding=parsed.encoding,  # type: ignore[arg-type]
+        body_size=size,
+        body_truncated=size > len(body) or parsed.cut,
     )
 
 

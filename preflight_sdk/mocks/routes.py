@@ -53,6 +53,14 @@ class CompiledRoute:
             else responses[min(position, len(responses) - 1)]
         )
 
+    def step(self, hit: int) -> int | None:
+        """The 0-based position in `sequence` that answers the `hit`-th match (None without one)."""
+        count = len(self.responses)
+        if count == 1:
+            return None
+        position = hit - 1
+        return position % count if self.loop else min(position, count - 1)
+
     def describe(self, hits: int) -> dict[str, Any]:
         """Return the route as `GET /_mock/routes` shows it."""
         info: dict[str, Any] = {

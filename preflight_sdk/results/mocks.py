@@ -15,6 +15,7 @@ from .base import Result
 __all__ = [
     "ClosestRoute",
     "JournalEntry",
+    "MockAnswer",
     "MockRequestsMock",
     "MockRequestsResult",
     "RecordedRequest",
@@ -44,6 +45,26 @@ class ClosestRoute(_Part, frozen=True, kw_only=True):
     index: int
     name: str | None = None
     why: list[str]
+
+
+class MockAnswer(_Part, frozen=True, kw_only=True):
+    """What a mock sent back to a request.
+
+    Attributes:
+        status: the status sent.
+        headers: the response headers, names in lower case.
+        body: the body (its JSON value when it parses, else text, else base64; see `bodyEncoding`).
+        body_encoding: how to read `body` (absent for an empty body).
+        body_size: the body's size in bytes.
+        body_truncated: only the first 256 KiB were kept.
+    """
+
+    status: int
+    headers: dict[str, str]
+    body: Any = None
+    body_encoding: BodyEncoding | None = None
+    body_size: int = 0
+    body_truncated: bool = False
 
 
 class RecordedRequest(_Part, frozen=True, kw_only=True):
@@ -79,6 +100,9 @@ class RecordedRequest(_Part, frozen=True, kw_only=True):
         timestamp: when the request arrived (ISO 8601, UTC).
         epoch_ms: the same moment in milliseconds since the epoch.
         duration_ms: time from arrival to the end of the answer, in milliseconds.
+        sequence_step: for a route with a `sequence`, the 0-based step that answered.
+        response: what the mock answered (status, headers, body); absent while unanswered and
+            for faults, which send nothing.
     """
 
     method: str
@@ -103,6 +127,8 @@ class RecordedRequest(_Part, frozen=True, kw_only=True):
     proxied_to: str | None = None
     error: str | None = None
     duration_ms: float | None = None
+    sequence_step: int | None = None
+    response: MockAnswer | None = None
 
 
 JournalEntry = RecordedRequest

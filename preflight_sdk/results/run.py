@@ -17,7 +17,7 @@ from ..assertions import AssertionResult
 from ..errors import ErrorInfo
 from .base import Result
 from .lifecycle import BuildResult, ContainerStatus, SetupResult
-from .mocks import ClosestRoute
+from .mocks import ClosestRoute, MockAnswer
 
 __all__ = [
     "FINISHED",
@@ -108,6 +108,8 @@ class MockRequestInfo(_Part, frozen=True, kw_only=True):
             first, each with why it did not match.
         fault: `reset` or `timeout` when the route played a fault instead of answering.
         error: what went wrong while the mock answered (a template or proxy failure).
+        sequence_step: for a route with a `sequence`, the 0-based step that answered.
+        response: what the mock answered: status, headers and body (capped like `body`).
     """
 
     method: str
@@ -122,6 +124,8 @@ class MockRequestInfo(_Part, frozen=True, kw_only=True):
     closest_routes: list[ClosestRoute] | None = None
     fault: Literal["reset", "timeout"] | None = None
     error: str | None = None
+    sequence_step: int | None = None
+    response: MockAnswer | None = None
 
 
 class MockTraffic(_Part, frozen=True, kw_only=True):

@@ -36,10 +36,12 @@ async def failure_for(
     run: RunContext, identifier: str, attempt: Attempt, *, start: datetime, end: datetime, target: str | None
 ) -> Failure:
     """Return the compact failure of a case; keep the complete one for the artifacts."""
-    if run.env.services:
-        await anyio.sleep(_LOG_SETTLE)
-    full_diagnostics = await collect(run.env, start=start, end=end, target=target, limits=FULL)
     outcome = attempt.outcome
+    full_diagnostics: DiagnosticReport | None = None
+    if outcome is not None:  # a case that sent nothing has no window of logs to blame
+        if run.env.services:
+            await anyio.sleep(_LOG_SETTLE)
+        full_diagnostics = await collect(run.env, start=start, end=end, target=target, limits=FULL)
     command = None
     if attempt.step.exec is not None:
         command = (
@@ -76,7 +78,7 @@ async def failure_for(
         assertions=_bounded(attempt.assertions),
         request=outcome.request if outcome else None,
         response=outcome.response if outcome else None,
-        diagnostics=_compact(full_diagnostics),
+        diagnostics=_compact(full_diagnostics) if full_diagnostics is not None else None,
         output=_output(outcome, 1_000),
         artifact=artifact,
     )

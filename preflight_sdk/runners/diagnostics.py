@@ -10,9 +10,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import anyio
+import msgspec
 
 from ..redaction import DEFAULT, Redactor, redact_recorded
-from ..results.mocks import JournalEntry
+from ..results.mocks import JournalEntry, MockAnswer
 from ..results.run import (
     ContainerHealthInfo,
     ContainerLogInfo,
@@ -149,6 +150,20 @@ def mock_request_info(entry: JournalEntry, limits: Limits, redactor: Redactor = 
         closest_routes=entry.closest_routes,
         fault=entry.fault,
         error=entry.error,
+        sequence_step=entry.sequence_step,
+        response=_bounded_answer(entry.response, limits.body_chars),
+    )
+
+
+def _bounded_answer(answer: MockAnswer | None, limit: int) -> MockAnswer | None:
+    if answer is None:
+        return None
+    body, cut = cap_body(answer.body, limit)
+    return msgspec.structs.replace(
+        answer,
+        headers=_bounded_headers(answer.headers),
+        body=body,
+        body_truncated=cut or answer.body_truncated,
     )
 
 

@@ -9,7 +9,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..assertions import AssertionResult
+from ..assertions import AssertionResult, json_text
 from ..results.mocks import ClosestRoute
 from ..results.run import DiagnosticReport, MockRequestInfo
 from .outcome import StepOutcome
@@ -130,6 +130,11 @@ def _fix(
     logged: tuple[str, str] | None,
 ) -> str | None:
     text = (outcome.error if outcome and outcome.error else error) or ""
+    earlier = re.search(r"(case `[^`]*`), which should have saved", text)
+    if "unknown variable" in text and earlier is not None:
+        return (
+            f"fix {earlier.group(1)} first: this case failed only because that one did not provide its value"
+        )
     if "unknown variable" in text:
         name = re.search(r"\{\{([^}]*)\}\}", text)
         shown = name.group(1) if name else "it"
@@ -213,8 +218,7 @@ def _closest(request: MockRequestInfo) -> ClosestRoute | None:
 
 
 def _value(value: Any) -> str:
-    text = repr(value) if not isinstance(value, str) else f'"{value}"'
-    return _short(text, 60)
+    return _short(json_text(value), 60)
 
 
 def _short(text: str, limit: int) -> str:

@@ -249,7 +249,12 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
     started = time.perf_counter()
     case_start = datetime.now(UTC)
     last, attempts = await _attempts(run, state.scope, case, policy, state.test.service, state.windows)
-    save_values(state.scope, last, origin=f"case `{case.name or 'case'}`")
+    unsaved = save_values(state.scope, last, origin=f"case `{case.name or 'case'}`")
+    if not last.passed and not case.ignore_error:
+        for name in unsaved:  # a later case that needs it fails because of this one: say so there
+            state.scope.unsave(
+                name, f"case `{case.name or 'case'}`, which should have saved `{name}`, failed"
+            )
     duration = int((time.perf_counter() - started) * 1000)
     multi = attempts if len(attempts) > 1 else None
     if not last.passed and case.ignore_error:

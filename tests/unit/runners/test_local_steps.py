@@ -212,7 +212,7 @@ async def test_process_steps_find_a_running_process_by_its_command_line(
     ]
     failure = case(result, "a process that is not there").failure
     assert failure is not None
-    assert failure.summary == f"expected process:{sleeper}-other.running = True, got False"
+    assert failure.summary == f"expected process:{sleeper}-other.running = true, got false"
 
 
 # -- port -------------------------------------------------------------------------------------
