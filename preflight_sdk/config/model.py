@@ -341,6 +341,14 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         bool, Meta(description="Run a string `command` through `sh -c` (default: split, no shell).")
     ] = False
     config: Annotated[str | None, Meta(description="Runner config file (pytest: `-c`).")] = None
+    python: Annotated[
+        str | None,
+        Meta(
+            description="pytest suites: the Python that runs pytest: an interpreter (a path, or a "
+            "command on PATH such as `python3.12`) or a virtualenv directory (its `bin/python`), "
+            "relative to the e2e.yaml directory. Default: the Python preflight runs on."
+        ),
+    ] = None
     args: Annotated[list[str], Meta(description="Extra runner arguments (pytest).")] = field(
         default_factory=list
     )

@@ -321,7 +321,7 @@ def _init_command(op: Operation) -> click.Command:
                 made = (
                     write_compose_starter(directory, Path(from_compose))
                     if from_compose
-                    else write_starter(directory)
+                    else write_starter(directory, base=_local_base())
                 )
                 for path in made:
                     out.note(f"wrote {path}")
@@ -330,11 +330,28 @@ def _init_command(op: Operation) -> click.Command:
     command.callback = callback
     command.short_help = "Write a starter e2e.yaml (if there is none), then load and validate it."
     command.help = (
-        "Write a starter project (e2e.yaml and tests/smoke.yaml) when the directory has no e2e.yaml, "
+        "Write a starter project (e2e.yaml, web/Dockerfile and tests/smoke.yaml) when the directory "
+        "has no e2e.yaml, its Dockerfile starting FROM a busybox image already on this machine, "
         "never overwriting a file; with --from-compose FILE, an e2e.yaml whose services come from "
         "that compose file. Then load and validate the configuration.\n\n" + (command.help or "")
     )
     return command
+
+
+def _local_base() -> str:
+    """The starter's base image: a busybox image this machine has (it then builds offline)."""
+    from ..engine.docker import DockerEngine
+    from ..errors import PreflightError
+    from .starter import BASE_CANDIDATES, DEFAULT_BASE, pick_base
+
+    async def present() -> list[str]:
+        engine = DockerEngine()
+        return [ref for ref in BASE_CANDIDATES if await engine.image_exists(ref)]
+
+    try:
+        return pick_base(anyio.run(present))
+    except (PreflightError, OSError):  # no Docker here: the first build fetches the default
+        return DEFAULT_BASE
 
 
 def _schema_command() -> click.Command:

@@ -1,15 +1,32 @@
 """The starter project `preflight init` writes into a directory without an e2e.yaml.
 
-One busybox httpd service with a health check, one mock, one YAML suite: small enough to read in a
-minute, complete enough to show every part of the format. Existing files are never overwritten.
+One tiny web service built from its own Dockerfile, with a health check, one mock, one YAML suite:
+small enough to read in a minute, complete enough to show every part of the format. The Dockerfile
+starts FROM an image that is already on this machine when one fits (busybox, or preflight's own
+base image), so the starter builds and runs offline; e2e.yaml says how to pick another base.
+Existing files are never overwritten.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["STARTER_CONFIG", "STARTER_TEST", "write_compose_starter", "write_starter"]
+__all__ = [
+    "BASE_CANDIDATES",
+    "DEFAULT_BASE",
+    "STARTER_CONFIG",
+    "STARTER_DOCKERFILE",
+    "STARTER_TEST",
+    "pick_base",
+    "write_compose_starter",
+    "write_starter",
+]
+
+DEFAULT_BASE = "busybox:1.36"
+# Images with busybox's httpd, best first: the first one present locally is the starter's base.
+BASE_CANDIDATES = (DEFAULT_BASE, "busybox:latest", "busybox", "preflight-base/busybox:latest")
 
 STARTER_CONFIG = """\
 # preflight: what to build and start, and which suites to run against it.
@@ -21,12 +38,15 @@ project:
 services:
   - name: web
     build:
-      # An existing image; add `dockerfile: Dockerfile` to build your own.
-      # If busybox is not on this machine yet, run `preflight build --pull` once.
-      image: busybox:1.36
+      image: {image}
+      dockerfile: web/Dockerfile
+      context: web
+      # The image the Dockerfile starts FROM: any local image with busybox's httpd. Offline, pick
+      # one `docker images` lists; online, `preflight build --pull` is not needed (docker build
+      # fetches a missing base itself).
+      args: {{BASE: "{base}"}}
     container:
       ports: ["0:8080"]          # 0 = any free host port
-      command: ["sh", "-c", "mkdir -p /www && echo ok > /www/health && exec httpd -f -p 8080 -h /www"]
       healthcheck:
         path: /health            # probed from the host until it answers 2xx/3xx
 
@@ -46,6 +66,16 @@ tests:
     - id: smoke
       name: Smoke tests
       file: tests/smoke.yaml
+"""
+
+STARTER_DOCKERFILE = """\
+# The starter's web service: busybox's httpd serving /www on port 8080.
+# BASE comes from e2e.yaml (`build.args`): an image already on this machine builds offline.
+ARG BASE={default}
+FROM ${{BASE}}
+RUN mkdir -p /www && echo ok > /www/health
+EXPOSE 8080
+CMD ["httpd", "-f", "-p", "8080", "-h", "/www"]
 """
 
 STARTER_TEST = """\
@@ -136,14 +166,23 @@ def json_string(text: str) -> str:
     return text if re.fullmatch(r"[A-Za-z0-9_./-]+", text) else json.dumps(text)
 
 
-def write_starter(directory: Path) -> list[Path]:
-    """Write `e2e.yaml` and `tests/smoke.yaml` under `directory`; return the files written.
+def pick_base(local: Sequence[str]) -> str:
+    """The first of `BASE_CANDIDATES` among the `local` images, else `DEFAULT_BASE`."""
+    return next((ref for ref in BASE_CANDIDATES if ref in local), DEFAULT_BASE)
 
-    A file that already exists is left alone (and not returned).
+
+def write_starter(directory: Path, *, base: str = DEFAULT_BASE) -> list[Path]:
+    """Write `e2e.yaml`, `web/Dockerfile` and `tests/smoke.yaml` under `directory`; return the files written.
+
+    `base` is the image the Dockerfile starts FROM. A file that already exists is left alone (and
+    not returned).
     """
     directory.mkdir(parents=True, exist_ok=True)
+    name = _project_name(directory)
+    image = f"{re.sub(r'[^a-z0-9_.-]+', '-', name.lower()).strip('-.') or 'starter'}-web:dev"
     files = {
-        directory / "e2e.yaml": STARTER_CONFIG.format(name=_project_name(directory)),
+        directory / "e2e.yaml": STARTER_CONFIG.format(name=name, image=image, base=base),
+        directory / "web" / "Dockerfile": STARTER_DOCKERFILE.format(default=DEFAULT_BASE),
         directory / "tests" / "smoke.yaml": STARTER_TEST,
     }
     written: list[Path] = []

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -33,6 +34,7 @@ from ..config import LoadedConfig, SuiteConfig
 from ..config.model import ShellExpect
 from ..durations import parse_duration
 from ..engine.process import Completed, run_command
+from ..errors import InputError
 from ..results.run import AttemptResult, CaseResult, DiagnosticReport, SuiteResult
 from .cases import failure_from_text, window_diagnostics
 from .context import RunContext, case_id
@@ -108,6 +110,7 @@ class _PytestTry(msgspec.Struct, frozen=True, kw_only=True):
 
     ran: _Ran
     report: JUnitReport
+    python: str = ""
 
     @property
     def collection(self) -> list[JUnitCase]:
@@ -184,10 +187,11 @@ async def _pytest_once(
     loaded: LoadedConfig, suite: SuiteConfig, root: Path, env: dict[str, str], seconds: float
 ) -> _PytestTry:
     target = loaded.resolve(suite.file or ".")
+    python = suite_python(loaded, suite)
     with tempfile.TemporaryDirectory(prefix="preflight-junit-") as scratch:
         junit = Path(scratch) / "junit.xml"
         argv = [
-            sys.executable,
+            python,
             "-m",
             "pytest",
             str(target),
@@ -202,7 +206,33 @@ async def _pytest_once(
         ]
         ran = await _execute(argv, cwd=root, env=env, timeout=seconds)
         report = await anyio.to_thread.run_sync(read_junit, junit)
-    return _PytestTry(ran=ran, report=report)
+    return _PytestTry(ran=ran, report=report, python=python)
+
+
+def suite_python(loaded: LoadedConfig, suite: SuiteConfig) -> str:
+    """The interpreter of a pytest suite: its `python:` (a path, a command or a venv), else ours.
+
+    Raises:
+        InputError: `INVALID_INPUT` when `python:` names nothing that can run.
+    """
+    if suite.python is None:
+        return sys.executable
+    given = suite.python
+    path = loaded.resolve(given)
+    if path.is_dir():
+        for candidate in (path / "bin" / "python", path / "Scripts" / "python.exe"):
+            if candidate.is_file():
+                return str(candidate)
+    elif path.is_file():
+        return str(path)
+    elif "/" not in given and (found := shutil.which(given)) is not None:
+        return found
+    raise InputError(
+        f"suite `{suite.id}`: python `{given}` is neither an interpreter nor a virtualenv (looked for {path})",
+        hint="set `python:` to an interpreter path, a command on PATH (python3.12) or a virtualenv "
+        "directory with bin/python, relative to e2e.yaml",
+        details={"suite": suite.id, "python": given},
+    )
 
 
 def _pytest_case(
@@ -288,12 +318,23 @@ def _pytest_error(root: Path, last: _PytestTry, timeout: float) -> str | None:
     if done is None:
         return f"pytest did not finish within {_seconds(timeout)} and was stopped"
     if last.collection:
-        return "; ".join(_collection_error(root, t) for t in last.collection[:3])
+        return "; ".join(_collection_error(root, t, last.python) for t in last.collection[:3])
     if not last.tests:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
+        output = done.stdout + done.stderr
+        if re.search(r"No module named '?pytest'?$", output.strip(), re.MULTILINE):
+            return f"pytest is not installed for {last.python}: {_install_hint(last.python, 'pytest')}"
+        tail = output.strip().splitlines()[-15:]
         shown = " | ".join(tail) or "no output"
         return f"pytest recorded no test (exit status {done.returncode}): {shown}"
     return None
+
+
+def _install_hint(python: str, module: str) -> str:
+    """Where a missing module goes: the suite's interpreter, or another one named by `python:`."""
+    return (
+        f"install it there (`{python} -m pip install {module}`), or point the suite's `python:` at "
+        "an interpreter or virtualenv that has it"
+    )
 
 
 # -- shell ----------------------------------------------------------------------------------------
@@ -404,7 +445,7 @@ def _node_id(root: Path, classname: str, name: str) -> str:
     return f"{classname}::{name}" if classname else name
 
 
-def _collection_error(root: Path, test: JUnitCase) -> str:
+def _collection_error(root: Path, test: JUnitCase, python: str = "") -> str:
     """Say which file pytest could not collect, and why (the exception line and its location)."""
     where = _node_id(root, test.name.replace("/", "."), "").rstrip(":") if test.name else "a test file"
     lines = [line[1:].strip() for line in test.detail.splitlines() if line.startswith("E ")]
@@ -414,6 +455,10 @@ def _collection_error(root: Path, test: JUnitCase) -> str:
     if location is not None:
         match = re.search(r"line (\d+)", location)
         text += f" (line {match.group(1)})" if match else ""
+    missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", text)
+    if missing is not None and python:
+        module = missing.group(1).split(".")[0]
+        text += f"; `{module}` is not installed for {python}: {_install_hint(python, module)}"
     return f"pytest could not collect {where}: {text}"
 
 
