@@ -27,6 +27,7 @@ from .lifecycle.state import STATE_DIR
 from .operations import operation
 from .plugs import plugs
 from .progress import ProgressArg, Reporter, resolve_sink
+from .redaction import DEFAULT, redact_logs
 from .results.lifecycle import (
     BuildResult,
     CleanResult,
@@ -410,7 +411,7 @@ class Project:
             raise
         if follow_for:  # only following reports progress; a plain read stays silent
             reporter.finish(ok=True, message=f"{result.line_count} line(s) of {container}")
-        return result
+        return redact_logs(result, self._ctx.loaded.redactor if self._ctx.loaded else DEFAULT)
 
     async def follow_logs(self, container: str, since: str | None = None) -> AsyncIterator[LogLine]:
         """Yield a container's log lines (since `since`, else from its start), then each new one as

@@ -24,6 +24,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from .assertions import AssertionResult
+    from .results.lifecycle import LogsResult
     from .results.mocks import MockAnswer, RecordedRequest
     from .results.run import Failure
 
@@ -33,6 +34,7 @@ __all__ = [
     "SECRET_WORDS",
     "Redactor",
     "redact_failure",
+    "redact_logs",
     "redact_recorded",
     "redactor_for",
 ]
@@ -154,6 +156,12 @@ def _answer(answer: MockAnswer, redactor: Redactor) -> MockAnswer:
     return msgspec.structs.replace(
         answer, headers=redactor.headers(answer.headers), body=redactor.body(answer.body)
     )
+
+
+def redact_logs(result: LogsResult, redactor: Redactor = DEFAULT) -> LogsResult:
+    """A `logs` reply with `name=value` secrets and URL passwords in its lines replaced."""
+    entries = [msgspec.structs.replace(e, text=redactor.text(e.text)) for e in result.entries]
+    return msgspec.structs.replace(result, lines=redactor.lines(result.lines), entries=entries)
 
 
 def redact_failure(failure: Failure, redactor: Redactor = DEFAULT) -> Failure:
