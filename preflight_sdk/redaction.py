@@ -160,8 +160,8 @@ def _answer(answer: MockAnswer, redactor: Redactor) -> MockAnswer:
 
 def redact_logs(result: LogsResult, redactor: Redactor = DEFAULT) -> LogsResult:
     """A `logs` reply with `name=value` secrets and URL passwords in its lines replaced."""
-    entries = [msgspec.structs.replace(e, text=redactor.text(e.text)) for e in result.entries]
-    return msgspec.structs.replace(result, lines=redactor.lines(result.lines), entries=entries)
+    lines = [msgspec.structs.replace(line, text=redactor.text(line.text)) for line in result.lines]
+    return msgspec.structs.replace(result, lines=lines)
 
 
 def redact_failure(failure: Failure, redactor: Redactor = DEFAULT) -> Failure:

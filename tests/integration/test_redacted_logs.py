@@ -40,4 +40,4 @@ def test_logs_replace_passwords_and_tokens_in_container_output(tmp_path: Path) -
     assert logs.returncode == 0, logs.stderr[-2000:]
     assert "pw-secret" not in logs.stdout and "tok-secret" not in logs.stdout
     [line] = json.loads(logs.stdout)["data"]["lines"]
-    assert line == "connect postgres://app:***@db/x token=[redacted] user=alice"
+    assert line["text"] == "connect postgres://app:***@db/x token=[redacted] user=alice"
