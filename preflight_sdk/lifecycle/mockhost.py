@@ -15,8 +15,8 @@ from ..config import MockConfig
 from ..progress import Reporter
 from ..results.lifecycle import MockSetup
 from .context import ProjectContext
-from .state import MockRecord
 from .removal import SessionWatch
+from .state import MockRecord
 
 __all__ = ["ensure_mocks", "mock_records", "mocks_alive", "start_mocks"]
 
