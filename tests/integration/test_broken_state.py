@@ -105,5 +105,5 @@ def test_status_of_a_fresh_project_writes_no_state_file(tmp_path: Path) -> None:
     (root / "e2e.yaml").write_text(CONFIG, encoding="utf-8")
     done = _cli("status", "--json", "-C", str(root))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert not (root / ".preflight").exists()
+    assert not (root / ".preflight" / "state.json").exists()
     shutil.rmtree(root)
