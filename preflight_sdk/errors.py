@@ -6,7 +6,8 @@ PreflightError                    code INTERNAL unless a subclass says otherwise
 ├── InputError                    INVALID_INPUT, SUITE_NOT_FOUND, RUN_NOT_FOUND, TEST_NOT_FOUND…
 ├── StateError                    INVALID_STATE, NOT_BUILT, NOT_RUNNING, SESSION_NOT_FOUND
 ├── EnvironmentError_             DOCKER_ERROR, BUILD_FAILED, DOCKERFILE_NOT_FOUND, PORT_CONFLICT,
-│                                 HEALTH_CHECK_TIMEOUT, CONTAINER_NOT_FOUND, CONTAINER_NOT_RUNNING
+│                                 HEALTH_CHECK_TIMEOUT, CONTAINER_NOT_FOUND, CONTAINER_NOT_RUNNING,
+│                                 UNSUPPORTED_ON_ENGINE
 ├── MockError                     MOCK_NOT_FOUND, MOCKS_NOT_RUNNING
 └── CancelledError_               CANCELLED
 ```
@@ -47,6 +48,7 @@ ErrorCode = Literal[
     "HEALTH_CHECK_TIMEOUT",
     "PORT_CONFLICT",
     "DOCKER_ERROR",
+    "UNSUPPORTED_ON_ENGINE",
     "NOT_RUNNING",
     "SUITE_NOT_FOUND",
     "CONTAINER_NOT_FOUND",

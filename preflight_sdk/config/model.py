@@ -449,6 +449,12 @@ class ProjectConfig(_Config, frozen=True, kw_only=True):
 
     project: Annotated[ProjectInfo, Meta(description="Project identity.")]
     version: Annotated[str | int, Meta(description="Config format version.")] = "1"
+    engine: Annotated[
+        Literal["docker", "podman"],
+        Meta(
+            description="Container engine: `docker` (default) or `podman`; `PREFLIGHT_ENGINE` overrides it."
+        ),
+    ] = "docker"
     compose: Annotated[
         str | list[str] | ComposeConfig | None,
         Meta(

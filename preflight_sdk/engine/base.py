@@ -39,7 +39,8 @@ class EngineInfo(msgspec.Struct, frozen=True, kw_only=True):
 
     server_version: str
     builder: Literal["buildx", "legacy"]
-    host_gateway: str | None = None
+    host_gateway: str | None = None  # the host address containers reach (mocks listen on it too)
+    name: Literal["docker", "podman"] = "docker"
 
 
 class BuildSpec(msgspec.Struct, frozen=True, kw_only=True):

@@ -58,6 +58,7 @@ class ProjectContext:
         self.path = Path(path).expanduser()
         self.config_file = config_file
         self._engine = engine
+        self._engine_kind: str | None = None  # set when this context chose the engine itself
         self.loaded: LoadedConfig | None = None
         self.session: SessionState | None = None
         self.lock = anyio.Lock()
@@ -74,12 +75,38 @@ class ProjectContext:
 
     @property
     def engine(self) -> Engine:
-        """The Docker engine (python-on-whales), created on first use."""
-        if self._engine is None:
+        """The container engine (python-on-whales), created on first use.
+
+        `PREFLIGHT_ENGINE` wins over e2e.yaml's `engine:`; Docker when neither says. An engine
+        given to the constructor (the fake in unit tests) is always the one used.
+        """
+        if self._engine is not None and self._engine_kind is None:
+            return self._engine
+        kind = self.engine_kind()
+        if self._engine is None or kind != self._engine_kind:
             from ..engine.docker import DockerEngine  # lazy: keeps `import preflight_sdk` light
 
-            self._engine = DockerEngine()
+            if kind == "podman":
+                from ..engine.podman import PodmanEngine
+
+                self._engine = PodmanEngine()
+            else:
+                self._engine = DockerEngine()
+            self._engine_kind = kind
         return self._engine
+
+    def engine_kind(self) -> str:
+        """`docker` or `podman`: `PREFLIGHT_ENGINE`, else e2e.yaml's `engine:` (`CONFIG_INVALID` if neither)."""
+        chosen = os.environ.get("PREFLIGHT_ENGINE", "").strip().lower()
+        if not chosen:
+            return self.loaded.config.engine if self.loaded is not None else "docker"
+        if chosen not in ("docker", "podman"):
+            raise ConfigError(
+                f"PREFLIGHT_ENGINE={chosen!r} names no engine preflight knows",
+                code="CONFIG_INVALID",
+                hint="set PREFLIGHT_ENGINE to `docker` or `podman` (or unset it)",
+            )
+        return chosen
 
     # -- configuration and session -----------------------------------------------------------
 

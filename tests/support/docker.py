@@ -6,21 +6,21 @@ import subprocess
 from pathlib import Path
 
 
-def labelled(root: Path) -> tuple[list[str], list[str]]:
-    """Return the containers and networks Docker has for the checkout at `root`."""
+def labelled(root: Path, cli: str = "docker") -> tuple[list[str], list[str]]:
+    """Return the containers and networks the engine (`docker` or `podman`) has for the checkout at `root`."""
     label = f"label=preflight.root={root.resolve()}"
     containers = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", label], capture_output=True, text=True, check=True
+        [cli, "ps", "-aq", "--filter", label], capture_output=True, text=True, check=True
     )
     networks = subprocess.run(
-        ["docker", "network", "ls", "-q", "--filter", label], capture_output=True, text=True, check=True
+        [cli, "network", "ls", "-q", "--filter", label], capture_output=True, text=True, check=True
     )
     return containers.stdout.split(), networks.stdout.split()
 
 
-def force_clean(root: Path) -> None:
-    containers, networks = labelled(root)
+def force_clean(root: Path, cli: str = "docker") -> None:
+    containers, networks = labelled(root, cli)
     if containers:
-        subprocess.run(["docker", "rm", "-f", *containers], capture_output=True)
+        subprocess.run([cli, "rm", "-f", *(["-t", "0"] if cli == "podman" else []), *containers], capture_output=True)
     if networks:
-        subprocess.run(["docker", "network", "rm", *networks], capture_output=True)
+        subprocess.run([cli, "network", "rm", *networks], capture_output=True)

@@ -1,0 +1,233 @@
+"""`PodmanEngine`: the `Engine` protocol on Podman, through python-on-whales' podman support.
+
+Podman speaks the docker command line closely enough for most calls, so this is `DockerEngine`
+with `client_call=["podman"]`; the calls below differ where Podman does:
+
+- no buildx: images build with `podman build` (the legacy path, which reads `STEP` lines);
+- `-p 0:8080` is refused: a free host port is asked for as `-p [ip::]8080`;
+- `--add-host name:host-gateway` is unknown: mocks are reached at the host's own address (the
+  one Podman 4.7+ gives `host.containers.internal`), which the mocks also listen on;
+- `ps`, `network ls` and `events` print JSON arrays and keys of their own;
+- `rm --force` of a missing ref silently removes nothing: `--ignore` is passed, and the names
+  printed say what was removed;
+- health checks inside containers run from systemd timers, which a container host without
+  systemd lacks: `container.dockerHealthcheck` is `UNSUPPORTED_ON_ENGINE` (use `healthcheck`).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from ..config.ports import PortSpec
+from ..errors import EnvironmentError_
+from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
+from .docker import DockerEngine, _run_cli
+from .inspect import container_from_ps
+
+__all__ = ["PodmanEngine", "unsupported"]
+
+_INFO_CACHE: dict[str, EngineInfo] = {}
+
+
+def unsupported(feature: str, why: str, hint: str) -> EnvironmentError_:
+    """Return the error for a feature this engine cannot provide."""
+    return EnvironmentError_(
+        f"{feature} is not supported on Podman: {why}",
+        code="UNSUPPORTED_ON_ENGINE",
+        hint=hint,
+        details={"engine": "podman", "feature": feature},
+    )
+
+
+class PodmanEngine(DockerEngine):
+    """The Engine on the local Podman (rootful or rootless), through the `podman` command line."""
+
+    def __init__(self, podman: str = "podman") -> None:
+        super().__init__(podman)
+
+    async def info(self) -> EngineInfo:
+        cached = _INFO_CACHE.get(self._docker)
+        if cached is not None:
+            return cached
+        # `podman version` has no `Server` part on a local Podman: its client is the engine.
+        argv = await self._cmd("version", "--format", "json")
+        out = await self._call(partial(_run_cli, argv), action="ask podman its version")
+        version = str(json.loads(out or "{}").get("Client", {}).get("Version", "unknown"))
+        info = EngineInfo(
+            server_version=version,
+            builder="legacy",
+            host_gateway=host_address(),
+            name="podman",
+        )
+        _INFO_CACHE[self._docker] = info
+        return info
+
+    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
+        argv = await self._cmd("network", "ls", "--format", "json")
+        argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
+        out = await self._call(partial(_run_cli, argv), action="list networks")
+        return [
+            NetworkInfo(
+                id=str(item.get("id", "")), name=str(item.get("name", "")), labels=item.get("labels") or {}
+            )
+            for item in _json_items(out)
+        ]
+
+    async def run(self, spec: ContainerSpec) -> str:
+        if spec.health is not None:
+            raise unsupported(
+                "container.dockerHealthcheck",
+                "Podman runs health checks inside containers from systemd timers, which this host may not have",
+                "use `healthcheck` (probed from the host, the same on every engine) instead of `dockerHealthcheck`",
+            )
+        address = (await self.info()).host_gateway
+        add_hosts = []
+        for host, target in spec.add_hosts:
+            if target == "host-gateway":
+                if address is None:
+                    raise unsupported(
+                        "mocks reached from containers",
+                        "this host has no address outside loopback for containers to reach",
+                        "give the host a network interface with an IPv4 address, or run the mocks as services",
+                    )
+                target = address
+            add_hosts.append((host, target))
+        argv = await self._cmd(
+            "run", "--detach", "--pull", "never", "--name", spec.name, "--network", spec.network
+        )
+        argv += [a for alias in spec.aliases for a in ("--network-alias", alias)]
+        argv += [a for k, v in spec.env.items() for a in ("--env", f"{k}={v}")]
+        argv += [a for port in spec.ports for a in ("--publish", _publish(port))]
+        argv += [a for volume in spec.volumes for a in ("--volume", volume)]
+        argv += [a for k, v in spec.labels.items() for a in ("--label", f"{k}={v}")]
+        argv += [a for host, target in add_hosts for a in ("--add-host", f"{host}:{target}")]
+        if spec.entrypoint is not None:
+            argv += ["--entrypoint", spec.entrypoint]
+        if spec.working_dir is not None:
+            argv += ["--workdir", spec.working_dir]
+        if spec.user is not None:
+            argv += ["--user", spec.user]
+        if spec.init:
+            argv.append("--init")
+        if spec.read_only:
+            argv.append("--read-only")
+        argv += [spec.image, *(spec.command or [])]
+        out = await self._call(
+            partial(_run_cli, argv), action=f"start container {spec.name}", subject=spec.name
+        )
+        return out.strip().splitlines()[-1]
+
+    async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
+        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
+        argv = await self._cmd("ps", "-a", "--no-trunc", "--format", "json", *filters)
+        out = await self._call(partial(_run_cli, argv), action="list containers")
+        found = [
+            container_from_ps(
+                {
+                    "ID": item.get("Id", ""),
+                    "Names": ",".join(item.get("Names") or []),
+                    "Image": item.get("Image", ""),
+                    "State": item.get("State", ""),
+                    "Labels": ",".join(f"{k}={v}" for k, v in (item.get("Labels") or {}).items()),
+                }
+            )
+            for item in _json_items(out)
+        ]
+        if detail:
+            return await self.inspect([c.id for c in found])
+        return found
+
+    async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
+        from python_on_whales.exceptions import DockerException
+
+        if not refs:
+            return []
+        # `--time 0`: `rm --force` otherwise waits 10 s for SIGTERM, where `docker rm -f` kills.
+        argv = await self._cmd(
+            "container", "rm", "--volumes", "--ignore", *(["--force", "--time", "0"] if force else []), *refs
+        )
+
+        def remove() -> tuple[str, str]:
+            try:
+                return _run_cli(argv), ""
+            except DockerException as exc:
+                return exc.stdout or "", exc.stderr or str(exc)
+
+        stdout, stderr = await self._call(remove, action="remove containers")
+        removed = {line.strip() for line in stdout.splitlines()}
+        errors = [line for line in stderr.splitlines() if line.strip()]
+        outcomes = []
+        for ref in refs:
+            mine = [line for line in errors if ref in line]
+            if ref in removed:
+                outcomes.append(RemoveOutcome(ref=ref, action="removed"))
+            elif mine:
+                outcomes.append(
+                    RemoveOutcome(ref=ref, action="failed", error=mine[0].removeprefix("Error: "))
+                )
+            else:
+                outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
+        return outcomes
+
+    async def watch_exits(
+        self, labels: Mapping[str, str], *, since: datetime | None = None
+    ) -> AsyncGenerator[str, None]:
+        from python_on_whales.utils import stream_stdout_and_stderr
+
+        # The command line: python-on-whales reads Docker's event JSON; Podman's differs
+        # (`ID`, `Status: died`, labels among `Attributes`).
+        argv = await self._cmd(
+            "events", "--format", "json", "--filter", "type=container", "--filter", "event=died"
+        )
+        argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
+        if since is not None:
+            argv += ["--since", since.isoformat()]
+        async for source, raw in self._stream(
+            lambda: stream_stdout_and_stderr(argv), action="watch container exits"
+        ):
+            if source != "stdout":
+                continue
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            attributes = event.get("Attributes") or {}
+            if event.get("Status") == "died" and all(attributes.get(k, v) == v for k, v in labels.items()):
+                yield str(event.get("ID", ""))
+
+
+def host_address() -> str | None:
+    """Return the host's own IPv4 address on its default route: containers reach it through their gateway.
+
+    No packet is sent: connecting a UDP socket only asks the kernel which source address it would use.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("203.0.113.1", 9))  # TEST-NET-3: any routed address does
+            address = str(probe.getsockname()[0])
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def _publish(spec: PortSpec) -> str:
+    """The `--publish` argument, with a free host port asked for as Podman wants it (no `0`)."""
+    target = f"{spec.container}/{spec.protocol}"
+    if spec.host_ip:
+        return f"{spec.host_ip}:{spec.host or ''}:{target}"
+    return f"{spec.host}:{target}" if spec.host else target
+
+
+def _json_items(out: str) -> list[dict[str, Any]]:
+    """Podman prints a JSON array (or nothing, or one object per line with a Go template)."""
+    text = (out or "").strip()
+    if not text:
+        return []
+    if text.startswith("["):
+        return list(json.loads(text))
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

@@ -1,0 +1,187 @@
+"""The same lifecycle on both engines: Docker and Podman (`PREFLIGHT_ENGINE`).
+
+Build from a Dockerfile, set up with a host-side health check, a container that calls a mock by
+name, logs, status, clean; and the shop example end to end on Podman. Podman cannot pull here:
+the base images come from the local Docker (`scripts/ensure-podman` loads them; so does the
+fixture). With `--require-docker` (CI) a missing Podman fails these tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from support.docker import force_clean, labelled
+
+from preflight_sdk import PreflightError, Project
+
+pytestmark = pytest.mark.anyio
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+BASE_IMAGES = ("preflight-base/busybox", "preflight-base/python")
+
+CALLER = """
+project: {name: engines}
+services:
+  web:
+    build: {image: "preflight-test/engines-web:latest", dockerfile: Dockerfile, context: .}
+    container:
+      ports: ["0:8000"]
+      environment: {PAYMENTS_URL: "{{mocks.payments.url}}"}
+      healthcheck: {path: /health}
+mocks:
+  payments:
+    port: 0
+    routes:
+      - {method: POST, path: /charges, response: {status: 201, body: {id: "ch_{{counter}}"}}}
+"""
+DOCKERFILE = """
+FROM preflight-base/python
+COPY serve.py /app/serve.py
+CMD ["python3", "-u", "/app/serve.py"]
+"""
+# Calls the mock once at start (by its name, as every service does), logs the answer, then serves.
+SERVE = """
+import http.server, json, os, urllib.request
+request = urllib.request.Request(os.environ["PAYMENTS_URL"] + "/charges", method="POST",
+                                 data=b'{"amount": 7}', headers={"Content-Type": "application/json"})
+with urllib.request.urlopen(request, timeout=10) as reply:
+    print("mock answered", reply.status, json.loads(reply.read())["id"], flush=True)
+
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+
+http.server.HTTPServer(("", 8000), Health).serve_forever()
+"""
+
+
+def _podman_problem() -> str | None:
+    if shutil.which("podman") is None:
+        return "podman is not installed"
+    done = subprocess.run(["podman", "info"], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        return done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "podman info failed"
+    for image in BASE_IMAGES:
+        # Podman cannot pull here: copy the base image from the local Docker when it lacks it.
+        if subprocess.run(["podman", "image", "exists", image]).returncode != 0:
+            save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
+            subprocess.run(["podman", "load", "-q"], stdin=save.stdout, capture_output=True, check=False)
+            save.wait()
+            if subprocess.run(["podman", "image", "exists", image]).returncode != 0:
+                return f"{image} is not in Podman and could not be loaded from Docker"
+    return None
+
+
+@pytest.fixture(params=["docker", "podman"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The engine name, chosen for the test through `PREFLIGHT_ENGINE`."""
+    name = str(request.param)
+    if name == "podman":
+        problem = _podman_problem()
+        if problem is not None:
+            message = f"{problem}; run scripts/ensure-podman"
+            if request.config.getoption("--require-docker"):
+                pytest.fail(message, pytrace=False)
+            pytest.skip(message)
+    monkeypatch.setenv("PREFLIGHT_ENGINE", name)
+    return name
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, engine: str) -> Iterator[Callable[[dict[str, str]], Path]]:
+    made: list[Path] = []
+
+    def make(files: dict[str, str]) -> Path:
+        root = tmp_path / "p"
+        root.mkdir()
+        for name, text in files.items():
+            (root / name).write_text(text)
+        made.append(root)
+        return root
+
+    yield make
+    for root in made:
+        force_clean(root, engine)
+
+
+async def test_build_setup_health_mock_logs_status_and_clean(
+    engine: str, checkout: Callable[[dict[str, str]], Path]
+) -> None:
+    root = checkout({"e2e.yaml": CALLER, "Dockerfile": DOCKERFILE, "serve.py": SERVE})
+    async with Project.open(root) as project:
+        built = await project.build()
+        assert [s.status for s in built.services] == ["success"]
+        setup = await project.setup()
+        [web] = setup.services
+        assert web.status == "healthy" and web.readiness.probe == "http"
+        with urllib.request.urlopen(f"{web.url}/health", timeout=5) as reply:
+            assert reply.read() == b"ok"
+        # The container reached the host's mock by its name.
+        logs = await project.logs("web")
+        assert "mock answered 201 ch_1" in [line.text for line in logs.lines]
+        journal = await project.mock_requests("payments")
+        assert [(r.method, r.path, r.status, r.body) for r in journal.mocks[0].requests] == [
+            ("POST", "/charges", 201, {"amount": 7})
+        ]
+        status = await project.status()
+        assert status.state == "running" and [s.health for s in status.services] == ["healthy"]
+        assert all(p.accessible for s in status.services for p in s.ports)
+        assert [len(found) for found in labelled(root, engine)] == [1, 1]
+        cleaned = await project.clean()
+        assert cleaned is not None
+        assert labelled(root, engine) == ([], [])
+
+
+async def test_a_docker_health_check_on_podman_is_unsupported_and_leaves_nothing(
+    engine: str, checkout: Callable[[dict[str, str]], Path]
+) -> None:
+    root = checkout(
+        {
+            "e2e.yaml": """
+project: {name: engines-health}
+services:
+  box:
+    build: {image: preflight-base/busybox}
+    container:
+      command: ["sleep", "60"]
+      dockerHealthcheck: {test: ["CMD", "true"], interval: 1s}
+"""
+        }
+    )
+    async with Project.open(root) as project:
+        if engine == "docker":
+            result = await project.setup()
+            assert [s.status for s in result.services] == ["healthy"]
+            await project.clean()
+        else:
+            with pytest.raises(PreflightError) as caught:
+                await project.setup()
+            assert caught.value.code == "UNSUPPORTED_ON_ENGINE"
+            assert caught.value.details["feature"] == "container.dockerHealthcheck"
+            assert "healthcheck" in caught.value.hint
+    assert labelled(root, engine) == ([], [])
+
+
+async def test_the_shop_example_passes_on_podman(
+    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if engine != "podman":
+        pytest.skip("on Docker: tests/integration/test_examples.py")
+    shop = tmp_path / "shop"
+    shutil.copytree(EXAMPLES / "shop", shop)
+    try:
+        async with Project.open(shop) as project:
+            await project.build()
+            await project.setup()
+            result = await project.run()
+            await project.clean()
+    finally:
+        force_clean(shop, "podman")
+    assert [(c.id, c.failure.summary if c.failure else "") for c in result.failures()] == []
+    assert result.ok and result.totals.passed == result.totals.total == 11
+    assert labelled(shop, "podman") == ([], [])
