@@ -9,7 +9,9 @@ fixture). With `--require-docker` (CI) a missing Podman fails these tests instea
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -77,17 +79,21 @@ def _podman_problem() -> str | None:
     return None
 
 
+def _require_podman(config: pytest.Config) -> None:
+    problem = _podman_problem()
+    if problem is not None:
+        message = f"{problem}; run scripts/ensure-podman"
+        if config.getoption("--require-docker"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+
+
 @pytest.fixture(params=["docker", "podman"])
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The engine name, chosen for the test through `PREFLIGHT_ENGINE`."""
     name = str(request.param)
     if name == "podman":
-        problem = _podman_problem()
-        if problem is not None:
-            message = f"{problem}; run scripts/ensure-podman"
-            if request.config.getoption("--require-docker"):
-                pytest.fail(message, pytrace=False)
-            pytest.skip(message)
+        _require_podman(request.config)
     monkeypatch.setenv("PREFLIGHT_ENGINE", name)
     return name
 
@@ -167,11 +173,65 @@ services:
     assert labelled(root, engine) == ([], [])
 
 
-async def test_the_shop_example_passes_on_podman(
-    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_a_service_that_exits_at_start_fails_at_once_with_its_log(
+    engine: str, checkout: Callable[[dict[str, str]], Path]
 ) -> None:
-    if engine != "podman":
-        pytest.skip("on Docker: tests/integration/test_examples.py")
+    root = checkout(
+        {
+            "e2e.yaml": """
+project: {name: engines-exit}
+services:
+  api:
+    build: {image: preflight-base/busybox}
+    container:
+      ports: ["0:8080"]
+      command: ["sh", "-c", "echo 'fatal: DATABASE_URL is not set' >&2; exit 3"]
+      healthcheck: {path: /health}
+"""
+        }
+    )
+    began = time.monotonic()
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(root).setup(timeout="60s")
+    assert time.monotonic() - began < 10, "an exit must not wait for the 60 s deadline"
+    assert caught.value.code == "CONTAINER_EXITED"
+    assert caught.value.details is not None and caught.value.details["exitCode"] == 3
+    assert "stderr: fatal: DATABASE_URL is not set" in caught.value.details["logTail"]
+    assert labelled(root, engine) == ([], [])
+
+
+async def test_a_host_port_already_taken_is_a_port_conflict(
+    engine: str, checkout: Callable[[dict[str, str]], Path]
+) -> None:
+    with socket.socket() as holder:
+        holder.bind(("0.0.0.0", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        root = checkout(
+            {
+                "e2e.yaml": f"""
+project: {{name: engines-port}}
+services:
+  web:
+    build: {{image: preflight-base/busybox}}
+    container:
+      ports: ["{port}:8080"]
+      command: ["sleep", "60"]
+"""
+            }
+        )
+        with pytest.raises(PreflightError) as caught:
+            await Project.open(root).setup(timeout="30s")
+    assert caught.value.code == "PORT_CONFLICT"
+    assert str(port) in caught.value.message
+    assert labelled(root, engine) == ([], [])
+
+
+async def test_the_shop_example_passes_on_podman(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _require_podman(request.config)
+    monkeypatch.setenv("PREFLIGHT_ENGINE", "podman")
     shop = tmp_path / "shop"
     shutil.copytree(EXAMPLES / "shop", shop)
     try:

@@ -1,0 +1,87 @@
+"""Podman's command-line differences, read and written without Podman: ports, JSON lists, engine choice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from preflight_sdk import PreflightError
+from preflight_sdk.config.ports import parse_port
+from preflight_sdk.engine.podman import _json_items, _publish, host_address
+from preflight_sdk.lifecycle.context import ProjectContext
+
+
+@pytest.mark.parametrize(
+    ("spec", "argument"),
+    [
+        ("0:8080", "8080/tcp"),  # Podman refuses host port 0: no host port asks for a free one
+        ("8080", "8080/tcp"),
+        ("9000:8080", "9000:8080/tcp"),
+        ("127.0.0.1:0:8080", "127.0.0.1::8080/tcp"),
+        ("127.0.0.1:9000:8080/udp", "127.0.0.1:9000:8080/udp"),
+    ],
+)
+def test_a_free_host_port_is_asked_for_without_a_zero(spec: str, argument: str) -> None:
+    assert _publish(parse_port(spec)) == argument
+
+
+def test_json_lists_come_as_an_array_or_one_object_per_line() -> None:
+    assert _json_items("") == []
+    assert _json_items('[{"name": "a"}, {"name": "b"}]') == [{"name": "a"}, {"name": "b"}]
+    assert _json_items('{"name": "a"}\n{"name": "b"}\n') == [{"name": "a"}, {"name": "b"}]
+
+
+def test_the_host_address_is_never_loopback() -> None:
+    address = host_address()
+    assert address is None or not address.startswith("127.")
+
+
+def _context(tmp_path: Path, engine: str | None) -> ProjectContext:
+    (tmp_path / "e2e.yaml").write_text(
+        "project: {name: p}\n" + (f"engine: {engine}\n" if engine else "") + "mocks: {m: {port: 0}}\n"
+    )
+    return ProjectContext(tmp_path, None, None)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("in_file", "in_env", "chosen"),
+    [
+        (None, None, "DockerEngine"),
+        ("podman", None, "PodmanEngine"),
+        ("podman", "docker", "DockerEngine"),  # the variable wins over the file
+        (None, "Podman", "PodmanEngine"),
+    ],
+)
+async def test_the_engine_comes_from_the_variable_then_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_file: str | None, in_env: str | None, chosen: str
+) -> None:
+    if in_env is None:
+        monkeypatch.delenv("PREFLIGHT_ENGINE", raising=False)
+    else:
+        monkeypatch.setenv("PREFLIGHT_ENGINE", in_env)
+    ctx = _context(tmp_path, in_file)
+    await ctx.ensure_loaded(persist=False)
+    assert type(ctx.engine).__name__ == chosen
+    assert ctx.engine is ctx.engine  # made once
+
+
+@pytest.mark.anyio
+async def test_an_unknown_engine_is_a_config_error_with_a_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFLIGHT_ENGINE", "containerd")
+    ctx = _context(tmp_path, None)
+    await ctx.ensure_loaded(persist=False)
+    with pytest.raises(PreflightError) as caught:
+        _ = ctx.engine
+    assert caught.value.code == "CONFIG_INVALID"
+    assert "containerd" in caught.value.message and "podman" in caught.value.hint
+
+
+@pytest.mark.anyio
+async def test_an_engine_named_in_the_file_must_be_one_preflight_knows(tmp_path: Path) -> None:
+    with pytest.raises(PreflightError) as caught:
+        await _context(tmp_path, "containerd").ensure_loaded(persist=False)
+    assert caught.value.code == "CONFIG_INVALID"
