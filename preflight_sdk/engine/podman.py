@@ -10,8 +10,8 @@ with `client_call=["podman"]`; the calls below differ where Podman does:
 - `ps`, `network ls` and `events` print JSON arrays and keys of their own;
 - `rm --force` of a missing ref silently removes nothing: `--ignore` is passed, and the names
   printed say what was removed;
-- health checks inside containers run from systemd timers, which a container host without
-  systemd lacks: `container.dockerHealthcheck` is `UNSUPPORTED_ON_ENGINE` (use `healthcheck`).
+- health checks inside containers run from systemd timers, which a host without systemd lacks:
+  this engine runs the checks of the containers it started when their status is asked for.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+import anyio
+
 from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
 from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
@@ -32,6 +34,7 @@ from .inspect import container_from_ps
 __all__ = ["PodmanEngine", "unsupported"]
 
 _INFO_CACHE: dict[str, EngineInfo] = {}
+_CHECK_FLOOR = 0.25  # seconds: a health check runs at most this often, whatever its interval
 
 
 def unsupported(feature: str, why: str, hint: str) -> EnvironmentError_:
@@ -49,6 +52,8 @@ class PodmanEngine(DockerEngine):
 
     def __init__(self, podman: str = "podman") -> None:
         super().__init__(podman)
+        # Health checks this engine runs itself: container id -> (interval, when last run).
+        self._checks: dict[str, tuple[float, float]] = {}
 
     async def info(self) -> EngineInfo:
         cached = _INFO_CACHE.get(self._docker)
@@ -79,12 +84,6 @@ class PodmanEngine(DockerEngine):
         ]
 
     async def run(self, spec: ContainerSpec) -> str:
-        if spec.health is not None:
-            raise unsupported(
-                "container.dockerHealthcheck",
-                "Podman runs health checks inside containers from systemd timers, which this host may not have",
-                "use `healthcheck` (probed from the host, the same on every engine) instead of `dockerHealthcheck`",
-            )
         address = (await self.info()).host_gateway
         add_hosts = []
         for host, target in spec.add_hosts:
@@ -116,11 +115,56 @@ class PodmanEngine(DockerEngine):
             argv.append("--init")
         if spec.read_only:
             argv.append("--read-only")
+        if spec.health is not None:
+            health = spec.health
+            argv += ["--health-cmd", health.command, "--health-retries", str(health.retries)]
+            argv += ["--health-interval", f"{max(health.interval, 0.001):g}s"]
+            argv += ["--health-timeout", f"{max(health.timeout, 0.001):g}s"]
+            argv += ["--health-start-period", f"{max(health.start_period, 0):g}s"]
         argv += [spec.image, *(spec.command or [])]
         out = await self._call(
             partial(_run_cli, argv), action=f"start container {spec.name}", subject=spec.name
         )
-        return out.strip().splitlines()[-1]
+        container_id = out.strip().splitlines()[-1]
+        if spec.health is not None:
+            self._checks[container_id] = (max(spec.health.interval, _CHECK_FLOOR), 0.0)
+        return container_id
+
+    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
+        """Inspect containers, first running the health checks that are due (see `_run_due_checks`)."""
+        found = await super().inspect(refs)
+        if self._checks and await self._run_due_checks(found):
+            found = await super().inspect(refs)
+        return found
+
+    async def _run_due_checks(self, found: Sequence[ContainerInfo]) -> bool:
+        """Run `podman healthcheck run` for containers this engine started whose check is due.
+
+        Podman schedules health checks with systemd timers; a host without systemd (most CI
+        containers) never runs them, and the health stays `starting`. Asking is when the verdict
+        matters, so the check runs then, at most once per its interval; Podman keeps the
+        retries, the start period and the status as it would.
+        """
+        from python_on_whales.exceptions import DockerException
+
+        now = anyio.current_time()
+        due = [
+            c.id
+            for c in found
+            if c.running and c.id in self._checks and now - self._checks[c.id][1] >= self._checks[c.id][0]
+        ]
+        for ref in due:
+            self._checks[ref] = (self._checks[ref][0], now)
+            argv = await self._cmd("healthcheck", "run", ref)
+
+            def check(argv: list[Any] = argv) -> None:
+                try:
+                    _run_cli(argv)
+                except DockerException:
+                    pass  # exit 1: unhealthy (recorded by Podman); the verdict is read by inspect
+
+            await self._call(check, action=f"run the health check of {ref}", subject=ref)
+        return bool(due)
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]

@@ -60,6 +60,15 @@ class Health(http.server.BaseHTTPRequestHandler):
 
 http.server.HTTPServer(("", 8000), Health).serve_forever()
 """
+HEALTH = """
+project: {{name: engines-{name}}}
+services:
+  box:
+    build: {{image: preflight-base/busybox}}
+    container:
+      command: ["sh", "-c", "{command}"]
+      dockerHealthcheck: {{test: ["CMD-SHELL", "test -f /tmp/ready"], interval: 300ms, retries: 5}}
+"""
 
 
 def _podman_problem() -> str | None:
@@ -99,11 +108,11 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 
 
 @pytest.fixture
-def checkout(tmp_path: Path, engine: str) -> Iterator[Callable[[dict[str, str]], Path]]:
+def checkout(tmp_path: Path, engine: str) -> Iterator[Callable[..., Path]]:
     made: list[Path] = []
 
-    def make(files: dict[str, str]) -> Path:
-        root = tmp_path / "p"
+    def make(files: dict[str, str], name: str = "p") -> Path:
+        root = tmp_path / name
         root.mkdir()
         for name, text in files.items():
             (root / name).write_text(text)
@@ -116,7 +125,7 @@ def checkout(tmp_path: Path, engine: str) -> Iterator[Callable[[dict[str, str]],
 
 
 async def test_build_setup_health_mock_logs_status_and_clean(
-    engine: str, checkout: Callable[[dict[str, str]], Path]
+    engine: str, checkout: Callable[..., Path]
 ) -> None:
     root = checkout({"e2e.yaml": CALLER, "Dockerfile": DOCKERFILE, "serve.py": SERVE})
     async with Project.open(root) as project:
@@ -143,38 +152,26 @@ async def test_build_setup_health_mock_logs_status_and_clean(
         assert labelled(root, engine) == ([], [])
 
 
-async def test_a_docker_health_check_on_podman_is_unsupported_and_leaves_nothing(
-    engine: str, checkout: Callable[[dict[str, str]], Path]
+async def test_a_health_check_inside_the_container_decides_readiness(
+    engine: str, checkout: Callable[..., Path]
 ) -> None:
-    root = checkout(
-        {
-            "e2e.yaml": """
-project: {name: engines-health}
-services:
-  box:
-    build: {image: preflight-base/busybox}
-    container:
-      command: ["sleep", "60"]
-      dockerHealthcheck: {test: ["CMD", "true"], interval: 1s}
-"""
-        }
-    )
-    async with Project.open(root) as project:
-        if engine == "docker":
-            result = await project.setup()
-            assert [s.status for s in result.services] == ["healthy"]
-            await project.clean()
-        else:
-            with pytest.raises(PreflightError) as caught:
-                await project.setup()
-            assert caught.value.code == "UNSUPPORTED_ON_ENGINE"
-            assert caught.value.details["feature"] == "container.dockerHealthcheck"
-            assert "healthcheck" in caught.value.hint
-    assert labelled(root, engine) == ([], [])
+    # Healthy only once /tmp/ready exists (after 1 s): on Podman without systemd, preflight runs
+    # the check itself; a check that never passes ends as unhealthy, not as a hang.
+    ready = checkout({"e2e.yaml": HEALTH.format(name="ready", command="sleep 1; touch /tmp/ready; sleep 60")})
+    never = checkout({"e2e.yaml": HEALTH.format(name="never", command="sleep 60")}, name="never")
+    async with Project.open(ready) as project:
+        result = await project.setup(timeout="30s")
+        [box] = result.services
+        assert box.status == "healthy" and box.readiness.probe == "docker"
+        assert box.readiness.time_to_ready is not None and box.readiness.time_to_ready >= 800
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(never).setup(timeout="30s")
+    assert caught.value.code == "HEALTH_CHECK_TIMEOUT"
+    assert labelled(ready, engine) == labelled(never, engine) == ([], [])
 
 
 async def test_a_service_that_exits_at_start_fails_at_once_with_its_log(
-    engine: str, checkout: Callable[[dict[str, str]], Path]
+    engine: str, checkout: Callable[..., Path]
 ) -> None:
     root = checkout(
         {
@@ -201,7 +198,7 @@ services:
 
 
 async def test_a_host_port_already_taken_is_a_port_conflict(
-    engine: str, checkout: Callable[[dict[str, str]], Path]
+    engine: str, checkout: Callable[..., Path]
 ) -> None:
     with socket.socket() as holder:
         holder.bind(("0.0.0.0", 0))
