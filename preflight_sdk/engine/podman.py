@@ -122,9 +122,12 @@ class PodmanEngine(DockerEngine):
             argv += ["--health-timeout", f"{max(health.timeout, 0.001):g}s"]
             argv += ["--health-start-period", f"{max(health.start_period, 0):g}s"]
         argv += [spec.image, *(spec.command or [])]
-        out = await self._call(
-            partial(_run_cli, argv), action=f"start container {spec.name}", subject=spec.name
-        )
+        try:
+            out = await self._call(
+                partial(_run_cli, argv), action=f"start container {spec.name}", subject=spec.name
+            )
+        except EnvironmentError_ as exc:
+            raise _podman_error(exc, spec) from exc
         container_id = out.strip().splitlines()[-1]
         if spec.health is not None:
             self._checks[container_id] = (max(spec.health.interval, _CHECK_FLOOR), 0.0)
@@ -243,6 +246,25 @@ class PodmanEngine(DockerEngine):
             attributes = event.get("Attributes") or {}
             if event.get("Status") == "died" and all(attributes.get(k, v) == v for k, v in labels.items()):
                 yield str(event.get("ID", ""))
+
+
+def _podman_error(exc: EnvironmentError_, spec: ContainerSpec) -> EnvironmentError_:
+    """Podman's own words for what `translate` knows in Docker's: a missing image, a missing init."""
+    stderr = str((exc.details or {}).get("stderr", ""))
+    if "image not known" in stderr:
+        return EnvironmentError_(
+            f"cannot start container {spec.name}: image {spec.image} is not built (or not present locally)",
+            code="NOT_BUILT",
+            hint="call build first (or build with pull=true for images without a Dockerfile)",
+            details={"image": spec.image, "subject": spec.name},
+        )
+    if "container-init binary not found" in stderr:
+        return unsupported(
+            "container.init",
+            "Podman's init (catatonit) is not installed on this host",
+            "install catatonit (`scripts/ensure-podman` does on Debian), or drop `init: true`",
+        )
+    return exc
 
 
 def host_address() -> str | None:

@@ -8,7 +8,9 @@ import pytest
 
 from preflight_sdk import PreflightError
 from preflight_sdk.config.ports import parse_port
-from preflight_sdk.engine.podman import _json_items, _publish, host_address
+from preflight_sdk.engine.base import ContainerSpec
+from preflight_sdk.engine.podman import _json_items, _podman_error, _publish, host_address
+from preflight_sdk.errors import EnvironmentError_
 from preflight_sdk.lifecycle.context import ProjectContext
 
 
@@ -85,3 +87,24 @@ async def test_an_engine_named_in_the_file_must_be_one_preflight_knows(tmp_path:
     with pytest.raises(PreflightError) as caught:
         await _context(tmp_path, "containerd").ensure_loaded(persist=False)
     assert caught.value.code == "CONFIG_INVALID"
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code", "feature"),
+    [
+        ("Error: shop-api:e2e: image not known", "NOT_BUILT", None),
+        (
+            "Error: container-init binary not found on the host: stat /usr/libexec/podman/catatonit: no such file",
+            "UNSUPPORTED_ON_ENGINE",
+            "container.init",
+        ),
+        ("Error: something else", "DOCKER_ERROR", None),
+    ],
+)
+def test_podmans_own_words_become_the_codes_docker_gets(stderr: str, code: str, feature: str | None) -> None:
+    spec = ContainerSpec(name="pf-x-api", image="shop-api:e2e", network="n", init=True)
+    error = _podman_error(
+        EnvironmentError_("cannot start", code="DOCKER_ERROR", details={"stderr": stderr}), spec
+    )
+    assert error.code == code
+    assert (error.details or {}).get("feature") == feature
