@@ -242,3 +242,32 @@ async def test_the_shop_example_passes_on_podman(
     assert [(c.id, c.failure.summary if c.failure else "") for c in result.failures()] == []
     assert result.ok and result.totals.passed == result.totals.total == 11
     assert labelled(shop, "podman") == ([], [])
+
+
+async def test_mocks_without_a_host_address_are_unsupported_on_podman_and_leave_nothing(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from preflight_sdk.engine import podman
+
+    _require_podman(request.config)
+    monkeypatch.setenv("PREFLIGHT_ENGINE", "podman")
+    # A host with loopback only: containers would have no address to reach the mocks at.
+    monkeypatch.setattr(podman, "host_address", lambda: None)
+    monkeypatch.setattr(podman, "_INFO_CACHE", {})
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "e2e.yaml").write_text(CALLER)
+    (root / "Dockerfile").write_text(DOCKERFILE)
+    (root / "serve.py").write_text(SERVE)
+    try:
+        async with Project.open(root) as project:
+            await project.build()
+            with pytest.raises(PreflightError) as caught:
+                await project.setup()
+            left = labelled(root, "podman")
+    finally:
+        force_clean(root, "podman")
+    assert caught.value.code == "UNSUPPORTED_ON_ENGINE"
+    assert caught.value.details == {"engine": "podman", "feature": "mocks reached from containers"}
+    assert caught.value.hint
+    assert left == ([], [])
