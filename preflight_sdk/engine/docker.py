@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
 from ..results.lifecycle import LogLine
 from . import children
@@ -385,7 +386,7 @@ class DockerEngine:
         )
         argv += [a for alias in spec.aliases for a in ("--network-alias", alias)]
         argv += [a for k, v in spec.env.items() for a in ("--env", f"{k}={v}")]
-        argv += [a for port in spec.ports for a in ("--publish", port.docker_arg())]
+        argv += [a for port in spec.ports for a in ("--publish", self._publish_arg(port))]
         argv += [a for volume in spec.volumes for a in ("--volume", volume)]
         argv += [a for k, v in spec.labels.items() for a in ("--label", f"{k}={v}")]
         argv += [a for host, address in spec.add_hosts for a in ("--add-host", f"{host}:{address}")]
@@ -413,6 +414,10 @@ class DockerEngine:
             partial(_run_cli, argv), action=f"start container {spec.name}", subject=spec.name
         )
         return out.strip().splitlines()[-1]
+
+    def _publish_arg(self, port: PortSpec) -> str:
+        """The `--publish` argument for one port (Podman writes a free host port differently)."""
+        return port.docker_arg()
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
         from python_on_whales.exceptions import DockerException

@@ -24,6 +24,7 @@ from functools import partial
 from typing import Any
 
 import anyio
+import msgspec
 
 from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
@@ -96,39 +97,10 @@ class PodmanEngine(DockerEngine):
                     )
                 target = address
             add_hosts.append((host, target))
-        argv = await self._cmd(
-            "run", "--detach", "--pull", "never", "--name", spec.name, "--network", spec.network
-        )
-        argv += [a for alias in spec.aliases for a in ("--network-alias", alias)]
-        argv += [a for k, v in spec.env.items() for a in ("--env", f"{k}={v}")]
-        argv += [a for port in spec.ports for a in ("--publish", _publish(port))]
-        argv += [a for volume in spec.volumes for a in ("--volume", volume)]
-        argv += [a for k, v in spec.labels.items() for a in ("--label", f"{k}={v}")]
-        argv += [a for host, target in add_hosts for a in ("--add-host", f"{host}:{target}")]
-        if spec.entrypoint is not None:
-            argv += ["--entrypoint", spec.entrypoint]
-        if spec.working_dir is not None:
-            argv += ["--workdir", spec.working_dir]
-        if spec.user is not None:
-            argv += ["--user", spec.user]
-        if spec.init:
-            argv.append("--init")
-        if spec.read_only:
-            argv.append("--read-only")
-        if spec.health is not None:
-            health = spec.health
-            argv += ["--health-cmd", health.command, "--health-retries", str(health.retries)]
-            argv += ["--health-interval", f"{max(health.interval, 0.001):g}s"]
-            argv += ["--health-timeout", f"{max(health.timeout, 0.001):g}s"]
-            argv += ["--health-start-period", f"{max(health.start_period, 0):g}s"]
-        argv += [spec.image, *(spec.command or [])]
         try:
-            out = await self._call(
-                partial(_run_cli, argv), action=f"start container {spec.name}", subject=spec.name
-            )
+            container_id = await super().run(msgspec.structs.replace(spec, add_hosts=add_hosts))
         except EnvironmentError_ as exc:
             raise _podman_error(exc, spec) from exc
-        container_id = out.strip().splitlines()[-1]
         if spec.health is not None:
             self._checks[container_id] = (max(spec.health.interval, _CHECK_FLOOR), 0.0)
         return container_id
@@ -168,6 +140,9 @@ class PodmanEngine(DockerEngine):
 
             await self._call(check, action=f"run the health check of {ref}", subject=ref)
         return bool(due)
+
+    def _publish_arg(self, port: PortSpec) -> str:
+        return _publish(port)
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]

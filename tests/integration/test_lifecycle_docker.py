@@ -92,30 +92,6 @@ async def test_a_service_that_never_becomes_healthy_is_removed_with_its_logs(
     assert labelled(root) == ([], [])
 
 
-async def test_a_service_that_exits_at_start_fails_at_once(project_dir: Callable[..., Path]) -> None:
-    root = project_dir(
-        config="""
-        project: {name: exits}
-        services:
-          api:
-            build: {image: preflight-base/busybox}
-            container:
-              ports: ["0:8080"]
-              command: ["sh", "-c", "echo 'fatal: DATABASE_URL is not set' >&2; exit 3"]
-              healthcheck: {path: /health}
-    """
-    )
-    began = time.monotonic()
-    with pytest.raises(PreflightError) as caught:
-        await Project.open(root).setup(timeout="60s")
-    assert time.monotonic() - began < 10, "an exit must not wait for the 60 s deadline"
-    error = caught.value
-    assert error.code == "CONTAINER_EXITED"
-    assert error.details is not None and error.details["exitCode"] == 3
-    assert "stderr: fatal: DATABASE_URL is not set" in error.details["logTail"]
-    assert labelled(root) == ([], [])
-
-
 async def test_a_host_port_already_taken_is_a_port_conflict_naming_the_port(
     project_dir: Callable[..., Path],
 ) -> None:
