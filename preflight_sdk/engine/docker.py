@@ -415,6 +415,10 @@ class DockerEngine:
         )
         return out.strip().splitlines()[-1]
 
+    def _log_line(self, raw: bytes) -> bytes:
+        """One line of `logs --timestamps` as the parser reads it (Podman's needs mending)."""
+        return raw
+
     def _publish_arg(self, port: PortSpec) -> str:
         """The `--publish` argument for one port (Podman writes a free host port differently)."""
         return port.docker_arg()
@@ -526,7 +530,7 @@ class DockerEngine:
         ask = tail
         while True:
             pieces = await self._call(partial(read, ask), action=f"read the logs of {ref}", subject=ref)
-            lines, entries = merge_log_streams(pieces)
+            lines, entries = merge_log_streams((source, self._log_line(raw)) for source, raw in pieces)
             # `--tail` counts the daemon's log entries, and a line longer than 16 KB is several:
             # ask for more until N whole lines came back (or the daemon has no more).
             if tail is None or ask is None or len(lines) > tail or entries < ask:
@@ -543,7 +547,7 @@ class DockerEngine:
             return client.container.logs(ref, since=since, timestamps=True, follow=True, stream=True)  # type: ignore[return-value]
 
         async for source, raw in self._stream(follow, action=f"follow the logs of {ref}", subject=ref):
-            parsed = parse_log_bytes(raw, "stderr" if source == "stderr" else "stdout")
+            parsed = parse_log_bytes(self._log_line(raw), "stderr" if source == "stderr" else "stdout")
             if parsed is not None:
                 yield parsed
 

@@ -5,9 +5,12 @@ with `client_call=["podman"]`; the calls below differ where Podman does:
 
 - no buildx: images build with `podman build` (the legacy path, which reads `STEP` lines);
 - `-p 0:8080` is refused: a free host port is asked for as `-p [ip::]8080`;
-- `--add-host name:host-gateway` is unknown: mocks are reached at the host's own address (the
-  one Podman 4.7+ gives `host.containers.internal`), which the mocks also listen on;
+- `--add-host name:host-gateway` is unknown: mocks are reached at the host's own address, which
+  they also listen on, and `host.containers.internal` is set to it as well (Podman 4.x points
+  it at the network's gateway, newer Podman at the host's address);
 - `ps`, `network ls` and `events` print JSON arrays and keys of their own;
+- `logs --timestamps` stamps each piece of a line written in pieces (the extra stamps go), and
+  `logs --tail` mangles such lines (the tail is taken here instead);
 - `rm --force` of a missing ref silently removes nothing: `--ignore` is passed, and the names
   printed say what was removed;
 - health checks inside containers run from systemd timers, which a host without systemd lacks:
@@ -17,6 +20,7 @@ with `client_call=["podman"]`; the calls below differ where Podman does:
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
@@ -28,6 +32,7 @@ import msgspec
 
 from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
+from ..results.lifecycle import LogLine
 from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine, _run_cli
 from .inspect import container_from_ps
@@ -35,6 +40,8 @@ from .inspect import container_from_ps
 __all__ = ["PodmanEngine", "unsupported"]
 
 _INFO_CACHE: dict[str, EngineInfo] = {}
+# The timestamp `podman logs --timestamps` puts before each record (RFC 3339, nanoseconds, UTC).
+_RECORD_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ")
 _CHECK_FLOOR = 0.25  # seconds: a health check runs at most this often, whatever its interval
 
 
@@ -97,6 +104,10 @@ class PodmanEngine(DockerEngine):
                     )
                 target = address
             add_hosts.append((host, target))
+        if address is not None and any(target == "host-gateway" for _, target in spec.add_hosts):
+            # As newer Podman does: `host.containers.internal` is the host, where the mocks listen
+            # (Podman 4.x points it at the network's gateway, which they do not listen on).
+            add_hosts.append(("host.containers.internal", str(address)))
         try:
             container_id = await super().run(msgspec.structs.replace(spec, add_hosts=add_hosts))
         except EnvironmentError_ as exc:
@@ -143,6 +154,25 @@ class PodmanEngine(DockerEngine):
 
     def _publish_arg(self, port: PortSpec) -> str:
         return _publish(port)
+
+    async def logs(
+        self,
+        ref: str,
+        *,
+        tail: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[LogLine]:
+        # Podman 4's `logs --tail` mangles lines written in pieces (it counts and reorders their
+        # records): read them all and keep the last `tail` here.
+        lines = await super().logs(ref, since=since, until=until)
+        return lines[-tail:] if tail else ([] if tail == 0 else lines)
+
+    def _log_line(self, raw: bytes) -> bytes:
+        # A line the program wrote in pieces is one partial record each, and `podman logs
+        # --timestamps` prints every record's timestamp: keep the first, drop the others.
+        head, sep, rest = raw.partition(b" ")
+        return head + sep + _RECORD_STAMP.sub(b"", rest) if sep else raw
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]

@@ -53,6 +53,15 @@ request = urllib.request.Request(os.environ["PAYMENTS_URL"] + "/charges", method
                                  data=b'{"amount": 7}', headers={"Content-Type": "application/json"})
 with urllib.request.urlopen(request, timeout=10) as reply:
     print("mock answered", reply.status, json.loads(reply.read())["id"], flush=True)
+# Podman's name for the host (in /etc/hosts; Docker has none by default): the mocks listen there too.
+if "host.containers.internal" in open("/etc/hosts").read():
+    port = os.environ["PAYMENTS_URL"].rsplit(":", 1)[1]
+    request.full_url = f"http://host.containers.internal:{port}/charges"
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            print("host.containers.internal answered", reply.status, flush=True)
+    except OSError as exc:
+        print("host.containers.internal failed", type(exc).__name__, flush=True)
 
 class Health(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -137,12 +146,15 @@ async def test_build_setup_health_mock_logs_status_and_clean(
         with urllib.request.urlopen(f"{web.url}/health", timeout=5) as reply:
             assert reply.read() == b"ok"
         # The container reached the host's mock by its name.
-        logs = await project.logs("web")
-        assert "mock answered 201 ch_1" in [line.text for line in logs.lines]
+        logs = [line.text for line in (await project.logs("web")).lines]
+        assert "mock answered 201 ch_1" in logs
         journal = await project.mock_requests("payments")
+        calls = 2 if engine == "podman" else 1
         assert [(r.method, r.path, r.status, r.body) for r in journal.mocks[0].requests] == [
             ("POST", "/charges", 201, {"amount": 7})
-        ]
+        ] * calls
+        if engine == "podman":
+            assert "host.containers.internal answered 201" in logs
         status = await project.status()
         assert status.state == "running" and [s.health for s in status.services] == ["healthy"]
         assert all(p.accessible for s in status.services for p in s.ports)

@@ -9,7 +9,8 @@ import pytest
 from preflight_sdk import PreflightError
 from preflight_sdk.config.ports import parse_port
 from preflight_sdk.engine.base import ContainerSpec
-from preflight_sdk.engine.podman import _json_items, _podman_error, _publish, host_address
+from preflight_sdk.engine.inspect import merge_log_streams
+from preflight_sdk.engine.podman import PodmanEngine, _json_items, _podman_error, _publish, host_address
 from preflight_sdk.errors import EnvironmentError_
 from preflight_sdk.lifecycle.context import ProjectContext
 
@@ -108,3 +109,15 @@ def test_podmans_own_words_become_the_codes_docker_gets(stderr: str, code: str, 
     )
     assert error.code == code
     assert (error.details or {}).get("feature") == feature
+
+
+def test_a_line_written_in_pieces_keeps_only_its_first_timestamp() -> None:
+    raw = (
+        b"2026-11-24T23:32:12.493315662Z mock answered "
+        b"2026-11-24T23:32:12.4996349Z 201"
+        b"2026-11-24T23:32:12.509780242Z \n"
+    )
+    [line] = merge_log_streams([("stdout", PodmanEngine()._log_line(raw))])[0]
+    assert (line.timestamp, line.text) == ("2026-11-24T23:32:12.493315662Z", "mock answered 201")
+    whole = b"2026-11-24T23:32:12.493315662Z started at 2026-11-24 23:32\n"
+    assert PodmanEngine()._log_line(whole) == whole
