@@ -96,7 +96,7 @@ class ProjectContext:
         return self._engine
 
     def engine_kind(self) -> str:
-        """`docker` or `podman`: `PREFLIGHT_ENGINE`, else e2e.yaml's `engine:` (`CONFIG_INVALID` if neither)."""
+        """`docker` or `podman`: `PREFLIGHT_ENGINE`, else e2e.yaml's `engine:` (`CONFIG_INVALID` for another name)."""
         chosen = os.environ.get("PREFLIGHT_ENGINE", "").strip().lower()
         if not chosen:
             return self.loaded.config.engine if self.loaded is not None else "docker"
