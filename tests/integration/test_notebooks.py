@@ -103,7 +103,7 @@ def execute(root: Path, name: str, *, skip_last: bool = False) -> Executed:
 
 @pytest.fixture(scope="module")
 def executed(workspace: Path) -> dict[str, Executed]:
-    return {name: execute(workspace, name) for name in ("quickstart", "mocks", "verify")}
+    return {name: execute(workspace, name) for name in ("quickstart", "mocks", "verify", "history")}
 
 
 def test_the_kernel_is_this_virtualenv(workspace: Path) -> None:
@@ -271,3 +271,17 @@ def test_the_notebooks_run_in_reasonable_time(executed: dict[str, Executed]) -> 
     timings = {name: round(run.seconds, 1) for name, run in executed.items()}
     print("notebook execution seconds:", timings)
     assert sum(timings.values()) < 150, timings
+
+
+def test_history_follows_a_run_lists_runs_and_keeps_a_saved_test(executed: dict[str, Executed]) -> None:
+    run = executed["history"]
+    started = run.text(run.cell("started = await"))
+    assert "'queued'" in started or "'running'" in started  # answered before the verdict
+    followed = run.text(run.cell("done = await"), "text/html")
+    assert "pf-run" in followed and "pf-badge-passed" in followed
+    history = run.text(run.cell("await shop.list_runs"), "text/html")
+    assert "pf-run-list" in history and history.count("pf-run-line") >= 1
+    saved = run.text(run.cell("await shop.save_test"), "text/html")
+    assert "pf-saved-tests-table" in saved and "orders-health" in saved
+    checked = run.text(run.cell("checked = await"), "text/html")
+    assert "pf-badge-passed" in checked  # a saved test's run renders like any run
