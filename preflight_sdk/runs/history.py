@@ -63,7 +63,7 @@ def case_rows(result: RunResult) -> list[CaseRow]:
             status=case.status,
             duration_ms=case.duration,
             attempts=len(case.attempts) if case.attempts else 1,
-            passed_on_retry=case.status == "passed" and bool(case.attempts) and len(case.attempts or []) > 1,
+            passed_on_retry=case.status == "passed" and len(case.attempts or []) > 1,
             cause=cause_of(case),
         )
         for suite in result.suites

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -58,7 +57,6 @@ class LiveRun:
         self.plan: TestPlan | None = None
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
-        self.on_cancel: Callable[[], None] | None = None
         self.resumed_from: str | None = None
         self.idempotency_key: str | None = None
 

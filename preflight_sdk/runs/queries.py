@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 from collections.abc import Collection
 from pathlib import Path
@@ -254,8 +255,6 @@ async def get_artifact(
             hint="one of: " + (", ".join(names[:20]) or "(this run wrote no files)"),
             details={"artifacts": names},
         ) from None
-    import hashlib
-
     kind = content_type_of(name)
     chunk = data[offset : offset + limit]
     more = offset + limit < len(data)

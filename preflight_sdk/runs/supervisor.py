@@ -11,7 +11,6 @@ its progress to the store and reads back whether a cancel was asked for.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +25,7 @@ from ..errors import InputError, PreflightError
 from ..lifecycle.context import ProjectContext
 from ..lifecycle.filelock import project_lock
 from ..progress import ProgressSink, Reporter
-from ..results.run import RunResult, Totals
+from ..results.run import RunResult
 from ..runners.events import EventLog
 from ..runners.orchestrator import TestPlan, partial_result, run_suites, select_suites
 from ..store import RunStore, StoreError, new_run_id
@@ -421,13 +420,3 @@ class _Later:
         with anyio.move_on_after(5):
             await self._ready.wait()
         return self._value
-
-
-def empty_totals() -> Totals:
-    """Totals of a run with no case."""
-    return Totals(passed=0, failed=0, skipped=0, total=0)
-
-
-def owner_pid() -> int:
-    """This process's pid (the owner the store records)."""
-    return os.getpid()

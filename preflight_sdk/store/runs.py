@@ -297,20 +297,6 @@ class RunStore:
                     out[case_id] = found[0]
         return out
 
-    def suite_durations(self, suites: Sequence[str]) -> dict[str, int]:
-        """The newest recorded duration (ms) of each suite, summed over its cases."""
-        out: dict[str, int] = {}
-        with self.db.read() as conn:
-            for suite in suites:
-                found = conn.execute(
-                    "SELECT SUM(duration_ms) FROM cases WHERE suite = ? AND run_id = "
-                    "(SELECT MAX(run_id) FROM cases WHERE suite = ?)",
-                    (suite, suite),
-                ).fetchone()
-                if found and found[0] is not None:
-                    out[suite] = int(found[0])
-        return out
-
     def operations(self, limit: int = 50) -> list[OperationRow]:
         """The newest operation calls, newest first."""
         with self.db.read() as conn:
