@@ -22,6 +22,14 @@ __all__ = [
 ]
 
 _STATUSES = {"created", "running", "paused", "restarting", "removing", "exited", "dead"}
+# Podman's own words for the same states: "stopped" is a process that has exited but whose
+# cleanup has not run yet (its ExitCode is already known), "configured" one not yet created.
+_PODMAN_STATUSES = {
+    "stopped": "exited",
+    "stopping": "running",
+    "configured": "created",
+    "initialized": "created",
+}
 _HEALTH = {"healthy", "unhealthy", "starting"}
 _FRAGMENT = 16 * 1024
 _STAMP_BYTES = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) ")
@@ -133,6 +141,7 @@ def container_from_inspect(item: dict[str, Any]) -> ContainerInfo:
     config = item.get("Config") or {}
     settings = item.get("NetworkSettings") or {}
     status = str(state.get("Status", "unknown"))
+    status = _PODMAN_STATUSES.get(status, status)
     health = (state.get("Health") or {}).get("Status")
     networks = {
         name: str((net or {}).get("IPAddress") or "")
@@ -159,6 +168,7 @@ def container_from_inspect(item: dict[str, Any]) -> ContainerInfo:
 def container_from_ps(item: dict[str, Any]) -> ContainerInfo:
     """Reduce one `docker ps --format '{{json .}}'` line: id, name, state and labels only."""
     state = str(item.get("State", "unknown"))
+    state = _PODMAN_STATUSES.get(state, state)
     labels = {}
     for part in str(item.get("Labels", "")).split(","):
         key, sep, value = part.partition("=")

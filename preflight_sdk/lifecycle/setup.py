@@ -41,6 +41,7 @@ Stamp = Callable[[ServiceConfig, ContainerSpec], Awaitable[ContainerSpec]]
 _JOB_DEADLINE = 300.0
 _NO_HEALTHCHECK_DEADLINE = 60.0
 _LOG_TAIL = 30
+_EXIT_CODE_POLLS = 20
 
 
 class Started:
@@ -429,6 +430,13 @@ async def _exited_error(
     readiness: Readiness | None,
 ) -> EnvironmentError_:
     infos = await ctx.engine.inspect([container_id])
+    for _ in range(_EXIT_CODE_POLLS):
+        # An engine may report the stop before it has recorded the exit status (Podman's
+        # cleanup runs in a process of its own): look again for a short while.
+        if not infos or infos[0].exit_code is not None or infos[0].oom_killed:
+            break
+        await anyio.sleep(0.1)
+        infos = await ctx.engine.inspect([container_id])
     code = infos[0].exit_code if infos else None
     oom = bool(infos and infos[0].oom_killed)
     tail = await _log_tail(ctx, container_id)

@@ -9,7 +9,7 @@ import pytest
 from preflight_sdk import PreflightError
 from preflight_sdk.config.ports import parse_port
 from preflight_sdk.engine.base import ContainerSpec
-from preflight_sdk.engine.inspect import merge_log_streams
+from preflight_sdk.engine.inspect import container_from_inspect, merge_log_streams
 from preflight_sdk.engine.podman import PodmanEngine, _json_items, _podman_error, _publish, host_address
 from preflight_sdk.errors import EnvironmentError_
 from preflight_sdk.lifecycle.context import ProjectContext
@@ -121,3 +121,19 @@ def test_a_line_written_in_pieces_keeps_only_its_first_timestamp() -> None:
     assert (line.timestamp, line.text) == ("2026-11-24T23:32:12.493315662Z", "mock answered 201")
     whole = b"2026-11-24T23:32:12.493315662Z started at 2026-11-24 23:32\n"
     assert PodmanEngine()._log_line(whole) == whole
+
+
+@pytest.mark.parametrize(
+    ("status", "running", "expected_status", "expected_code"),
+    [
+        ("stopped", False, "exited", 3),  # exited, cleanup not run yet: the code is known
+        ("exited", False, "exited", 3),
+        ("configured", False, "created", None),
+        ("stopping", True, "running", None),
+    ],
+)
+def test_podman_states_read_as_docker_states(
+    status: str, running: bool, expected_status: str, expected_code: int | None
+) -> None:
+    info = container_from_inspect({"Id": "c1", "State": {"Status": status, "Running": running, "ExitCode": 3}})
+    assert (info.status, info.exit_code) == (expected_status, expected_code)
