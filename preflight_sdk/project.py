@@ -116,8 +116,15 @@ class Project:
         config_file: str | None = None,
         *,
         engine: Engine | None = None,
+        engine_host: str | None = None,
+        context: str | None = None,
     ) -> None:
-        self._ctx = ProjectContext(path, config_file, engine)
+        target = None
+        if engine_host or context:
+            from .engine.target import EngineTarget
+
+            target = EngineTarget(host=engine_host, context=context)
+        self._ctx = ProjectContext(path, config_file, engine, target)
         self._sync: SyncProject | None = None
         self._supervisor: RunSupervisor | None = None
         self._saved_tests: SavedTests | None = None
@@ -164,6 +171,8 @@ class Project:
         config_file: str | None = None,
         *,
         engine: Engine | None = None,
+        engine_host: str | None = None,
+        context: str | None = None,
     ) -> Self:
         """Return a Project for the directory `path` (or an e2e.yaml file). Does no I/O.
 
@@ -171,8 +180,11 @@ class Project:
             path: the project directory holding `e2e.yaml` (or `e2e.yml`), or the file itself.
             config_file: another config file name or path, relative to `path`.
             engine: a Docker engine to use instead of the default (tests pass a fake).
+            engine_host: run on this Docker engine (`ssh://user@host`, `tcp://host:2375`,
+                `unix:///path`) instead of e2e.yaml's `engine:`.
+            context: run on this `docker context` instead of e2e.yaml's `engine:`.
         """
-        return cls(path, config_file, engine=engine)
+        return cls(path, config_file, engine=engine, engine_host=engine_host, context=context)
 
     @property
     def path(self) -> str:

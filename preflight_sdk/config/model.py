@@ -441,6 +441,31 @@ class ComposeConfig(_Config, frozen=True, kw_only=True):
     ] = "ephemeral"
 
 
+class EngineSettings(_Config, frozen=True, kw_only=True):
+    """Where the environment runs: a Docker engine other than the local one, or a Docker Swarm."""
+
+    kind: Annotated[Literal["docker", "podman"], Meta(description="`docker` (default) or `podman`.")] = (
+        "docker"
+    )
+    host: Annotated[
+        str | None,
+        Meta(
+            description="Engine address, as DOCKER_HOST: `unix:///path`, `tcp://host:2375`, `ssh://user@host`."
+        ),
+    ] = None
+    context: Annotated[str | None, Meta(description="A `docker context` name (instead of `host`).")] = None
+    swarm: Annotated[
+        bool, Meta(description="Deploy the services as Docker Swarm services on the engine's swarm.")
+    ] = False
+    mock_host: Annotated[
+        str | None,
+        Meta(
+            description="Address of this machine as the engine's containers reach it (mocks listen "
+            "there). Default: found from the route to the engine."
+        ),
+    ] = None
+
+
 class ProjectConfig(_Config, frozen=True, kw_only=True):
     """An `e2e.yaml` file: services to build and run, mocks, and the suites to run against them.
 
@@ -450,11 +475,18 @@ class ProjectConfig(_Config, frozen=True, kw_only=True):
     project: Annotated[ProjectInfo, Meta(description="Project identity.")]
     version: Annotated[str | int, Meta(description="Config format version.")] = "1"
     engine: Annotated[
-        Literal["docker", "podman"],
+        Literal["docker", "podman"] | EngineSettings,
         Meta(
-            description="Container engine: `docker` (default) or `podman`; `PREFLIGHT_ENGINE` overrides it."
+            description="Container engine: `docker` (default), `podman`, or `{host|context|swarm}`; "
+            "`PREFLIGHT_ENGINE` overrides the kind."
         ),
     ] = "docker"
+    registry: Annotated[
+        str | None,
+        Meta(
+            description="Registry the swarm pulls built images from (`host:port`), for `engine: {swarm: true}`."
+        ),
+    ] = None
     compose: Annotated[
         str | list[str] | ComposeConfig | None,
         Meta(

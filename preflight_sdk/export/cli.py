@@ -68,9 +68,13 @@ class Settings:
         self.project_given = False
         self.config: str | None = None
         self.json = False
+        self.engine_host: str | None = None
+        self.context: str | None = None
 
     def open(self) -> Any:
         """Open the project the options name (no I/O)."""
+        if self.engine_host or self.context:
+            return self.factory(self.project, self.config, engine_host=self.engine_host, context=self.context)
         return self.factory(self.project, self.config)
 
 
@@ -88,7 +92,7 @@ def _set(field: str) -> Callable[[click.Context, click.Parameter, Any], None]:
 
 
 def global_options() -> list[click.Parameter]:
-    """`-C/--project`, `--config` and `--json`, for the group and for every command."""
+    """`-C/--project`, `--config`, `--engine-host`, `--context` and `--json`, for the group and every command."""
     return [
         click.Option(
             ["-C", "--project"],
@@ -104,6 +108,22 @@ def global_options() -> list[click.Parameter]:
             expose_value=False,
             callback=_set("config"),
             help="Config file to use instead of e2e.yaml / e2e.yml, relative to the project.",
+        ),
+        click.Option(
+            ["--engine-host"],
+            metavar="URL",
+            default=None,
+            expose_value=False,
+            callback=_set("engine_host"),
+            help="Docker engine to run on (`ssh://user@host`, `tcp://host:2375`); default: e2e.yaml, DOCKER_HOST.",
+        ),
+        click.Option(
+            ["--context"],
+            metavar="NAME",
+            default=None,
+            expose_value=False,
+            callback=_set("context"),
+            help="Docker context to run on; default: e2e.yaml's `engine:`, DOCKER_CONTEXT.",
         ),
         click.Option(
             ["--json"],
@@ -175,7 +195,11 @@ def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click
 
         execute(ctx, work)
 
-    params = [*click_params(op), *(extension.option for extension in extensions), *global_options()]
+    params: list[click.Parameter] = [*click_params(op), *(extension.option for extension in extensions)]
+    taken = {name for param in params for name in param.opts}
+    # A command's own option wins (clarify's `--context` is its background text); the global one
+    # is still accepted before the command name.
+    params += [option for option in global_options() if not taken.intersection(option.opts)]
     return click.Command(
         command_name(op),
         callback=callback,

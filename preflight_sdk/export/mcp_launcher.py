@@ -104,6 +104,19 @@ async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     help="Seconds a tool call may wait for long work (run, build, setup) before answering with its runId.",
 )
 @click.option(
+    "--engine-host",
+    metavar="URL",
+    default=None,
+    help="Docker engine the projects run on (`ssh://user@host`, `tcp://host:2375`); default: e2e.yaml, DOCKER_HOST.",
+)
+@click.option(
+    "--context",
+    "docker_context",
+    metavar="NAME",
+    default=None,
+    help="Docker context the projects run on; default: e2e.yaml's `engine:`, DOCKER_CONTEXT.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="warning",
@@ -129,6 +142,8 @@ def command(
     keep_on_exit: bool,
     allow_verify_command: bool,
     call_budget: float,
+    engine_host: str | None,
+    docker_context: str | None,
     log_level: str,
     groups: str | None,
     without: str | None,
@@ -147,7 +162,19 @@ def command(
         call_budget=call_budget,
         groups=groups,
         without=without,
+        **_engine_factory(engine_host, docker_context),
     )
+
+
+def _engine_factory(engine_host: str | None, context: str | None) -> dict[str, Any]:
+    """A project factory on the engine the options name (none: each project's own e2e.yaml)."""
+    if not (engine_host or context):
+        return {}
+    from functools import partial
+
+    from .pool import default_factory
+
+    return {"factory": partial(default_factory, engine_host=engine_host, context=context)}
 
 
 def run_server(

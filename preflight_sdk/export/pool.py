@@ -21,7 +21,7 @@ __all__ = ["ProjectFactory", "ProjectPool", "default_factory"]
 
 logger = logging.getLogger("preflight_sdk.mcp")
 
-ProjectFactory = Callable[[str, "str | None"], Any]
+ProjectFactory = Callable[..., Any]  # (path, config_file, *, engine_host=None, context=None)
 """Makes the object whose methods the tools call: `(absolute path, config file or None) -> Project`."""
 
 # A clean that hangs must not keep a dying server alive forever.
@@ -42,11 +42,13 @@ def check_path(value: str, field: str) -> None:
         )
 
 
-def default_factory(path: str, config_file: str | None) -> Any:
-    """Open a `Project` (no I/O until its first operation)."""
+def default_factory(
+    path: str, config_file: str | None, *, engine_host: str | None = None, context: str | None = None
+) -> Any:
+    """Open a `Project` (no I/O until its first operation), on another engine when one is named."""
     from ..project import Project
 
-    return Project.open(path, config_file)
+    return Project.open(path, config_file, engine_host=engine_host, context=context)
 
 
 class ProjectPool:

@@ -22,6 +22,7 @@ from .state import SessionState, read_state_checked, state_path, write_state
 
 if TYPE_CHECKING:
     from ..engine.base import Engine
+    from ..engine.target import EngineTarget
 
 __all__ = ["ProjectContext", "labels_for", "slug"]
 
@@ -54,11 +55,18 @@ def labels_for(project: str, session: str, root: str, service: str | None = None
 class ProjectContext:
     """Everything one project's operations share (one per `Project`)."""
 
-    def __init__(self, path: str | os.PathLike[str], config_file: str | None, engine: Engine | None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        config_file: str | None,
+        engine: Engine | None,
+        target: EngineTarget | None = None,
+    ) -> None:
         self.path = Path(path).expanduser()
         self.config_file = config_file
         self._engine = engine
-        self._engine_kind: str | None = None  # set when this context chose the engine itself
+        self._target_override = target  # from the caller (CLI flags, a shard): wins over e2e.yaml
+        self._engine_target: EngineTarget | None = None  # set when this context chose the engine itself
         self.loaded: LoadedConfig | None = None
         self.session: SessionState | None = None
         self.lock = anyio.Lock()
@@ -77,36 +85,70 @@ class ProjectContext:
     def engine(self) -> Engine:
         """The container engine (python-on-whales), created on first use.
 
-        `PREFLIGHT_ENGINE` wins over e2e.yaml's `engine:`; Docker when neither says. An engine
-        given to the constructor (the fake in unit tests) is always the one used.
+        The engine is `engine_target()`'s; it is made again when that changes (e2e.yaml edited).
+        An engine given to the constructor (the fake in unit tests) is always the one used.
         """
-        if self._engine is not None and self._engine_kind is None:
+        if self._engine is not None and self._engine_target is None:
             return self._engine
-        kind = self.engine_kind()
-        if self._engine is None or kind != self._engine_kind:
-            from ..engine.docker import DockerEngine  # lazy: keeps `import preflight_sdk` light
+        target = self.engine_target()
+        if self._engine is None or target != self._engine_target:
+            from ..engine.target import create_engine  # lazy: keeps `import preflight_sdk` light
 
-            if kind == "podman":
-                from ..engine.podman import PodmanEngine
-
-                self._engine = PodmanEngine()
-            else:
-                self._engine = DockerEngine()
-            self._engine_kind = kind
+            self._engine = create_engine(target)
+            self._engine_target = target
         return self._engine
 
     def engine_kind(self) -> str:
         """`docker` or `podman`: `PREFLIGHT_ENGINE`, else e2e.yaml's `engine:` (`CONFIG_INVALID` for another name)."""
+        return self.engine_target().kind
+
+    def engine_target(self) -> EngineTarget:
+        """The engine to use: the caller's host/context, else e2e.yaml's `engine:`; `PREFLIGHT_ENGINE` sets the kind.
+
+        Neither saying a host or context leaves `DOCKER_HOST` / `DOCKER_CONTEXT` to the docker CLI.
+        """
+        from ..config.model import EngineSettings
+        from ..engine.target import EngineTarget
+
+        config = self.loaded.config if self.loaded is not None else None
+        settings = config.engine if config is not None else "docker"
+        if isinstance(settings, str):
+            settings = EngineSettings(kind=settings)
         chosen = os.environ.get("PREFLIGHT_ENGINE", "").strip().lower()
-        if not chosen:
-            return self.loaded.config.engine if self.loaded is not None else "docker"
-        if chosen not in ("docker", "podman"):
+        if chosen and chosen not in ("docker", "podman"):
             raise ConfigError(
                 f"PREFLIGHT_ENGINE={chosen!r} names no engine preflight knows",
                 code="CONFIG_INVALID",
                 hint="set PREFLIGHT_ENGINE to `docker` or `podman` (or unset it)",
             )
-        return chosen
+        target = EngineTarget(
+            kind="podman" if chosen == "podman" else "docker" if chosen else settings.kind,
+            host=settings.host,
+            context=settings.context,
+            swarm=settings.swarm,
+            mock_host=settings.mock_host,
+            registry=config.registry if config is not None else None,
+        )
+        override = self._target_override
+        if override is not None and not override.is_default:
+            target = msgspec.structs.replace(
+                override,
+                mock_host=override.mock_host or target.mock_host,
+                registry=override.registry or target.registry,
+            )
+        if target.kind == "podman" and not target.is_default:
+            raise ConfigError(
+                "a host, context or swarm is for Docker engines; Podman runs on this machine here",
+                code="CONFIG_INVALID",
+                hint="use `engine: {host: ...}` with Docker, or drop host/context/swarm for Podman",
+            )
+        if target.host and target.context:
+            raise ConfigError(
+                "the engine has both a host and a context",
+                code="CONFIG_INVALID",
+                hint="give one of `host` and `context` (a context already names a host)",
+            )
+        return target
 
     # -- configuration and session -----------------------------------------------------------
 

@@ -16,8 +16,6 @@ from preflight_sdk.export.cli import build_cli, run_cli
 from preflight_sdk.export.cli_params import Extension
 from preflight_sdk.export.registry import reflect
 
-GLOBAL_OPTIONS = {"project", "config", "json"}
-
 
 class Made:
     """A project factory that keeps what it made."""
@@ -44,7 +42,7 @@ def _invoke(args: list[str], made: Made | None = None) -> tuple[Any, Made]:
 
 
 def _options(command: click.Command) -> dict[str, click.Parameter]:
-    return {p.name or "": p for p in command.params if p.name not in GLOBAL_OPTIONS}
+    return {p.name or "": p for p in command.params if p.expose_value}
 
 
 # -- generated commands ----------------------------------------------------------------------------
