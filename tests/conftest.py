@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
+from support.engines import SecondEngine, start_second_dockerd
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -64,3 +67,28 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def second_engine(request: pytest.FixtureRequest) -> Iterator[SecondEngine]:
+    """A second Docker daemon (own socket, data, bridge; also on tcp://<this machine>:<port>).
+
+    Started once per test process and stopped, bridge and files removed, at the end. It fails the
+    test in CI (`--require-docker`) when it cannot start, and skips it elsewhere.
+    """
+    if os.geteuid() != 0:
+        _missing(request, "a second dockerd needs root (its own bridge and data root)")
+    try:
+        engine = start_second_dockerd()
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        _missing(request, f"could not start a second dockerd: {exc}")
+    try:
+        yield engine
+    finally:
+        engine.stop()
+
+
+def _missing(request: pytest.FixtureRequest, message: str) -> NoReturn:
+    if request.config.getoption("--require-docker"):
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
