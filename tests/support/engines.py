@@ -16,7 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["BASE_IMAGES", "SecondEngine", "host_address", "start_second_dockerd"]
@@ -57,6 +57,7 @@ class SecondEngine:
     unix_host: str
     tcp_host: str
     address: str  # where its published ports and its view of this machine are
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def docker_env(self) -> dict[str, str]:
         """The environment for a `docker` command talking to this daemon."""
@@ -85,6 +86,9 @@ class SecondEngine:
         if _alive(self.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
+        if self.process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=5)
         subprocess.run(["ip", "link", "delete", self.bridge], capture_output=True, check=False)
         # Unmount what the daemon left mounted under its root before removing it.
         mounts = Path("/proc/mounts").read_text().splitlines()
@@ -100,12 +104,11 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # A zombie is gone for our purposes: reap it if it is our child.
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    return True
+    # A zombie (exited, not yet reaped) is gone for our purposes.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
 
 
 def start_second_dockerd(*, images: tuple[str, ...] = BASE_IMAGES, tcp: bool = True) -> SecondEngine:
@@ -138,9 +141,11 @@ def start_second_dockerd(*, images: tuple[str, ...] = BASE_IMAGES, tcp: bool = T
     if tcp:
         # An explicit --tls=false: without it dockerd waits 15 s at start to warn about plain TCP.
         argv += ["--host", tcp_host, "--tls=false"]
-    log = (root / "dockerd.log").open("ab")
-    process = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
-    engine = SecondEngine(root, process.pid, bridge, unix_host, tcp_host, address)
+    with (root / "dockerd.log").open("ab") as log:
+        process = subprocess.Popen(
+            argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+    engine = SecondEngine(root, process.pid, bridge, unix_host, tcp_host, address, process)
     try:
         _wait_until_up(engine, process)
         if images:
