@@ -10,7 +10,7 @@ routes changed reload in place. Every service's result says what was done and wh
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import msgspec
@@ -42,6 +42,9 @@ from .inputs import (
 from .mockhost import ensure_mocks, mock_records, start_mocks
 from .specs import build_spec, container_spec, network_name
 from .status import running_service
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
 
 __all__ = ["bring_up_to_date", "reset_mocks"]
 
@@ -194,8 +197,26 @@ class _Stamper:
         self.ctx = ctx
         self.images = images
         self.stamped: dict[str, ServiceInputs] = {}
+        self._fetching: dict[str, anyio.Event] = {}
+
+    def prefetch(self, tg: TaskGroup, refs: set[str]) -> None:
+        """Inspect the images of `refs` in `tg`, while the network is being made (off the critical path)."""
+        for ref in sorted(refs):
+            if self.images.get(ref) is None and ref not in self._fetching:
+                self._fetching[ref] = anyio.Event()
+                tg.start_soon(self._fetch, ref)
+
+    async def _fetch(self, ref: str) -> None:
+        try:
+            self.images[ref] = await self.ctx.engine.inspect_image(ref)
+        except PreflightError:
+            pass  # `inputs` asks again and the error surfaces there, in its service's context
+        finally:
+            self._fetching.pop(ref).set()
 
     async def inputs(self, service: ServiceConfig, spec: ContainerSpec) -> ServiceInputs:
+        if spec.image in self._fetching:
+            await self._fetching[spec.image].wait()
         if self.images.get(spec.image) is None:
             self.images[spec.image] = await self.ctx.engine.inspect_image(spec.image)
         image = self.images[spec.image]
@@ -226,7 +247,15 @@ async def _from_nothing(
             state="stopped", network=None, containers=[], mocks=[], config_digest=loaded.digest
         )
         ctx.stale = False
-    result = await _setup.setup(ctx, timeout=timeout, reporter=reporter, stamp=stamper.stamp)
+    failure: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        stamper.prefetch(tg, {s.build.image for s in loaded.services})
+        try:
+            result = await _setup.setup(ctx, timeout=timeout, reporter=reporter, stamp=stamper.stamp)
+        except Exception as exc:  # raised below as itself, not in the task group's ExceptionGroup
+            failure = exc
+    if failure is not None:
+        raise failure
     services = [
         msgspec.structs.replace(
             s,
