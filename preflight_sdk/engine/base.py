@@ -35,12 +35,23 @@ LineSink = Callable[[str], None]
 
 
 class EngineInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """The daemon that answered."""
+    """The daemon that answered, and where it is from here.
+
+    Attributes:
+        host_gateway: the bridge's gateway: where its containers reach this machine, for an
+            engine on this machine (mocks listen on it too).
+        endpoint: the engine's address as DOCKER_HOST spells it (a context resolved), if known.
+        address: where the engine's published ports are reached (127.0.0.1 for a local socket).
+        routable: whether container IPs are reachable from here (only an engine on a local socket).
+    """
 
     server_version: str
     builder: Literal["buildx", "legacy"]
-    host_gateway: str | None = None  # the host address containers reach (mocks listen on it too)
+    host_gateway: str | None = None
     name: Literal["docker", "podman"] = "docker"
+    endpoint: str | None = None
+    address: str = "127.0.0.1"
+    routable: bool = True
 
 
 class BuildSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -153,6 +164,13 @@ class Engine(Protocol):
 
     async def info(self) -> EngineInfo:
         """Return daemon facts, or raise `DOCKER_ERROR` (with how to start Docker)."""
+        ...
+
+    async def reach(self) -> tuple[str, bool]:
+        """Return where published ports are reached and whether container IPs are routable from here.
+
+        `("127.0.0.1", True)` for an engine on this machine's socket; a remote engine's host and False.
+        """
         ...
 
     async def image_exists(self, ref: str) -> bool:

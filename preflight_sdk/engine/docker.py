@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mappin
 from contextlib import aclosing, contextmanager
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -35,6 +36,7 @@ from .base import (
     NetworkInfo,
     RemoveOutcome,
 )
+from .endpoint import LOOPBACK, endpoint_address
 from .errors import daemon_unreachable, is_daemon_down, no_cli, translate, translate_exception
 from .inspect import container_from_inspect, container_from_ps, merge_log_streams, parse_log_bytes
 from .outcomes import removal_outcomes
@@ -98,24 +100,49 @@ class DockerEngine:
     async def _call(
         self, fn: Callable[[], T], *, action: str, subject: str | None = None, lasting: bool = False
     ) -> T:
-        with _translated(action, subject):
+        with self._named_engine(), _translated(action, subject):
             return await children.call(fn, limiter=self._limiter, lasting=lasting)
 
     async def _stream(
         self, make: Callable[[], Iterable[T]], *, action: str, subject: str | None = None
     ) -> AsyncGenerator[T, None]:
-        with _translated(action, subject):
+        with self._named_engine(), _translated(action, subject):
             async with aclosing(children.stream(make)) as items:
                 async for item in items:
                     yield item
 
+    @contextmanager
+    def _named_engine(self) -> Iterator[None]:
+        """Say which engine did not answer, when it is not this machine's default one."""
+        try:
+            yield
+        except EnvironmentError_ as exc:
+            where = self._host or os.environ.get("DOCKER_HOST", "")
+            context = self._context or os.environ.get("DOCKER_CONTEXT", "")
+            # Only an unreachable daemon is a retryable DOCKER_ERROR.
+            if exc.code != "DOCKER_ERROR" or not exc.retryable or not (where or context):
+                raise
+            flag = f"--host {where}" if where else f"--context {context}"
+            raise EnvironmentError_(
+                exc.message.replace("the Docker daemon", f"the Docker engine {where or context}", 1),
+                code="DOCKER_ERROR",
+                hint=f"check that the engine is up and reachable from this machine (`docker {flag} info`), "
+                "or fix `engine.host`/`engine.context` in e2e.yaml (`--engine-host`/`--context`, "
+                "DOCKER_HOST/DOCKER_CONTEXT)",
+                details={**(exc.details or {}), "engine": where or f"context:{context}"},
+                retryable=True,
+            ) from exc
+
     # -- daemon and images -------------------------------------------------------------------
 
     async def info(self) -> EngineInfo:
+        # DOCKER_HOST, DOCKER_CONTEXT and DOCKER_CONFIG (where contexts live) choose the engine
+        # when the project names none: each is part of the key.
         key = (
             self._docker,
             self._host or os.environ.get("DOCKER_HOST", ""),
             self._context or os.environ.get("DOCKER_CONTEXT", ""),
+            os.environ.get("DOCKER_CONFIG", ""),
         )
         cached = _INFO_CACHE.get(key)
         if cached is not None:
@@ -129,10 +156,18 @@ class DockerEngine:
             except EnvironmentError_ as exc:
                 results[name] = exc
 
+        def endpoint() -> str | None:
+            # The context's docker endpoint (the default context's is DOCKER_HOST, else the socket).
+            context: Any = client.context.inspect(self._context)
+            found = (context.endpoints or {}).get("docker")
+            return str(found.host) if found is not None and found.host else None
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(ask, "version", client.version)
             tg.start_soon(ask, "buildx", client.buildx.version)
             tg.start_soon(ask, "bridge", lambda: client.network.inspect("bridge").ipam.config)
+            if not self._host:
+                tg.start_soon(ask, "endpoint", endpoint)
         version = results["version"]
         if isinstance(version, EnvironmentError_):
             raise version
@@ -140,14 +175,40 @@ class DockerEngine:
         if not server:
             raise daemon_unreachable("the daemon did not say its version")
         bridge = results["bridge"]
+        found = self._host or results.get("endpoint")
+        where = found if isinstance(found, str) else None
+        address, routable = endpoint_address(where)
         info = EngineInfo(
             server_version=str(server),
             builder="legacy" if isinstance(results["buildx"], EnvironmentError_) else "buildx",
             host_gateway=None if isinstance(bridge, EnvironmentError_) else _bridge_gateway(bridge or []),
+            endpoint=where,
+            address=address,
+            routable=routable,
         )
         # The daemon's facts do not change while it runs: ask once per process.
         _INFO_CACHE[key] = info
         return info
+
+    async def reach(self) -> tuple[str, bool]:
+        if self._local_default():
+            return LOOPBACK, True  # no daemon call: status and setup ask this often
+        info = await self.info()
+        return info.address, info.routable
+
+    def _local_default(self) -> bool:
+        """Whether this is the local socket without asking: no host, context or current context set."""
+        host = self._host or os.environ.get("DOCKER_HOST", "")
+        if host:
+            return endpoint_address(host)[1]
+        if self._context or os.environ.get("DOCKER_CONTEXT"):
+            return False
+        config = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker") / "config.json"
+        try:
+            current = json.loads(config.read_text()).get("currentContext")
+        except (OSError, ValueError, AttributeError):
+            return not config.exists()
+        return current in (None, "", "default")
 
     async def image_exists(self, ref: str) -> bool:
         client = await self._whales()

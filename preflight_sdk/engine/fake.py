@@ -88,7 +88,7 @@ class _FakeProber:
         self.engine = engine
 
     async def http(self, host: str, port: int, path: str, timeout: float) -> ProbeResult:
-        return self.engine._probe(port=port)
+        return self.engine._probe(port=port, host=host)
 
     async def tcp(self, host: str, port: int, timeout: float, *, proxied: bool) -> ProbeResult:
         return self.engine._probe(port=port, host=host)
@@ -98,9 +98,19 @@ class FakeEngine:
     """An in-memory Engine (see the module docstring)."""
 
     def __init__(
-        self, *, images: Sequence[str] = (), daemon_up: bool = True, builder: str = "legacy"
+        self,
+        *,
+        images: Sequence[str] = (),
+        daemon_up: bool = True,
+        builder: str = "legacy",
+        address: str = "127.0.0.1",
+        routable: bool = True,
     ) -> None:
         self.images: set[str] = set(images)
+        # Where published ports are reached (another machine's address stands for a remote engine).
+        self.address = address
+        self.routable = routable
+        self.probed_hosts: list[str] = []
         self.image_labels: dict[str, dict[str, str]] = {}  # labels of the images built here
         self._image_builds = itertools.count(1)
         self.image_ids: dict[str, str] = {}
@@ -174,6 +184,7 @@ class FakeEngine:
         return self.behaviours.get(service) or self.behaviours.get(spec.image) or Behaviour()
 
     def _probe(self, *, port: int, host: str = "127.0.0.1") -> ProbeResult:
+        self.probed_hosts.append(host)
         for container in self.containers.values():
             owns = any(p.host == port or p.container == port for p in container.ports)
             if owns and container.running:
@@ -207,7 +218,14 @@ class FakeEngine:
             server_version="fake",
             builder="buildx" if self.builder == "buildx" else "legacy",
             host_gateway="127.0.0.1",
+            endpoint=None if self.routable else f"tcp://{self.address}:2375",
+            address=self.address,
+            routable=self.routable,
         )
+
+    async def reach(self) -> tuple[str, bool]:
+        self._check()
+        return self.address, self.routable
 
     async def image_exists(self, ref: str) -> bool:
         self._check()

@@ -80,6 +80,9 @@ class PodmanEngine(DockerEngine):
         _INFO_CACHE[self._docker] = info
         return info
 
+    async def reach(self) -> tuple[str, bool]:
+        return "127.0.0.1", True  # the local Podman, whatever DOCKER_HOST says
+
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         argv = await self._cmd("network", "ls", "--format", "json")
         argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]

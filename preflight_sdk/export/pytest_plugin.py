@@ -94,7 +94,7 @@ class PreflightEnv:
         self._urls = {s.name: s.url for s in status.services} | {m.name: m.url for m in status.mocks}
 
     def url(self, name: str) -> str:
-        """Return the base URL (`http://127.0.0.1:<port>`) of a service or a mock on the host."""
+        """Return the base URL of a service (at its engine's address) or a mock (`http://127.0.0.1:<port>`)."""
         url = self._urls.get(name)
         if url is None:
             known = ", ".join(sorted(k for k, v in self._urls.items() if v)) or "none"

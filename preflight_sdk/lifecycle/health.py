@@ -28,7 +28,7 @@ class ProbePlan(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         kind: `http`, `tcp`, `port` (TCP on the first published port), `running` (nothing to probe).
-        host: where to connect (127.0.0.1 for HTTP; the container IP for TCP).
+        host: where to connect (the engine's address for HTTP; the container IP for TCP, when routable).
         port: the port to connect to.
         path: the HTTP path.
         fallback_host/fallback_port: the published host port, for TCP when `host` is unreachable.

@@ -8,17 +8,20 @@ more, `ensure_mocks` starts them again on the same ports, so containers keep rea
 from __future__ import annotations
 
 import os
+from functools import partial
 
+import anyio
 import msgspec
 
 from ..config import MockConfig
+from ..engine.endpoint import MockRoute, decide_mock_route
 from ..progress import Reporter
 from ..results.lifecycle import MockSetup
 from .context import ProjectContext
 from .removal import SessionWatch
 from .state import MockRecord
 
-__all__ = ["ensure_mocks", "mock_records", "mocks_alive", "start_mocks"]
+__all__ = ["ensure_mocks", "mock_records", "mock_route", "mocks_alive", "start_mocks"]
 
 
 async def start_mocks(
@@ -41,15 +44,27 @@ async def start_mocks(
     }
     binds = ["127.0.0.1"]
     if loaded.services:
-        info = await ctx.engine.info()
-        if info.host_gateway:
-            binds.append(info.host_gateway)
+        binds.extend((await mock_route(ctx)).binds)
     reporter.step(f"starting {len(mocks)} mock(s)", scope="mocks")
     session_id, root = ctx.require_session().session_id, loaded.root
     host = MockHost(mocks, bind_hosts=binds, still_wanted=SessionWatch(root, session_id))
     results: list[MockSetup] = await host.start()
     ctx.mocks = host
     return results
+
+
+async def mock_route(ctx: ProjectContext) -> MockRoute:
+    """How the engine's containers reach the mocks (`UNSUPPORTED_ON_ENGINE` when they cannot)."""
+    info = await ctx.engine.info()
+    target = ctx.engine_target()
+    decide = partial(
+        decide_mock_route,
+        address=info.address,
+        gateway=info.host_gateway,
+        mock_host=target.mock_host,
+        engine=target.host or info.endpoint or target.name,
+    )
+    return await anyio.to_thread.run_sync(decide)  # resolves names and binds a probe socket
 
 
 def mock_records(ctx: ProjectContext) -> list[MockRecord]:

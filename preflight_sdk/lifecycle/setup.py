@@ -19,6 +19,7 @@ import msgspec
 from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..durations import parse_duration
 from ..engine.base import ContainerSpec
+from ..engine.endpoint import http_url
 from ..engine.probe import Prober
 from ..errors import EnvironmentError_, PreflightError, StateError
 from ..progress import Reporter
@@ -26,7 +27,7 @@ from ..results.lifecycle import NetworkSetup, PortMapping, Readiness, ServiceSet
 from .clean import remove_labelled, stop_mocks
 from .context import LABEL_ROOT, ProjectContext
 from .health import ProbePlan, wait_docker_healthy, wait_ready
-from .mockhost import mock_records, start_mocks
+from .mockhost import mock_records, mock_route, start_mocks
 from .ports import check_host_ports
 from .signals import terminate_as_interrupt
 from .specs import container_spec, network_name, session_labels
@@ -91,7 +92,8 @@ async def setup(
                     mock_results.extend(await start_mocks(ctx, reporter))
 
                 tg.start_soon(mocks)
-            await check_host_ports(loaded)
+            if loaded.services and (await ctx.engine.reach())[1]:
+                await check_host_ports(loaded)  # another machine's ports are its daemon's to refuse
             services = await start_services(
                 ctx, loaded, net, started, since=since, override=override, reporter=reporter, stamp=stamp
             )
@@ -177,6 +179,7 @@ async def start_services(
     mocks = {
         name: host.port(name) if host is not None else mock.port for name, mock in loaded.config.mocks.items()
     }
+    mock_address = (await mock_route(ctx)).address if mocks else "host-gateway"
     total = len(chosen)
 
     first_started = anyio.Event()
@@ -196,7 +199,9 @@ async def start_services(
         for dependency in service.depends_on:
             await ready[dependency].wait()
         reporter.step(f"starting {service.name}", scope=service.name, done=len(results), total=total)
-        spec = container_spec(loaded, service, session=session.session_id, network=net, mocks=mocks)
+        spec = container_spec(
+            loaded, service, session=session.session_id, network=net, mocks=mocks, mock_address=mock_address
+        )
         if stamp is not None:
             spec = await stamp(service, spec)
         try:
@@ -255,6 +260,7 @@ async def _await_ready(
     exited: anyio.Event,
     prober: Prober,
 ) -> ServiceSetup:
+    address, routable = await ctx.engine.reach()
     known = _published(service)
     if known is not None:
         # Every host port is fixed and the probe is HTTP on one of them: no need to ask Docker.
@@ -262,8 +268,9 @@ async def _await_ready(
     else:
         infos = await ctx.engine.inspect([container_id])
         ports = list(infos[0].ports) if infos else []
-        ip = infos[0].networks.get(net, "") if infos else ""
-    plan = _plan(service, {p.container: p.host for p in ports}, ip, override)
+        # A container's own address is reachable only from the engine's machine.
+        ip = infos[0].networks.get(net, "") if infos and routable else ""
+    plan = _plan(service, {p.container: p.host for p in ports}, ip, override, address)
     readiness: Readiness | None = None
     async with anyio.create_task_group() as tg:
 
@@ -298,7 +305,7 @@ async def _await_ready(
         status="running" if readiness.probe == "running" else "healthy",
         ports=ports,
         readiness=readiness,
-        url=_url(ports),
+        url=http_url(address, ports[0].host) if ports else None,
         health_check_duration=readiness.time_to_ready,
     )
 
@@ -379,7 +386,10 @@ def _published(service: ServiceConfig) -> list[PortMapping] | None:
     )
 
 
-def _plan(service: ServiceConfig, mapping: dict[int, int], ip: str, override: float | None) -> ProbePlan:
+def _plan(
+    service: ServiceConfig, mapping: dict[int, int], ip: str, override: float | None, address: str
+) -> ProbePlan:
+    """What to probe: `ip` is the container's (empty when unreachable), `address` the engine's published ports'."""
     health = service.container.healthcheck
     if health is not None and (health.path is not None or health.tcp is not None):
         deadline = (
@@ -394,7 +404,7 @@ def _plan(service: ServiceConfig, mapping: dict[int, int], ip: str, override: fl
             container_port = health.port or next(iter(sorted(mapping)), 0)
             return ProbePlan(
                 kind="http",
-                host="127.0.0.1",
+                host=address,
                 port=mapping.get(container_port, 0),
                 path=health.path,
                 deadline=deadline,
@@ -403,8 +413,9 @@ def _plan(service: ServiceConfig, mapping: dict[int, int], ip: str, override: fl
         assert health.tcp is not None
         return ProbePlan(
             kind="tcp",
-            host=ip or "127.0.0.1",
+            host=ip or address,
             port=health.tcp if ip else mapping.get(health.tcp, 0),
+            fallback_host=address,
             fallback_port=mapping.get(health.tcp),
             deadline=deadline,
             probe_timeout=probe_timeout,
@@ -414,8 +425,9 @@ def _plan(service: ServiceConfig, mapping: dict[int, int], ip: str, override: fl
         first = min(mapping)
         return ProbePlan(
             kind="port",
-            host=ip or "127.0.0.1",
+            host=ip or address,
             port=first if ip else mapping[first],
+            fallback_host=address,
             fallback_port=mapping[first],
             deadline=deadline,
         )
@@ -481,10 +493,6 @@ async def _undo(ctx: ProjectContext, loaded: LoadedConfig, started: Started, rep
             await ctx.transition(state=state, network=None, containers=[], mocks=[])
         except OSError:
             pass
-
-
-def _url(ports: list[PortMapping]) -> str | None:
-    return f"http://127.0.0.1:{ports[0].host}" if ports else None
 
 
 def _single(exc: BaseException) -> BaseException | None:

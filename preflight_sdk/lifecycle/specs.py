@@ -104,12 +104,19 @@ def build_spec(loaded: LoadedConfig, service: ServiceConfig, *, no_cache: bool) 
 
 
 def container_spec(
-    loaded: LoadedConfig, service: ServiceConfig, *, session: str, network: str, mocks: dict[str, int]
+    loaded: LoadedConfig,
+    service: ServiceConfig,
+    *,
+    session: str,
+    network: str,
+    mocks: dict[str, int],
+    mock_address: str = "host-gateway",
 ) -> ContainerSpec:
-    """Return how to run `service` on `network`, reaching each mock by name through the host gateway.
+    """Return how to run `service` on `network`, reaching each mock by name at `mock_address`.
 
     `mocks` maps each mock's name to the port it listens on; `{{mocks.<name>.url|port|host}}` in
-    the container's environment and command are filled in from it.
+    the container's environment and command are filled in from it. `mock_address` is this
+    machine as the engine's containers reach it (`mockhost.mock_route`).
     """
     container = service.container
     scope = {
@@ -143,7 +150,7 @@ def container_spec(
         ports=[parse_port(spec) for spec in container.ports],
         volumes=[_volume(loaded, v) for v in container.volumes],
         labels=labels_for(loaded.project_name, session, loaded.root, service.name),
-        add_hosts=[(mock, "host-gateway") for mock in mocks],
+        add_hosts=[(mock, mock_address) for mock in mocks],
         command=command,
         entrypoint=entrypoint,
         working_dir=container.working_dir,

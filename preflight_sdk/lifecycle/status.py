@@ -9,6 +9,7 @@ import anyio
 
 from ..config import ServiceConfig
 from ..engine.base import ContainerInfo
+from ..engine.endpoint import http_url
 from ..progress import Reporter
 from ..results.lifecycle import (
     LifecycleState,
@@ -45,11 +46,18 @@ async def status(ctx: ProjectContext) -> StatusResult:
     async def read_networks() -> None:
         network_names.extend(n.name for n in await engine.list_networks({LABEL_ROOT: loaded.root}))
 
+    reach = ("127.0.0.1", True)
+
+    async def read_reach() -> None:
+        nonlocal reach
+        reach = await engine.reach()
+
     if loaded.services:  # a project of mocks and tests only never needs Docker
         with first_error():
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read_containers)
                 tg.start_soon(read_networks)
+                tg.start_soon(read_reach)
 
     warnings: list[str] = []
     state, session_id = session.state, session.session_id
@@ -62,7 +70,7 @@ async def status(ctx: ProjectContext) -> StatusResult:
     services: list[ServiceStatus] = []
 
     async def describe(name: str) -> None:
-        services.append(await _service_status(ctx, name, chosen.get(name)))
+        services.append(await _service_status(ctx, name, chosen.get(name), reach))
 
     async with anyio.create_task_group() as tg:
         for service in loaded.services:
@@ -89,6 +97,7 @@ async def running_setup(ctx: ProjectContext) -> SetupResult | None:
     if any(s.name not in records for s in loaded.services):
         return None
     infos = {i.id: i for i in await ctx.engine.inspect([r.id for r in records.values()])}
+    address = (await ctx.engine.reach())[0] if loaded.services else "127.0.0.1"
     services: list[ServiceSetup] = []
     for service in loaded.services:
         record = records[service.name]
@@ -97,7 +106,7 @@ async def running_setup(ctx: ProjectContext) -> SetupResult | None:
             return None
         if service.kind == "job" and info.exit_code != 0:
             return None
-        services.append(running_service(service, info))
+        services.append(running_service(service, info, address))
     await ensure_mocks(ctx, Reporter(None, "setup"))
     mocks = [
         MockSetup(
@@ -131,8 +140,11 @@ def _recovered_session(containers: list[ContainerInfo]) -> tuple[str, LifecycleS
     return best, "running" if counts[best][0] else "stopped"
 
 
-def running_service(service: ServiceConfig, info: ContainerInfo) -> ServiceSetup:
-    """Describe a service found already running (or a job found finished) as setup would."""
+def running_service(service: ServiceConfig, info: ContainerInfo, address: str) -> ServiceSetup:
+    """Describe a service found already running (or a job found finished) as setup would.
+
+    `address` is where the engine's published ports are reached (`Engine.reach`).
+    """
     return ServiceSetup(
         name=service.name,
         container_id=info.id,
@@ -142,7 +154,7 @@ def running_service(service: ServiceConfig, info: ContainerInfo) -> ServiceSetup
         readiness=Readiness(
             probe="running", target="already running", attempts=0, ready=True, time_to_ready=0
         ),
-        url=f"http://127.0.0.1:{info.ports[0].host}" if info.ports else None,
+        url=http_url(address, info.ports[0].host) if info.ports else None,
     )
 
 
@@ -160,11 +172,15 @@ def _by_service(containers: list[ContainerInfo], session: str) -> dict[str, Cont
     return chosen
 
 
-async def _service_status(ctx: ProjectContext, name: str, info: ContainerInfo | None) -> ServiceStatus:
+async def _service_status(
+    ctx: ProjectContext, name: str, info: ContainerInfo | None, reach: tuple[str, bool]
+) -> ServiceStatus:
     if info is None:
         return ServiceStatus(name=name, status="missing", ports=[])
+    address = reach[0]
     ports = [
-        PortStatus(host=p.host, container=p.container, accessible=await _connects(p.host)) for p in info.ports
+        PortStatus(host=p.host, container=p.container, accessible=await _connects(address, p.host))
+        for p in info.ports
     ]
     uptime = None
     if info.running and info.started_at is not None:
@@ -175,15 +191,15 @@ async def _service_status(ctx: ProjectContext, name: str, info: ContainerInfo | 
         ports=ports,
         container_id=info.id,
         container_name=info.name,
-        health=await _health(ctx, name, info),
+        health=await _health(ctx, name, info, reach),
         uptime=uptime,
         exit_code=info.exit_code,
-        url=f"http://127.0.0.1:{info.ports[0].host}" if info.ports else None,
+        url=http_url(address, info.ports[0].host) if info.ports else None,
     )
 
 
 async def _health(
-    ctx: ProjectContext, name: str, info: ContainerInfo
+    ctx: ProjectContext, name: str, info: ContainerInfo, reach: tuple[str, bool]
 ) -> Literal["healthy", "unhealthy", "starting", "none"]:
     loaded = ctx.require_loaded()
     service = loaded.service(name)
@@ -193,22 +209,23 @@ async def _health(
     if check is None or (check.path is None and check.tcp is None):
         return info.health
     prober = ctx.engine.prober
+    address, routable = reach
     mapping = {p.container: p.host for p in info.ports}
     if check.path is not None:
         port = mapping.get(check.port or min(mapping, default=0), 0)
-        result = await prober.http("127.0.0.1", port, check.path, 2.0)
+        result = await prober.http(address, port, check.path, 2.0)
     else:
-        ip = next(iter(info.networks.values()), "")
+        ip = next(iter(info.networks.values()), "") if routable else ""
         result = await prober.tcp(
-            ip or "127.0.0.1", (check.tcp or 0) if ip else mapping.get(check.tcp or 0, 0), 2.0, proxied=not ip
+            ip or address, (check.tcp or 0) if ip else mapping.get(check.tcp or 0, 0), 2.0, proxied=not ip
         )
     return "healthy" if result.ok else "unhealthy"
 
 
-async def _connects(port: int) -> bool:
+async def _connects(address: str, port: int) -> bool:
     try:
         with anyio.fail_after(0.5):
-            stream = await anyio.connect_tcp("127.0.0.1", port)
+            stream = await anyio.connect_tcp(address, port)
             await stream.aclose()
     except (OSError, TimeoutError):
         return False

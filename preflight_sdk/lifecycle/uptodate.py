@@ -39,7 +39,7 @@ from .inputs import (
     spec_reasons,
     write_record,
 )
-from .mockhost import ensure_mocks, mock_records, start_mocks
+from .mockhost import ensure_mocks, mock_records, mock_route, start_mocks
 from .specs import build_spec, container_spec, network_name
 from .status import running_service
 
@@ -302,11 +302,12 @@ async def _incremental(
     net = session.network or network_name(loaded, session.session_id)
     mocks = await _refresh_mocks(ctx, loaded, record, reporter)
     ports = {m.name: m.port for m in mocks}
+    mock_address = (await mock_route(ctx)).address if ports and loaded.services else "host-gateway"
     why: dict[str, str] = {}
     actions: dict[str, ServiceAction] = {}
     for service in loaded.services:
         info = current.get(service.name)
-        spec = _spec(loaded, service, session.session_id, net, ports)
+        spec = _spec(loaded, service, session.session_id, net, ports, mock_address)
         inputs = await stamper.inputs(service, spec)
         if info is None:
             why[service.name], actions[service.name] = "not running", "started"
@@ -363,10 +364,11 @@ async def _incremental(
     )
     ctx.stale = False
     by_name = {s.name: s for s in fresh}
+    address = (await ctx.engine.reach())[0] if loaded.services else "127.0.0.1"
     services = [
         msgspec.structs.replace(by_name[s.name], action=actions[s.name], reason=why[s.name])
         if s.name in by_name
-        else _reused(s, current[s.name])
+        else _reused(s, current[s.name], address)
         for s in loaded.services
     ]
     result = SetupResult(
@@ -382,9 +384,16 @@ async def _incremental(
 
 
 def _spec(
-    loaded: LoadedConfig, service: ServiceConfig, session: str, net: str, ports: dict[str, int]
+    loaded: LoadedConfig,
+    service: ServiceConfig,
+    session: str,
+    net: str,
+    ports: dict[str, int],
+    mock_address: str,
 ) -> ContainerSpec:
-    return container_spec(loaded, service, session=session, network=net, mocks=ports)
+    return container_spec(
+        loaded, service, session=session, network=net, mocks=ports, mock_address=mock_address
+    )
 
 
 def _add_dependants(loaded: LoadedConfig, why: dict[str, str], actions: dict[str, ServiceAction]) -> None:
@@ -407,8 +416,10 @@ def _add_dependants(loaded: LoadedConfig, why: dict[str, str], actions: dict[str
                 changed = True
 
 
-def _reused(service: ServiceConfig, info: ContainerInfo) -> ServiceSetup:
-    return msgspec.structs.replace(running_service(service, info), action="reused", reason="unchanged")
+def _reused(service: ServiceConfig, info: ContainerInfo, address: str) -> ServiceSetup:
+    return msgspec.structs.replace(
+        running_service(service, info, address), action="reused", reason="unchanged"
+    )
 
 
 async def _refresh_mocks(

@@ -148,12 +148,12 @@ async def wait_healthy(env: RunEnvironment, step: WaitHealthy) -> StepOutcome:
             while True:
                 if health is not None and health.path is not None:
                     port = endpoint.ports.get(health.port or first, endpoint.ports[first])
-                    result = await prober.http("127.0.0.1", port, health.path, 2.0)
+                    result = await prober.http(endpoint.host, port, health.path, 2.0)
                 else:
                     port = endpoint.ports.get(
                         health.tcp if health and health.tcp else first, endpoint.ports[first]
                     )
-                    result = await prober.tcp("127.0.0.1", port, 2.0, proxied=True)
+                    result = await prober.tcp(endpoint.host, port, 2.0, proxied=True)
                 ok, detail = result.ok, result.detail
                 if ok:
                     break

@@ -25,6 +25,7 @@ import msgspec
 from ..config import LoadedConfig, SuiteConfig, TestFile, load_test_file
 from ..config.model import ParallelConfig
 from ..durations import parse_duration
+from ..engine.endpoint import http_url
 from ..errors import ConfigError, InputError, PreflightError, StateError
 from ..lifecycle.context import ProjectContext
 from ..lifecycle.mockhost import ensure_mocks
@@ -217,6 +218,7 @@ async def _environment(
         )
     records = {r.service: r for r in session.containers}
     infos = {i.id: i for i in await ctx.engine.inspect([r.id for r in records.values()])} if records else {}
+    address = (await ctx.engine.reach())[0] if records else "127.0.0.1"
     services: dict[str, ServiceEndpoint] = {}
     broken: list[str] = []
     for service in loaded.services:
@@ -229,7 +231,8 @@ async def _environment(
         first = info.ports[0] if info.ports else None
         services[service.name] = ServiceEndpoint(
             name=service.name,
-            url=f"http://127.0.0.1:{first.host}" if first else None,
+            url=http_url(address, first.host) if first else None,
+            host=address,
             port=first.host if first else None,
             ports=ports,
             container_id=info.id,

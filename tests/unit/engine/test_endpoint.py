@@ -1,0 +1,121 @@
+"""Where an engine's published ports are reached, and how its containers reach the mocks back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from preflight_sdk import PreflightError
+from preflight_sdk.engine import endpoint
+from preflight_sdk.engine.docker import DockerEngine
+from preflight_sdk.engine.endpoint import (
+    can_bind,
+    decide_mock_route,
+    endpoint_address,
+    http_url,
+    is_loopback,
+    route_address,
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (None, ("127.0.0.1", True)),
+        ("unix:///var/run/docker.sock", ("127.0.0.1", True)),
+        ("unix:///tmp/x/docker.sock", ("127.0.0.1", True)),
+        ("tcp://192.0.2.2:2375", ("192.0.2.2", False)),
+        ("tcp://127.0.0.1:2375", ("127.0.0.1", False)),
+        ("ssh://ci@builder", ("builder", False)),
+        ("ssh://ci@builder.example.com:2222", ("builder.example.com", False)),
+        ("tcp://[2001:db8::5]:2376", ("2001:db8::5", False)),
+        ("10.1.2.3:2375", ("10.1.2.3", False)),
+    ],
+)
+def test_published_ports_are_reached_at_the_engines_host(
+    url: str | None, expected: tuple[str, bool]
+) -> None:
+    assert endpoint_address(url) == expected
+
+
+def test_urls_bracket_ipv6_and_loopback_is_recognised() -> None:
+    assert http_url("192.0.2.2", 8080) == "http://192.0.2.2:8080"
+    assert http_url("2001:db8::5", 80) == "http://[2001:db8::5]:80"
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("192.0.2.2") and not is_loopback("builder")
+
+
+def test_the_route_address_is_the_kernels_source_address_without_sending() -> None:
+    assert route_address("127.0.0.1") == "127.0.0.1"
+    assert route_address("no-such-host.invalid") is None
+    outward = route_address("203.0.113.1")  # TEST-NET-3: leaves through the default route
+    assert outward is not None and not is_loopback(outward)
+    assert can_bind(outward)
+    assert can_bind("127.0.0.1")
+    assert not can_bind("198.51.100.77")  # TEST-NET-2: no interface of this machine has it
+
+
+def test_an_engine_on_this_machine_uses_the_bridge_gateway() -> None:
+    route = decide_mock_route(address="127.0.0.1", gateway="172.17.0.1", mock_host=None, engine="docker")
+    assert route.address == "host-gateway" and route.binds == ("172.17.0.1",)
+    bare = decide_mock_route(address="127.0.0.1", gateway=None, mock_host=None, engine="docker")
+    assert bare.address == "host-gateway" and bare.binds == ()
+
+
+def test_a_remote_engine_reaches_back_at_the_source_address_of_the_route_to_it() -> None:
+    outward = route_address("203.0.113.1")
+    assert outward is not None
+    route = decide_mock_route(address="203.0.113.1", gateway="172.17.0.1", mock_host=None, engine="tcp://x")
+    assert route.address == outward and route.binds == (outward,)
+
+
+def test_mock_host_wins_and_is_listened_on_only_when_it_is_this_machines() -> None:
+    tunnel = decide_mock_route(address="203.0.113.1", gateway=None, mock_host="10.9.8.7", engine="e")
+    assert tunnel.address == "10.9.8.7" and tunnel.binds == ()
+    own = decide_mock_route(address="127.0.0.1", gateway="172.17.0.1", mock_host="127.0.0.1", engine="e")
+    assert own.address == "127.0.0.1" and own.binds == ("127.0.0.1",)
+    with pytest.raises(PreflightError) as caught:
+        decide_mock_route(address="203.0.113.1", gateway=None, mock_host="no-such-host.invalid", engine="e")
+    assert caught.value.code == "CONFIG_INVALID"
+
+
+def test_a_remote_engine_without_a_way_back_is_refused_with_a_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PreflightError) as caught:
+        decide_mock_route(address="no-such-host.invalid", gateway=None, mock_host=None, engine="ssh://ci@b")
+    assert caught.value.code == "UNSUPPORTED_ON_ENGINE"
+    assert "mockHost" in (caught.value.hint or "")
+    assert caught.value.details and caught.value.details["engine"] == "ssh://ci@b"
+
+    monkeypatch.setattr(endpoint, "route_address", lambda host: "127.0.0.1")
+    with pytest.raises(PreflightError) as looped:
+        decide_mock_route(address="203.0.113.1", gateway=None, mock_host=None, engine="tcp://h")
+    assert looped.value.code == "UNSUPPORTED_ON_ENGINE" and "loopback" in looped.value.message
+
+    monkeypatch.setattr(endpoint, "route_address", lambda host: "198.51.100.77")
+    with pytest.raises(PreflightError) as unbound:
+        decide_mock_route(address="203.0.113.1", gateway=None, mock_host=None, engine="tcp://h")
+    assert unbound.value.code == "UNSUPPORTED_ON_ENGINE" and "cannot listen" in unbound.value.message
+
+
+def test_the_local_socket_is_known_without_asking_the_daemon(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.delenv("DOCKER_CONTEXT", raising=False)
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
+    assert DockerEngine()._local_default()
+    assert DockerEngine(host="unix:///tmp/other.sock")._local_default()
+    assert not DockerEngine(host="tcp://192.0.2.2:2375")._local_default()
+    assert not DockerEngine(context="ci")._local_default()
+    monkeypatch.setenv("DOCKER_HOST", "ssh://ci@builder")
+    assert not DockerEngine()._local_default()
+    monkeypatch.delenv("DOCKER_HOST")
+    monkeypatch.setenv("DOCKER_CONTEXT", "ci")
+    assert not DockerEngine()._local_default()
+    monkeypatch.delenv("DOCKER_CONTEXT")
+    (tmp_path / "config.json").write_text(json.dumps({"currentContext": "ci"}))
+    assert not DockerEngine()._local_default()
+    (tmp_path / "config.json").write_text(json.dumps({"currentContext": "default"}))
+    assert DockerEngine()._local_default()
