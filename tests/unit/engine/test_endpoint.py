@@ -34,9 +34,7 @@ from preflight_sdk.engine.endpoint import (
         ("10.1.2.3:2375", ("10.1.2.3", False)),
     ],
 )
-def test_published_ports_are_reached_at_the_engines_host(
-    url: str | None, expected: tuple[str, bool]
-) -> None:
+def test_published_ports_are_reached_at_the_engines_host(url: str | None, expected: tuple[str, bool]) -> None:
     assert endpoint_address(url) == expected
 
 
