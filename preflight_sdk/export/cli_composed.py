@@ -321,7 +321,7 @@ def _init_command(op: Operation) -> click.Command:
                 made = (
                     write_compose_starter(directory, Path(from_compose))
                     if from_compose
-                    else write_starter(directory, base=_local_base())
+                    else write_starter(directory, base=_local_base(settings))
                 )
                 for path in made:
                     out.note(f"wrote {path}")
@@ -338,14 +338,14 @@ def _init_command(op: Operation) -> click.Command:
     return command
 
 
-def _local_base() -> str:
-    """The starter's base image: a busybox image this machine has (it then builds offline)."""
+def _local_base(settings: Settings) -> str:
+    """The starter's base image: a busybox image the engine that builds has (it then builds offline)."""
     from ..engine.docker import DockerEngine
     from ..errors import PreflightError
     from .starter import BASE_CANDIDATES, DEFAULT_BASE, pick_base
 
     async def present() -> list[str]:
-        engine = DockerEngine()
+        engine = DockerEngine(host=settings.engine_host, context=settings.context)
         return [ref for ref in BASE_CANDIDATES if await engine.image_exists(ref)]
 
     try:

@@ -1,0 +1,283 @@
+"""A project on another Docker engine: the second daemon, reached at tcp://<this machine>:<port>.
+
+Its containers sit on a bridge of its own and reach this machine at its eth0 address, so the
+mocks (served in this process) must listen there; its published ports are reached at that
+address too, never at 127.0.0.1. The image is built on that engine, never on the main one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from support.engines import SecondEngine
+
+from preflight_sdk import PreflightError, Project
+
+pytestmark = pytest.mark.anyio
+
+DOCKERFILE = """\
+FROM preflight-base/busybox
+COPY www /www
+RUN chmod 755 /www/cgi-bin/charge
+CMD ["sh", "-c", "echo \\"api up, payments at $PAY_URL\\"; echo \\"$PAY_URL\\" > /tmp/pay; exec httpd -f -p 8080 -h /www"]
+"""
+# A CGI script of busybox httpd: the service calls the mock and answers with what it said.
+CHARGE = """\
+#!/bin/sh
+printf 'Content-Type: application/json\r\n\r\n'
+wget -q -O - "$(cat /tmp/pay)/v1/charges?order=o-7"
+"""
+CONFIG = """\
+project: {{name: remote}}
+services:
+  api:
+    build: {{image: "{image}", dockerfile: api/Dockerfile, context: api}}
+    container:
+      ports: ["0:8080"]
+      environment: {{PAY_URL: "{{{{mocks.pay.url}}}}"}}
+      healthcheck: {{path: /health}}
+mocks:
+  pay:
+    port: 0
+    routes:
+      - method: GET
+        path: /v1/charges
+        response: {{status: 200, body: {{id: ch_1, status: captured}}}}
+tests:
+  suites:
+    - {{id: charge, name: Charge through the mock, file: tests/charge.yaml}}
+"""
+SUITE = """\
+name: Charge through the mock
+cases:
+  - name: the api reaches the mock from the remote engine
+    request: {method: GET, path: /cgi-bin/charge, service: api}
+    expect:
+      status: 200
+      body: {id: ch_1, status: captured}
+      mock: {name: pay, method: GET, path: /v1/charges, count: 1}
+"""
+PLAIN = """\
+project: {name: plain}
+services:
+  web:
+    build: {image: preflight-base/busybox}
+    container:
+      command: [sh, -c, "mkdir -p /w && echo ok > /w/health && exec httpd -f -p 80 -h /w"]
+      ports: ["0:80"]
+      healthcheck: {path: /health}
+"""
+
+
+def _write_project(root: Path, image: str) -> Path:
+    files = {
+        "e2e.yaml": CONFIG.format(image=image),
+        "api/Dockerfile": DOCKERFILE,
+        "api/www/health": "ok\n",
+        "api/www/cgi-bin/charge": CHARGE,
+        "tests/charge.yaml": SUITE,
+    }
+    for relative, text in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+def _docker(env: dict[str, str] | None, *args: str) -> subprocess.CompletedProcess[str]:
+    """`docker ARGS` on the daemon of `env` (None: the main daemon, whatever the test set)."""
+    if env is None:
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG")
+        }
+    return subprocess.run(["docker", *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def _has_image(env: dict[str, str] | None, image: str) -> bool:
+    return _docker(env, "image", "inspect", image).returncode == 0
+
+
+def _labelled(env: dict[str, str] | None, root: Path, *, images: bool = True) -> list[str]:
+    """Every container, network (and image) carrying the checkout's root label on one daemon."""
+    label = f"label=preflight.root={root.resolve()}"
+    found: list[str] = []
+    kinds = [["ps", "-aq"], ["network", "ls", "-q"], *([["image", "ls", "-q"]] if images else [])]
+    for kind in kinds:
+        found += _docker(env, *kind, "--filter", label).stdout.split()
+    return found
+
+
+@pytest.fixture
+def remote_root(tmp_path: Path, second_engine: SecondEngine) -> Iterator[Callable[[str], Path]]:
+    """A fresh project directory; whatever it left on either daemon is removed after the test."""
+    made: list[Path] = []
+
+    def make(name: str) -> Path:
+        root = tmp_path / name
+        root.mkdir()
+        made.append(root)
+        return root
+
+    yield make
+    for root in made:
+        for env in (None, second_engine.docker_env()):
+            label = f"label=preflight.root={root.resolve()}"
+            ids = _docker(env, "ps", "-aq", "--filter", label).stdout.split()
+            if ids:
+                _docker(env, "rm", "-f", *ids)
+            nets = _docker(env, "network", "ls", "-q", "--filter", label).stdout.split()
+            if nets:
+                _docker(env, "network", "rm", *nets)
+
+
+async def test_a_project_runs_on_a_remote_engine_with_mocks_reached_back_from_its_containers(
+    second_engine: SecondEngine, remote_root: Callable[[str], Path]
+) -> None:
+    image = f"pf-test/remote-api:{secrets.token_hex(4)}"
+    root = _write_project(remote_root("remote"), image)
+    second = second_engine.docker_env()
+    address = second_engine.address
+    project = Project.open(root, engine_host=second_engine.tcp_host)
+    try:
+        with anyio.fail_after(240):
+            await project.build()
+            # Built on the remote engine (the build context was sent to it), not on this machine's.
+            assert _has_image(second, image)
+            assert not _has_image(None, image)
+
+            setup = await project.setup()
+            [api] = setup.services
+            assert api.status == "healthy"
+            assert api.url == f"http://{address}:{api.ports[0].host}"
+            assert api.readiness.target.startswith(f"http://{address}:")
+
+            run = await project.run(keep=True)
+            assert run.status == "passed", run.summary
+            assert run.totals.passed == 1
+
+            status = await project.status()
+            [web] = status.services
+            assert web.url == f"http://{address}:{api.ports[0].host}"
+            assert web.health == "healthy" and all(p.accessible for p in web.ports)
+
+            logs = await project.logs("api")
+            assert any("api up, payments at http://pay:" in line.text for line in logs.lines)
+            assert _labelled(second, root), "the project's resources are on the remote daemon"
+            assert _labelled(None, root) == [], "and nothing of it on the main one"
+
+            await project.clean(images=True)
+        assert _labelled(second, root) == []
+        assert _labelled(None, root) == []
+        assert not _has_image(second, image)
+    finally:
+        await project.clean(images=True)
+
+
+def _cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "preflight_sdk", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env or dict(os.environ),
+    )
+
+
+async def test_the_cli_runs_on_the_engine_named_by_engine_host(
+    second_engine: SecondEngine, remote_root: Callable[[str], Path]
+) -> None:
+    image = f"pf-test/remote-cli:{secrets.token_hex(4)}"
+    root = _write_project(remote_root("cli"), image)
+    done = await anyio.to_thread.run_sync(
+        lambda: _cli("--engine-host", second_engine.tcp_host, "--json", "run", "-C", str(root))
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    data = report.get("data", report)
+    assert data["status"] == "passed"
+    assert _has_image(second_engine.docker_env(), image)
+    assert not _has_image(None, image)
+    # `run` cleans what it set up: no container or network on either daemon.
+    assert _labelled(second_engine.docker_env(), root, images=False) == []
+    assert _labelled(None, root) == []
+    _docker(second_engine.docker_env(), "rmi", image)
+
+
+async def _plain_up(project: Project, second_engine: SecondEngine) -> None:
+    """Set up PLAIN: on the second daemon, its URL at that daemon's address, healthy; then clean."""
+    root = Path(project.path)
+    with anyio.fail_after(120):
+        setup = await project.setup()
+        [web] = setup.services
+        assert web.url == f"http://{second_engine.address}:{web.ports[0].host}"
+        assert _labelled(second_engine.docker_env(), root, images=False)
+        assert _labelled(None, root) == []
+        status = await project.status()
+        assert status.services[0].health == "healthy"
+        await project.clean()
+    assert _labelled(second_engine.docker_env(), root) == []
+
+
+async def test_docker_host_from_the_environment_is_honoured(
+    second_engine: SecondEngine, remote_root: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = remote_root("env")
+    (root / "e2e.yaml").write_text(PLAIN)
+    monkeypatch.setenv("DOCKER_HOST", second_engine.tcp_host)
+    project = Project.open(root)
+    try:
+        await _plain_up(project, second_engine)
+    finally:
+        await project.clean()
+
+
+async def test_a_docker_context_names_the_remote_engine(
+    second_engine: SecondEngine,
+    remote_root: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    config_dir = tmp_path / "docker-config"
+    config_dir.mkdir()
+    env = {**os.environ, "DOCKER_CONFIG": str(config_dir)}
+    env.pop("DOCKER_HOST", None)
+    made = _docker(env, "context", "create", "pf-second", "--docker", f"host={second_engine.tcp_host}")
+    assert made.returncode == 0, made.stderr
+    monkeypatch.setenv("DOCKER_CONFIG", str(config_dir))
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    root = remote_root("ctx")
+    (root / "e2e.yaml").write_text(PLAIN)
+    project = Project.open(root, context="pf-second")
+    try:
+        await _plain_up(project, second_engine)
+    finally:
+        await project.clean()
+        _docker(env, "context", "rm", "-f", "pf-second")
+
+
+@pytest.mark.parametrize("host", ["tcp://127.0.0.1:1", "ssh://nobody@127.0.0.1:1"])
+async def test_an_unreachable_engine_fails_fast_with_a_hint_naming_it(
+    host: str, remote_root: Callable[[str], Path]
+) -> None:
+    root = remote_root("down")
+    (root / "e2e.yaml").write_text(PLAIN)
+    project = Project.open(root, engine_host=host)
+    started = time.monotonic()
+    with anyio.fail_after(30), pytest.raises(PreflightError) as caught:
+        await project.setup()
+    assert time.monotonic() - started < 15
+    error = caught.value
+    assert error.code == "DOCKER_ERROR" and error.retryable
+    assert host in error.message and f"docker --host {host} info" in (error.hint or "")
+    assert (error.details or {}).get("engine") == host
