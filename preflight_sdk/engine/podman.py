@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
 from functools import partial
@@ -35,6 +34,7 @@ from ..errors import EnvironmentError_
 from ..results.lifecycle import LogLine
 from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine, _run_cli
+from .endpoint import is_loopback, route_address
 from .inspect import container_from_ps
 
 __all__ = ["PodmanEngine", "unsupported"]
@@ -280,13 +280,8 @@ def host_address() -> str | None:
 
     No packet is sent: connecting a UDP socket only asks the kernel which source address it would use.
     """
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("203.0.113.1", 9))  # TEST-NET-3: any routed address does
-            address = str(probe.getsockname()[0])
-        except OSError:
-            return None
-    return None if address.startswith("127.") or address == "0.0.0.0" else address
+    address = route_address("203.0.113.1")  # TEST-NET-3: any routed address does
+    return None if address is None or is_loopback(address) or address == "0.0.0.0" else address
 
 
 def _publish(spec: PortSpec) -> str:
