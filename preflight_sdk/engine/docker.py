@@ -119,8 +119,10 @@ class DockerEngine:
         except EnvironmentError_ as exc:
             where = self._host or os.environ.get("DOCKER_HOST", "")
             context = self._context or os.environ.get("DOCKER_CONTEXT", "")
-            # Only an unreachable daemon is a retryable DOCKER_ERROR.
-            if exc.code != "DOCKER_ERROR" or not exc.retryable or not (where or context):
+            # Only an unreachable daemon is a retryable DOCKER_ERROR; a socket of this machine
+            # keeps the hint about starting Docker.
+            local = endpoint_address(where)[1] if where else not context
+            if exc.code != "DOCKER_ERROR" or not exc.retryable or local:
                 raise
             flag = f"--host {where}" if where else f"--context {context}"
             raise EnvironmentError_(
@@ -166,7 +168,7 @@ class DockerEngine:
             tg.start_soon(ask, "version", client.version)
             tg.start_soon(ask, "buildx", client.buildx.version)
             tg.start_soon(ask, "bridge", lambda: client.network.inspect("bridge").ipam.config)
-            if not self._host:
+            if not self._host and not self._local_default():
                 tg.start_soon(ask, "endpoint", endpoint)
         version = results["version"]
         if isinstance(version, EnvironmentError_):

@@ -372,11 +372,16 @@ def _schema_command() -> click.Command:
 def _mcp_command() -> click.Command:
     from . import mcp_launcher
 
-    def callback(project: str | None, **options: Any) -> None:
+    def callback(
+        project: str | None, engine_host: str | None, docker_context: str | None, **options: Any
+    ) -> None:
         settings = _settings(click.get_current_context())
         if project is None and settings.project_given:
             project = settings.project
-        mcp_launcher.run_server(project=project, **options)
+        engine = mcp_launcher.engine_options(
+            engine_host or settings.engine_host, docker_context or settings.context
+        )
+        mcp_launcher.run_server(project=project, **options, **engine)
 
     return click.Command(
         "mcp",

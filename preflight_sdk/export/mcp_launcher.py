@@ -23,7 +23,7 @@ from .._version import __version__
 if TYPE_CHECKING:
     from .mcp_server import PreflightMcp
 
-__all__ = ["command", "main", "serve"]
+__all__ = ["command", "engine_options", "main", "serve"]
 
 logger = logging.getLogger("preflight_sdk.mcp")
 
@@ -162,11 +162,11 @@ def command(
         call_budget=call_budget,
         groups=groups,
         without=without,
-        **_engine_factory(engine_host, docker_context),
+        **engine_options(engine_host, docker_context),
     )
 
 
-def _engine_factory(engine_host: str | None, context: str | None) -> dict[str, Any]:
+def engine_options(engine_host: str | None, context: str | None) -> dict[str, Any]:
     """A project factory on the engine the options name (none: each project's own e2e.yaml)."""
     if not (engine_host or context):
         return {}

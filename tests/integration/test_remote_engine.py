@@ -18,6 +18,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from support.engines import SecondEngine
 
 from preflight_sdk import PreflightError, Project
@@ -264,6 +266,34 @@ async def test_a_docker_context_names_the_remote_engine(
     finally:
         await project.clean()
         _docker(env, "context", "rm", "-f", "pf-second")
+
+
+@pytest.mark.parametrize("launcher", ["preflight-mcp", "preflight mcp"])
+async def test_the_mcp_launcher_serves_the_engine_named_by_engine_host(
+    launcher: str, second_engine: SecondEngine, remote_root: Callable[[str], Path], tmp_path: Path
+) -> None:
+    root = remote_root("mcp")
+    (root / "e2e.yaml").write_text(PLAIN)
+    bin_dir = Path(sys.executable).parent
+    engine = ["--engine-host", second_engine.tcp_host]
+    argv = (
+        [str(bin_dir / "preflight-mcp"), *engine, "--project", str(root)]
+        if launcher == "preflight-mcp"
+        else [str(bin_dir / "preflight"), *engine, "mcp", "--project", str(root)]
+    )
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ), cwd=tmp_path)
+    with anyio.fail_after(120), (tmp_path / "server.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+            reply = await client.call_tool("preflight_setup", {"timeout": "60s"})
+            envelope = reply.structured_content or {}
+            assert envelope.get("success"), envelope
+            [web] = envelope["data"]["services"]
+            assert web["url"].startswith(f"http://{second_engine.address}:")
+            assert _labelled(second_engine.docker_env(), root, images=False)
+            cleaned = await client.call_tool("preflight_clean", {})
+            assert (cleaned.structured_content or {}).get("success"), cleaned.structured_content
+    assert _labelled(second_engine.docker_env(), root) == []
+    assert _labelled(None, root) == []
 
 
 @pytest.mark.parametrize("host", ["tcp://127.0.0.1:1", "ssh://nobody@127.0.0.1:1"])
