@@ -8,9 +8,10 @@ import socket
 import anyio
 
 from ..config import LoadedConfig, parse_port
+from ..engine.endpoint import is_loopback
 from ..errors import EnvironmentError_
 
-__all__ = ["check_host_ports", "port_in_use"]
+__all__ = ["check_host_ports", "port_in_use", "refuse_loopback_ports"]
 
 
 def port_in_use(port: int, host: str = "0.0.0.0") -> bool:
@@ -45,6 +46,25 @@ async def check_host_ports(loaded: LoadedConfig, *, grace: float = 1.5) -> None:
                     code="PORT_CONFLICT",
                     hint="stop what holds it, or publish `0:<container port>` to let Docker pick a free host port",
                     details={"port": port.host, "service": service.name, "holder": holder},
+                )
+
+
+def refuse_loopback_ports(loaded: LoadedConfig, address: str) -> None:
+    """Raise `UNSUPPORTED_ON_ENGINE` for a port published on loopback by an engine on another machine.
+
+    `127.0.0.1:8080:80` binds the engine machine's loopback: nothing here could reach it.
+    """
+    for service in loaded.services:
+        for spec in service.container.ports:
+            port = parse_port(spec)
+            if port.host_ip and is_loopback(port.host_ip):
+                raise EnvironmentError_(
+                    f"service `{service.name}` publishes `{spec}` on the loopback of the engine at "
+                    f"{address}, which this machine cannot reach",
+                    code="UNSUPPORTED_ON_ENGINE",
+                    hint=f"publish it without an address (`{port.host or 0}:{port.container}`): "
+                    f"it is then reached at {address}",
+                    details={"service": service.name, "port": spec, "engineAddress": address},
                 )
 
 

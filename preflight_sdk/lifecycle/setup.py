@@ -19,7 +19,7 @@ import msgspec
 from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..durations import parse_duration
 from ..engine.base import ContainerSpec
-from ..engine.endpoint import http_url
+from ..engine.endpoint import http_url, is_loopback
 from ..engine.probe import Prober
 from ..errors import EnvironmentError_, PreflightError, StateError
 from ..progress import Reporter
@@ -28,7 +28,7 @@ from .clean import remove_labelled, stop_mocks
 from .context import LABEL_ROOT, ProjectContext
 from .health import ProbePlan, wait_docker_healthy, wait_ready
 from .mockhost import mock_records, mock_route, start_mocks
-from .ports import check_host_ports
+from .ports import check_host_ports, refuse_loopback_ports
 from .signals import terminate_as_interrupt
 from .specs import container_spec, network_name, session_labels
 from .state import ContainerRecord
@@ -92,8 +92,12 @@ async def setup(
                     mock_results.extend(await start_mocks(ctx, reporter))
 
                 tg.start_soon(mocks)
-            if loaded.services and (await ctx.engine.reach())[1]:
-                await check_host_ports(loaded)  # another machine's ports are its daemon's to refuse
+            if loaded.services:
+                address, routable = await ctx.engine.reach()
+                if routable or is_loopback(address):  # the engine runs on this machine
+                    await check_host_ports(loaded)
+                else:  # another machine's ports are its daemon's to refuse
+                    refuse_loopback_ports(loaded, address)
             services = await start_services(
                 ctx, loaded, net, started, since=since, override=override, reporter=reporter, stamp=stamp
             )

@@ -77,3 +77,31 @@ async def test_a_remote_engine_without_a_way_back_to_the_mocks_is_refused_and_no
         state = read_state(project.path)
         assert state is None or state.state != "running"
         await project.clean()
+
+
+async def test_a_port_published_on_the_remote_engines_loopback_is_refused_before_anything_starts(
+    make_project: Callable[..., Path],
+) -> None:
+    config = """
+    project: {name: far}
+    services:
+      api:
+        build: {image: "busybox:test"}
+        container: {ports: ["127.0.0.1:0:80"]}
+    """
+    async with FakeEngine(images=["busybox:test"], address=REMOTE, routable=False) as engine:
+        project = Project.open(make_project(config), engine=engine)
+        with pytest.raises(PreflightError) as caught:
+            await project.setup()
+        assert caught.value.code == "UNSUPPORTED_ON_ENGINE"
+        assert "`0:80`" in (caught.value.hint or "") and REMOTE in caught.value.message
+        assert not engine.containers
+        await project.clean()
+    # The same port on an engine of this machine starts.
+    async with FakeEngine(images=["busybox:test"]) as local:
+        project = Project.open(make_project(config, name="near"), engine=local)
+        try:
+            await project.setup()
+            assert len(local.containers) == 1
+        finally:
+            await project.clean()
