@@ -16,7 +16,6 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mappin
 from contextlib import aclosing, contextmanager
 from datetime import datetime
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -36,8 +35,15 @@ from .base import (
     NetworkInfo,
     RemoveOutcome,
 )
-from .endpoint import LOOPBACK, endpoint_address
-from .errors import daemon_unreachable, is_daemon_down, no_cli, translate, translate_exception
+from .endpoint import LOOPBACK, endpoint_address, on_local_socket
+from .errors import (
+    daemon_unreachable,
+    is_daemon_down,
+    name_the_engine,
+    no_cli,
+    translate,
+    translate_exception,
+)
 from .inspect import container_from_inspect, container_from_ps, merge_log_streams, parse_log_bytes
 from .outcomes import removal_outcomes
 from .output import BuildLines
@@ -113,27 +119,14 @@ class DockerEngine:
 
     @contextmanager
     def _named_engine(self) -> Iterator[None]:
-        """Say which engine did not answer, when it is not this machine's default one."""
+        """Say which engine did not answer, when it is not a socket of this machine."""
         try:
             yield
         except EnvironmentError_ as exc:
-            where = self._host or os.environ.get("DOCKER_HOST", "")
-            context = self._context or os.environ.get("DOCKER_CONTEXT", "")
-            # Only an unreachable daemon is a retryable DOCKER_ERROR; a socket of this machine
-            # keeps the hint about starting Docker.
-            local = endpoint_address(where)[1] if where else not context
-            if exc.code != "DOCKER_ERROR" or not exc.retryable or local:
+            named = name_the_engine(exc, self._host, self._context)
+            if named is exc:
                 raise
-            flag = f"--host {where}" if where else f"--context {context}"
-            raise EnvironmentError_(
-                exc.message.replace("the Docker daemon", f"the Docker engine {where or context}", 1),
-                code="DOCKER_ERROR",
-                hint=f"check that the engine is up and reachable from this machine (`docker {flag} info`), "
-                "or fix `engine.host`/`engine.context` in e2e.yaml (`--engine-host`/`--context`, "
-                "DOCKER_HOST/DOCKER_CONTEXT)",
-                details={**(exc.details or {}), "engine": where or f"context:{context}"},
-                retryable=True,
-            ) from exc
+            raise named from exc
 
     # -- daemon and images -------------------------------------------------------------------
 
@@ -199,18 +192,7 @@ class DockerEngine:
         return info.address, info.routable
 
     def _local_default(self) -> bool:
-        """Whether this is the local socket without asking: no host, context or current context set."""
-        host = self._host or os.environ.get("DOCKER_HOST", "")
-        if host:
-            return endpoint_address(host)[1]
-        if self._context or os.environ.get("DOCKER_CONTEXT"):
-            return False
-        config = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker") / "config.json"
-        try:
-            current = json.loads(config.read_text()).get("currentContext")
-        except (OSError, ValueError, AttributeError):
-            return not config.exists()
-        return current in (None, "", "default")
+        return on_local_socket(self._host, self._context)
 
     async def image_exists(self, ref: str) -> bool:
         client = await self._whales()

@@ -10,7 +10,10 @@ mocks listen there too. When neither works, setup is refused with `UNSUPPORTED_O
 from __future__ import annotations
 
 import ipaddress
+import json
+import os
 import socket
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import msgspec
@@ -25,6 +28,7 @@ __all__ = [
     "endpoint_address",
     "http_url",
     "is_loopback",
+    "on_local_socket",
     "route_address",
 ]
 
@@ -58,6 +62,25 @@ def endpoint_address(endpoint: str | None) -> tuple[str, bool]:
         return LOOPBACK, True
     host = urlsplit(endpoint if "://" in endpoint else f"tcp://{endpoint}").hostname
     return (host or LOOPBACK), False
+
+
+def on_local_socket(host: str | None, context: str | None) -> bool:
+    """Tell, without asking the daemon, whether the engine is a socket of this machine.
+
+    True when `host` (else DOCKER_HOST) is a unix socket, or when nothing names an engine: no
+    host, no context (nor DOCKER_CONTEXT), no current context in the docker config but `default`.
+    """
+    host = host or os.environ.get("DOCKER_HOST", "")
+    if host:
+        return endpoint_address(host)[1]
+    if context or os.environ.get("DOCKER_CONTEXT"):
+        return False
+    config = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker") / "config.json"
+    try:
+        current = json.loads(config.read_text()).get("currentContext")
+    except (OSError, ValueError, AttributeError):
+        return not config.exists()
+    return current in (None, "", "default")
 
 
 def is_loopback(address: str) -> bool:

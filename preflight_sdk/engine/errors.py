@@ -7,6 +7,7 @@ daemon messages it does not type are read here, each next to the message it matc
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ __all__ = [
     "DAEMON_HINT",
     "daemon_unreachable",
     "is_daemon_down",
+    "name_the_engine",
     "no_cli",
     "translate",
     "translate_exception",
@@ -58,6 +60,28 @@ def daemon_unreachable(detail: str) -> EnvironmentError_:
         code="DOCKER_ERROR",
         hint=_PERMISSION_HINT if "permission denied" in detail.lower() else DAEMON_HINT,
         details={"stderr": detail[-_STDERR_KEPT:]},
+        retryable=True,
+    )
+
+
+def name_the_engine(error: EnvironmentError_, host: str | None, context: str | None) -> EnvironmentError_:
+    """Return `error` naming the engine (`host`, else DOCKER_HOST; `context`, else DOCKER_CONTEXT) when
+    the daemon did not answer and the engine is not a socket of this machine; else `error` itself.
+    """
+    where = host or os.environ.get("DOCKER_HOST", "")
+    context = context or os.environ.get("DOCKER_CONTEXT", "")
+    # Only an unreachable daemon is a retryable DOCKER_ERROR; a socket of this machine keeps the
+    # hint about starting Docker.
+    local = where.startswith("unix://") if where else not context
+    if error.code != "DOCKER_ERROR" or not error.retryable or local:
+        return error
+    flag = f"--host {where}" if where else f"--context {context}"
+    return EnvironmentError_(
+        error.message.replace("the Docker daemon", f"the Docker engine {where or context}", 1),
+        code="DOCKER_ERROR",
+        hint=f"check that the engine is up and reachable from this machine (`docker {flag} info`), "
+        "or fix `engine.host`/`engine.context` in e2e.yaml (`--engine-host`/`--context`, DOCKER_HOST/DOCKER_CONTEXT)",
+        details={**(error.details or {}), "engine": where or f"context:{context}"},
         retryable=True,
     )
 

@@ -9,15 +9,16 @@ import pytest
 
 from preflight_sdk import PreflightError
 from preflight_sdk.engine import endpoint
-from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.endpoint import (
     can_bind,
     decide_mock_route,
     endpoint_address,
     http_url,
     is_loopback,
+    on_local_socket,
     route_address,
 )
+from preflight_sdk.engine.errors import daemon_unreachable, name_the_engine, translate
 
 
 @pytest.mark.parametrize(
@@ -103,17 +104,40 @@ def test_the_local_socket_is_known_without_asking_the_daemon(
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     monkeypatch.delenv("DOCKER_CONTEXT", raising=False)
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
-    assert DockerEngine()._local_default()
-    assert DockerEngine(host="unix:///tmp/other.sock")._local_default()
-    assert not DockerEngine(host="tcp://192.0.2.2:2375")._local_default()
-    assert not DockerEngine(context="ci")._local_default()
+    assert on_local_socket(None, None)
+    assert on_local_socket("unix:///tmp/other.sock", None)
+    assert not on_local_socket("tcp://192.0.2.2:2375", None)
+    assert not on_local_socket(None, "ci")
     monkeypatch.setenv("DOCKER_HOST", "ssh://ci@builder")
-    assert not DockerEngine()._local_default()
+    assert not on_local_socket(None, None)
     monkeypatch.delenv("DOCKER_HOST")
     monkeypatch.setenv("DOCKER_CONTEXT", "ci")
-    assert not DockerEngine()._local_default()
+    assert not on_local_socket(None, None)
     monkeypatch.delenv("DOCKER_CONTEXT")
     (tmp_path / "config.json").write_text(json.dumps({"currentContext": "ci"}))
-    assert not DockerEngine()._local_default()
+    assert not on_local_socket(None, None)
     (tmp_path / "config.json").write_text(json.dumps({"currentContext": "default"}))
-    assert DockerEngine()._local_default()
+    assert on_local_socket(None, None)
+
+
+def test_an_engine_that_does_not_answer_is_named_unless_it_is_a_local_socket(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.delenv("DOCKER_CONTEXT", raising=False)
+    down = daemon_unreachable("error during connect: dial tcp 192.0.2.9:2375: connect: no route to host")
+    named = name_the_engine(down, "tcp://192.0.2.9:2375", None)
+    assert named is not down and named.code == "DOCKER_ERROR" and named.retryable
+    assert "tcp://192.0.2.9:2375" in named.message
+    assert "docker --host tcp://192.0.2.9:2375 info" in (named.hint or "")
+    assert named.details and named.details["engine"] == "tcp://192.0.2.9:2375"
+    by_context = name_the_engine(down, None, "ci")
+    assert "docker --context ci info" in (by_context.hint or "") and by_context.details
+    assert by_context.details["engine"] == "context:ci"
+    # This machine's socket keeps the hint about starting Docker; other errors pass unchanged.
+    assert name_the_engine(down, "unix:///tmp/x.sock", None) is down
+    assert name_the_engine(down, None, None) is down
+    other = translate("Error response from daemon: conflict", action="start container api")
+    assert name_the_engine(other, "tcp://192.0.2.9:2375", None) is other
+    monkeypatch.setenv("DOCKER_HOST", "ssh://ci@builder")
+    assert "ssh://ci@builder" in name_the_engine(down, None, None).message
