@@ -7,7 +7,7 @@ PreflightError                    code INTERNAL unless a subclass says otherwise
 ├── StateError                    INVALID_STATE, NOT_BUILT, NOT_RUNNING, SESSION_NOT_FOUND
 ├── EnvironmentError_             DOCKER_ERROR, BUILD_FAILED, DOCKERFILE_NOT_FOUND, PORT_CONFLICT,
 │                                 HEALTH_CHECK_TIMEOUT, CONTAINER_NOT_FOUND, CONTAINER_NOT_RUNNING,
-│                                 UNSUPPORTED_ON_ENGINE
+│                                 UNSUPPORTED_ON_ENGINE, SWARM_NOT_ACTIVE
 ├── MockError                     MOCK_NOT_FOUND, MOCKS_NOT_RUNNING
 └── CancelledError_               CANCELLED
 ```
@@ -49,6 +49,7 @@ ErrorCode = Literal[
     "PORT_CONFLICT",
     "DOCKER_ERROR",
     "UNSUPPORTED_ON_ENGINE",
+    "SWARM_NOT_ACTIVE",
     "NOT_RUNNING",
     "SUITE_NOT_FOUND",
     "CONTAINER_NOT_FOUND",

@@ -430,35 +430,30 @@ class DockerEngine:
             "run", "--detach", "--pull", "never", "--name", spec.name, "--network", spec.network
         )
         argv += [a for alias in spec.aliases for a in ("--network-alias", alias)]
-        argv += [a for k, v in spec.env.items() for a in ("--env", f"{k}={v}")]
         argv += [a for port in spec.ports for a in ("--publish", self._publish_arg(port))]
         argv += [a for volume in spec.volumes for a in ("--volume", volume)]
-        argv += [a for k, v in spec.labels.items() for a in ("--label", f"{k}={v}")]
         argv += [a for host, address in spec.add_hosts for a in ("--add-host", f"{host}:{address}")]
-        if spec.entrypoint is not None:
-            argv += ["--entrypoint", spec.entrypoint]
-        if spec.working_dir is not None:
-            argv += ["--workdir", spec.working_dir]
-        if spec.user is not None:
-            argv += ["--user", spec.user]
-        if spec.init:
-            argv.append("--init")
-        if spec.read_only:
-            argv.append("--read-only")
-        if spec.health is not None:
-            health = spec.health
-            argv += ["--health-cmd", health.command, "--health-retries", str(health.retries)]
-            for flag, seconds in (
-                ("--health-interval", health.interval),
-                ("--health-timeout", health.timeout),
-                ("--health-start-period", health.start_period),
-            ):
-                argv += [flag, f"{max(seconds, 0.001 if flag != '--health-start-period' else 0):g}s"]
+        argv += run_flags(spec)
         argv += [spec.image, *(spec.command or [])]
         out = await self._call(
             partial(_run_cli, argv), action=f"start container {spec.name}", subject=spec.name
         )
         return out.strip().splitlines()[-1]
+
+    def _log_pieces(
+        self,
+        client: DockerClient,
+        ref: str,
+        *,
+        tail: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        follow: bool = False,
+    ) -> Iterable[tuple[str, bytes]]:
+        """`(stream, line)` pairs of `logs --timestamps` (blocking; a swarm reads a service's)."""
+        return client.container.logs(  # type: ignore[return-value]
+            ref, tail=tail, since=since, until=until, timestamps=True, follow=follow, stream=True
+        )
 
     def _log_line(self, raw: bytes) -> bytes:
         """One line of `logs --timestamps` as the parser reads it (Podman's needs mending)."""
@@ -567,10 +562,7 @@ class DockerEngine:
         client = await self._whales()
 
         def read(count: int | None) -> list[tuple[str, bytes]]:
-            items = client.container.logs(
-                ref, tail=count, since=since, until=until, timestamps=True, stream=True
-            )
-            return list(items)  # type: ignore[arg-type]
+            return list(self._log_pieces(client, ref, tail=count, since=since, until=until))
 
         ask = tail
         while True:
@@ -589,7 +581,7 @@ class DockerEngine:
         client = await self._whales()
 
         def follow() -> Iterable[tuple[str, bytes]]:
-            return client.container.logs(ref, since=since, timestamps=True, follow=True, stream=True)  # type: ignore[return-value]
+            return self._log_pieces(client, ref, since=since, follow=True)
 
         async for source, raw in self._stream(follow, action=f"follow the logs of {ref}", subject=ref):
             parsed = parse_log_bytes(self._log_line(raw), "stderr" if source == "stderr" else "stdout")
@@ -692,6 +684,32 @@ def _run_cli(argv: list[Any]) -> str:
     from python_on_whales.utils import run
 
     return str(run(argv))
+
+
+def run_flags(spec: ContainerSpec) -> list[str]:
+    """The flags `docker run` and `docker service create` share: env, labels, process, health."""
+    argv = [a for k, v in spec.env.items() for a in ("--env", f"{k}={v}")]
+    argv += [a for k, v in spec.labels.items() for a in ("--label", f"{k}={v}")]
+    if spec.entrypoint is not None:
+        argv += ["--entrypoint", spec.entrypoint]
+    if spec.working_dir is not None:
+        argv += ["--workdir", spec.working_dir]
+    if spec.user is not None:
+        argv += ["--user", spec.user]
+    if spec.init:
+        argv.append("--init")
+    if spec.read_only:
+        argv.append("--read-only")
+    if spec.health is not None:
+        health = spec.health
+        argv += ["--health-cmd", health.command, "--health-retries", str(health.retries)]
+        for flag, seconds in (
+            ("--health-interval", health.interval),
+            ("--health-timeout", health.timeout),
+            ("--health-start-period", health.start_period),
+        ):
+            argv += [flag, f"{max(seconds, 0.001 if flag != '--health-start-period' else 0):g}s"]
+    return argv
 
 
 def _bridge_gateway(configs: list[dict[str, Any]]) -> str | None:

@@ -54,6 +54,11 @@ def create_engine(target: EngineTarget) -> Engine:
         from .podman import PodmanEngine
 
         return PodmanEngine()
+    if target.swarm:
+        from .swarm import SwarmEngine
+
+        # `ProjectContext.engine_target` refuses a swarm without a registry before this.
+        return SwarmEngine(registry=target.registry or "", host=target.host, context=target.context)
     from .docker import DockerEngine
 
     return DockerEngine(host=target.host, context=target.context)

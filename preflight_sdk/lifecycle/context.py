@@ -142,6 +142,14 @@ class ProjectContext:
                 code="CONFIG_INVALID",
                 hint="use `engine: {host: ...}` with Docker, or drop host/context/swarm for Podman",
             )
+        if target.swarm and not target.registry:
+            raise ConfigError(
+                "engine: {swarm: true} needs a registry the swarm pulls the built images from",
+                code="CONFIG_INVALID",
+                hint="add `registry: host:port` to e2e.yaml (e.g. `registry: 127.0.0.1:5000` for a "
+                "registry on a single-node swarm's manager)",
+                details={"field": "registry"},
+            )
         if target.host and target.context:
             raise ConfigError(
                 "the engine has both a host and a context",

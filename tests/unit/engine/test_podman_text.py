@@ -135,5 +135,7 @@ def test_a_line_written_in_pieces_keeps_only_its_first_timestamp() -> None:
 def test_podman_states_read_as_docker_states(
     status: str, running: bool, expected_status: str, expected_code: int | None
 ) -> None:
-    info = container_from_inspect({"Id": "c1", "State": {"Status": status, "Running": running, "ExitCode": 3}})
+    info = container_from_inspect(
+        {"Id": "c1", "State": {"Status": status, "Running": running, "ExitCode": 3}}
+    )
     assert (info.status, info.exit_code) == (expected_status, expected_code)

@@ -1,0 +1,401 @@
+"""`SwarmEngine`: the `Engine` protocol on a Docker Swarm, one single-replica service per container.
+
+The lifecycle asks for containers; on a swarm each becomes a service (`docker service create`)
+on an attachable overlay network, with the same preflight labels on the service and on its
+task's container. Inspect reads the service and its newest task (state, exit code, published
+ports), logs come from `docker service logs`, clean removes services and the network (never the
+swarm). Before a service starts, its image is tagged `<registry>/<image>` and pushed, so every
+node pulls the same image from the registry.
+
+Choices that hold on any swarm, also one whose daemons run without iptables or IPVS (the
+ingress routing mesh and service virtual IPs need both):
+
+- `--endpoint-mode dnsrr`: a service's name and aliases resolve to its task's address;
+- ports are published `mode=host`, on the node that runs the task: a service that publishes
+  ports is placed on the manager this engine talks to, where the tests reach them;
+- mocks are reached at the manager's `docker_gwbridge` gateway when the manager is this machine
+  (`--host <mock>:<gateway>`), so a service that calls mocks runs there too; otherwise
+  `engine.mockHost` must name this machine, or setup is refused (`UNSUPPORTED_ON_ENGINE`);
+- restart condition `none`: a task that exits stays exited, as a container would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from datetime import datetime
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from ..errors import EnvironmentError_
+from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
+from .docker import DockerEngine, _bridge_gateway, _run_cli, run_flags
+from .endpoint import can_bind
+from .errors import is_daemon_down, translate
+from .inspect import docker_time, normalise_timestamp
+from .swarm_text import (
+    TERMINAL,
+    latest_tasks,
+    mocks_unreachable,
+    mount_arg,
+    not_a_manager,
+    publish_arg,
+    service_info,
+)
+
+if TYPE_CHECKING:
+    from python_on_whales import DockerClient
+
+__all__ = ["GATEWAY_BRIDGE", "SwarmEngine"]
+
+GATEWAY_BRIDGE = "docker_gwbridge"
+# Labels swarm puts on each task's container.
+_SERVICE_ID = "com.docker.swarm.service.id"
+_SERVICE_NAME = "com.docker.swarm.service.name"
+_POLL = 0.5  # seconds between two looks at the tasks (a swarm has no event for a task's end)
+_START_WAIT = 120.0  # seconds for a task to be placed, pull its image and start
+_CANNOT_START = 125  # the exit status `docker run` gives a container that could not start
+
+
+class _Swarm(msgspec.Struct, frozen=True):
+    node_id: str
+    gateway: str | None  # the manager's docker_gwbridge gateway, when it is an address of this machine
+
+
+class SwarmEngine(DockerEngine):
+    """The Engine on the swarm of the Docker manager at `host`/`context`, pushing images to `registry`."""
+
+    def __init__(self, *, registry: str, host: str | None = None, context: str | None = None) -> None:
+        super().__init__(host=host, context=context)
+        self._registry = registry.rstrip("/")
+        self._swarm: _Swarm | None = None
+        self._pushed: dict[str, str] = {}  # registry ref -> id of the local image pushed there
+
+    # -- the swarm ---------------------------------------------------------------------------
+
+    async def info(self) -> EngineInfo:
+        """The daemon's facts, with the gateway the services reach this machine at; `SWARM_NOT_ACTIVE`."""
+        base = await super().info()
+        return msgspec.structs.replace(base, host_gateway=(await self._facts()).gateway)
+
+    async def _facts(self) -> _Swarm:
+        if self._swarm is None:
+            client = await self._whales()
+            swarm = await self._call(
+                lambda: client.system.info().swarm, action="ask the engine about its swarm"
+            )
+            state = (swarm.local_node_state if swarm else None) or "inactive"
+            if swarm is None or state != "active" or not swarm.control_available:
+                raise not_a_manager(state, self._host or self._context)
+            gateway = await self._call(partial(_gateway, client), action=f"read network {GATEWAY_BRIDGE}")
+            self._swarm = _Swarm(node_id=str(swarm.node_id), gateway=gateway)
+        return self._swarm
+
+    async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
+        """Create an attachable overlay network (containers outside the swarm's services may join it)."""
+        await self._facts()
+        client = await self._whales()
+        network = await self._call(
+            lambda: client.network.create(name, driver="overlay", attachable=True, labels=dict(labels)),
+            action=f"create network {name}",
+            subject=name,
+        )
+        return NetworkInfo(id=str(network.id), name=name, labels=dict(labels))
+
+    # -- services ----------------------------------------------------------------------------
+
+    async def run(self, spec: ContainerSpec) -> str:
+        """Create a one-replica service for `spec` and return its id (the task starts on its own)."""
+        swarm = await self._facts()
+        image = await self._push(spec.image, spec.name)
+        hosts = []
+        for host, address in spec.add_hosts:
+            if address == "host-gateway":
+                if swarm.gateway is None:
+                    raise mocks_unreachable(self._host or self._context)
+                address = swarm.gateway
+            hosts.append((host, address))
+        # A published port (mode=host) or a mock at the manager's gateway ties the task to the manager.
+        local = bool(spec.ports) or any(a == "host-gateway" for _, a in spec.add_hosts)
+        network = ",".join([f"name={spec.network}", *(f"alias={alias}" for alias in spec.aliases)])
+        # The client's command line: `service.create` has no `--publish`, `--container-label`,
+        # `--user`, `--workdir` or `--read-only`, and its `--host` loop reads a mapping's keys.
+        argv = await self._cmd("service", "create", "--detach", "--quiet", "--name", spec.name)
+        argv += ["--network", network, "--endpoint-mode", "dnsrr", "--restart-condition", "none"]
+        argv += [a for port in spec.ports for a in ("--publish", publish_arg(port.container, port.host))]
+        argv += [a for volume in spec.volumes for a in ("--mount", mount_arg(volume))]
+        argv += [a for host, address in hosts for a in ("--host", f"{host}:{address}")]
+        argv += [a for k, v in spec.labels.items() for a in ("--container-label", f"{k}={v}")]
+        argv += ["--constraint", f"node.id=={swarm.node_id}"] if local or spec.volumes else []
+        argv += [*run_flags(spec), image, *(spec.command or [])]
+        out = await self._call(
+            partial(_run_cli, argv), action=f"create service {spec.name}", subject=spec.name
+        )
+        service_id = out.strip().splitlines()[-1]
+        await self._until_started(service_id, spec.name)
+        return service_id
+
+    async def _until_started(self, service_id: str, name: str) -> None:
+        """Wait until the service's task has a container, as `docker run` returns once it has one.
+
+        Its host ports are known only from then on. A task that cannot be placed or started
+        within `_START_WAIT` fails the call with the swarm's reason.
+        """
+        error: str | None = None
+        with anyio.move_on_after(_START_WAIT):
+            while True:
+                found = await self.inspect([service_id])
+                if found and found[0].status == "dead" and found[0].error:
+                    # Rejected by the node (a bind source that does not exist, an image it cannot
+                    # pull): the swarm's `docker run` failed.
+                    raise translate(found[0].error, action=f"start service {name}", subject=name)
+                if not found or found[0].status != "created" or found[0].health == "starting":
+                    return  # gone (the caller sees it), running, checking its health, or ended
+                error = found[0].error
+                await anyio.sleep(0.1)
+        raise EnvironmentError_(
+            f"the task of service {name} did not start within {_START_WAIT:.0f}s"
+            + (f": {error}" if error else ""),
+            code="DOCKER_ERROR",
+            hint="`docker service ps --no-trunc <service>` on the manager says why (no node fits, image pull)",
+            details={"service": name, "error": error},
+        )
+
+    async def _push(self, image: str, service: str) -> str:
+        """Tag the local `image` for the registry and push it (once per image id); return that name."""
+        from python_on_whales.exceptions import DockerException
+
+        ref = f"{self._registry}/{image}"
+        local = await self.inspect_image(image)
+        if local is None:
+            raise translate(f"No such image: {image}", action=f"create service {service}", subject=image)
+        if self._pushed.get(ref) == local.id:
+            return ref
+        client = await self._whales()
+
+        def push() -> str | None:
+            client.image.tag(image, ref)
+            try:
+                client.image.push(ref, quiet=True)
+            except DockerException as exc:
+                return (exc.stderr or str(exc)).strip()
+            return None
+
+        failure = await self._call(push, action=f"push {ref}", subject=ref, lasting=True)
+        if failure is not None:
+            raise EnvironmentError_(
+                f"cannot push {image} to the registry {self._registry}: {failure.splitlines()[-1]}",
+                code="DOCKER_ERROR",
+                hint=f"start the registry at {self._registry} (the swarm's nodes pull from it), or fix "
+                "`registry:` in e2e.yaml",
+                details={"image": image, "registry": self._registry, "stderr": failure[-2000:]},
+            )
+        self._pushed[ref] = local.id
+        return ref
+
+    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
+        services, tasks = await self._services(refs)
+        newest = latest_tasks(tasks)
+        return [service_info(s, newest.get(str(s.get("ID")))) for s in services]
+
+    async def _services(self, refs: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """`docker service inspect` of the known `refs`, and `docker inspect` of their tasks."""
+        if not refs:
+            return [], []
+        # The client's command line: `service.inspect` and `service.ps` inspect one object per
+        # docker process, and python-on-whales' task model has no `PortStatus` (the host ports).
+        services = await self._json("service", "inspect", *refs)
+        ids = [str(s.get("ID")) for s in services]
+        listed = await self._text("service", "ps", "--quiet", "--no-trunc", *ids) if ids else ""
+        tasks = await self._json("inspect", *listed.split()) if listed.strip() else []
+        return services, tasks
+
+    async def _text(self, *args: str) -> str:
+        await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
+        argv = await self._cmd(*args)
+        return await self._call(partial(_tolerant, argv, ""), action=f"docker {' '.join(args[:2])}")
+
+    async def _json(self, *args: str) -> list[dict[str, Any]]:
+        items = json.loads(await self._text(*args) or "[]")
+        return [item for item in items if isinstance(item, dict)]
+
+    async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
+        """Return the services carrying all of `labels`, each with its task's state."""
+        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
+        listed = await self._text("service", "ls", "--quiet", *filters)
+        return await self.inspect(listed.split())
+
+    async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
+        """Remove services; return once their task containers on the manager are gone too.
+
+        A removed service's task stops with its grace period (10 s for a process that ignores
+        SIGTERM) while it holds its ports and network: with `force` its container on this node
+        is killed at once, as `docker rm -f` would (other nodes stop theirs on their own).
+        """
+        if not refs:
+            return []
+        client = await self._whales()
+        outcomes = await self._removal(
+            lambda: client.service.remove(list(refs)), refs, action="remove services"
+        )
+        gone = {o.ref for o in outcomes if o.action == "removed"}
+        with anyio.move_on_after(_START_WAIT):
+            while gone:
+                left = await self._task_containers(gone)
+                if not left:
+                    break
+                if force:
+                    await super().remove_containers(left, force=True)
+                else:
+                    await anyio.sleep(0.1)  # the swarm removes a stopped task's container itself
+        return outcomes
+
+    async def _task_containers(self, services: set[str]) -> list[str]:
+        """The ids of this node's containers of tasks of `services` (ids or names)."""
+        argv = await self._cmd("ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}")
+        argv += ["--format", f'{{{{.ID}}}} {{{{.Label "{_SERVICE_ID}"}}}} {{{{.Label "{_SERVICE_NAME}"}}}}']
+        listed = await self._call(partial(_run_cli, argv), action="list the tasks' containers")
+        tasks = [line.split() for line in listed.splitlines()]
+        return [t[0] for t in tasks if len(t) == 3 and services & {t[1], t[2]}]
+
+    async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
+        """Remove networks, and wait (briefly) until the manager no longer lists them."""
+        outcomes = await super().remove_networks(names)
+        removed = [o.ref for o in outcomes if o.action == "removed"]
+        # The swarm removes an overlay network at once; the manager's own copy follows within
+        # about half a second, and `clean` must not return while `docker network ls` shows it.
+        with anyio.move_on_after(5.0):
+            while removed:
+                if not await self._json("network", "inspect", *removed):
+                    break
+                await anyio.sleep(0.1)
+        return outcomes
+
+    async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
+        """Scale the services to zero and wait until their tasks ended (the service's own grace)."""
+        if not refs:
+            return
+        # The command line: `service.scale` prints docker's output to our stdout. Not
+        # `--detach=false` either: the CLI then also waits out a 5 s "stable" period.
+        argv = await self._cmd("service", "scale", "--detach", *(f"{ref}=0" for ref in refs))
+        await self._call(partial(_run_cli, argv), action="stop services")
+        with anyio.move_on_after(grace + _POLL * 10):
+            while True:
+                if not any(info.status in ("running", "created") for info in await self.inspect(refs)):
+                    break
+                await anyio.sleep(0.1)
+
+    async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
+        """Remove images, first dropping the registry names they were pushed under."""
+        client = await self._whales()
+        for ref in refs:
+            info = await self.inspect_image(ref)
+            pushed = [tag for tag in (info.tags if info else []) if tag.startswith(f"{self._registry}/")]
+            if pushed:
+                await self._call(partial(client.image.remove, pushed), action="untag images")
+        return await super().remove_images(refs)
+
+    # -- tasks -------------------------------------------------------------------------------
+
+    def _log_pieces(
+        self,
+        client: DockerClient,
+        ref: str,
+        *,
+        tail: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        follow: bool = False,
+    ) -> Iterable[tuple[str, bytes]]:
+        # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
+        pieces: Iterable[tuple[str, bytes]] = client.service.logs(
+            ref, tail=tail, since=since, timestamps=True, raw=True, follow=follow, stream=True
+        )
+        if until is None:
+            return pieces
+        # `docker service logs` has no `--until`: lines after it are left out here.
+        limit = normalise_timestamp(docker_time(until)) or ""
+        return (p for p in pieces if (normalise_timestamp(_stamp(p[1])) or "") <= limit)
+
+    async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
+        """Run a command in the service's task container, when that runs on this manager."""
+        swarm = await self._facts()
+        services, tasks = await self._services([ref])
+        task = latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
+        container = ((task or {}).get("Status") or {}).get("ContainerStatus") or {}
+        if task is None or task.get("NodeID") != swarm.node_id or not container.get("ContainerID"):
+            raise EnvironmentError_(
+                f"cannot run a command in service {ref}: its task does not run on the manager preflight talks to",
+                code="UNSUPPORTED_ON_ENGINE",
+                hint="run the step from a suite of its own on that node, or publish a port and test through it",
+                details={"engine": "swarm", "feature": "exec", "service": ref},
+            )
+        return await super().exec(str(container["ContainerID"]), command, timeout=timeout)
+
+    async def watch_exits(
+        self, labels: Mapping[str, str], *, since: datetime | None = None
+    ) -> AsyncGenerator[str, None]:
+        """Yield each service with `labels` whose task ended (the tasks are looked at every half second)."""
+        seen: set[str] = set()
+        while True:
+            for info in await self.list_containers(labels):
+                if info.status in ("exited", "dead") and info.id not in seen:
+                    seen.add(info.id)
+                    yield info.id
+            await anyio.sleep(_POLL)
+
+    async def wait_exit(self, ref: str) -> int:
+        while True:
+            services, tasks = await self._services([ref])
+            task = latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
+            status = (task or {}).get("Status") or {}
+            if str(status.get("State")) in TERMINAL:
+                code = (status.get("ContainerStatus") or {}).get("ExitCode")
+                has_container = (status.get("ContainerStatus") or {}).get("ContainerID")
+                return int(code) if has_container and code is not None else _CANNOT_START
+            await anyio.sleep(_POLL / 2)
+
+
+def _gateway(client: DockerClient) -> str | None:
+    """The manager's docker_gwbridge gateway, when it is an address of this machine (blocking).
+
+    Docker creates the bridge for the first task on an overlay network; it is created here the
+    way Docker would (its documented defaults) so the mocks can listen on its gateway first.
+    """
+    from python_on_whales.exceptions import DockerException, NoSuchNetwork
+
+    try:
+        config = client.network.inspect(GATEWAY_BRIDGE).ipam.config
+    except NoSuchNetwork:
+        options = [
+            f"com.docker.network.bridge.name={GATEWAY_BRIDGE}",
+            "com.docker.network.bridge.enable_icc=false",
+            "com.docker.network.bridge.enable_ip_masquerade=true",
+        ]
+        try:
+            client.network.create(GATEWAY_BRIDGE, driver="bridge", options=options)
+        except DockerException:
+            pass  # created by the first task a moment ago: read it
+        config = client.network.inspect(GATEWAY_BRIDGE).ipam.config
+    gateway = _bridge_gateway([dict(c) for c in config or []])
+    return gateway if gateway is not None and can_bind(gateway) else None
+
+
+def _stamp(raw: bytes) -> str:
+    return raw.split(b" ", 1)[0].decode("ascii", "replace")
+
+
+def _tolerant(argv: list[Any], empty: str) -> str:
+    """Run a docker command that may name objects that are gone: keep what it printed for the others."""
+    from python_on_whales.exceptions import DockerException
+
+    try:
+        return _run_cli(argv)
+    except DockerException as exc:
+        stderr = exc.stderr or ""
+        if is_daemon_down(stderr) or not ("no such" in stderr.lower() or "not found" in stderr.lower()):
+            raise
+        return exc.stdout or empty

@@ -1,0 +1,158 @@
+"""The swarm's words: a service and its task read as a `ContainerInfo`, arguments, errors.
+
+A service stands for one container: its task's state is the container's status, the task's
+container exit code its exit code, the ports the task published (`mode=host`) its ports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
+
+from ..errors import EnvironmentError_
+from ..results.lifecycle import ContainerStatus, PortMapping
+from .base import ContainerInfo
+from .inspect import parse_time
+
+__all__ = [
+    "TERMINAL",
+    "latest_tasks",
+    "mocks_unreachable",
+    "mount_arg",
+    "not_a_manager",
+    "publish_arg",
+    "service_info",
+]
+
+# Swarm task states (docker/swarmkit api/types.proto) as the container statuses they amount to.
+_STATUS: dict[str, str] = {
+    "new": "created",
+    "pending": "created",
+    "assigned": "created",
+    "accepted": "created",
+    "preparing": "created",
+    "ready": "created",
+    "starting": "created",
+    "running": "running",
+    "complete": "exited",
+    "failed": "exited",
+    "shutdown": "exited",
+    "rejected": "dead",
+    "orphaned": "dead",
+    "remove": "removing",
+}
+# States a task never leaves: with restart condition `none` the service stays there.
+TERMINAL = frozenset({"complete", "failed", "shutdown", "rejected", "orphaned", "remove"})
+
+
+def latest_tasks(tasks: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Return each service's newest task (by creation time), keyed by service id."""
+    newest: dict[str, Mapping[str, Any]] = {}
+    for task in tasks:
+        service = str(task.get("ServiceID", ""))
+        current = newest.get(service)
+        if current is None or str(task.get("CreatedAt", "")) > str(current.get("CreatedAt", "")):
+            newest[service] = task
+    return newest
+
+
+def service_info(service: Mapping[str, Any], task: Mapping[str, Any] | None) -> ContainerInfo:
+    """Reduce `docker service inspect` and `docker inspect <task>` objects to a `ContainerInfo`.
+
+    The task's overlay addresses are left out (`networks` names the networks with no address):
+    they are reachable only from the swarm's nodes, so probes use the published ports.
+    """
+    spec = service.get("Spec") or {}
+    container = (spec.get("TaskTemplate") or {}).get("ContainerSpec") or {}
+    status = (task or {}).get("Status") or {}
+    state = str(status.get("State", "pending" if task is None else "unknown"))
+    container_status = status.get("ContainerStatus") or {}
+    moment = parse_time(status.get("Timestamp"))
+    terminal = state in TERMINAL
+    exit_code = container_status.get("ExitCode") if terminal and container_status.get("ContainerID") else None
+    return ContainerInfo(
+        id=str(service.get("ID", "")),
+        name=str(spec.get("Name", "")),
+        image=str(container.get("Image", "")).split("@", 1)[0],
+        status=cast(ContainerStatus, _STATUS.get(state, "unknown")),
+        running=state == "running",
+        exit_code=exit_code,
+        health=_health(container, state),
+        started_at=moment if state == "running" else None,
+        finished_at=moment if terminal else None,
+        ports=_ports(status, service),
+        labels=dict(spec.get("Labels") or {}),
+        networks={
+            str(((a.get("Network") or {}).get("Spec") or {}).get("Name", "")): ""
+            for a in (task or {}).get("NetworksAttachments") or []
+        },
+        error=status.get("Err") or None,
+    )
+
+
+def _health(container: Mapping[str, Any], state: str) -> Literal["healthy", "unhealthy", "starting", "none"]:
+    """A task with a health check reports `running` only once the check passed (swarm waits for it)."""
+    test = (container.get("Healthcheck") or {}).get("Test") or []
+    if not test or test[0] == "NONE":
+        return "none"
+    if state == "running":
+        return "healthy"
+    return "unhealthy" if state in TERMINAL else "starting"
+
+
+def _ports(status: Mapping[str, Any], service: Mapping[str, Any]) -> list[PortMapping]:
+    """The task's published ports (a free host port is known only there), else the service's."""
+    published = (
+        (status.get("PortStatus") or {}).get("Ports") or (service.get("Endpoint") or {}).get("Ports") or []
+    )
+    found: dict[int, int] = {}
+    for port in published:
+        host, target = port.get("PublishedPort"), port.get("TargetPort")
+        if port.get("Protocol", "tcp") == "tcp" and host and target:
+            found.setdefault(int(target), int(host))  # listed once per address family
+    return [PortMapping(host=host, container=target) for target, host in sorted(found.items())]
+
+
+def not_a_manager(state: str, where: str | None) -> EnvironmentError_:
+    """`SWARM_NOT_ACTIVE`: the engine at `where` is in no swarm (`state`), or only a worker in one."""
+    engine = where or "the local Docker engine"
+    if state == "active":
+        why = "is a worker, not a manager"
+        hint = "point `engine.host` at a manager of the swarm (`docker node ls` there)"
+    else:
+        why = f"is not part of a swarm (swarm state: {state})"
+        hint = (
+            "start one with `docker swarm init` on that engine (or join it to a swarm), or drop `swarm: true`"
+        )
+    return EnvironmentError_(
+        f"engine: {{swarm: true}} needs a swarm manager, and {engine} {why}",
+        code="SWARM_NOT_ACTIVE",
+        hint=hint,
+        details={"engine": engine, "swarmState": state},
+    )
+
+
+def mocks_unreachable(where: str | None) -> EnvironmentError_:
+    """`UNSUPPORTED_ON_ENGINE`: the manager is not this machine and no `engine.mockHost` says the way back."""
+    manager = f"the manager {where}" if where else "the manager"
+    return EnvironmentError_(
+        f"the swarm's services cannot reach the mocks: {manager} is not this machine",
+        code="UNSUPPORTED_ON_ENGINE",
+        hint="set `engine.mockHost` in e2e.yaml to this machine's address as the swarm's nodes reach it",
+        details={"engine": "swarm", "feature": "mocks reached from services"},
+    )
+
+
+def publish_arg(container: int, host: int) -> str:
+    """`--publish` on the node that runs the task (`mode=host`); no host port: a free one."""
+    return f"mode=host,target={container}" + (f",published={host}" if host else "")
+
+
+def mount_arg(volume: str) -> str:
+    """`--volume` syntax (`src:dst[:ro]`, `name:dst`, `dst`) as a `--mount`."""
+    parts = volume.split(":")
+    if len(parts) == 1:
+        return f"type=volume,target={parts[0]}"
+    kind = "bind" if parts[0].startswith("/") else "volume"
+    mount = f"type={kind},source={parts[0]},target={parts[1]}"
+    return mount + (",readonly" if len(parts) > 2 and "ro" in parts[2].split(",") else "")
