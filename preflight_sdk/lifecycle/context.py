@@ -130,11 +130,22 @@ class ProjectContext:
             registry=config.registry if config is not None else None,
         )
         override = self._target_override
+        recorded = self.session
         if override is not None and not override.is_default:
             target = msgspec.structs.replace(
                 override,
                 mock_host=override.mock_host or target.mock_host,
                 registry=override.registry or target.registry,
+            )
+        elif (
+            recorded is not None
+            and (recorded.engine_host or recorded.engine_context)
+            and _has_environment(recorded)
+        ):
+            # The environment runs where it was set up (`--engine-host`, DOCKER_HOST…): status,
+            # logs and clean of a later process without those go there too.
+            target = msgspec.structs.replace(
+                target, host=recorded.engine_host, context=recorded.engine_context
             )
         if target.kind == "podman" and not target.is_default:
             raise ConfigError(
@@ -157,6 +168,16 @@ class ProjectContext:
                 hint="give one of `host` and `context` (a context already names a host)",
             )
         return target
+
+    def engine_record(self) -> dict[str, str | None]:
+        """The session fields naming the engine in use (`engine_host`, `engine_context`), DOCKER_HOST
+        and DOCKER_CONTEXT included; both None for this machine's default engine."""
+        target = self.engine_target()
+        if target.kind != "docker":
+            return {"engine_host": None, "engine_context": None}
+        host = target.host or (None if target.context else os.environ.get("DOCKER_HOST") or None)
+        context = target.context or (None if host else os.environ.get("DOCKER_CONTEXT") or None)
+        return {"engine_host": host, "engine_context": context}
 
     # -- configuration and session -----------------------------------------------------------
 
@@ -284,6 +305,11 @@ class ProjectContext:
         session = msgspec.structs.replace(self.require_session(), **changes)
         await self.save(session)
         return session
+
+
+def _has_environment(session: SessionState) -> bool:
+    """Whether the session has something on its engine (running, or containers not yet cleaned)."""
+    return session.state == "running" or bool(session.containers) or session.network is not None
 
 
 def _stat_mark(path: str) -> tuple[str, int, int]:

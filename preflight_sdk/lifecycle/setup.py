@@ -117,6 +117,7 @@ async def setup(
         network=started.network,
         containers=records,
         mocks=mock_records(ctx),
+        **ctx.engine_record(),
     )
     ctx.owns_environment = True
     result = SetupResult(

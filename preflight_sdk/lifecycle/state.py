@@ -63,6 +63,10 @@ class SessionState(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     containers: list[ContainerRecord] = msgspec.field(default_factory=list)
     mocks: list[MockRecord] = msgspec.field(default_factory=list)
     images: dict[str, str] = msgspec.field(default_factory=dict)
+    # The engine the environment runs on, when not this machine's default (a later process without
+    # --engine-host/--context still finds it there).
+    engine_host: str | None = None
+    engine_context: str | None = None
     owner_pid: int = 0
     updated_at: float = 0.0
     version: int = 1

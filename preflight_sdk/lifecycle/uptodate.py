@@ -361,6 +361,7 @@ async def _incremental(
         mocks=mock_records(ctx) or session.mocks,
         config_digest=loaded.digest,
         images={**session.images, **{s.name: s.build.image for s in loaded.services}},
+        **ctx.engine_record(),
     )
     ctx.stale = False
     by_name = {s.name: s for s in fresh}

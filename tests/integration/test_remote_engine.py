@@ -173,6 +173,11 @@ async def test_a_project_runs_on_a_remote_engine_with_mocks_reached_back_from_it
 
             logs = await project.logs("api")
             assert any("api up, payments at http://pay:" in line.text for line in logs.lines)
+
+            # A later process without --engine-host finds the environment where it runs.
+            later = await anyio.to_thread.run_sync(lambda: _cli("--json", "status", "-C", str(root)))
+            shown = json.loads(later.stdout)["data"]["services"][0]
+            assert (shown["status"], shown["url"]) == ("running", web.url), later.stdout[-2000:]
             assert _labelled(second, root), "the project's resources are on the remote daemon"
             assert _labelled(None, root) == [], "and nothing of it on the main one"
 
@@ -216,8 +221,11 @@ async def test_the_cli_runs_on_the_engine_named_by_engine_host(
     _docker(second_engine.docker_env(), "rmi", image)
 
 
-async def _plain_up(project: Project, second_engine: SecondEngine) -> None:
-    """Set up PLAIN: on the second daemon, its URL at that daemon's address, healthy; then clean."""
+async def _plain_up(
+    project: Project, second_engine: SecondEngine, *, forget: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Set up PLAIN: on the second daemon, its URL at that daemon's address, healthy; then, with the
+    variable `forget` unset, a new Project (another process, say) sees it there and cleans it."""
     root = Path(project.path)
     with anyio.fail_after(120):
         setup = await project.setup()
@@ -227,7 +235,11 @@ async def _plain_up(project: Project, second_engine: SecondEngine) -> None:
         assert _labelled(None, root) == []
         status = await project.status()
         assert status.services[0].health == "healthy"
-        await project.clean()
+        if forget:
+            monkeypatch.delenv(forget)
+        later = Project.open(root)
+        assert (await later.status()).services[0].url == web.url
+        await later.clean()
     assert _labelled(second_engine.docker_env(), root) == []
 
 
@@ -239,12 +251,14 @@ async def test_docker_host_from_the_environment_is_honoured(
     monkeypatch.setenv("DOCKER_HOST", second_engine.tcp_host)
     project = Project.open(root)
     try:
-        await _plain_up(project, second_engine)
+        await _plain_up(project, second_engine, forget="DOCKER_HOST", monkeypatch=monkeypatch)
     finally:
         await project.clean()
 
 
+@pytest.mark.parametrize("named_in", ["e2e.yaml", "DOCKER_CONTEXT"])
 async def test_a_docker_context_names_the_remote_engine(
+    named_in: str,
     second_engine: SecondEngine,
     remote_root: Callable[[str], Path],
     monkeypatch: pytest.MonkeyPatch,
@@ -259,10 +273,15 @@ async def test_a_docker_context_names_the_remote_engine(
     monkeypatch.setenv("DOCKER_CONFIG", str(config_dir))
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     root = remote_root("ctx")
-    (root / "e2e.yaml").write_text(PLAIN)
-    project = Project.open(root, context="pf-second")
+    if named_in == "e2e.yaml":
+        (root / "e2e.yaml").write_text(PLAIN + "engine: {context: pf-second}\n")
+    else:
+        (root / "e2e.yaml").write_text(PLAIN)
+        monkeypatch.setenv("DOCKER_CONTEXT", "pf-second")
+    project = Project.open(root)
     try:
-        await _plain_up(project, second_engine)
+        forget = "DOCKER_CONTEXT" if named_in == "DOCKER_CONTEXT" else None
+        await _plain_up(project, second_engine, forget=forget, monkeypatch=monkeypatch)
     finally:
         await project.clean()
         _docker(env, "context", "rm", "-f", "pf-second")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from preflight_sdk.config import load_config
@@ -11,6 +12,7 @@ from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.target import EngineTarget
 from preflight_sdk.errors import ConfigError
 from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.lifecycle.state import SessionState
 
 
 def _context(tmp_path: Path, engine: str, target: EngineTarget | None = None) -> ProjectContext:
@@ -53,3 +55,29 @@ def test_contradictions_are_config_errors(tmp_path: Path, engine: str) -> None:
 def test_preflight_engine_sets_the_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PREFLIGHT_ENGINE", "podman")
     assert _context(tmp_path, "engine: docker").engine_target().kind == "podman"
+
+
+def test_a_running_environment_stays_on_the_engine_it_was_set_up_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.delenv("DOCKER_CONTEXT", raising=False)
+    ctx = _context(tmp_path, "engine: {mockHost: 10.0.0.1}")
+    assert ctx.engine_record() == {"engine_host": None, "engine_context": None}
+    session = SessionState(
+        project="t", session_id="s1", state="running", config_path="", config_digest="",
+        engine_host="tcp://10.0.0.5:2375",
+    )  # fmt: skip
+    ctx.session = session
+    target = ctx.engine_target()
+    assert (target.host, target.mock_host) == ("tcp://10.0.0.5:2375", "10.0.0.1")
+    assert ctx.engine_record() == {"engine_host": "tcp://10.0.0.5:2375", "engine_context": None}
+    # The caller's engine still wins; a cleaned session no longer names one.
+    ctx._target_override = EngineTarget(context="ci")
+    assert ctx.engine_target().context == "ci" and ctx.engine_target().host is None
+    ctx._target_override = None
+    ctx.session = msgspec.structs.replace(session, state="stopped")
+    assert ctx.engine_target().is_default
+    # DOCKER_HOST at setup is recorded like a host given to it.
+    monkeypatch.setenv("DOCKER_HOST", "ssh://ci@builder")
+    assert ctx.engine_record() == {"engine_host": "ssh://ci@builder", "engine_context": None}
