@@ -8,7 +8,10 @@ tests instead of skipping them.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -17,7 +20,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from support.engines import SecondEngine
@@ -90,6 +93,8 @@ cases:
       body: {id: ch_1}
       mock: {name: payments, method: POST, path: /charges, count: 1}
 """
+LOCK = Path(tempfile.gettempdir()) / "preflight-swarm-tests.lock"
+TURN_WAIT = 300.0  # seconds: another session's swarm tests take about a minute
 LABELS = (
     "preflight.managed",
     "preflight.project",
@@ -107,16 +112,63 @@ def _missing(config: pytest.Config, message: str) -> None:
 
 @pytest.fixture(scope="module")
 def swarm(request: pytest.FixtureRequest, second_engine: SecondEngine) -> Iterator[SecondEngine]:
-    """The second daemon as a single-node swarm manager; it leaves the swarm afterwards."""
-    init = second_engine.docker("swarm", "init", "--advertise-addr", "127.0.0.1", check=False)
-    if init.returncode != 0 and "already part of a swarm" not in init.stderr:
-        _missing(request.config, f"docker swarm init failed on the second daemon: {init.stderr.strip()}")
+    """The second daemon as a single-node swarm manager; it leaves the swarm afterwards.
+
+    A swarm holds ports of the whole machine (gossip on 7946, VXLAN on 4789) and Docker names
+    its gateway bridge `docker_gwbridge`: test sessions on one machine take turns (a file lock),
+    and the bridge is made first with an interface name of this session's.
+    """
+    with LOCK.open("w") as lock, _taking_turns(request.config, lock):
+        second_engine.docker(
+            "network", "create", "--driver", "bridge",
+            "--opt", f"com.docker.network.bridge.name=pfgw{os.getpid() % 100000}",
+            "--opt", "com.docker.network.bridge.enable_icc=false",
+            "--opt", "com.docker.network.bridge.enable_ip_masquerade=true",
+            "docker_gwbridge", check=False,
+        )  # fmt: skip
+        port = _free_port()
+        init = second_engine.docker(
+            "swarm",
+            "init",
+            "--listen-addr",
+            f"127.0.0.1:{port}",
+            "--advertise-addr",
+            f"127.0.0.1:{port}",
+            check=False,
+        )
+        try:
+            if init.returncode != 0 and "already part of a swarm" not in init.stderr:
+                _missing(
+                    request.config, f"docker swarm init failed on the second daemon: {init.stderr.strip()}"
+                )
+            yield second_engine
+        finally:
+            second_engine.docker("swarm", "leave", "--force", check=False)
+            # Made for the swarm's tasks: not the daemon's once it left.
+            second_engine.docker("network", "rm", "docker_gwbridge", check=False)
+
+
+@contextlib.contextmanager
+def _taking_turns(config: pytest.Config, lock: IO[str]) -> Iterator[None]:
+    deadline = time.monotonic() + TURN_WAIT
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                _missing(config, f"another test session held {LOCK} for {TURN_WAIT:.0f}s")
+            time.sleep(0.5)
     try:
-        yield second_engine
+        yield
     finally:
-        second_engine.docker("swarm", "leave", "--force", check=False)
-        # Made for the swarm's tasks (by Docker or by preflight): not the daemon's once it left.
-        second_engine.docker("network", "rm", "docker_gwbridge", check=False)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -126,9 +178,7 @@ def registry(request: pytest.FixtureRequest) -> Iterator[str]:
     if binary is None:
         _missing(request.config, "docker-registry is not installed; run scripts/ensure-registry")
     root = Path(tempfile.mkdtemp(prefix="pf-registry-"))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = _free_port()
     (root / "config.yml").write_text(
         "version: 0.1\nlog: {level: warn}\n"
         f"storage: {{filesystem: {{rootdirectory: {root / 'data'}}}, delete: {{enabled: true}}}}\n"
@@ -164,15 +214,13 @@ def _inspect(engine: SecondEngine, kind: str, refs: list[str]) -> list[dict[str,
 
 
 @pytest.fixture
-def checkout(tmp_path: Path, swarm: SecondEngine) -> Iterator[Callable[[str | None], Path]]:
+def checkout(tmp_path: Path, swarm: SecondEngine) -> Iterator[Callable[..., Path]]:
     roots: list[Path] = []
 
-    def make(registry: str | None) -> Path:
+    def make(registry: str | None, host: str = swarm.unix_host) -> Path:
         root = tmp_path / f"p{len(roots)}"
         root.mkdir()
-        text = PROJECT.format(
-            host=swarm.unix_host, image=IMAGE, registry=f"registry: {registry}" if registry else ""
-        )
+        text = PROJECT.format(host=host, image=IMAGE, registry=f"registry: {registry}" if registry else "")
         for name, content in {
             "e2e.yaml": text,
             "Dockerfile": DOCKERFILE,
@@ -192,10 +240,14 @@ def checkout(tmp_path: Path, swarm: SecondEngine) -> Iterator[Callable[[str | No
                 swarm.docker(kind, "rm", *found, check=False)
 
 
+@pytest.mark.parametrize("socket_kind", ["unix", "tcp"])
 async def test_an_environment_runs_as_swarm_services_and_cleans_up(
-    swarm: SecondEngine, registry: str, checkout: Callable[[str | None], Path]
+    swarm: SecondEngine, registry: str, checkout: Callable[..., Path], socket_kind: str
 ) -> None:
-    root = checkout(registry)
+    # Through the manager's local socket, and through its TCP address as a manager elsewhere is
+    # reached: ports at that address, the mocks reached back at this machine's address.
+    root = checkout(registry, swarm.unix_host if socket_kind == "unix" else swarm.tcp_host)
+    address = "127.0.0.1" if socket_kind == "unix" else swarm.address
     label = f"label=preflight.root={root.resolve()}"
     async with Project.open(root) as project:
         built = await project.build()
@@ -203,7 +255,7 @@ async def test_an_environment_runs_as_swarm_services_and_cleans_up(
         setup = await project.setup(timeout="90s")
         seed, web = setup.services
         assert (seed.name, seed.status, web.name, web.status) == ("seed", "completed", "web", "healthy")
-        assert web.url is not None
+        assert web.url is not None and web.url.startswith(f"http://{address}:")
 
         # A service each, with our labels on it and on its task's container, images from the registry.
         listed = _on(swarm, "service", "ls", "-q", "--filter", label)
@@ -239,10 +291,11 @@ async def test_an_environment_runs_as_swarm_services_and_cleans_up(
         assert "web listening on 8000" in logs and 'mock answered 201 {"id":"ch_1"}' in logs
 
         cleaned = await project.clean(images=True)
-        assert sorted((c.name.rsplit("-", 1)[1], c.action) for c in cleaned.containers) == [
-            ("seed", "removed"),
-            ("web", "force_removed"),
-        ]
+        actions = dict(sorted((c.name.rsplit("-", 1)[1], c.action) for c in cleaned.containers))
+        # Clean lists the services while it removes the ones it knows: a listing that comes after
+        # web's task was killed sees it stopped ("removed"), as a slow `docker ps` would.
+        assert actions["seed"] == "removed" and actions["web"] in ("force_removed", "removed")
+        assert sorted(actions) == ["seed", "web"]
         assert cleaned.network is not None and cleaned.network.action == "removed"
         # The built image goes with the name it was pushed under (the registry keeps its copy).
         assert {i.action for i in cleaned.images} == {"removed"}, cleaned.images
@@ -275,7 +328,7 @@ async def test_a_service_that_exits_at_start_fails_at_once_with_its_log(
     assert _on(swarm, "network", "ls", "-q", "--filter", label) == []
 
 
-async def test_a_swarm_without_a_registry_is_a_config_error(checkout: Callable[[str | None], Path]) -> None:
+async def test_a_swarm_without_a_registry_is_a_config_error(checkout: Callable[..., Path]) -> None:
     root = checkout(None)
     with pytest.raises(PreflightError) as caught:
         await Project.open(root).build()
