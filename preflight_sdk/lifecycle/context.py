@@ -132,8 +132,10 @@ class ProjectContext:
         override = self._target_override
         recorded = self.session
         if override is not None and not override.is_default:
+            # The caller names where; e2e.yaml still says how (a swarm) and with what.
             target = msgspec.structs.replace(
                 override,
+                swarm=override.swarm or target.swarm,
                 mock_host=override.mock_host or target.mock_host,
                 registry=override.registry or target.registry,
             )

@@ -10,6 +10,7 @@ import pytest
 from preflight_sdk.config import load_config
 from preflight_sdk.engine.swarm import SwarmEngine
 from preflight_sdk.engine.swarm_text import latest_tasks, mount_arg, publish_arg, service_info
+from preflight_sdk.engine.target import EngineTarget
 from preflight_sdk.errors import ConfigError
 from preflight_sdk.lifecycle.context import ProjectContext
 
@@ -123,9 +124,9 @@ def test_ports_are_published_on_the_node_that_runs_the_task() -> None:
     assert publish_arg(8080, 9000) == "mode=host,target=8080,published=9000"
 
 
-def _context(tmp_path: Path, text: str) -> ProjectContext:
+def _context(tmp_path: Path, text: str, target: EngineTarget | None = None) -> ProjectContext:
     (tmp_path / "e2e.yaml").write_text(f"project: {{name: t}}\n{text}\n")
-    ctx = ProjectContext(tmp_path, None, None)
+    ctx = ProjectContext(tmp_path, None, None, target)
     ctx.loaded = load_config(tmp_path / "e2e.yaml")
     return ctx
 
@@ -140,4 +141,13 @@ def test_a_swarm_needs_a_registry(tmp_path: Path) -> None:
 def test_a_swarm_with_a_registry_is_a_swarm_engine(tmp_path: Path) -> None:
     ctx = _context(tmp_path, "engine: {swarm: true, host: 'tcp://10.0.0.5:2375'}\nregistry: 10.0.0.5:5000")
     assert ctx.engine_target().name == "swarm:tcp://10.0.0.5:2375"
+    assert isinstance(ctx.engine, SwarmEngine)
+
+
+def test_a_host_from_the_caller_names_the_manager_of_the_swarm_e2e_yaml_asks_for(tmp_path: Path) -> None:
+    ctx = _context(
+        tmp_path, "engine: {swarm: true}\nregistry: r:5000", EngineTarget(host="ssh://ops@manager")
+    )
+    target = ctx.engine_target()
+    assert (target.host, target.swarm, target.registry) == ("ssh://ops@manager", True, "r:5000")
     assert isinstance(ctx.engine, SwarmEngine)
