@@ -483,6 +483,7 @@ class Project:
         fresh: bool = False,
         wait: str | None = None,
         idempotency_key: str | None = None,
+        shards: list[str] | None = None,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -502,13 +503,18 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
+            shards: split the suites over these engines, each running its own copy of the
+                environment at once: `local` (the project's engine), `context:NAME` or a
+                DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`). Split by
+                recorded durations; the copies are always removed afterwards.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
-            totals, per-suite results with their cases, and the artifacts written.
+            totals, per-suite results with their cases, and the artifacts written. A sharded
+            run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
 
         Example:
-            `await project.run(filter="orders")`
+            `await project.run(filter="orders")`, `await project.run(shards=["local", "ssh://ci@builder"])`
 
         Tips:
             Call it again after changing code: only what changed is rebuilt. Read each
@@ -531,6 +537,14 @@ class Project:
                 await _clean(self._ctx, force=True)
 
         ids = [part.strip() for part in filter.split(",") if part.strip()] if filter else None
+        if shards is not None:
+            from .runs.sharding import parse_shards
+
+            specs = parse_shards(shards)
+            parts = [fresh, [spec.name for spec in specs]]
+            return await self._test_run(
+                ids, parallel, wait, idempotency_key, progress, shards=specs, fresh=fresh, parts=parts
+            )
         return await self._test_run(
             ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=[keep, fresh]
         )
@@ -1167,6 +1181,8 @@ class Project:
         prepare: Any = None,
         after: Any = None,
         parts: object = None,
+        shards: Any = (),
+        fresh: bool = False,
     ) -> RunResult:
         seconds = _wait_seconds(wait)
         _check_key(idempotency_key)
@@ -1185,6 +1201,8 @@ class Project:
             prepare=prepare,
             after=after,
             parts=parts,
+            shards=shards,
+            fresh=fresh,
         )
 
     async def _lifecycle_run(

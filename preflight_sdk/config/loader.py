@@ -59,6 +59,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         test_files: the parsed test file of each `yaml` suite, by suite id.
         sources: the other files the configuration was read from (compose files, their `.env`
             and env files), whose edits call for a reload like an edit of e2e.yaml.
+        shard: the name of the shard this copy of the environment serves (see `sharded`), or
+            None for the project's own environment.
     """
 
     config: ProjectConfig
@@ -69,6 +71,17 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     services: list[ServiceConfig]
     test_files: dict[str, TestFile]
     sources: list[str] = msgspec.field(default_factory=list)
+    shard: str | None = None
+
+    @property
+    def label_root(self) -> str:
+        """The `preflight.root` label of this environment's resources: a shard's own, never the project's."""
+        return f"{self.root}#shard:{self.shard}" if self.shard else self.root
+
+    @property
+    def state_root(self) -> str:
+        """Where this environment's `.preflight/state.json` lives: a shard has a folder of its own."""
+        return os.path.join(self.root, ".preflight", "shards", self.shard) if self.shard else self.root
 
     @property
     def project_name(self) -> str:

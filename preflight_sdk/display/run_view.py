@@ -65,7 +65,8 @@ def _report_path(result: RunResult) -> str | None:
 
 def _failure_text(result: RunResult, case: CaseResult) -> list[str]:
     failure = case.failure
-    lines = [f"{MARKS['failed']} {case.id}  ({human_ms(case.duration)})"]
+    where = f", on {case.engine}" if case.engine else ""
+    lines = [f"{MARKS['failed']} {case.id}  ({human_ms(case.duration)}{where})"]
     if failure is None:
         return lines
     lines.append(f"  {failure.summary or failure.error}")
@@ -96,6 +97,7 @@ def run_text(result: RunResult) -> str:
             s.runner,
             _counts(s.passed, s.failed, s.skipped),
             human_ms(s.duration),
+            *([f"on {s.engine or '?'}"] if result.shards else []),
         ]
         for s in result.suites
     ]
@@ -104,6 +106,7 @@ def run_text(result: RunResult) -> str:
         if suite.error:
             lines.append(f"      ! {shorten(suite.error, 160)}")
         lines.extend(f"      ! {shorten(w, 160)}" for w in suite.warnings)
+    lines += _shards_text(result)
     failures = result.failures()
     if failures:
         lines += ["", f"{plural(len(failures), 'failure')}:"]
@@ -115,6 +118,23 @@ def run_text(result: RunResult) -> str:
     if result.truncated:
         lines.append("(the result was cut to stay small; the report holds everything)")
     return "\n".join(lines)
+
+
+def _shards_text(result: RunResult) -> list[str]:
+    """One line per engine of a sharded run: its status, suites, setup time and what went wrong."""
+    if not result.shards:
+        return []
+    lines = ["", "engines:"]
+    for shard in result.shards:
+        suites = ", ".join(shard.suites) or "no suite"
+        lines.append(
+            f"  {MARKS.get(shard.status, '•')} {shard.engine}: {suites} · setup {human_ms(shard.setup_ms)}"
+            f" · {human_ms(shard.duration)}"
+        )
+        if shard.error is not None:
+            lines.append(f"      ! [{shard.error.code}] {shorten(shard.error.message, 160)}")
+        lines.extend(f"      ! {shorten(w, 160)}" for w in shard.warnings)
+    return lines
 
 
 # -- html ---------------------------------------------------------------------------------------
@@ -221,7 +241,8 @@ def diagnostics_html(diagnostics: DiagnosticReport | None) -> str:
 def failure_html(result: RunResult, case: CaseResult) -> str:
     """A failed case, expanded: summary, fix, assertions, exchange, logs, mock requests, artifact."""
     failure = case.failure
-    title = f"{badge('failed', '✗')} <b>{esc(case.name)}</b> <small>{esc(human_ms(case.duration))}</small>"
+    where = f" on {case.engine}" if case.engine else ""
+    title = f"{badge('failed', '✗')} <b>{esc(case.name)}</b> <small>{esc(human_ms(case.duration) + where)}</small>"
     if failure is None:
         return f"<div>{title}</div>"
     parts = [f'<div class="pf-summary" style="font-weight:600">{esc(failure.summary or failure.error)}</div>']
@@ -259,11 +280,12 @@ def _suite_rows(result: RunResult, suite: SuiteResult, *, details: bool) -> list
     note = "".join(
         f'<div style="color:#cf222e">{esc(shorten(text, 300))}</div>' for text in [suite.error or ""] if text
     ) + "".join(f'<div style="color:#9a6700">{esc(shorten(w, 300))}</div>' for w in suite.warnings)
+    where = f" <small>on <code>{esc(suite.engine)}</code></small>" if suite.engine else ""
     rows = [
         row(
             [
                 badge(suite.status),
-                f"<b>{esc(suite.name)}</b> <code>{esc(suite.id)}</code>{note}",
+                f"<b>{esc(suite.name)}</b> <code>{esc(suite.id)}</code>{where}{note}",
                 esc(suite.runner),
                 str(suite.passed),
                 str(suite.failed),
@@ -284,7 +306,8 @@ def _suite_rows(result: RunResult, suite: SuiteResult, *, details: bool) -> list
     if others:
         items = "".join(
             f'<div class="pf-case pf-{esc(c.status)}">{badge(c.status, MARKS.get(c.status))} {esc(c.name)}'
-            f" <small>{esc(c.skip_reason or human_ms(c.duration))}</small></div>"
+            f" <small>{esc(c.skip_reason or human_ms(c.duration))}"
+            f"{' on ' + esc(c.engine) if c.engine else ''}</small></div>"
             for c in others
         )
         label = _counts(suite.passed, 0, suite.skipped).replace(", 0 failed", "")

@@ -67,11 +67,10 @@ def _phase_params(ops: list[Operation]) -> list[click.Parameter]:
 
 
 def _arguments(ctx: click.Context, op: Operation, values: dict[str, Any]) -> dict[str, Any]:
-    names = {p.name for p in op.parameters}
+    extensions = EXTENSIONS.get(op.name, ())
+    names = {p.name for p in op.parameters} | {e.option.name for e in extensions}
     try:
-        return collect_arguments(
-            op, {k: v for k, v in values.items() if k in names}, EXTENSIONS.get(op.name, ())
-        )
+        return collect_arguments(op, {k: v for k, v in values.items() if k in names}, extensions)
     except InputError as exc:
         ctx.exit(Output(json=_settings(ctx).json).error(exc))
 
@@ -135,6 +134,9 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
 
         async def work(project: Any, out: Output) -> Any:
             async def body() -> Any:
+                if arguments.get("shards"):
+                    # Each engine's copy is removed by the run itself; the project's own is not touched.
+                    return await _call(project, run, arguments, out)
                 running = getattr(await project.status(), "state", None) == "running"
                 if running:
                     out.note("The environment is already running: it is brought up to date and stays up.")
@@ -160,6 +162,7 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
         help="Leave the environment running afterwards: the next run rebuilds only what changed.",
     )
     params = [p for p in click_params(run, positional=False) if p.name != "keep"]
+    params += [e.option for e in EXTENSIONS.get(run.name, ())]
     return click.Command(
         "run",
         callback=callback,

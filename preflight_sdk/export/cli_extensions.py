@@ -13,7 +13,7 @@ import click
 
 from .cli_params import Extension
 
-__all__ = ["EXTENSIONS"]
+__all__ = ["EXTENSIONS", "SHARD_ON"]
 
 
 def _self(value: Any, args: dict[str, Any]) -> None:
@@ -21,11 +21,31 @@ def _self(value: Any, args: dict[str, Any]) -> None:
         args["self_check"] = True
 
 
+def _shard_on(value: Any, args: dict[str, Any]) -> None:
+    """`--shard-on A,B`: the engines of `shards`, comma-separated."""
+    if value is not None:
+        args["shards"] = [part.strip() for part in str(value).split(",") if part.strip()]
+
+
+SHARD_ON = Extension(
+    option=click.Option(
+        ["--shard-on"],
+        metavar="ENGINES",
+        default=None,
+        help="Split the suites over these engines, comma-separated: `local`, `context:NAME` or a "
+        "DOCKER_HOST URL (e.g. `local,ssh://ci@builder`). Each runs its own copy of the environment.",
+    ),
+    apply=_shard_on,
+)
+
+
 def _written_before(value: Any, args: dict[str, Any]) -> None:
     """The composed `init` command writes the starter before the operation runs."""
 
 
 EXTENSIONS: dict[str, tuple[Extension, ...]] = {
+    # `preflight test --shard-on local,ssh://ci@builder` (and `preflight run`): the readable `--shards`.
+    "run": (SHARD_ON,),
     # `preflight init --from-compose FILE`: a starter e2e.yaml whose services come from FILE.
     "init": (
         Extension(

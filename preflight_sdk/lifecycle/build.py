@@ -105,7 +105,7 @@ async def build(
     result = BuildResult(services=ordered, total_duration=_ms(anyio.current_time() - started))
     built = {r.name: hashed[r.name] for r in ordered if r.status == "success" and r.name in hashed}
     if built:
-        await anyio.to_thread.run_sync(_remember, loaded.root, built)
+        await anyio.to_thread.run_sync(_remember, loaded.state_root, built)
     failed = [r for r in ordered if r.status == "failed"]
     if failed:
         raise _failure(failed, result)

@@ -26,10 +26,13 @@ __all__ = ["clean", "clean_on_exit", "first_error", "remove_labelled"]
 async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> CleanResult:
     """Remove the project's environment (see `Project.clean`)."""
     root = await _root(ctx)
-    session = ctx.session or await anyio.to_thread.run_sync(read_state, root)
+    # A shard's copy has labels and a state file of its own (see `shard_copy`).
+    labelled = ctx.loaded.label_root if ctx.loaded is not None else root
+    state_root = ctx.loaded.state_root if ctx.loaded is not None else root
+    session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
     mocks = await stop_mocks(ctx)
     try:
-        containers, networks = await remove_labelled(ctx, root, force=force)
+        containers, networks = await remove_labelled(ctx, labelled, force=force)
     except PreflightError:
         if ctx.loaded is None or ctx.loaded.services:
             raise
@@ -41,7 +44,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     elif networks:
         main = networks[0]
     images_removed = await remove_images(ctx, root) if images else []
-    removed = await anyio.to_thread.run_sync(remove_state, root)
+    removed = await anyio.to_thread.run_sync(remove_state, state_root)
     ctx.state_file_removed()
     if ctx.session is not None:
         ctx.session = None if ctx.loaded is None else _stopped(ctx)
@@ -76,7 +79,7 @@ async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
 async def remove_labelled(
     ctx: ProjectContext, root: str, *, force: bool, keep_network: str | None = None
 ) -> tuple[list[CleanAction], list[CleanAction]]:
-    """Remove every container, then every network (but `keep_network`), labelled with this checkout's root."""
+    """Remove every container, then every network (but `keep_network`), labelled with `root` (the checkout's, or a shard's)."""
     labels = {LABEL_ROOT: root}
     engine = ctx.engine
     found: list[ContainerInfo] = []

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..engine.base import Engine
     from ..engine.target import EngineTarget
 
-__all__ = ["ProjectContext", "labels_for", "slug"]
+__all__ = ["ProjectContext", "labels_for", "shard_copy", "slug"]
 
 LABEL_MANAGED = "preflight.managed"
 LABEL_PROJECT = "preflight.project"
@@ -61,8 +61,11 @@ class ProjectContext:
         config_file: str | None,
         engine: Engine | None,
         target: EngineTarget | None = None,
+        *,
+        shard: str | None = None,
     ) -> None:
         self.path = Path(path).expanduser()
+        self.shard = shard  # a shard's own copy of the environment (see `shard_copy`)
         self.config_file = config_file
         self._engine = engine
         self._target_override = target  # from the caller (CLI flags, a shard): wins over e2e.yaml
@@ -80,6 +83,11 @@ class ProjectContext:
         self._watched: tuple[LoadedConfig, tuple[str, ...]] | None = None
 
     # -- engine ------------------------------------------------------------------------------
+
+    @property
+    def caller_target(self) -> EngineTarget | None:
+        """The engine the caller named (CLI flags, `Project.open(engine_host=...)`), if any."""
+        return self._target_override
 
     @property
     def engine(self) -> Engine:
@@ -184,6 +192,14 @@ class ProjectContext:
     # -- configuration and session -----------------------------------------------------------
 
     @property
+    def state_root(self) -> str:
+        """Where this context's `.preflight/state.json` lives (a shard's own folder, else the root)."""
+        if self.loaded is not None:
+            return self.loaded.state_root
+        root = str(self.root)
+        return os.path.join(root, ".preflight", "shards", self.shard) if self.shard else root
+
+    @property
     def root(self) -> Path:
         """The directory of e2e.yaml (where `.preflight/` lives)."""
         if self.loaded is not None:
@@ -223,12 +239,16 @@ class ProjectContext:
             loaded = self.loaded  # nothing it was read from changed: no need to parse it again
         else:
             loaded = await anyio.to_thread.run_sync(load_config, self.path, self.config_file)
+            if self.shard is not None:
+                loaded = shard_copy(loaded, self.shard)
             self._loaded_fingerprint = await anyio.to_thread.run_sync(self._fingerprint, loaded)
-            state_mark = await anyio.to_thread.run_sync(_mtime, state_path(loaded.root))
+            state_mark = await anyio.to_thread.run_sync(_mtime, state_path(loaded.state_root))
         changed = self.loaded is not None and self.loaded.digest != loaded.digest
         if self.session is None or state_mark != self._state_mark:
             # First load, or another process changed the session (a CLI clean after the MCP setup).
-            self.session, self.state_problem = await anyio.to_thread.run_sync(read_state_checked, loaded.root)
+            self.session, self.state_problem = await anyio.to_thread.run_sync(
+                read_state_checked, loaded.state_root
+            )
             self._state_mark = state_mark
         session = self.session
         self.stale = False
@@ -247,11 +267,11 @@ class ProjectContext:
                 config_digest=loaded.digest,
             )
             if persist:
-                await self.save(session, root=loaded.root)
+                await self.save(session, root=loaded.state_root)
         elif persist and state_mark is None and self.state_problem is None:
             # A session kept only in memory so far (read-only calls, or this process's clean):
             # a changing operation writes it, so other processes and the mocks' watch see it.
-            await self.save(session, root=loaded.root)
+            await self.save(session, root=loaded.state_root)
         self.session = session
         self.loaded = loaded
         return loaded, changed
@@ -270,7 +290,7 @@ class ProjectContext:
     async def save(self, session: SessionState, *, root: str | None = None) -> None:
         """Keep `session` in memory and in `.preflight/state.json`."""
         self.session = session
-        target = root or str(self.root)
+        target = root or self.state_root
         await anyio.to_thread.run_sync(write_state, target, session)
         self._state_mark = await anyio.to_thread.run_sync(_mtime, state_path(target))
 
@@ -281,7 +301,7 @@ class ProjectContext:
 
     def _marks(self) -> tuple[tuple[tuple[str, int, int], ...], int | None]:
         """The configuration's fingerprint and the state file's mtime."""
-        state = _mtime(state_path(self.loaded.root)) if self.loaded is not None else None
+        state = _mtime(state_path(self.loaded.state_root)) if self.loaded is not None else None
         return self._fingerprint(), state
 
     def _fingerprint(self, loaded: LoadedConfig | None = None) -> tuple[tuple[str, int, int], ...]:
@@ -312,6 +332,29 @@ class ProjectContext:
 def _has_environment(session: SessionState) -> bool:
     """Whether the session has something on its engine (running, or containers not yet cleaned)."""
     return session.state == "running" or bool(session.containers) or session.network is not None
+
+
+def shard_copy(loaded: LoadedConfig, shard: str) -> LoadedConfig:
+    """`loaded` as one shard's copy of the environment: its own state and labels (`shard`), every
+    published port on a free host port and every mock on a free port, so copies on one engine
+    (and the project's own environment) never take each other's ports."""
+    services = []
+    for service in loaded.services:
+        ports = [_free_host_port(spec) for spec in service.container.ports]
+        container = msgspec.structs.replace(service.container, ports=ports)
+        services.append(msgspec.structs.replace(service, container=container))
+    mocks = {name: msgspec.structs.replace(mock, port=0) for name, mock in loaded.config.mocks.items()}
+    config = msgspec.structs.replace(loaded.config, mocks=mocks)
+    return msgspec.structs.replace(loaded, config=config, services=services, shard=shard)
+
+
+def _free_host_port(spec: str | int) -> str:
+    """`8080:80` → `0:80` (keeping a host address and protocol); `80` is already Docker's choice."""
+    from ..config import parse_port
+
+    port = parse_port(spec)
+    address = f"{port.host_ip}:" if port.host_ip else ""
+    return f"{address}0:{port.container}/{port.protocol}"
 
 
 def _stat_mark(path: str) -> tuple[str, int, int]:

@@ -32,7 +32,7 @@ async def find_container(ctx: ProjectContext, name: str) -> ContainerInfo:
     """
     loaded = await ctx.ensure_loaded(persist=False)
     session = ctx.require_session()
-    found = await ctx.engine.list_containers({LABEL_ROOT: loaded.root})
+    found = await ctx.engine.list_containers({LABEL_ROOT: loaded.label_root})
     wanted = loaded.service(name)
     service_name = wanted.name if wanted else name
     matches = [

@@ -46,7 +46,7 @@ async def start_mocks(
     if loaded.services:
         binds.extend((await mock_route(ctx)).binds)
     reporter.step(f"starting {len(mocks)} mock(s)", scope="mocks")
-    session_id, root = ctx.require_session().session_id, loaded.root
+    session_id, root = ctx.require_session().session_id, loaded.state_root
     host = MockHost(mocks, bind_hosts=binds, still_wanted=SessionWatch(root, session_id))
     results: list[MockSetup] = await host.start()
     ctx.mocks = host

@@ -72,7 +72,7 @@ async def setup(
             return current
         reporter.step("the previous environment is gone or broken: removing what is left", status="started")
         await stop_mocks(ctx)
-        await remove_labelled(ctx, loaded.root, force=True)
+        await remove_labelled(ctx, loaded.label_root, force=True)
     begun = anyio.current_time()
     since = datetime.now(UTC) - timedelta(seconds=2)
     started = Started()
@@ -136,14 +136,14 @@ async def _remove_leftovers(ctx: ProjectContext, loaded: LoadedConfig, keep_netw
     Only containers can hold names and host ports, so one cheap `docker ps` decides; networks
     without containers are left for `clean` rather than listed on every setup.
     """
-    if await ctx.engine.list_containers({LABEL_ROOT: loaded.root}, detail=False):
-        await remove_labelled(ctx, loaded.root, force=True, keep_network=keep_network)
+    if await ctx.engine.list_containers({LABEL_ROOT: loaded.label_root}, detail=False):
+        await remove_labelled(ctx, loaded.label_root, force=True, keep_network=keep_network)
 
 
 async def _create_network(ctx: ProjectContext, name: str, started: Started, reporter: Reporter) -> None:
     loaded = ctx.require_loaded()
     session = ctx.require_session()
-    labels = session_labels(loaded.project_name, loaded.root, session.session_id)
+    labels = session_labels(loaded.project_name, loaded.label_root, session.session_id)
     labels["preflight.managed"] = "true"
     reporter.step(f"creating network {name}", scope="network")
     try:
@@ -193,7 +193,7 @@ async def start_services(
         # Started once a container exists (`--since` replays earlier exits), so the events
         # process does not compete with the first `docker run` for the CPU.
         await first_started.wait()
-        labels = {LABEL_ROOT: loaded.root, "preflight.session": session.session_id}
+        labels = {LABEL_ROOT: loaded.label_root, "preflight.session": session.session_id}
         async with aclosing(ctx.engine.watch_exits(labels, since=since)) as stream:
             async for container_id in stream:
                 dead.add(container_id)
@@ -486,7 +486,7 @@ async def _undo(ctx: ProjectContext, loaded: LoadedConfig, started: Started, rep
     reporter.step("setup failed: removing everything it started", status="failed")
     try:
         await stop_mocks(ctx)
-        await remove_labelled(ctx, loaded.root, force=True)
+        await remove_labelled(ctx, loaded.label_root, force=True)
     except PreflightError:
         pass  # best effort: the next setup or clean finds leftovers by label
     session = ctx.session

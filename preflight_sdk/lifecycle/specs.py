@@ -149,7 +149,7 @@ def container_spec(
         env={key: _fill(_text(value), scope) for key, value in container.environment.items()},
         ports=[parse_port(spec) for spec in container.ports],
         volumes=[_volume(loaded, v) for v in container.volumes],
-        labels=labels_for(loaded.project_name, session, loaded.root, service.name),
+        labels=labels_for(loaded.project_name, session, loaded.label_root, service.name),
         add_hosts=[(mock, mock_address) for mock in mocks],
         command=command,
         entrypoint=entrypoint,

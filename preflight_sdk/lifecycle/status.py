@@ -41,10 +41,10 @@ async def status(ctx: ProjectContext) -> StatusResult:
     network_names: list[str] = []
 
     async def read_containers() -> None:
-        containers.extend(await engine.list_containers({LABEL_ROOT: loaded.root}))
+        containers.extend(await engine.list_containers({LABEL_ROOT: loaded.label_root}))
 
     async def read_networks() -> None:
-        network_names.extend(n.name for n in await engine.list_networks({LABEL_ROOT: loaded.root}))
+        network_names.extend(n.name for n in await engine.list_networks({LABEL_ROOT: loaded.label_root}))
 
     reach = ("127.0.0.1", True)
 

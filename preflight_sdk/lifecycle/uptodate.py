@@ -84,7 +84,7 @@ async def bring_up_to_date(
         reporter.step("fresh: removing the environment and rebuilding from nothing", status="started")
         await clean(ctx, force=True)
         loaded = await ctx.ensure_loaded()
-    record = await anyio.to_thread.run_sync(read_record, loaded.root)
+    record = await anyio.to_thread.run_sync(read_record, loaded.state_root)
     plans = await anyio.to_thread.run_sync(_build_plans, loaded)
     images = await _inspect_images(ctx, {spec.image for spec, _ in plans.values()})
     rebuild = _stale_images(plans, images, record, build=build, fresh=fresh)
@@ -111,7 +111,7 @@ async def bring_up_to_date(
     record.builds = {**record.builds, **{name: plans[name][1] for name in rebuild}}
     record.services = {**record.services, **stamper.stamped}
     record.mocks = {name: mock_digest(mock) for name, mock in loaded.config.mocks.items()}
-    await anyio.to_thread.run_sync(write_record, loaded.root, record)
+    await anyio.to_thread.run_sync(write_record, loaded.state_root, record)
     return result
 
 
@@ -242,7 +242,7 @@ async def _from_nothing(
     if ctx.stale:
         # The running environment belongs to an older e2e.yaml and is broken: it all goes.
         await stop_mocks(ctx)
-        await remove_labelled(ctx, loaded.root, force=True)
+        await remove_labelled(ctx, loaded.label_root, force=True)
         await ctx.transition(
             state="stopped", network=None, containers=[], mocks=[], config_digest=loaded.digest
         )

@@ -40,6 +40,7 @@ __all__ = [
     "RunProgress",
     "RunResult",
     "RunStatus",
+    "ShardResult",
     "SuiteResult",
     "Totals",
 ]
@@ -209,6 +210,7 @@ class CaseResult(_Part, frozen=True, kw_only=True):
     attempts: list[AttemptResult] | None = None
     skip_reason: str | None = None
     history: CaseHistory | None = None
+    engine: str | None = None  # where it ran, in a sharded run (`local`, `unix:///…`, `context:ci`)
 
 
 class SuiteResult(_Part, frozen=True, kw_only=True):
@@ -224,6 +226,25 @@ class SuiteResult(_Part, frozen=True, kw_only=True):
     skipped: int
     cases: list[CaseResult]
     error: str | None = None
+    warnings: list[str] = msgspec.field(default_factory=list)
+    engine: str | None = None  # where it ran, in a sharded run
+
+
+class ShardResult(_Part, frozen=True, kw_only=True):
+    """One engine of a sharded run: the suites it was given and how its environment went.
+
+    `status` is `passed` or `failed` by its suites, or `error` when its environment could not be
+    brought up (then `error` says why, and each of its suites failed with that reason).
+    """
+
+    engine: str
+    suites: list[str]
+    status: Literal["passed", "failed", "error", "cancelled"]
+    expected_ms: int  # the recorded durations the split went by
+    setup_ms: int = 0
+    duration: int = 0
+    error: ErrorInfo | None = None
+    cleaned: bool = True
     warnings: list[str] = msgspec.field(default_factory=list)
 
 
@@ -300,6 +321,7 @@ class RunResult(Result, frozen=True, kw_only=True):
     artifacts: list[Artifact] = msgspec.field(default_factory=list)
     warnings: list[str] = msgspec.field(default_factory=list)
     truncated: bool = False
+    shards: list[ShardResult] | None = None
 
     @property
     def ok(self) -> bool:

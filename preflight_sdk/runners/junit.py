@@ -112,6 +112,8 @@ def _write_suite(root: ET.Element, suite: SuiteResult) -> None:
         errors="1" if suite.error else "0",
         time=f"{suite.duration / 1000:.3f}",
     )
+    if suite.engine:
+        node.set("hostname", suite.engine)  # JUnit's own place for where a suite ran
     if suite.error:
         ET.SubElement(node, "properties").append(ET.Element("property", name="error", value=suite.error))
         element = ET.SubElement(node, "testcase", classname=suite.id, name=SUITE_ERROR_CASE, time="0.000")

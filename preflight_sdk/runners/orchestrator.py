@@ -70,6 +70,14 @@ class TestPlan:
         self.phase: str | None = None
         self.redactor: Redactor | None = None  # every output of the run shows secrets replaced
         self.began = time.perf_counter()
+        self.engine: str | None = None  # the engine this plan's suites run on, in a sharded run
+
+    def tagged(self, suite: SuiteResult) -> SuiteResult:
+        """`suite` and its cases marked with the engine they ran on (in a sharded run)."""
+        if self.engine is None:
+            return suite
+        cases = [msgspec.structs.replace(c, engine=self.engine) for c in suite.cases]
+        return msgspec.structs.replace(suite, engine=self.engine, cases=cases)
 
     def cancel(self) -> None:
         """Stop the run: the suite in flight is cancelled (its teardown still runs), the rest skipped."""
@@ -119,13 +127,16 @@ async def run_suites(
             if plan.cancel_requested:
                 stop.cancel()
             for suite in serial:
-                results[suite.id] = await _run_one(run, loaded, suite, taken, given.get(suite.id))
+                results[suite.id] = plan.tagged(
+                    await _run_one(run, loaded, suite, taken, given.get(suite.id))
+                )
             if together:
                 limiter = anyio.CapacityLimiter(concurrency)
 
                 async def one(suite: SuiteConfig) -> None:
                     async with limiter:
-                        results[suite.id] = await _run_one(run, loaded, suite, taken, given.get(suite.id))
+                        done = await _run_one(run, loaded, suite, taken, given.get(suite.id))
+                        results[suite.id] = plan.tagged(done)
 
                 async with anyio.create_task_group() as tg:
                     for suite in together:

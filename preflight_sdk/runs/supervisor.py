@@ -34,6 +34,8 @@ from .finish import finish_lifecycle, finish_test, unwrap_error
 from .identity import config_hash, git_state, request_hash
 from .live import LiveRun, Relay
 from .reading import result_of_row, snapshot_of
+from .sharding import ShardSpec, split_suites
+from .shards import ShardedPlan, run_sharded
 
 __all__ = ["HEARTBEAT", "RunSupervisor"]
 
@@ -99,13 +101,17 @@ class RunSupervisor:
         parts: object = None,
         synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
         environment_optional: bool = False,
+        shards: Sequence[ShardSpec] = (),
+        fresh: bool = False,
     ) -> RunResult:
         """Start a test run and wait for it up to `wait` seconds (None: to its end).
 
         `prepare` runs first, under the run's locks (bringing the environment up to date); `after`
         runs last whatever happened, shielded (removing it when it is not kept). `synthetic` are
         suites that e2e.yaml does not list (saved tests and suites) with their test files;
-        `environment_optional` lets them run without a running environment.
+        `environment_optional` lets them run without a running environment. With `shards` the
+        suites are split over those engines, each with its own copy of the environment (`fresh`:
+        built without cache), instead of `prepare` and the project's environment.
         """
         loaded = await self.ctx.ensure_loaded()
         suites = select_suites(loaded, suite_ids, {s.id: s for s, _ in synthetic})
@@ -125,13 +131,15 @@ class RunSupervisor:
         if live is None:
             assert existing is not None
             return await self.get(existing, wait)
-        plan = TestPlan(live.run_id, live.log, selection, synthetic, environment_optional)
+        plan = await self._plan(live, suites, shards, selection, synthetic, environment_optional)
         live.plan = plan
         plan.suites = suites
         git = _Later(git_state(loaded.root))
         self._background.spawn(git.fill, name=f"git-{live.run_id}")
 
         async def body(reporter: Reporter) -> Any:
+            if isinstance(plan, ShardedPlan):
+                return await run_sharded(self.ctx, plan, parallel=parallel, fresh=fresh, reporter=reporter)
             try:
                 if prepare is not None:
                     plan.phase = "setup"
@@ -158,6 +166,24 @@ class RunSupervisor:
 
         self._launch(live, "run", body, finish)
         return await self.wait_started(live, wait)
+
+    async def _plan(
+        self,
+        live: LiveRun,
+        suites: list[SuiteConfig],
+        shards: Sequence[ShardSpec],
+        selection: dict[str, set[str]] | None,
+        synthetic: Sequence[tuple[SuiteConfig, TestFile]],
+        environment_optional: bool,
+    ) -> TestPlan:
+        """The run's plan; a sharded one splits the suites by their recorded durations."""
+        if not shards:
+            return TestPlan(live.run_id, live.log, selection, synthetic, environment_optional)
+        ids = [s.id for s in suites]
+        store = await self.store()
+        durations = await self.call(store.suite_durations, ids) or {}
+        split = split_suites(ids, durations, len(shards))
+        return ShardedPlan(live.run_id, live.log, shards, split, selection, synthetic, environment_optional)
 
     async def run_lifecycle(
         self,

@@ -297,6 +297,29 @@ class RunStore:
                     out[case_id] = found[0]
         return out
 
+    def suite_durations(self, suites: Sequence[str], *, recent: int = 3) -> dict[str, int]:
+        """Each suite's expected duration (ms): the mean over its `recent` newest complete runs of its cases' durations.
+
+        Only whole runs of it count (passed or failed test runs, not a resumed run or one saved
+        test, which ran a part); a suite with no such run is left out.
+        """
+        out: dict[str, int] = {}
+        with self.db.read() as conn:
+            for suite in suites:
+                sums = [
+                    int(row[0])
+                    for row in conn.execute(
+                        "SELECT SUM(cases.duration_ms) FROM cases JOIN runs USING (run_id) "
+                        "WHERE cases.suite = ? AND runs.kind = 'test' AND runs.status IN ('passed', 'failed') "
+                        "AND runs.resumed_from IS NULL AND runs.test_id IS NULL "
+                        "GROUP BY cases.run_id ORDER BY cases.run_id DESC LIMIT ?",
+                        (suite, recent),
+                    )
+                ]
+                if sums:
+                    out[suite] = sum(sums) // len(sums)
+        return out
+
     def operations(self, limit: int = 50) -> list[OperationRow]:
         """The newest operation calls, newest first."""
         with self.db.read() as conn:

@@ -111,6 +111,10 @@ MIGRATIONS: list[str] = [
         updated_at TEXT NOT NULL
     ) WITHOUT ROWID
     """,
+    # 3: a suite's recorded cases, newest first (what a sharded run splits its suites by).
+    """
+    CREATE INDEX cases_by_suite ON cases(suite, run_id)
+    """,
 ]
 
 OUR_TABLES = frozenset(
