@@ -505,8 +505,9 @@ class Project:
             idempotency_key: the same key returns the same run.
             shards: split the suites over these engines, each running its own copy of the
                 environment at once: `local` (the project's engine), `context:NAME` or a
-                DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`). Split by
-                recorded durations; the copies are always removed afterwards.
+                DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
+                ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
+                removed afterwards (`keep` is for the project's own environment).
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -514,7 +515,7 @@ class Project:
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
 
         Example:
-            `await project.run(filter="orders")`, `await project.run(shards=["local", "ssh://ci@builder"])`
+            `await project.run(filter="orders")`
 
         Tips:
             Call it again after changing code: only what changed is rebuilt. Read each
