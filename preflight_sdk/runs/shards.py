@@ -126,12 +126,13 @@ class ShardedPlan(TestPlan):
             sub.results = self.results  # every shard's suites land in the one run
             sub.engine = spec.name
             self.shards.append(Shard(spec, suites, expected, sub))
-        self.merged = _Merged(self)
+        # Set once the shards start: until then a cancel stops the run as a whole (its lock wait).
+        self.merged: _Merged | None = None
 
     @property
     def context(self) -> Any:
-        """The shards' contexts merged (the owner's view of the run's progress)."""
-        return self.merged if hasattr(self, "merged") else None
+        """The shards' contexts merged (the owner's view of the run's progress), once they started."""
+        return getattr(self, "merged", None)
 
     @context.setter
     def context(self, value: Any) -> None:
@@ -153,6 +154,7 @@ async def run_sharded(
     loaded = await ctx.ensure_loaded()
     plan.redactor = loaded.redactor
     plan.began = time.perf_counter()
+    plan.merged = _Merged(plan)
     plan.phase = "suites"
     async with anyio.create_task_group() as tg:
         for shard in plan.shards:

@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 from support.engines import SecondEngine
+from support.slow_service import DOCKERFILE, serve_py
 
 from preflight_sdk import Project
 
@@ -43,20 +44,6 @@ tests:
   suites:
 {suites}
 """
-DOCKERFILE = """
-FROM preflight-base/python
-COPY serve.py /app/serve.py
-CMD ["python3", "-u", "/app/serve.py"]
-"""
-SERVE = """
-import http.server, time
-class Slow(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        if self.path.startswith("/slow"):
-            time.sleep(0.8)
-        self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
-http.server.ThreadingHTTPServer(("", 8000), Slow).serve_forever()
-"""
 SUITE = """
 name: {name}
 cases:
@@ -81,7 +68,7 @@ def sharded(project_dir: Callable[..., Path]) -> Path:
     files = {f"{name}.yaml": SUITE.format(name=name) for name in SUITES}
     config = CONFIG.format(port=_free_port(), mock_port=_free_port(), suites=suites)
     return project_dir(
-        config=config, files={**files, "Dockerfile": DOCKERFILE, "serve.py": SERVE}, name="sharded"
+        config=config, files={**files, "Dockerfile": DOCKERFILE, "serve.py": serve_py(0.8)}, name="sharded"
     )
 
 
