@@ -8,6 +8,7 @@ copy. The project's own environment (a fixed host port) keeps running beside the
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -16,7 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
+import jsonschema
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from support.engines import SecondEngine
 from support.slow_service import DOCKERFILE, serve_py
 
@@ -169,29 +173,41 @@ async def test_a_cli_run_sharded_over_two_daemons_is_one_run_and_leaves_nothing(
         await project.clean()
 
 
-async def test_an_unreachable_engine_fails_its_suites_with_the_reason_and_the_rest_pass(
-    sharded: Path,
+async def test_an_unreachable_engine_over_mcp_fails_its_suites_with_the_reason_and_the_rest_pass(
+    sharded: Path, tmp_path: Path
 ) -> None:
-    project = Project.open(sharded)
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "preflight-mcp"),
+        args=["--project", str(sharded), "--call-budget", "120"],
+        env=dict(os.environ),
+        cwd=tmp_path,
+    )
+    with anyio.fail_after(180), (tmp_path / "server.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+            tool = next(t for t in (await client.list_tools()).tools if t.name == "preflight_run")
+            assert tool.input_schema["properties"]["shards"]  # reflected from Project.run
+            reply = await client.call_tool("preflight_run", {"shards": ["local", "unix:///nonexistent.sock"]})
+            envelope = reply.structured_content
+            assert envelope is not None and envelope["success"] is True and not reply.is_error
+            jsonschema.Draft202012Validator(tool.output_schema or {}).validate(envelope)
+            bad = await client.call_tool("preflight_run", {"shards": ["docker.example:2375"]})
+            assert bad.is_error and bad.structured_content is not None
+            assert bad.structured_content["error"]["code"] == "INVALID_INPUT"
 
-    with anyio.fail_after(180):
-        run = await project.run(shards=["local", "unix:///nonexistent.sock"])
-
-    assert run.status == "failed"
-    shards = {shard.engine: shard for shard in (run.shards or [])}
+    run = envelope["data"]
+    assert run["status"] == "failed"
+    shards = {shard["engine"]: shard for shard in run["shards"]}
     gone = shards["unix:///nonexistent.sock"]
-    assert gone.status == "error" and gone.error is not None and gone.error.code == "DOCKER_ERROR"
-    assert shards["local"].status == "passed" and shards["local"].suites
-    for suite in run.suites:
-        if suite.id in gone.suites:
-            assert suite.status == "failed" and suite.cases == []
-            assert suite.error is not None and suite.error.startswith(
-                "[DOCKER_ERROR] engine unix:///nonexistent.sock"
-            )
-            assert "hint:" in suite.error
+    assert gone["status"] == "error" and gone["error"]["code"] == "DOCKER_ERROR"
+    assert shards["local"]["status"] == "passed" and shards["local"]["suites"] and gone["suites"]
+    for suite in run["suites"]:
+        if suite["id"] in gone["suites"]:
+            assert suite["status"] == "failed" and suite["cases"] == []
+            assert suite["error"].startswith("[DOCKER_ERROR] engine unix:///nonexistent.sock: ")
+            assert "(hint: " in suite["error"]
         else:
-            assert suite.status == "passed" and {c.engine for c in suite.cases} == {"local"}
-    assert run.totals.passed == 2 * len(shards["local"].suites) and run.totals.failed == 0
+            assert suite["status"] == "passed" and {c["engine"] for c in suite["cases"]} == {"local"}
+    assert run["totals"]["passed"] == 2 * len(shards["local"]["suites"]) and run["totals"]["failed"] == 0
     assert _leftovers(sharded) == []
 
 
