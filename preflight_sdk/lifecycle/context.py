@@ -151,6 +151,7 @@ class ProjectContext:
             recorded is not None
             and (recorded.engine_host or recorded.engine_context)
             and _has_environment(recorded)
+            and (recorded.engine_host, recorded.engine_context) != _effective(target)
         ):
             # The environment runs where it was set up (`--engine-host`, DOCKER_HOST…): status,
             # logs and clean of a later process without those go there too.
@@ -182,11 +183,7 @@ class ProjectContext:
     def engine_record(self) -> dict[str, str | None]:
         """The session fields naming the engine in use (`engine_host`, `engine_context`), DOCKER_HOST
         and DOCKER_CONTEXT included; both None for this machine's default engine."""
-        target = self.engine_target()
-        if target.kind != "docker":
-            return {"engine_host": None, "engine_context": None}
-        host = target.host or (None if target.context else os.environ.get("DOCKER_HOST") or None)
-        context = target.context or (None if host else os.environ.get("DOCKER_CONTEXT") or None)
+        host, context = _effective(self.engine_target())
         return {"engine_host": host, "engine_context": context}
 
     # -- configuration and session -----------------------------------------------------------
@@ -327,6 +324,14 @@ class ProjectContext:
         session = msgspec.structs.replace(self.require_session(), **changes)
         await self.save(session)
         return session
+
+
+def _effective(target: EngineTarget) -> tuple[str | None, str | None]:
+    """The (host, context) the docker command line uses for `target`, DOCKER_HOST/DOCKER_CONTEXT included."""
+    if target.kind != "docker":
+        return None, None
+    host = target.host or (None if target.context else os.environ.get("DOCKER_HOST") or None)
+    return host, target.context or (None if host else os.environ.get("DOCKER_CONTEXT") or None)
 
 
 def _has_environment(session: SessionState) -> bool:
