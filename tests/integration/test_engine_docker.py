@@ -50,7 +50,12 @@ def _descendants(pid: int) -> dict[int, str]:
 
 
 def _docker_children() -> list[str]:
-    return [line for line in _descendants(os.getpid()).values() if "docker" in line.split(" ")[0]]
+    """The docker client processes below this one (not a daemon a fixture started, nor its proxies)."""
+    return [
+        line
+        for line in _descendants(os.getpid()).values()
+        if "docker" in line.split(" ")[0] and Path(line.split(" ")[0]).name not in ("dockerd", "docker-proxy")
+    ]
 
 
 async def _until_no_docker_children(what: str) -> None:

@@ -76,7 +76,7 @@ services:
     build: {{image: preflight-base/busybox}}
     container:
       command: ["sh", "-c", "{command}"]
-      dockerHealthcheck: {{test: ["CMD-SHELL", "test -f /tmp/ready"], interval: 300ms, retries: 5}}
+      dockerHealthcheck: {{test: ["CMD-SHELL", "test -f /tmp/ready"], interval: 300ms, retries: 12}}
 """
 
 
@@ -167,9 +167,10 @@ async def test_build_setup_health_mock_logs_status_and_clean(
 async def test_a_health_check_inside_the_container_decides_readiness(
     engine: str, checkout: Callable[..., Path]
 ) -> None:
-    # Healthy only once /tmp/ready exists (after 1 s): on Podman without systemd, preflight runs
-    # the check itself; a check that never passes ends as unhealthy, not as a hang.
-    ready = checkout({"e2e.yaml": HEALTH.format(name="ready", command="sleep 1; touch /tmp/ready; sleep 60")})
+    # Healthy only once /tmp/ready exists (after 2 s; `run` may return a second into that on a busy
+    # machine): on Podman without systemd, preflight runs the check itself; a check that never
+    # passes ends as unhealthy, not as a hang.
+    ready = checkout({"e2e.yaml": HEALTH.format(name="ready", command="sleep 2; touch /tmp/ready; sleep 60")})
     never = checkout({"e2e.yaml": HEALTH.format(name="never", command="sleep 60")}, name="never")
     async with Project.open(ready) as project:
         result = await project.setup(timeout="30s")
