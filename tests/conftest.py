@@ -15,6 +15,7 @@ from typing import NoReturn
 
 import pytest
 from support.engines import SecondEngine, start_second_dockerd
+from support.sshd import SshServer, start_sshd
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -86,6 +87,23 @@ def second_engine(request: pytest.FixtureRequest) -> Iterator[SecondEngine]:
         yield engine
     finally:
         engine.stop()
+
+
+@pytest.fixture(scope="session")
+def ssh_engine(request: pytest.FixtureRequest, second_engine: SecondEngine) -> Iterator[SshServer]:
+    """An OpenSSH server at the second daemon's address whose sessions talk to that daemon.
+
+    Reach it with `host()` (`ssh://root@<address>:<port>`) and its `client_bin` first in PATH.
+    It fails the test in CI when sshd is missing or cannot start, and skips it elsewhere.
+    """
+    try:
+        server = start_sshd(second_engine.address, second_engine.unix_host)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        _missing(request, f"could not start sshd: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def _missing(request: pytest.FixtureRequest, message: str) -> NoReturn:

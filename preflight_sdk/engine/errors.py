@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from ..errors import EnvironmentError_
 
@@ -51,6 +52,9 @@ _NO_IMAGE = re.compile(r"No such image: *(\S+)", re.I)
 _PORT = re.compile(r"(?:port is already allocated|address already in use|bind: .*in use)", re.I)
 _PORT_NUMBER = re.compile(r"(?:0\.0\.0\.0|127\.0\.0\.1|\[::\]|::)?:(\d{1,5})")
 _STDERR_KEPT = 2000
+# ssh's words when the engine's ssh server answers but will not let this machine in (docker's ssh
+# helper passes them on): "Permission denied (publickey).", "Host key verification failed."
+_SSH_REFUSED = re.compile(r"Permission denied \(publickey[^)]*\)|Host key verification failed")
 
 
 def daemon_unreachable(detail: str) -> EnvironmentError_:
@@ -76,14 +80,37 @@ def name_the_engine(error: EnvironmentError_, host: str | None, context: str | N
     if error.code != "DOCKER_ERROR" or not error.retryable or local:
         return error
     flag = f"--host {where}" if where else f"--context {context}"
+    message = error.message.replace("the Docker daemon", f"the Docker engine {where or context}", 1)
+    refused = _SSH_REFUSED.search(str((error.details or {}).get("stderr", "")))
+    if refused:
+        # The engine is up; trying again cannot help until the login is fixed.
+        return EnvironmentError_(
+            message,
+            code="DOCKER_ERROR",
+            hint=f"the engine's ssh server refused this machine ({refused.group(0)}): check that "
+            f"`{_ssh_command(where)} docker version` works without a prompt (docker runs `ssh` from PATH: "
+            "a key in ssh-agent or ~/.ssh/config, the host in known_hosts)",
+            details={**(error.details or {}), "engine": where or f"context:{context}"},
+            retryable=False,
+        )
     return EnvironmentError_(
-        error.message.replace("the Docker daemon", f"the Docker engine {where or context}", 1),
+        message,
         code="DOCKER_ERROR",
         hint=f"check that the engine is up and reachable from this machine (`docker {flag} info`), "
         "or fix `engine.host`/`engine.context` in e2e.yaml (`--engine-host`/`--context`, DOCKER_HOST/DOCKER_CONTEXT)",
         details={**(error.details or {}), "engine": where or f"context:{context}"},
         retryable=True,
     )
+
+
+def _ssh_command(host: str) -> str:
+    """`ssh [-p PORT] [USER@]HOST` for an `ssh://` engine URL (plain `ssh HOST` for anything else)."""
+    if not host.startswith("ssh://"):
+        return "ssh HOST"
+    url = urlsplit(host)
+    port = f"-p {url.port} " if url.port else ""
+    user = f"{url.username}@" if url.username else ""
+    return f"ssh {port}{user}{url.hostname}"
 
 
 def is_daemon_down(stderr: str) -> bool:

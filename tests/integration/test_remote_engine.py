@@ -1,4 +1,5 @@
-"""A project on another Docker engine: the second daemon, reached at tcp://<this machine>:<port>.
+"""A project on another Docker engine: the second daemon, reached at tcp://<this machine>:<port>
+(and at ssh://root@<this machine>:<port> through an OpenSSH server whose sessions talk to it).
 
 Its containers sit on a bridge of its own and reach this machine at its eth0 address, so the
 mocks (served in this process) must listen there; its published ports are reached at that
@@ -21,6 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from support.engines import SecondEngine
+from support.sshd import SshServer, keygen, ssh_client_bin
 
 from preflight_sdk import PreflightError, Project
 
@@ -141,14 +143,26 @@ def remote_root(tmp_path: Path, second_engine: SecondEngine) -> Iterator[Callabl
                 _docker(env, "network", "rm", *nets)
 
 
+@pytest.mark.parametrize("reached_over", ["tcp", "ssh"])
 async def test_a_project_runs_on_a_remote_engine_with_mocks_reached_back_from_its_containers(
-    second_engine: SecondEngine, remote_root: Callable[[str], Path]
+    reached_over: str,
+    second_engine: SecondEngine,
+    remote_root: Callable[[str], Path],
+    request: pytest.FixtureRequest,
 ) -> None:
     image = f"pf-test/remote-api:{secrets.token_hex(4)}"
     root = _write_project(remote_root("remote"), image)
     second = second_engine.docker_env()
     address = second_engine.address
-    project = Project.open(root, engine_host=second_engine.tcp_host)
+    if reached_over == "tcp":
+        project = Project.open(root, engine_host=second_engine.tcp_host)
+    else:
+        # Named in e2e.yaml; the docker CLI's `ssh` (first in PATH) reaches sshd, whose sessions
+        # talk to the second daemon.
+        ssh: SshServer = request.getfixturevalue("ssh_client")
+        with (root / "e2e.yaml").open("a") as config:
+            config.write(f'engine: {{host: "{ssh.host()}"}}\n')
+        project = Project.open(root)
     try:
         with anyio.fail_after(240):
             await project.build()
@@ -315,18 +329,44 @@ async def test_the_mcp_launcher_serves_the_engine_named_by_engine_host(
     assert _labelled(None, root) == []
 
 
-@pytest.mark.parametrize("host", ["tcp://127.0.0.1:1", "ssh://nobody@127.0.0.1:1"])
-async def test_an_unreachable_engine_fails_fast_with_a_hint_naming_it(
-    host: str, remote_root: Callable[[str], Path]
-) -> None:
-    root = remote_root("down")
+async def _setup_fails_fast(root: Path, host: str) -> PreflightError:
+    """The error of PLAIN's setup on `host`, which must come within 15 s."""
     (root / "e2e.yaml").write_text(PLAIN)
     project = Project.open(root, engine_host=host)
     started = time.monotonic()
     with anyio.fail_after(30), pytest.raises(PreflightError) as caught:
         await project.setup()
     assert time.monotonic() - started < 15
-    error = caught.value
+    return caught.value
+
+
+@pytest.mark.parametrize("host", ["tcp://127.0.0.1:1", "ssh://nobody@127.0.0.1:1"])
+async def test_an_unreachable_engine_fails_fast_with_a_hint_naming_it(
+    host: str, remote_root: Callable[[str], Path]
+) -> None:
+    error = await _setup_fails_fast(remote_root("down"), host)
     assert error.code == "DOCKER_ERROR" and error.retryable
     assert host in error.message and f"docker --host {host} info" in (error.hint or "")
     assert (error.details or {}).get("engine") == host
+
+
+@pytest.fixture
+def ssh_client(ssh_engine: SshServer, monkeypatch: pytest.MonkeyPatch) -> SshServer:
+    """`ssh` on PATH (for the docker CLI this process and its children run) reaches `ssh_engine`."""
+    monkeypatch.setenv("PATH", f"{ssh_engine.client_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.delenv("DOCKER_CONTEXT", raising=False)
+    return ssh_engine
+
+
+async def test_an_ssh_engine_that_refuses_the_key_fails_fast_with_a_hint(
+    ssh_engine: SshServer, remote_root: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client whose only key the server does not know.
+    bin_dir = ssh_client_bin(tmp_path, keygen(tmp_path / "stranger"), multiplex=False)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    host = ssh_engine.host()
+    error = await _setup_fails_fast(remote_root("refused"), host)
+    assert error.code == "DOCKER_ERROR" and not error.retryable
+    assert host in error.message and "Permission denied (publickey)" in error.message
+    assert f"ssh -p {ssh_engine.port} root@{ssh_engine.address} docker version" in (error.hint or "")

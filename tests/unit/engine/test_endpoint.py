@@ -141,3 +141,30 @@ def test_an_engine_that_does_not_answer_is_named_unless_it_is_a_local_socket(
     assert name_the_engine(other, "tcp://192.0.2.9:2375", None) is other
     monkeypatch.setenv("DOCKER_HOST", "ssh://ci@builder")
     assert "ssh://ci@builder" in name_the_engine(down, None, None).message
+
+
+@pytest.mark.parametrize(
+    ("said", "host", "command"),
+    [
+        ("Permission denied (publickey).", "ssh://ci@builder:2222", "ssh -p 2222 ci@builder docker version"),
+        ("Host key verification failed.", "ssh://builder", "ssh builder docker version"),
+    ],
+)
+def test_an_ssh_engine_that_refuses_the_login_is_not_retryable_and_says_how_to_check(
+    said: str, host: str, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    stderr = (
+        'error during connect: Head "http://docker.example.com/_ping": command [ssh -- builder docker '
+        f"system dial-stdio] has exited with exit status 255, ...: stderr={said}"
+    )
+    named = name_the_engine(daemon_unreachable(stderr), host, None)
+    assert named.code == "DOCKER_ERROR" and not named.retryable
+    assert host in named.message and said in named.message
+    assert said.rstrip(".") in (named.hint or "") and f"`{command}`" in (named.hint or "")
+    assert named.details and named.details["engine"] == host
+    # A refused connection is not a refused login: still retryable.
+    refused_port = daemon_unreachable(
+        stderr.replace(said, "ssh: connect to host builder port 22: Connection refused")
+    )
+    assert name_the_engine(refused_port, host, None).retryable
