@@ -8,8 +8,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +17,12 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from support.cli import BIN, preflight_json
 from support.docker import force_clean
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
 REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 
 
 @pytest.fixture
@@ -39,15 +37,6 @@ def broken(tmp_path: Path) -> Path:
     )
     (root / "e2e.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return root
-
-
-def _cli(root: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [str(BIN / "preflight"), *args, "-C", str(root), "--json"], capture_output=True, text=True, timeout=60
-    )
-    assert done.stdout, done.stderr
-    reply: dict[str, Any] = json.loads(done.stdout)
-    return reply
 
 
 async def test_an_agent_follows_cancels_resumes_and_diffs_runs(broken: Path, tmp_path: Path) -> None:
@@ -104,13 +93,13 @@ async def test_an_agent_follows_cancels_resumes_and_diffs_runs(broken: Path, tmp
                     if c["status"] == "failed"
                 )
                 # the CLI (another process) reads the run the server owns
-                shown = _cli(broken, "runs", "show", first["runId"])
+                shown = preflight_json(broken, "runs", "show", first["runId"])
                 assert shown["data"]["runId"] == first["runId"] and shown["data"]["status"] == "failed"
 
                 slow = await call("run", {"filter": "slow", "wait": "0s"})
                 slow_id = slow["data"]["runId"]
                 await anyio.sleep(1.5)
-                cancelled = _cli(broken, "runs", "cancel", slow_id)
+                cancelled = preflight_json(broken, "runs", "cancel", slow_id)
                 assert cancelled["success"] and cancelled["data"]["cancelled"] is True
                 assert (await call("get_run", {"runId": slow_id}))["data"]["status"] == "cancelled"
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +17,12 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from support.cli import BIN, preflight_json
 from support.docker import force_clean
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
 REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 
 HEALTH = {
     "request": {"path": "/health", "service": "orders"},
@@ -45,15 +43,6 @@ def shop(tmp_path: Path) -> Path:
     root = tmp_path / "shop"
     shutil.copytree(REPO / "docs" / "examples" / "shop", root)
     return root
-
-
-def _cli(root: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [str(BIN / "preflight"), *args, "-C", str(root), "--json"], capture_output=True, text=True, timeout=60
-    )
-    assert done.stdout, done.stderr
-    reply: dict[str, Any] = json.loads(done.stdout)
-    return reply
 
 
 async def test_an_agent_keeps_runs_and_exports_its_tests(shop: Path, tmp_path: Path) -> None:
@@ -137,7 +126,7 @@ async def test_an_agent_keeps_runs_and_exports_its_tests(shop: Path, tmp_path: P
                 lines = {t["id"]: t for t in (await call("list_tests", {}))["data"]["tests"]}
                 assert lines["broken"]["lastRunStatus"] == "failed" and "lastRunStatus" not in lines["health"]
                 # another process sees the same store
-                assert [t["id"] for t in _cli(shop, "list-tests")["data"]["tests"]] == [
+                assert [t["id"] for t in preflight_json(shop, "list-tests")["data"]["tests"]] == [
                     "broken",
                     "health",
                     "refund",
