@@ -43,6 +43,7 @@ async def serve(app: PreflightMcp) -> None:
     """Serve `app` on stdin/stdout until stdin closes or a termination signal arrives."""
     from mcp.server.stdio import stdio_server
 
+    from .list_cache import EncodedWriteStream
     from .wire_guard import AnsweringReadStream
 
     async with anyio.create_task_group() as tg:
@@ -53,7 +54,8 @@ async def serve(app: PreflightMcp) -> None:
             # buffered print() flushed at exit would otherwise land on the wire.
             with contextlib.redirect_stdout(sys.stderr), serving:
                 answering = AnsweringReadStream(read, write)  # malformed lines get an error reply
-                await app.server.run(answering, write, app.server.create_initialization_options())
+                writing = EncodedWriteStream(write, app.list_cache)  # tools/list: its text, encoded once
+                await app.server.run(answering, writing, app.server.create_initialization_options())
         logger.info("stdin closed: shutting down")
         await app.shutdown()
         tg.cancel_scope.cancel()

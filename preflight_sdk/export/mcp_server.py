@@ -21,13 +21,13 @@ import anyio
 import msgspec
 from mcp import MCPError, types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
 
 from .._version import __version__
 from ..errors import PreflightError
 from ..progress import ProgressEvent, ProgressSink
 from ..tracing import TRACE_PARENT
 from .bounds import bound_reply
+from .list_cache import ListCache
 from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .registry import Registry, reflect
@@ -105,8 +105,8 @@ class PreflightMcp:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
-        self._wire_lists: dict[str, Any] = {}
-        self.server.middleware.append(self._cached_list)
+        self.list_cache = ListCache()
+        self.server.middleware.append(self.list_cache.middleware)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -135,25 +135,6 @@ class PreflightMcp:
         if params is not None and params.cursor:
             raise MCPError(types.INVALID_PARAMS, f"Invalid cursor: {params.cursor!r} (the list has one page)")
         return self.listing()
-
-    async def _cached_list(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
-        """Answer `tools/list` from its wire form, validated and stamped once per protocol version.
-
-        The list never changes while the server runs, and the SDK's per-response validation of a
-        large list costs more than everything else in the request.
-        """
-        params = ctx.params or {}
-        if ctx.method != "tools/list" or params.get("cursor"):
-            return await call_next(ctx)
-        wire = self._wire_lists.get(ctx.protocol_version)
-        if wire is None:
-            answer = await call_next(ctx)
-            if not isinstance(answer, dict):
-                return answer
-            wire = self._wire_lists[ctx.protocol_version] = answer
-        # A fresh top level per response (the pipeline may set keys on it); the tools inside are
-        # only ever read.
-        return dict(wire)
 
     # -- calls --------------------------------------------------------------------------------
 

@@ -18,10 +18,10 @@ import msgspec
 
 from ..jsonschema_util import inline_root
 from ..operations import AliasSpec
-from ..results.envelope import Envelope
 from .arguments import Parameter, arguments_struct, convert_arguments, decode_arguments
 from .docstrings import parse_docstring
 from .examples import mcp_example
+from .outputs import RESULTS_FILE, envelope_schema, output_schema, result_name
 from .registry import Operation, Registry
 
 __all__ = ["CONFIG_FILE_OPERATIONS", "TOOL_PREFIX", "ToolSpec", "build_tools"]
@@ -31,7 +31,6 @@ TOOL_PREFIX = "preflight_"
 CONFIG_FILE_OPERATIONS = frozenset({"init"})
 
 # Subscripted at run time with each operation's types.
-_ENVELOPE: Any = Envelope
 _ANNOTATED: Any = Annotated
 PROJECT_PATH = "project_path"
 CONFIG_FILE = "config_file"
@@ -116,7 +115,7 @@ def _operation_tool(op: Operation, *, project_required: bool) -> ToolSpec:
         title=op.title,
         description=op.described(mcp_example(op)),
         input_schema=input_schema(arguments),
-        output_schema=output_schema(_ENVELOPE[op.return_type]),
+        output_schema=envelope_schema(op.return_type),
         read_only=op.meta.read_only,
         destructive=op.meta.destructive and not op.meta.read_only,
         idempotent=op.meta.idempotent or op.meta.read_only,
@@ -166,12 +165,14 @@ def _alias_tool(op: Operation, alias: AliasSpec) -> ToolSpec:
         )
         for f in msgspec.structs.fields(alias.input_type)
     )
-    out = output_schema(alias.output_type)
+    out = output_schema(alias.output_type, levels=1)
     wrapped = out.get("type") != "object"
     if wrapped:
         out = {"type": "object", "properties": {"result": out}, "required": ["result"]}
     if alias.error_type is not None:
-        out = _either(out, output_schema(alias.error_type))
+        out = {"type": "object", "anyOf": [out, output_schema(alias.error_type, levels=1)]}
+    named = [alias.output_type] if alias.error_type is None else [alias.output_type, alias.error_type]
+    out["description"] = " or ".join(result_name(t) for t in named) + f" in {RESULTS_FILE}"
     return ToolSpec(
         name=alias.name,
         title=op.title,
@@ -222,17 +223,6 @@ def _quiet(node: Any) -> Any:
     return out
 
 
-def output_schema(typ: Any) -> dict[str, Any]:
-    """Return the JSON Schema of a result type with its root `$ref` inlined.
-
-    An output schema is for validating `structuredContent`, not for reading: titles (which repeat
-    the definition names), descriptions and defaults are left out. That halves the size of
-    `tools/list`, which every client downloads and parses.
-    """
-    schema: dict[str, Any] = _type_lists(_lean(inline_root(msgspec.json.schema(typ))))
-    return schema
-
-
 def _type_lists(node: Any) -> Any:
     """Write `anyOf: [{type: string}, {type: null}]` as `type: [string, null]` (same meaning, shorter)."""
     if isinstance(node, list):
@@ -251,29 +241,6 @@ def _type_lists(node: Any) -> Any:
     return out
 
 
-_NOT_FOR_VALIDATION = frozenset({"title", "description", "default"})
-
-
-def _lean(node: Any) -> Any:
-    """Drop annotation keywords (title, description, default) wherever they describe a schema."""
-    if isinstance(node, dict):
-        return {
-            key: _lean_map(value) if key in ("properties", "$defs") else _lean(value)
-            for key, value in node.items()
-            if key not in _NOT_FOR_VALIDATION
-        }
-    if isinstance(node, list):
-        return [_lean(item) for item in node]
-    return node
-
-
-def _lean_map(node: Any) -> Any:
-    # Inside `properties` and `$defs` the keys are names (a property may be called `title`).
-    if isinstance(node, dict):
-        return {key: _lean(value) for key, value in node.items()}
-    return node
-
-
 def _clean(node: Any) -> Any:
     """Dedent every `description` (msgspec copies class docstrings as they are indented)."""
     if isinstance(node, dict):
@@ -284,13 +251,3 @@ def _clean(node: Any) -> Any:
     if isinstance(node, list):
         return [_clean(item) for item in node]
     return node
-
-
-def _either(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """One object schema that accepts a reply of either shape (definitions merged at the root)."""
-    defs = {**first.get("$defs", {}), **second.get("$defs", {})}
-    branches = [{k: v for k, v in schema.items() if k != "$defs"} for schema in (first, second)]
-    combined: dict[str, Any] = {"type": "object", "anyOf": branches}
-    if defs:
-        combined["$defs"] = defs
-    return combined
