@@ -3,7 +3,8 @@
 A tool's arguments are its method's parameters (camelCase) plus `projectPath` on every tool and
 `configFile` on `init`. Its output is always the envelope `{success, data?, error?, runId?,
 timestamp}` with the method's result type as `data`, so the schema is object-rooted for clients of
-every protocol era. Alias tools keep the argument and reply shapes their `AliasSpec` declares.
+every protocol era; the output schema is an outline of it (`outputs.py`). Alias tools keep the
+argument and reply shapes their `AliasSpec` declares.
 
 Nothing here imports mcp: the server turns these Structs into protocol objects.
 """

@@ -19,6 +19,7 @@ import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from support.results import check_whole_data
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -53,6 +54,7 @@ def _checked(reply: types.CallToolResult, tool: types.Tool) -> dict[str, Any]:
     envelope = reply.structured_content
     assert envelope is not None
     jsonschema.Draft202012Validator(tool.output_schema or {}).validate(envelope)
+    check_whole_data(envelope, tool.output_schema)
     return envelope
 
 

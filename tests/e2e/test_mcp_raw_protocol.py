@@ -84,3 +84,41 @@ def test_each_malformed_line_gets_a_json_rpc_error_and_a_log_line(tmp_path: Path
     assert [(e["error"]["code"], e["id"]) for e in errors] == [want for _, want in MALFORMED], replies  # type: ignore[index]
     assert any(r.get("id") == 99 and "result" in r for r in replies), "the server still answers after it"
     assert stderr.count(b"answered a malformed message") == len(MALFORMED)
+
+
+def test_tools_list_is_one_ascii_line_the_same_for_every_request(tmp_path: Path) -> None:
+    from preflight_sdk.export.mcp_server import PreflightMcp
+
+    (tmp_path / "e2e.yaml").write_text("project:\n  name: raw\n", encoding="utf-8")
+    requests = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        _line({"jsonrpc": "2.0", "id": "second", "method": "tools/list"}),
+        _line({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "x"}}),
+    ]
+    server = subprocess.Popen(
+        [LAUNCHER, "--project", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ),
+        cwd=tmp_path,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(_line(INIT) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        server.stdin.write(b"".join(requests))
+        server.stdin.flush()
+        lines = [server.stdout.readline() for _ in range(4)][1:]
+        server.stdin.close()
+        server.wait(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.stdout.close()
+    first, second, refused = (json.loads(line) for line in lines)
+    assert (first["id"], second["id"], refused["id"]) == (1, "second", 3)
+    assert first["result"] == second["result"]
+    assert lines[0].isascii() and lines[1].isascii()  # escaped: clients decode it as narrow text
+    assert [tool["name"] for tool in first["result"]["tools"]] == list(PreflightMcp(default_project=".").tools)
+    assert refused["error"]["code"] == -32602  # a cursor still reaches the handler, which refuses it

@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from support.cli import BIN, preflight_json
 from support.docker import force_clean
+from support.results import check_whole_data
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -58,6 +59,7 @@ async def test_an_agent_follows_cancels_resumes_and_diffs_runs(broken: Path, tmp
                     jsonschema.Draft202012Validator(tools[f"preflight_{name}"].output_schema or {}).validate(
                         envelope
                     )
+                    check_whole_data(envelope, tools[f"preflight_{name}"].output_schema)
                     assert reply.is_error is (not envelope["success"]), name
                     return envelope
 

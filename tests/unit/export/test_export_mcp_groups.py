@@ -15,6 +15,9 @@ from preflight_sdk.export.registry import reflect
 pytestmark = pytest.mark.anyio
 
 MODEL_BUDGET = 32_000  # bytes of the whole list as a model reads it (docs/performance.md)
+# Bytes of the whole answer, output schemas and annotations included: every client downloads and
+# decodes it, and past about this size the tools/list round trip exceeds 1.5x the floor.
+FULL_BUDGET = 64_000
 SEED_PAIR = {"require_clarification", "read_architecture"}
 
 
@@ -90,6 +93,16 @@ async def test_the_list_as_a_model_reads_it_stays_within_its_budget() -> None:
     project = tools["preflight_status"].input_schema["properties"]["projectPath"]
     assert len(project["description"]) < 120  # repeated in every tool
     assert "default" not in project  # an absent optional argument is null: saying so costs bytes
+
+
+async def test_the_whole_list_with_its_output_schemas_stays_within_its_budget() -> None:
+    tools = await _listed()
+    assert len(tools) == len(PreflightMcp(default_project="/srv/p").tools)  # every group
+    whole = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools.values()]
+    size = len(json.dumps({"tools": whole}, separators=(",", ":"), ensure_ascii=False).encode())
+    outputs = sum(len(json.dumps(tool["outputSchema"], separators=(",", ":"))) for tool in whole)
+    assert size <= FULL_BUDGET, f"tools/list is {size:,} bytes, {outputs:,} of them output schemas"
+    assert outputs <= size // 2  # outlines, not whole result types: docs/schema/results.schema.json
 
 
 async def test_the_tests_group_serves_the_saved_test_tools() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 from mcp import Client, types
+from support.results import check_whole_data
 
 from preflight_sdk import Project
 from preflight_sdk.engine.fake import FakeEngine
@@ -109,6 +110,7 @@ def _envelope(result: types.CallToolResult, tool: types.Tool) -> dict[str, Any]:
     envelope = _text_mirrors(result)
     assert tool.output_schema is not None
     jsonschema.Draft202012Validator(tool.output_schema).validate(envelope)
+    check_whole_data(envelope, tool.output_schema)
     assert envelope["success"] is (not result.is_error)
     return envelope
 

@@ -118,7 +118,14 @@ async def test_the_envelope_output_schema_types_data_with_the_method_result(clie
     assert schema is not None
     assert set(schema["properties"]) == {"success", "timestamp", "data", "error", "runId"}
     assert schema["required"] == ["success", "timestamp"]
-    assert "Outcome" in schema["$defs"]
+    data = schema["properties"]["data"]
+    assert data["properties"] == {
+        "runId": {"type": "string"},
+        "passed": {"type": "boolean"},
+        "failedCases": {"type": "integer"},
+    }
+    assert data["required"] == ["runId", "passed"]
+    assert schema["description"] == "data: Outcome in results.schema.json"
 
 
 # -- calls ----------------------------------------------------------------------------------------
