@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.message import SessionMessage
 from pydantic import PrivateAttr
+
+from .wire_guard import WrappedStream
 
 __all__ = ["EncodedResponse", "EncodedWriteStream", "ListCache"]
 
@@ -87,11 +88,11 @@ class EncodedResponse(types.JSONRPCResponse):
         return f'{{"jsonrpc":"2.0","id":{json.dumps(self.id)},"result":{self._text}}}'
 
 
-class EncodedWriteStream:
+class EncodedWriteStream(WrappedStream):
     """The transport's write stream, sending a cached `tools/list` answer as its encoded text."""
 
     def __init__(self, inner: Any, cache: ListCache) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._cache = cache
 
     async def send(self, item: SessionMessage) -> None:
@@ -104,17 +105,3 @@ class EncodedWriteStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -19,7 +19,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-__all__ = ["AnsweringReadStream", "error_for"]
+__all__ = ["AnsweringReadStream", "WrappedStream", "error_for"]
 
 logger = logging.getLogger("preflight_sdk.mcp")
 
@@ -27,11 +27,32 @@ _ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 _SHOWN = 120  # characters of the offending line quoted in the log
 
 
-class AnsweringReadStream:
+class WrappedStream:
+    """A wrapper of one of the transport's streams: closing it closes the stream it wraps."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class AnsweringReadStream(WrappedStream):
     """A read stream that answers malformed input itself and passes only real messages on."""
 
     def __init__(self, inner: Any, write: Any) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._write = write
 
     @property
@@ -59,20 +80,6 @@ class AnsweringReadStream:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 def error_for(exc: Exception) -> tuple[types.JSONRPCError, str]:

@@ -26,6 +26,20 @@ def _line(message: object) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
+def _spawn(project: Path, *, stderr: int) -> subprocess.Popen[bytes]:
+    """`preflight-mcp --project project`, spoken to over pipes."""
+    server = subprocess.Popen(
+        [LAUNCHER, "--project", str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=dict(os.environ),
+        cwd=project,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    return server
+
+
 SURROGATE = (
     b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"preflight_status",'
     b'"arguments":{"projectPath":"\\ud800"}}}\n'
@@ -51,14 +65,7 @@ def test_each_malformed_line_gets_a_json_rpc_error_and_a_log_line(tmp_path: Path
     raw = b"".join(line for line, _ in MALFORMED)
     ping = _line({"jsonrpc": "2.0", "id": 99, "method": "ping"})
     notified = _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    server = subprocess.Popen(
-        [LAUNCHER, "--project", str(tmp_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=dict(os.environ),
-        cwd=tmp_path,
-    )
+    server = _spawn(tmp_path, stderr=subprocess.PIPE)
     assert server.stdin is not None and server.stdout is not None
     replies: list[dict[str, object]] = []
     try:
@@ -95,14 +102,7 @@ def test_tools_list_is_one_ascii_line_the_same_for_every_request(tmp_path: Path)
         _line({"jsonrpc": "2.0", "id": "second", "method": "tools/list"}),
         _line({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "x"}}),
     ]
-    server = subprocess.Popen(
-        [LAUNCHER, "--project", str(tmp_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=dict(os.environ),
-        cwd=tmp_path,
-    )
+    server = _spawn(tmp_path, stderr=subprocess.DEVNULL)
     assert server.stdin is not None and server.stdout is not None
     try:
         server.stdin.write(_line(INIT) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -120,5 +120,7 @@ def test_tools_list_is_one_ascii_line_the_same_for_every_request(tmp_path: Path)
     assert (first["id"], second["id"], refused["id"]) == (1, "second", 3)
     assert first["result"] == second["result"]
     assert lines[0].isascii() and lines[1].isascii()  # escaped: clients decode it as narrow text
-    assert [tool["name"] for tool in first["result"]["tools"]] == list(PreflightMcp(default_project=".").tools)
+    assert [tool["name"] for tool in first["result"]["tools"]] == list(
+        PreflightMcp(default_project=".").tools
+    )
     assert refused["error"]["code"] == -32602  # a cursor still reaches the handler, which refuses it
