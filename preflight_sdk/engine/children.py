@@ -31,13 +31,13 @@ import sys
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterable
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-__all__ = ["Children", "call", "install", "stream"]
+__all__ = ["Children", "Killable", "call", "install", "stream", "track"]
 
 T = TypeVar("T")
 
@@ -48,16 +48,26 @@ _PR_SET_PDEATHSIG = 1
 _installed = False
 
 
+class Killable(Protocol):
+    """What a call may leave running: a docker process, or an open response of the Engine API."""
+
+    def poll(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
 class Children:
-    """The docker processes one call started; `kill` ends them (and any it starts later)."""
+    """The docker processes (and API streams) one call started; `kill` ends them (and any started later)."""
 
     def __init__(self, *, guard: bool = False) -> None:
         self.guard = guard  # children die with the process (PR_SET_PDEATHSIG)
-        self._processes: list[subprocess.Popen[bytes]] = []
+        self._processes: list[Killable] = []
         self._lock = threading.Lock()
         self.killed = False
 
-    def add(self, process: subprocess.Popen[bytes]) -> None:
+    def add(self, process: Killable) -> None:
         with self._lock:
             self._processes.append(process)
             late = self.killed
@@ -84,7 +94,14 @@ class Children:
                 pass
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
+def track(handle: Killable) -> None:
+    """Make `handle` end with the call running in this thread (when it runs inside one of this module)."""
+    children = _CURRENT.get()
+    if children is not None:
+        children.add(handle)
+
+
+def _kill(process: Killable) -> None:
     try:
         process.kill()
     except OSError:

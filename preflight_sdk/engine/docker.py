@@ -5,6 +5,8 @@ context, and runs off the event loop: blocking calls in worker threads, streams 
 logs --follow, events) in a thread of their own; cancelling either kills its docker process
 (`children.py`). A handful of calls use the client's command line (`client_config.docker_cmd`)
 with python-on-whales' own runner and typed errors instead of a typed wrapper; each says why.
+On this machine's socket the calls on setup's and clean's critical path go to the Engine API
+instead (`api.py` says why and which).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
 from ..results.lifecycle import LogLine
 from . import children
+from .api import EngineAPI, local_socket
 from .base import (
     BuildSpec,
     ContainerInfo,
@@ -44,7 +47,13 @@ from .errors import (
     translate,
     translate_exception,
 )
-from .inspect import container_from_inspect, container_from_ps, merge_log_streams, parse_log_bytes
+from .inspect import (
+    container_from_api_list,
+    container_from_inspect,
+    container_from_ps,
+    merge_log_streams,
+    parse_log_bytes,
+)
 from .outcomes import removal_outcomes
 from .output import BuildLines
 from .probe import NetworkProber, Prober
@@ -76,6 +85,7 @@ class DockerEngine:
         self._client: DockerClient | None = None
         self._limiter = anyio.CapacityLimiter(16)
         self._creating = anyio.Lock()
+        self._engine_api: EngineAPI | bool | None = False  # False: not looked for yet
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -92,6 +102,22 @@ class DockerEngine:
 
         children.install()
         return DockerClient(client_call=[self._docker], host=self._host, context=self._context)
+
+    def _api(self) -> EngineAPI | None:
+        """The Engine API on this machine's socket, for the stock `docker` client only (else None).
+
+        A client given by path or name (Podman, a test's stand-in) gets every call.
+        """
+        if self._engine_api is False:
+            path = local_socket(self._host, self._context) if self._docker == "docker" else None
+            self._engine_api = EngineAPI(path) if path else None
+        return self._engine_api if isinstance(self._engine_api, EngineAPI) else None
+
+    async def _on_socket(self, fn: Callable[[], T]) -> T:
+        """Run a blocking Engine API call in a worker thread; a cancelled caller waits for its answer
+        (under a second), so nothing it creates is left unseen by the clean that follows.
+        """
+        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
 
     async def _cmd(self, *args: str) -> list[Any]:
         """The client's docker command line (binary, host, context, config) followed by `args`."""
@@ -205,6 +231,9 @@ class DockerEngine:
         """Return the id of image `ref`, or None when there is none."""
         from python_on_whales.exceptions import NoSuchImage
 
+        if (api := self._api()) is not None:
+            found = await self._on_socket(partial(api.inspect, "image", ref))
+            return None if found is None else str(found.get("Id", ""))
         client = await self._whales()
 
         def ask() -> str | None:
@@ -218,6 +247,14 @@ class DockerEngine:
     async def inspect_image(self, ref: str) -> ImageInfo | None:
         from python_on_whales.exceptions import NoSuchImage
 
+        if (api := self._api()) is not None:
+            found = await self._on_socket(partial(api.inspect, "image", ref))
+            if found is None:
+                return None
+            labels = (found.get("Config") or {}).get("Labels") or {}
+            return ImageInfo(
+                id=str(found.get("Id", "")), labels=dict(labels), tags=list(found.get("RepoTags") or [])
+            )
         client = await self._whales()
 
         def ask() -> ImageInfo | None:
@@ -383,6 +420,9 @@ class DockerEngine:
     # -- networks ----------------------------------------------------------------------------
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
+        if (api := self._api()) is not None:
+            network_id = await self._on_socket(partial(api.create_network, name, labels))
+            return NetworkInfo(id=network_id, name=name, labels=dict(labels))
         client = await self._whales()
         network = await self._call(
             lambda: client.network.create(name, labels=dict(labels)),
@@ -392,7 +432,14 @@ class DockerEngine:
         return NetworkInfo(id=str(network.id), name=name, labels=dict(labels))
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
-
+        if (api := self._api()) is not None:
+            found = await self._on_socket(partial(api.list_networks, labels))
+            return [
+                NetworkInfo(
+                    id=str(n.get("Id", "")), name=str(n.get("Name", "")), labels=dict(n.get("Labels") or {})
+                )
+                for n in found
+            ]
         # The client's command line: `network.list` returns bare ids, and each name would be one
         # more `docker network inspect` (a docker process each) on clean's critical path.
         argv = await self._cmd("network", "ls", "--no-trunc", "--format", "{{json .}}")
@@ -414,6 +461,8 @@ class DockerEngine:
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         if not names:
             return []
+        if (api := self._api()) is not None:
+            return await self._remove_on_socket(api, "network", names, force=False)
         client = await self._whales()
         return await self._removal(
             lambda: client.network.remove(list(names)), names, action="remove networks"
@@ -422,7 +471,8 @@ class DockerEngine:
     # -- containers --------------------------------------------------------------------------
 
     async def run(self, spec: ContainerSpec) -> str:
-
+        if (api := self._api()) is not None:
+            return await self._on_socket(partial(api.run, spec))
         # The client's command line: `container.run(detach=True)` inspects the container it
         # started (one more docker process and a pydantic parse per service on setup's critical
         # path: +25 ms a service, 1.08x the floor for one service instead of 1.00x).
@@ -468,6 +518,9 @@ class DockerEngine:
 
         if not refs:
             return []
+        if (api := self._api()) is not None:
+            found = await self._each_on_socket(partial(api.inspect, "container"), refs)
+            return [container_from_inspect(item) for item in found if item is not None]
         # The client's command line: `container.inspect([...])` runs one `docker inspect` per
         # container and parses each into pydantic models; status and clean inspect every
         # container of a project at once, in one process.
@@ -492,7 +545,11 @@ class DockerEngine:
         return [container_from_inspect(item) for item in items]
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
-
+        if (api := self._api()) is not None:
+            listed = await self._on_socket(partial(api.list_containers, labels))
+            if detail:
+                return await self.inspect([str(item.get("Id", "")) for item in listed])
+            return [container_from_api_list(item) for item in listed]
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
         if detail:
             client = await self._whales()
@@ -515,6 +572,8 @@ class DockerEngine:
 
         if not refs:
             return []
+        if (api := self._api()) is not None:
+            return await self._remove_on_socket(api, "container", refs, force=force)
         # The client's command line: `container.remove` drops docker's stdout, the only place
         # that says which refs were removed (`rm -f` of a missing container exits 0 silently).
         argv = await self._cmd("container", "rm", "--volumes", *(["--force"] if force else []), *refs)
@@ -527,6 +586,27 @@ class DockerEngine:
 
         stdout, stderr, code = await self._call(remove, action="remove containers")
         return removal_outcomes(refs, stdout, stderr, code, action="remove containers")
+
+    async def _remove_on_socket(
+        self, api: EngineAPI, kind: str, refs: Sequence[str], *, force: bool
+    ) -> list[RemoveOutcome]:
+        """Remove each of `refs` at once, as `docker rm` and `docker network rm` do."""
+        return await self._each_on_socket(partial(api.remove, kind, force=force), refs)
+
+    async def _each_on_socket(self, fn: Callable[[str], T], refs: Sequence[str]) -> list[T]:
+        """`fn(ref)` for every ref, each in a worker thread of its own; the answers in `refs`' order."""
+        answers: dict[int, T] = {}
+
+        async def one(index: int, ref: str) -> None:
+            answers[index] = await self._on_socket(partial(fn, ref))
+
+        if len(refs) == 1:
+            await one(0, refs[0])
+        else:
+            async with anyio.create_task_group() as tg:
+                for index, ref in enumerate(refs):
+                    tg.start_soon(one, index, ref)
+        return [answers[index] for index in range(len(refs))]
 
     async def _removal(
         self, fn: Callable[[], object], refs: Sequence[str], *, action: str
@@ -634,6 +714,16 @@ class DockerEngine:
     async def watch_exits(
         self, labels: Mapping[str, str], *, since: datetime | None = None
     ) -> AsyncGenerator[str, None]:
+        if (api := self._api()) is not None:
+            wanted = {
+                "type": ["container"],
+                "event": ["die"],
+                "label": [f"{k}={v}" for k, v in labels.items()],
+            }
+            async with aclosing(children.stream(partial(api.events, wanted, since))) as dying:
+                async for died in dying:
+                    yield str(died.get("id") or (died.get("Actor") or {}).get("ID", ""))
+            return
         client = await self._whales()
         items = list(labels.items())
         # One label goes to the daemon (python-on-whales takes filters as a mapping, one value per
@@ -652,6 +742,8 @@ class DockerEngine:
                 yield str(event.actor.id)
 
     async def wait_exit(self, ref: str) -> int:
+        if (api := self._api()) is not None:
+            return await children.call(partial(api.wait, ref), limiter=self._limiter)
         client = await self._whales()
         code = await self._call(
             lambda: client.container.wait(ref), action=f"wait for {ref}", subject=ref, lasting=True

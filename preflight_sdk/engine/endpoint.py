@@ -70,11 +70,14 @@ def on_local_socket(host: str | None, context: str | None) -> bool:
     True when `host` (else DOCKER_HOST) is a unix socket, or when nothing names an engine: no
     host, no context (nor DOCKER_CONTEXT), no current context in the docker config but `default`.
     """
+    if not host and context and context != "default":
+        return False  # a context named by the caller wins over DOCKER_HOST, as with `docker --context`
     host = host or os.environ.get("DOCKER_HOST", "")
     if host:
         return endpoint_address(host)[1]
-    if context or os.environ.get("DOCKER_CONTEXT"):
-        return False
+    named = context or os.environ.get("DOCKER_CONTEXT")
+    if named:
+        return named == "default"
     config = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker") / "config.json"
     try:
         current = json.loads(config.read_text()).get("currentContext")

@@ -11,6 +11,7 @@ from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
 from .base import ContainerInfo
 
 __all__ = [
+    "container_from_api_list",
     "container_from_inspect",
     "docker_time",
     "join_fragments",
@@ -181,6 +182,20 @@ def container_from_ps(item: dict[str, Any]) -> ContainerInfo:
         status=cast(ContainerStatus, state if state in _STATUSES else "unknown"),
         running=state == "running",
         labels=labels,
+    )
+
+
+def container_from_api_list(item: dict[str, Any]) -> ContainerInfo:
+    """Reduce one item of the Engine API's `GET /containers/json`: id, name, state and labels only."""
+    state = str(item.get("State", "unknown"))
+    names = item.get("Names") or [""]
+    return ContainerInfo(
+        id=str(item.get("Id", "")),
+        name=str(names[0]).lstrip("/"),
+        image=str(item.get("Image", "")),
+        status=cast(ContainerStatus, state if state in _STATUSES else "unknown"),
+        running=state == "running",
+        labels=dict(item.get("Labels") or {}),
     )
 
 

@@ -86,10 +86,11 @@ async def sleeper(engine: DockerEngine) -> AsyncIterator[str]:
 
 
 async def test_cancelled_calls_and_closed_streams_leave_no_docker_process(
-    engine: DockerEngine, sleeper: str
+    engine: DockerEngine, sleeper: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PREFLIGHT_DOCKER_API", "0")  # a wait through the CLI, as on a remote engine
     with anyio.move_on_after(0.5) as waited:
-        await engine.wait_exit(sleeper)  # the container sleeps for 300 s
+        await DockerEngine().wait_exit(sleeper)  # the container sleeps for 300 s
     assert waited.cancelled_caught
     await _until_no_docker_children("a cancelled `docker container wait` is killed")
 
@@ -137,7 +138,10 @@ _WATCHER = textwrap.dedent(
 def test_the_events_watcher_dies_with_a_sigkilled_owner(tmp_path: Path) -> None:
     script = tmp_path / "watcher.py"
     script.write_text(_WATCHER.format(tests=str(Path(__file__).parent), tag=secrets.token_hex(3)))
-    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    # The CLI lane, as on a remote engine (on the local socket the events come over the Engine
+    # API, with no process to outlive anyone: tests/integration/test_engine_api.py).
+    cli = {**os.environ, "PREFLIGHT_DOCKER_API": "0"}
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=cli)
     try:
         assert owner.stdout is not None
         watcher = int(owner.stdout.readline())

@@ -1,4 +1,7 @@
-"""The same lifecycle on both engines: Docker and Podman (`PREFLIGHT_ENGINE`).
+"""The same lifecycle on every engine: Docker, Docker through its CLI alone, and Podman.
+
+`docker-cli` is Docker with `PREFLIGHT_DOCKER_API=0`: the calls that otherwise go to the Engine
+API on the local socket (engine/api.py) go through python-on-whales, as on a remote engine.
 
 Build from a Dockerfile, set up with a host-side health check, a container that calls a mock by
 name, logs, status, clean; and the shop example end to end on Podman. Podman cannot pull here:
@@ -106,12 +109,15 @@ def _require_podman(config: pytest.Config) -> None:
         pytest.skip(message)
 
 
-@pytest.fixture(params=["docker", "podman"])
+@pytest.fixture(params=["docker", "docker-cli", "podman"])
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The engine name, chosen for the test through `PREFLIGHT_ENGINE`."""
+    """The engine's command (`docker` or `podman`), chosen for the test through `PREFLIGHT_ENGINE`."""
     name = str(request.param)
     if name == "podman":
         _require_podman(request.config)
+    if name == "docker-cli":
+        monkeypatch.setenv("PREFLIGHT_DOCKER_API", "0")
+        name = "docker"
     monkeypatch.setenv("PREFLIGHT_ENGINE", name)
     return name
 

@@ -1,0 +1,296 @@
+"""The Engine API lane (engine/api.py) on the real local daemon.
+
+It must make exactly what the docker CLI makes (same container and network, every option of a
+`ContainerSpec`), fail with the same codes, and, on this machine's socket, leave setup and clean
+without a single docker process: that is what it is for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import aclosing
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from support.docker import force_clean, labelled
+
+from preflight_sdk import PreflightError, Project
+from preflight_sdk.config.ports import PortSpec
+from preflight_sdk.engine.base import ContainerSpec, HealthSpec
+from preflight_sdk.engine.docker import DockerEngine
+
+pytestmark = pytest.mark.anyio
+
+OWNER = {"preflight.test": "engine-api"}
+# Set per instance by the daemon (ids, times, paths, addresses); everything else must match.
+_PER_INSTANCE = {
+    "Id",
+    "Created",
+    "Name",
+    "HostnamePath",
+    "HostsPath",
+    "LogPath",
+    "ResolvConfPath",
+    "GraphDriver",
+}
+
+
+@pytest.fixture
+def tag() -> Iterator[str]:
+    value = secrets.token_hex(3)
+    yield value
+    gone = [f"pf-api-{lane}-{value}" for lane in ("cli", "api")]
+    subprocess.run(["docker", "rm", "-f", "-v", *gone], capture_output=True)
+    subprocess.run(["docker", "network", "rm", *(f"{name}-net" for name in gone)], capture_output=True)
+    subprocess.run(["docker", "volume", "rm", f"pf-api-vol-{value}"], capture_output=True)
+
+
+def _engine(monkeypatch: pytest.MonkeyPatch, lane: str) -> DockerEngine:
+    monkeypatch.setenv("PREFLIGHT_DOCKER_API", "1" if lane == "api" else "0")
+    engine = DockerEngine()
+    assert (engine._api() is not None) == (lane == "api")
+    return engine
+
+
+def _spec(name: str, network: str, data: Path, volume: str) -> ContainerSpec:
+    return ContainerSpec(
+        name=name,
+        image="preflight-base/busybox",
+        network=network,
+        aliases=["web", "www"],
+        env={"A": "1", "B": "x=y"},
+        ports=[
+            PortSpec(container=8080),
+            PortSpec(container=9090, host_ip="127.0.0.1"),
+            PortSpec(container=53, protocol="udp"),
+        ],
+        volumes=["/scratch", f"{data}:/data:ro", f"{volume}:/named"],
+        labels=OWNER,
+        add_hosts=[("gateway", "host-gateway"), ("db", "10.1.2.3")],
+        entrypoint="/bin/sh",
+        command=["-c", "sleep 60"],
+        working_dir="/tmp",
+        user="1000:1000",
+        init=True,
+        read_only=True,
+        health=HealthSpec(command="true", interval=0.5, timeout=2, retries=3, start_period=0),
+    )
+
+
+def _inspect(*args: str) -> dict[str, Any]:
+    return dict(json.loads(subprocess.check_output(["docker", *args]))[0])
+
+
+def _comparable(item: Any, short_id: str = "") -> Any:
+    """`item` without what the daemon sets per instance; an empty list reads as null (the CLI sends [])."""
+    if isinstance(item, dict):
+        return {k: _comparable(v, short_id) for k, v in item.items() if k not in _PER_INSTANCE}
+    if isinstance(item, list):
+        return [_comparable(v, short_id) for v in item if v != short_id] or None
+    return item
+
+
+async def test_a_container_made_through_the_api_is_the_one_docker_run_makes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tag: str
+) -> None:
+    made: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for lane in ("cli", "api"):
+        engine = _engine(monkeypatch, lane)
+        name = f"pf-api-{lane}-{tag}"
+        network = await engine.create_network(f"{name}-net", OWNER)
+        container_id = await engine.run(_spec(name, network.name, tmp_path, f"pf-api-vol-{tag}"))
+        container = _inspect("container", "inspect", container_id)
+        net = _inspect("network", "inspect", network.name)
+        assert [c.id for c in await engine.list_containers(OWNER, detail=False)] == [container_id]
+        assert [n.name for n in await engine.list_networks(OWNER)] == [network.name]
+        assert [(o.ref, o.action) for o in await engine.remove_containers([container_id], force=True)] == [
+            (container_id, "removed")
+        ]
+        assert [o.action for o in await engine.remove_networks([network.name])] == ["removed"]
+        short = container_id[:12]
+        config, host = container["Config"], container["HostConfig"]
+        attached = container["NetworkSettings"]["Networks"][network.name]
+        mounts = sorted(container["Mounts"], key=lambda m: str(m["Destination"]))
+        for mount in mounts:
+            if mount["Destination"] == "/scratch":  # an anonymous volume: a new name each time
+                mount.pop("Name"), mount.pop("Source")
+        made[lane] = (
+            {
+                "config": _comparable({k: v for k, v in config.items() if k != "Hostname"}),
+                # The CLI collects binds in a map: their order changes from run to run.
+                "host": _comparable(
+                    {k: sorted(v) if k == "Binds" else v for k, v in host.items() if k != "NetworkMode"}
+                ),
+                "network mode": host["NetworkMode"] == network.name,
+                "aliases": _comparable(attached["Aliases"], short),
+                "mounts": mounts,
+                "running": container["State"]["Running"],
+            },
+            {k: v for k, v in _comparable(net).items() if k not in ("Containers", "IPAM")},
+        )
+    assert made["api"][0] == made["cli"][0]
+    assert made["api"][1] == made["cli"][1]
+    # The spec really was applied (a lane that dropped an option on both sides would still agree).
+    container, _ = made["api"]
+    assert container["running"] and container["network mode"]
+    assert container["aliases"] == ["web", "www"]
+    assert container["config"]["Entrypoint"] == ["/bin/sh"] and container["config"]["User"] == "1000:1000"
+    assert container["host"]["ExtraHosts"] == ["gateway:host-gateway", "db:10.1.2.3"]
+    assert container["host"]["Init"] and container["host"]["ReadonlyRootfs"]
+    assert container["config"]["Healthcheck"]["Interval"] == 500_000_000
+
+
+async def test_the_api_lane_fails_with_the_cli_s_codes(monkeypatch: pytest.MonkeyPatch, tag: str) -> None:
+    engine = _engine(monkeypatch, "api")
+    name = f"pf-api-api-{tag}"
+    network = await engine.create_network(f"{name}-net", OWNER)
+    with pytest.raises(PreflightError) as missing:
+        await engine.run(ContainerSpec(name=name, image=f"preflight-test/absent-{tag}", network=network.name))
+    assert missing.value.code == "NOT_BUILT"
+    assert (
+        missing.value.details is not None and missing.value.details["image"] == f"preflight-test/absent-{tag}"
+    )
+    spec = ContainerSpec(
+        name=name, image="preflight-base/busybox", network=network.name, labels=OWNER, command=["sleep", "60"]
+    )
+    container_id = await engine.run(spec)
+    with pytest.raises(PreflightError) as taken:
+        await engine.run(spec)
+    assert taken.value.code == "DOCKER_ERROR" and "already in use" in taken.value.message
+    with pytest.raises(PreflightError) as duplicate:
+        await engine.create_network(network.name, OWNER)
+    assert duplicate.value.code == "DOCKER_ERROR" and network.name in duplicate.value.message
+    # A network still in use is not removed, and says why; a container already gone is not_found.
+    [busy] = await engine.remove_networks([network.name])
+    assert busy.action == "failed" and busy.error and "active endpoints" in busy.error
+    await engine.remove_containers([container_id], force=True)
+    assert [o.action for o in await engine.remove_containers([container_id], force=True)] == ["not_found"]
+    assert await engine.inspect([container_id]) == []
+    assert await engine.image_id(f"preflight-test/absent-{tag}") is None
+    assert [o.action for o in await engine.remove_networks([network.name])] == ["removed"]
+
+
+def _threads_reading_the_socket() -> list[str]:
+    """The threads of this process blocked in a lasting Engine API response (a wait, events)."""
+    return [
+        thread.name
+        for thread in threading.enumerate()
+        if thread.ident is not None
+        and any(
+            "_lasting" in frame.f_code.co_name for frame in _stack(sys._current_frames().get(thread.ident))
+        )
+    ]
+
+
+def _stack(frame: Any) -> list[Any]:
+    frames = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    return frames
+
+
+async def test_waits_and_exit_events_come_over_the_socket_and_end_when_cancelled(
+    monkeypatch: pytest.MonkeyPatch, tag: str
+) -> None:
+    engine = _engine(monkeypatch, "api")
+    name = f"pf-api-api-{tag}"
+    network = await engine.create_network(f"{name}-net", OWNER)
+    labels = {**OWNER, "preflight.case": tag}
+    since = datetime.now(UTC)
+    sleeper = await engine.run(
+        ContainerSpec(
+            name=name,
+            image="preflight-base/busybox",
+            network=network.name,
+            labels=labels,
+            command=["sleep", "300"],
+        )
+    )
+    try:
+        with anyio.move_on_after(0.5) as waited:
+            await engine.wait_exit(sleeper)  # it sleeps for 300 s
+        assert waited.cancelled_caught
+        deadline = time.monotonic() + 5
+        while _threads_reading_the_socket() and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        assert _threads_reading_the_socket() == [], "a cancelled wait must not leave its thread reading"
+
+        async with aclosing(engine.watch_exits(labels, since=since)) as dying:
+            async with anyio.create_task_group() as tg:
+
+                async def stop_it() -> None:
+                    await anyio.sleep(0.3)
+                    subprocess.run(["docker", "kill", sleeper], capture_output=True, check=True)
+
+                tg.start_soon(stop_it)
+                with anyio.fail_after(20):
+                    assert await dying.__anext__() == sleeper
+        assert await engine.wait_exit(sleeper) == 137  # killed: 128 + SIGKILL
+        deadline = time.monotonic() + 5
+        while _threads_reading_the_socket() and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        assert _threads_reading_the_socket() == [], "a closed event stream must not leave its thread reading"
+    finally:
+        await engine.remove_containers([sleeper], force=True)
+        await engine.remove_networks([network.name])
+
+
+_SHIM = """#!/bin/sh
+echo "$*" >> {log}
+exec {docker} "$@"
+"""
+
+
+async def test_setup_and_clean_on_the_local_socket_start_no_docker_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Every docker process this test starts goes through a shim that writes its arguments down.
+    log = tmp_path / "docker-calls"
+    shim = tmp_path / "bin" / "docker"
+    shim.parent.mkdir()
+    real = subprocess.check_output(["sh", "-c", "command -v docker"], text=True).strip()
+    shim.write_text(_SHIM.format(log=log, docker=real))
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "e2e.yaml").write_text(
+        """
+project: {name: api-lane}
+services:
+  web:
+    build: {image: preflight-base/busybox}
+    container:
+      ports: ["0:8080"]
+      command: ["sh", "-c", "mkdir -p /www && echo ok > /www/health && httpd -f -p 8080 -h /www"]
+      healthcheck: {path: /health}
+"""
+    )
+    try:
+        for lane in ("api", "cli"):
+            monkeypatch.setenv("PREFLIGHT_DOCKER_API", "1" if lane == "api" else "0")
+            async with Project.open(root) as project:
+                setup = await project.setup(progress=False)
+                assert [s.status for s in setup.services] == ["healthy"]
+                assert (await project.status()).state == "running"
+                await project.clean()
+            calls = log.read_text().splitlines() if log.exists() else []
+            log.unlink(missing_ok=True)
+            assert labelled(root) == ([], [])
+            if lane == "api":
+                assert calls == []
+            else:  # the shim sees the CLI lane: the test could tell the two apart
+                assert any(c.startswith("run ") for c in calls) and any("network create" in c for c in calls)
+    finally:
+        force_clean(root)
