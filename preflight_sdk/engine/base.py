@@ -43,10 +43,11 @@ class EngineInfo(msgspec.Struct, frozen=True, kw_only=True):
         endpoint: the engine's address as DOCKER_HOST spells it (a context resolved), if known.
         address: where the engine's published ports are reached (127.0.0.1 for a local socket).
         routable: whether container IPs are reachable from here (only an engine on a local socket).
+        builder: how images build; None when not asked yet (on the local socket, the first build asks).
     """
 
     server_version: str
-    builder: Literal["buildx", "legacy"]
+    builder: Literal["buildx", "legacy"] | None = None
     host_gateway: str | None = None
     name: Literal["docker", "podman"] = "docker"
     endpoint: str | None = None

@@ -100,6 +100,17 @@ def _comparable(item: Any, short_id: str = "") -> Any:
     return item
 
 
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where `a` and `b` differ, as `path: a != b` lines."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in _differences(a.get(k), b.get(k), f"{path}.{k}")]
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        return [
+            d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _differences(x, y, f"{path}[{i}]")
+        ]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
 async def test_a_container_made_through_the_api_is_the_one_docker_run_makes(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tag: str
 ) -> None:
@@ -126,8 +137,10 @@ async def test_a_container_made_through_the_api_is_the_one_docker_run_makes(
                 mount.pop("Name"), mount.pop("Source")
         made[lane] = (
             {
-                "config": _comparable({k: v for k, v in config.items() if k != "Hostname"}),
-                # The CLI collects binds in a map: their order changes from run to run.
+                # Env and binds: the CLI collects both in maps, so their order changes between runs.
+                "config": _comparable(
+                    {k: sorted(v) if k == "Env" else v for k, v in config.items() if k != "Hostname"}
+                ),
                 "host": _comparable(
                     {k: sorted(v) if k == "Binds" else v for k, v in host.items() if k != "NetworkMode"}
                 ),
@@ -138,8 +151,7 @@ async def test_a_container_made_through_the_api_is_the_one_docker_run_makes(
             },
             {k: v for k, v in _comparable(net).items() if k not in ("Containers", "IPAM")},
         )
-    assert made["api"][0] == made["cli"][0]
-    assert made["api"][1] == made["cli"][1]
+    assert _differences(made["cli"], made["api"]) == []
     # The spec really was applied (a lane that dropped an option on both sides would still agree).
     container, _ = made["api"]
     assert container["running"] and container["network mode"]
@@ -294,3 +306,15 @@ services:
                 assert any(c.startswith("run ") for c in calls) and any("network create" in c for c in calls)
     finally:
         force_clean(root)
+
+
+async def test_the_daemon_s_facts_are_the_same_over_the_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    from preflight_sdk.engine import docker
+
+    facts = {}
+    for lane in ("cli", "api"):
+        monkeypatch.setattr(docker, "_INFO_CACHE", {})
+        info = await _engine(monkeypatch, lane).info()
+        facts[lane] = (info.server_version, info.host_gateway, info.address, info.routable, info.endpoint)
+    assert facts["api"] == facts["cli"]
+    assert facts["api"][0] and facts["api"][1]  # a version, and the bridge's gateway for the mocks
