@@ -152,17 +152,9 @@ class Project:
         loaded = self._ctx.loaded
         if loaded is None:
             return  # no project file: nothing is written anywhere
-        from datetime import UTC, datetime
-
-        from .store import OperationRow
         from .store.calls import note_call
 
-        stamp = datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        row = OperationRow(
-            operation=name, started_at=stamp, duration_ms=duration, outcome=outcome, error_code=code,
-            run_id=run_id, pid=os.getpid(),
-        )  # fmt: skip
-        note_call(Path(loaded.root), row)
+        note_call((loaded.root, name, started, duration, outcome, code, run_id, os.getpid()))
 
     @classmethod
     def open(

@@ -72,7 +72,9 @@ class ProjectContext:
         self._engine_target: EngineTarget | None = None  # set when this context chose the engine itself
         self.loaded: LoadedConfig | None = None
         self.session: SessionState | None = None
-        self.lock = anyio.Lock()
+        # fast_acquire: a free lock is taken without a trip through the event loop (every operation
+        # takes it; its awaits inside give other tasks their turn).
+        self.lock = anyio.Lock(fast_acquire=True)
         self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
         self.stale = False  # the file changed while an environment of the old one runs
         self.owns_environment = False  # this object's setup started what is running
@@ -80,7 +82,7 @@ class ProjectContext:
         self._loaded_fingerprint: tuple[tuple[str, int, int], ...] = ()
         self._state_mark: int | None = None
         self.state_problem: str | None = None  # why `.preflight/state.json` could not be used
-        self._watched: tuple[LoadedConfig, tuple[str, ...]] | None = None
+        self._watched: tuple[LoadedConfig, tuple[str, ...], str] | None = None
 
     # -- engine ------------------------------------------------------------------------------
 
@@ -298,26 +300,29 @@ class ProjectContext:
 
     def _marks(self) -> tuple[tuple[tuple[str, int, int], ...], int | None]:
         """The configuration's fingerprint and the state file's mtime."""
-        state = _mtime(state_path(self.loaded.state_root)) if self.loaded is not None else None
-        return self._fingerprint(), state
+        if self.loaded is None:
+            return (), None
+        files, state_file = self._watched_files(self.loaded)
+        return tuple(_stat_mark(path) for path in files), _mtime_of(state_file)
 
     def _fingerprint(self, loaded: LoadedConfig | None = None) -> tuple[tuple[str, int, int], ...]:
         """Sizes and modification times of every file a load reads or chooses between."""
         current = loaded or self.loaded
         if current is None:
             return ()
-        return tuple(_stat_mark(path) for path in self._watched_files(current))
+        return tuple(_stat_mark(path) for path in self._watched_files(current)[0])
 
-    def _watched_files(self, loaded: LoadedConfig) -> tuple[str, ...]:
+    def _watched_files(self, loaded: LoadedConfig) -> tuple[tuple[str, ...], str]:
         """The candidate config files (e2e.yaml, e2e.yml: one appearing or vanishing switches
-        files), the one loaded, `.env`, the compose files it reads and the YAML suite files;
-        computed once per load."""
+        files), the one loaded, `.env`, the compose files it reads and the YAML suite files; and
+        the state file. Computed once per load: every operation stats them, so no path is built
+        on that path."""
         if self._watched is None or self._watched[0] is not loaded:
             files = [os.path.abspath(path) for path in config_candidates(self.path, self.config_file)]
             files += [loaded.path, os.path.join(loaded.root, ".env"), *loaded.sources]
             files += [str(loaded.resolve(s.file)) for s in loaded.suites if s.file and s.runner == "yaml"]
-            self._watched = (loaded, tuple(dict.fromkeys(files)))
-        return self._watched[1]
+            self._watched = (loaded, tuple(dict.fromkeys(files)), str(state_path(loaded.state_root)))
+        return self._watched[1], self._watched[2]
 
     async def transition(self, **changes: Any) -> SessionState:
         """Persist a change of the session (`state=`, `network=`, `containers=`…)."""
@@ -371,7 +376,11 @@ def _stat_mark(path: str) -> tuple[str, int, int]:
 
 
 def _mtime(path: Path) -> int | None:
+    return _mtime_of(str(path))
+
+
+def _mtime_of(path: str) -> int | None:
     try:
-        return path.stat().st_mtime_ns
+        return os.stat(path).st_mtime_ns
     except OSError:
         return None

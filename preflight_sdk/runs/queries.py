@@ -27,6 +27,7 @@ from ..results.runs import (
 from ..runners.artifacts import content_type_of
 from ..runners.context import case_id
 from ..store import is_run_id
+from ..store.calls import flush_calls
 from .history import cause_of
 from .retention import limits
 from .supervisor import RunSupervisor
@@ -297,6 +298,7 @@ async def prune_runs(sup: RunSupervisor, keep: int | None, max_age: str | None) 
 async def operation_log(sup: RunSupervisor, limit: int) -> OperationLog:
     """The newest operation calls recorded in the store."""
     store = await sup.store()
+    await anyio.to_thread.run_sync(flush_calls)  # this process's latest calls may still be queued
     rows = await sup.call(store.operations, limit) or []
     return OperationLog(
         calls=[
