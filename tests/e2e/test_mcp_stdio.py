@@ -157,3 +157,24 @@ async def test_the_module_entry_point_prints_its_version() -> None:
         [sys.executable, "-m", "preflight_sdk.mcp", "--version"], env=dict(os.environ)
     )
     assert done.stdout.decode().startswith("preflight-mcp, version ")
+
+
+async def test_an_edited_e2e_yaml_is_seen_by_the_next_call_and_every_call_is_logged(project: Path) -> None:
+    from preflight_sdk.store import RunStore
+
+    params = StdioServerParameters(
+        command=LAUNCHER, args=["--project", str(project)], env=dict(os.environ), cwd=project
+    )
+    with anyio.fail_after(30):
+        async with Client(stdio_client(params)) as client:
+            first = (await client.call_tool("preflight_init", {})).structured_content or {}
+            again = (await client.call_tool("preflight_init", {})).structured_content or {}
+            (project / "e2e.yaml").write_text("project:\n  name: renamed\n", encoding="utf-8")
+            edited = (await client.call_tool("preflight_init", {})).structured_content or {}
+    assert first["data"]["projectName"] == again["data"]["projectName"] == "stdio-demo"
+    assert again["data"]["sessionId"] == first["data"]["sessionId"] and not again["data"].get("reloaded")
+    assert edited["data"]["projectName"] == "renamed" and edited["data"]["reloaded"] is True
+    assert edited["data"]["sessionId"] != first["data"]["sessionId"]
+    # The server has exited: every call is in the operation log, none lost in its writer's queue.
+    calls = RunStore(project, create=False).operations()
+    assert [(c.operation, c.outcome) for c in calls] == [("init", "ok")] * 3
