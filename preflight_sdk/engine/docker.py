@@ -1,5 +1,8 @@
 """`DockerEngine`: the `Engine` protocol on a real Docker daemon, through python-on-whales.
 
+This module holds the daemon's facts, networks, containers, logs, exec and events; images and
+builds are in `docker_images.py`, the plumbing every call goes through in `docker_calls.py`.
+
 Every call goes through one `python_on_whales.DockerClient` built from the project's host and
 context, and runs off the event loop: blocking calls in worker threads, streams (build, pull,
 logs --follow, events) in a thread of their own; cancelling either kills its docker process
@@ -13,12 +16,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
-from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import aclosing, contextmanager
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from contextlib import aclosing
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -26,27 +28,18 @@ from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
 from ..results.lifecycle import LogLine
 from . import children
-from .api import EngineAPI, local_socket
 from .base import (
-    BuildSpec,
     ContainerInfo,
     ContainerSpec,
     EngineInfo,
     ExecResult,
-    ImageInfo,
-    LineSink,
     NetworkInfo,
     RemoveOutcome,
 )
+from .docker_calls import labels_of, run_cli
+from .docker_images import DockerImages
 from .endpoint import LOOPBACK, endpoint_address, on_local_socket
-from .errors import (
-    daemon_unreachable,
-    is_daemon_down,
-    name_the_engine,
-    no_cli,
-    translate,
-    translate_exception,
-)
+from .errors import daemon_unreachable, is_daemon_down
 from .inspect import (
     container_from_api_list,
     container_from_inspect,
@@ -55,105 +48,22 @@ from .inspect import (
     parse_log_bytes,
 )
 from .outcomes import removal_outcomes
-from .output import BuildLines
 from .probe import NetworkProber, Prober
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
 
-__all__ = ["DockerEngine"]
+__all__ = ["DockerEngine", "run_cli"]
 
-T = TypeVar("T")
-_BUILD_TAIL = 30
-LABEL_MANAGED = "preflight.managed"  # on every image preflight builds (and its containers)
 _INFO_CACHE: dict[tuple[str, ...], EngineInfo] = {}
-_BUILDER_CACHE: dict[tuple[str, ...], Literal["buildx", "legacy"]] = {}
 # How many raw log bytes one `logs` call may read while looking for N whole lines.
 _LOGS_READ_LIMIT = 8 * 1024 * 1024
 
 
-class DockerEngine:
+class DockerEngine(DockerImages):
     """The Engine on a Docker daemon: the local one, or `host`/`context` (else `DOCKER_HOST`/`DOCKER_CONTEXT`)."""
 
     prober: Prober = NetworkProber()  # stateless: one for every engine
-
-    def __init__(
-        self, docker: str = "docker", *, host: str | None = None, context: str | None = None
-    ) -> None:
-        self._docker = docker
-        self._host = host
-        self._context = context
-        self._client: DockerClient | None = None
-        self._limiter = anyio.CapacityLimiter(16)
-        self._creating = anyio.Lock()
-        self._engine_api: EngineAPI | bool | None = False  # False: not looked for yet
-
-    # -- plumbing ----------------------------------------------------------------------------
-
-    async def _whales(self) -> DockerClient:
-        """The project's one python-on-whales client (imported in a worker thread: 0.4 s of pydantic models)."""
-        if self._client is None:
-            async with self._creating:
-                if self._client is None:
-                    self._client = await anyio.to_thread.run_sync(self._create_client)
-        return self._client
-
-    def _create_client(self) -> DockerClient:
-        from python_on_whales import DockerClient
-
-        children.install()
-        return DockerClient(client_call=[self._docker], host=self._host, context=self._context)
-
-    def _api(self) -> EngineAPI | None:
-        """The Engine API on this machine's socket, for the stock `docker` client only (else None).
-
-        A client given by path or name (Podman, a test's stand-in) gets every call.
-        """
-        if self._engine_api is False:
-            path = local_socket(self._host, self._context) if self._docker == "docker" else None
-            self._engine_api = EngineAPI(path) if path else None
-        return self._engine_api if isinstance(self._engine_api, EngineAPI) else None
-
-    async def _on_socket(self, fn: Callable[[], T]) -> T:
-        """Run a blocking Engine API call in a worker thread; a cancelled caller waits for its answer
-        (under a second), so nothing it creates is left unseen by the clean that follows.
-        """
-        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
-
-    async def _cmd(self, *args: str) -> list[Any]:
-        """The client's docker command line (binary, host, context, config) followed by `args`."""
-        from python_on_whales.client_config import ClientNotFoundError
-
-        client = await self._whales()
-        try:
-            return [*client.client_config.docker_cmd, *args]
-        except ClientNotFoundError as exc:
-            raise no_cli() from exc
-
-    async def _call(
-        self, fn: Callable[[], T], *, action: str, subject: str | None = None, lasting: bool = False
-    ) -> T:
-        with self._named_engine(), _translated(action, subject):
-            return await children.call(fn, limiter=self._limiter, lasting=lasting)
-
-    async def _stream(
-        self, make: Callable[[], Iterable[T]], *, action: str, subject: str | None = None
-    ) -> AsyncGenerator[T, None]:
-        with self._named_engine(), _translated(action, subject):
-            async with aclosing(children.stream(make)) as items:
-                async for item in items:
-                    yield item
-
-    @contextmanager
-    def _named_engine(self) -> Iterator[None]:
-        """Say which engine did not answer, when it is not a socket of this machine."""
-        try:
-            yield
-        except EnvironmentError_ as exc:
-            named = name_the_engine(exc, self._host, self._context)
-            if named is exc:
-                raise
-            raise named from exc
 
     # -- daemon and images -------------------------------------------------------------------
 
@@ -224,28 +134,6 @@ class DockerEngine:
         _INFO_CACHE[key] = info
         return info
 
-    def _info_key(self) -> tuple[str, ...]:
-        return (
-            self._docker,
-            self._host or os.environ.get("DOCKER_HOST", ""),
-            self._context or os.environ.get("DOCKER_CONTEXT", ""),
-            os.environ.get("DOCKER_CONFIG", ""),
-        )
-
-    async def _builder(self, info: EngineInfo) -> Literal["buildx", "legacy"]:
-        """buildx when the CLI has the plugin, else the legacy builder (asked once per process)."""
-        if info.builder is not None:
-            return info.builder
-        key = self._info_key()
-        if key not in _BUILDER_CACHE:
-            client = await self._whales()
-            try:
-                await self._call(client.buildx.version, action="ask the daemon")
-                _BUILDER_CACHE[key] = "buildx"
-            except EnvironmentError_:
-                _BUILDER_CACHE[key] = "legacy"
-        return _BUILDER_CACHE[key]
-
     async def reach(self) -> tuple[str, bool]:
         if self._local_default():
             return LOOPBACK, True  # no daemon call: status and setup ask this often
@@ -254,203 +142,6 @@ class DockerEngine:
 
     def _local_default(self) -> bool:
         return on_local_socket(self._host, self._context)
-
-    async def image_exists(self, ref: str) -> bool:
-        client = await self._whales()
-        exists: bool = await self._call(
-            lambda: client.image.exists(ref), action=f"inspect image {ref}", subject=ref
-        )
-        return exists
-
-    async def image_id(self, ref: str) -> str | None:
-        """Return the id of image `ref`, or None when there is none."""
-        from python_on_whales.exceptions import NoSuchImage
-
-        if (api := self._api()) is not None:
-            found = await self._on_socket(partial(api.inspect, "image", ref))
-            return None if found is None else str(found.get("Id", ""))
-        client = await self._whales()
-
-        def ask() -> str | None:
-            try:
-                return str(client.image.inspect(ref).id)
-            except NoSuchImage:
-                return None
-
-        return await self._call(ask, action=f"inspect image {ref}", subject=ref)
-
-    async def inspect_image(self, ref: str) -> ImageInfo | None:
-        from python_on_whales.exceptions import NoSuchImage
-
-        if (api := self._api()) is not None:
-            found = await self._on_socket(partial(api.inspect, "image", ref))
-            if found is None:
-                return None
-            labels = (found.get("Config") or {}).get("Labels") or {}
-            return ImageInfo(
-                id=str(found.get("Id", "")), labels=dict(labels), tags=list(found.get("RepoTags") or [])
-            )
-        client = await self._whales()
-
-        def ask() -> ImageInfo | None:
-            try:
-                image = client.image.inspect(ref)
-            except NoSuchImage:
-                return None
-            return ImageInfo(
-                id=str(image.id), labels=dict(image.config.labels or {}), tags=list(image.repo_tags or [])
-            )
-
-        return await self._call(ask, action=f"inspect image {ref}", subject=ref)
-
-    async def pull(self, ref: str, on_line: LineSink) -> None:
-        from python_on_whales.utils import stream_stdout_and_stderr
-
-        # The client's command line: `image.pull(stream_logs=True)` starts the CLI from a thread
-        # pool of its own, out of reach of the cancellation of this call.
-        argv = await self._cmd("image", "pull", ref)
-        lines = BuildLines(on_line, tail=_BUILD_TAIL)
-        try:
-            async for source, raw in self._stream(
-                lambda: stream_stdout_and_stderr(argv), action=f"pull {ref}", subject=ref
-            ):
-                lines.feed(raw, source)
-        except EnvironmentError_:
-            raise translate("\n".join(lines.tail), action=f"pull {ref}", subject=ref) from None
-
-    async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
-        from python_on_whales.exceptions import DockerException
-        from python_on_whales.utils import stream_stdout_and_stderr
-
-        builder = await self._builder(await self.info())
-        client = await self._whales()
-        before = await self.inspect_image(spec.image)
-        lines = BuildLines(on_line, tail=_BUILD_TAIL, legacy=builder == "legacy")
-
-        def buildx() -> Iterator[str]:
-            return client.buildx.build(  # type: ignore[return-value]
-                spec.context,
-                file=spec.dockerfile,
-                tags=[spec.image],
-                labels=dict(spec.labels),
-                build_args=dict(spec.args),
-                target=spec.target,
-                cache=not spec.no_cache,
-                load=True,
-                progress="plain",
-                stream_logs=True,
-            )
-
-        # The client's command line for the legacy builder: `image.legacy_build` prints its output
-        # instead of yielding it and has no `--force-rm` (the legacy builder otherwise keeps the
-        # intermediate container of a failed step).
-        argv = await self._cmd("build", "--force-rm", "-f", spec.dockerfile, "-t", spec.image)
-        argv += ["--no-cache"] if spec.no_cache else []
-        argv += ["--target", spec.target] if spec.target else []
-        argv += [a for k, v in spec.args.items() for a in ("--build-arg", f"{k}={v}")]
-        argv += [a for k, v in spec.labels.items() for a in ("--label", f"{k}={v}")]
-        argv.append(spec.context)
-
-        def legacy() -> Iterable[tuple[str, bytes]]:
-            return stream_stdout_and_stderr(argv, env={"DOCKER_BUILDKIT": "0"})
-
-        failure: DockerException | None = None
-        try:
-            with _translated(f"build {spec.image}", spec.image, keep=DockerException):
-                if builder == "buildx":
-                    async with aclosing(children.stream(buildx)) as text:
-                        async for piece in text:
-                            lines.feed(piece.encode())
-                else:
-                    async with aclosing(children.stream(legacy)) as pairs:
-                        async for source, raw in pairs:
-                            lines.feed(raw, source)
-        except DockerException as exc:
-            failure = exc
-        lines.flush()
-        if failure is None:
-            await self._drop_replaced(spec.image, before)
-            return
-        tail = lines.tail
-        error = translate(
-            "\n".join(tail) or (failure.stderr or ""), action=f"build {spec.image}", subject=spec.image
-        )
-        # Only an unreachable daemon is retryable: any other docker failure is the build's.
-        if error.code == "DOCKER_ERROR" and not error.retryable:
-            raise EnvironmentError_(
-                f"docker build of {spec.image} failed (exit {failure.return_code}): "
-                f"{lines.last_error or (tail[-1] if tail else 'no output')}",
-                code="BUILD_FAILED",
-                hint="read details.logTail (the last 30 lines of the build); fix the Dockerfile or the context",
-                details={
-                    "image": spec.image,
-                    "dockerfile": spec.dockerfile,
-                    "exitCode": failure.return_code,
-                    "logTail": list(tail),
-                },
-            ) from failure
-        raise error from failure
-
-    async def _drop_replaced(self, ref: str, before: ImageInfo | None) -> None:
-        """Remove the image a build took the tag from, when preflight built it and nothing else names it.
-
-        Rebuilding a tag (another checkout, changed labels or sources) leaves the former image
-        dangling (`<none>`); one a container still uses stays, as Docker refuses to remove it.
-        """
-        from python_on_whales.exceptions import DockerException
-
-        if before is None or before.labels.get(LABEL_MANAGED) != "true":
-            return
-        after = await self.inspect_image(ref)
-        if after is None or after.id == before.id:
-            return
-        client = await self._whales()
-
-        def drop() -> None:
-            try:
-                if not client.image.inspect(before.id).repo_tags:
-                    client.image.remove(before.id, prune=True)
-            except DockerException:
-                pass  # in use by a container, or gone already: nothing to tidy
-
-        await self._call(drop, action=f"remove the image {ref} replaced")
-
-    async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
-        client = await self._whales()
-        filters: Any = [("label", f"{key}={value}") for key, value in labels.items()]
-
-        def ask() -> list[ImageInfo]:
-            # `image.list` gives ids; each image's tags are one inspect (a project has a few).
-            return [
-                ImageInfo(
-                    id=str(image.id), labels=dict(image.config.labels or {}), tags=list(image.repo_tags or [])
-                )
-                for image in client.image.list(filters=filters)
-            ]
-
-        return sorted(await self._call(ask, action="list images"), key=lambda i: (i.tags, i.id))
-
-    async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
-        """Remove images (not forced: an image a container still uses stays, reported as failed)."""
-        from python_on_whales.exceptions import DockerException, NoSuchImage
-
-        client = await self._whales()
-
-        def remove(ref: str) -> RemoveOutcome:
-            try:
-                client.image.remove(ref, prune=True)
-            except NoSuchImage:
-                return RemoveOutcome(ref=ref, action="not_found")
-            except DockerException as exc:
-                if is_daemon_down(exc.stderr or ""):
-                    raise
-                return RemoveOutcome(ref=ref, action="failed", error=_first_line(exc.stderr or str(exc)))
-            return RemoveOutcome(ref=ref, action="removed")
-
-        outcomes: list[RemoveOutcome] = []
-        for ref in refs:  # one at a time: `docker rmi` of many stops at the first in use
-            outcomes.append(await self._call(partial(remove, ref), action="remove images"))
-        return outcomes
 
     # -- networks ----------------------------------------------------------------------------
 
@@ -479,7 +170,7 @@ class DockerEngine:
         # more `docker network inspect` (a docker process each) on clean's critical path.
         argv = await self._cmd("network", "ls", "--no-trunc", "--format", "{{json .}}")
         argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        out = await self._call(partial(_run_cli, argv), action="list networks")
+        out = await self._call(partial(run_cli, argv), action="list networks")
         networks = []
         for raw in out.splitlines():
             if raw.strip():
@@ -488,7 +179,7 @@ class DockerEngine:
                     NetworkInfo(
                         id=item.get("ID", ""),
                         name=item.get("Name", ""),
-                        labels=_labels(item.get("Labels", "")),
+                        labels=labels_of(item.get("Labels", "")),
                     )
                 )
         return networks
@@ -521,7 +212,7 @@ class DockerEngine:
         argv += run_flags(spec)
         argv += [spec.image, *(spec.command or [])]
         out = await self._call(
-            partial(_run_cli, argv), action=f"start container {spec.name}", subject=spec.name
+            partial(run_cli, argv), action=f"start container {spec.name}", subject=spec.name
         )
         return out.strip().splitlines()[-1]
 
@@ -563,7 +254,7 @@ class DockerEngine:
 
         def ask() -> str:
             try:
-                return _run_cli(argv)
+                return run_cli(argv)
             except DockerException as exc:
                 # Some refs unknown ("No such container"): the others are still on stdout.
                 if is_daemon_down(exc.stderr or "") or not (exc.stdout or "").strip().startswith("["):
@@ -599,7 +290,7 @@ class DockerEngine:
         # state inspects each container (a docker process each); `docker ps --format` gives id,
         # name, state and labels of all of them in one.
         argv = await self._cmd("ps", "-a", "--no-trunc", "--format", "{{json .}}", *filters)
-        out = await self._call(partial(_run_cli, argv), action="list containers")
+        out = await self._call(partial(run_cli, argv), action="list containers")
         return [container_from_ps(json.loads(line)) for line in out.splitlines() if line.strip()]
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
@@ -615,49 +306,12 @@ class DockerEngine:
 
         def remove() -> tuple[str, str, int]:
             try:
-                return _run_cli(argv), "", 0
+                return run_cli(argv), "", 0
             except DockerException as exc:
                 return exc.stdout or "", exc.stderr or "", exc.return_code
 
         stdout, stderr, code = await self._call(remove, action="remove containers")
         return removal_outcomes(refs, stdout, stderr, code, action="remove containers")
-
-    async def _remove_on_socket(
-        self, api: EngineAPI, kind: str, refs: Sequence[str], *, force: bool
-    ) -> list[RemoveOutcome]:
-        """Remove each of `refs` at once, as `docker rm` and `docker network rm` do."""
-        return await self._each_on_socket(partial(api.remove, kind, force=force), refs)
-
-    async def _each_on_socket(self, fn: Callable[[str], T], refs: Sequence[str]) -> list[T]:
-        """`fn(ref)` for every ref, each in a worker thread of its own; the answers in `refs`' order."""
-        answers: dict[int, T] = {}
-
-        async def one(index: int, ref: str) -> None:
-            answers[index] = await self._on_socket(partial(fn, ref))
-
-        if len(refs) == 1:
-            await one(0, refs[0])
-        else:
-            async with anyio.create_task_group() as tg:
-                for index, ref in enumerate(refs):
-                    tg.start_soon(one, index, ref)
-        return [answers[index] for index in range(len(refs))]
-
-    async def _removal(
-        self, fn: Callable[[], object], refs: Sequence[str], *, action: str
-    ) -> list[RemoveOutcome]:
-        from python_on_whales.exceptions import DockerException
-
-        def remove() -> tuple[str, str, int]:
-            try:
-                fn()
-            except DockerException as exc:
-                # One failure fails the whole call: stdout still names what was removed.
-                return exc.stdout or "", exc.stderr or "", exc.return_code
-            return "\n".join(refs), "", 0
-
-        stdout, stderr, code = await self._call(remove, action=action)
-        return removal_outcomes(refs, stdout, stderr, code, action=action)
 
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         if refs:
@@ -786,33 +440,6 @@ class DockerEngine:
         return int(code)
 
 
-@contextmanager
-def _translated(
-    action: str, subject: str | None, *, keep: type[BaseException] | None = None
-) -> Iterator[None]:
-    """Turn python-on-whales' exceptions into `PreflightError`s (`keep` passes through as is)."""
-    from python_on_whales.client_config import ClientNotFoundError
-    from python_on_whales.exceptions import DockerException
-
-    try:
-        yield
-    except ClientNotFoundError as exc:
-        raise no_cli() from exc
-    except FileNotFoundError as exc:
-        raise no_cli() from exc
-    except DockerException as exc:
-        if keep is not None and isinstance(exc, keep):
-            raise
-        raise translate_exception(exc, action=action, subject=subject) from exc
-
-
-def _run_cli(argv: list[Any]) -> str:
-    """Run a docker command line with python-on-whales' runner (its typed errors); return stdout."""
-    from python_on_whales.utils import run
-
-    return str(run(argv))
-
-
 def run_flags(spec: ContainerSpec) -> list[str]:
     """The flags `docker run` and `docker service create` share: env, labels, process, health."""
     argv = [a for k, v in spec.env.items() for a in ("--env", f"{k}={v}")]
@@ -850,19 +477,3 @@ def _bridge_gateway(configs: list[dict[str, Any]]) -> str | None:
             network = ipaddress.ip_network(subnet, strict=False)
             return str(next(network.hosts()))
     return None
-
-
-def _labels(text: str) -> dict[str, str]:
-    labels = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if sep:
-            labels[key.strip()] = value
-    return labels
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip().removeprefix("Error response from daemon: ")
-    return ""

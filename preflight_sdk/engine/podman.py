@@ -33,7 +33,7 @@ from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
 from ..results.lifecycle import LogLine
 from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
-from .docker import DockerEngine, _run_cli
+from .docker import DockerEngine, run_cli
 from .endpoint import is_loopback, route_address
 from .inspect import container_from_ps
 
@@ -69,7 +69,7 @@ class PodmanEngine(DockerEngine):
             return cached
         # `podman version` has no `Server` part on a local Podman: its client is the engine.
         argv = await self._cmd("version", "--format", "json")
-        out = await self._call(partial(_run_cli, argv), action="ask podman its version")
+        out = await self._call(partial(run_cli, argv), action="ask podman its version")
         version = str(json.loads(out or "{}").get("Client", {}).get("Version", "unknown"))
         info = EngineInfo(
             server_version=version,
@@ -86,7 +86,7 @@ class PodmanEngine(DockerEngine):
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         argv = await self._cmd("network", "ls", "--format", "json")
         argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        out = await self._call(partial(_run_cli, argv), action="list networks")
+        out = await self._call(partial(run_cli, argv), action="list networks")
         return [
             NetworkInfo(
                 id=str(item.get("id", "")), name=str(item.get("name", "")), labels=item.get("labels") or {}
@@ -148,7 +148,7 @@ class PodmanEngine(DockerEngine):
 
             def check(argv: list[Any] = argv) -> None:
                 try:
-                    _run_cli(argv)
+                    run_cli(argv)
                 except DockerException:
                     pass  # exit 1: unhealthy (recorded by Podman); the verdict is read by inspect
 
@@ -180,7 +180,7 @@ class PodmanEngine(DockerEngine):
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
         argv = await self._cmd("ps", "-a", "--no-trunc", "--format", "json", *filters)
-        out = await self._call(partial(_run_cli, argv), action="list containers")
+        out = await self._call(partial(run_cli, argv), action="list containers")
         found = [
             container_from_ps(
                 {
@@ -209,7 +209,7 @@ class PodmanEngine(DockerEngine):
 
         def remove() -> tuple[str, str]:
             try:
-                return _run_cli(argv), ""
+                return run_cli(argv), ""
             except DockerException as exc:
                 return exc.stdout or "", exc.stderr or str(exc)
 

@@ -32,7 +32,7 @@ import msgspec
 
 from ..errors import EnvironmentError_
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
-from .docker import DockerEngine, _bridge_gateway, _run_cli, run_flags
+from .docker import DockerEngine, _bridge_gateway, run_cli, run_flags
 from .endpoint import can_bind
 from .errors import is_daemon_down, translate
 from .inspect import docker_time, normalise_timestamp
@@ -132,7 +132,7 @@ class SwarmEngine(DockerEngine):
         argv += ["--constraint", f"node.id=={swarm.node_id}"] if local or spec.volumes else []
         argv += [*run_flags(spec), image, *(spec.command or [])]
         out = await self._call(
-            partial(_run_cli, argv), action=f"create service {spec.name}", subject=spec.name
+            partial(run_cli, argv), action=f"create service {spec.name}", subject=spec.name
         )
         service_id = out.strip().splitlines()[-1]
         await self._until_started(service_id, spec.name)
@@ -257,7 +257,7 @@ class SwarmEngine(DockerEngine):
         """The ids of this node's containers of tasks of `services` (ids or names)."""
         argv = await self._cmd("ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}")
         argv += ["--format", f'{{{{.ID}}}} {{{{.Label "{_SERVICE_ID}"}}}} {{{{.Label "{_SERVICE_NAME}"}}}}']
-        listed = await self._call(partial(_run_cli, argv), action="list the tasks' containers")
+        listed = await self._call(partial(run_cli, argv), action="list the tasks' containers")
         tasks = [line.split() for line in listed.splitlines()]
         return [t[0] for t in tasks if len(t) == 3 and services & {t[1], t[2]}]
 
@@ -281,7 +281,7 @@ class SwarmEngine(DockerEngine):
         # The command line: `service.scale` prints docker's output to our stdout. Not
         # `--detach=false` either: the CLI then also waits out a 5 s "stable" period.
         argv = await self._cmd("service", "scale", "--detach", *(f"{ref}=0" for ref in refs))
-        await self._call(partial(_run_cli, argv), action="stop services")
+        await self._call(partial(run_cli, argv), action="stop services")
         with anyio.move_on_after(grace + _POLL * 10):
             while True:
                 if not any(info.status in ("running", "created") for info in await self.inspect(refs)):
@@ -393,7 +393,7 @@ def _tolerant(argv: list[Any], empty: str) -> str:
     from python_on_whales.exceptions import DockerException
 
     try:
-        return _run_cli(argv)
+        return run_cli(argv)
     except DockerException as exc:
         stderr = exc.stderr or ""
         if is_daemon_down(stderr) or not ("no such" in stderr.lower() or "not found" in stderr.lower()):
