@@ -235,6 +235,15 @@ class EngineAPI:
             return RemoveOutcome(ref=ref, action="not_found")
         return RemoveOutcome(ref=ref, action="failed", error=_message(data) or f"HTTP {status}")
 
+    def drop_untagged(self, image_id: str) -> None:
+        """Remove image `image_id` (and its untagged parents) when no tag names it any more.
+
+        One a container still uses, or one already gone, stays as it is: nothing to tidy.
+        """
+        found = self.inspect("image", image_id)
+        if found is not None and not found.get("RepoTags"):
+            self.request("DELETE", f"/images/{quote(image_id, safe='')}")
+
     def list_containers(self, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         """Every container (running or not) carrying all `labels`, as `GET /containers/json` lists them."""
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}

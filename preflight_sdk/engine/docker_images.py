@@ -191,6 +191,10 @@ class DockerImages(DockerCalls):
         after = await self.inspect_image(ref)
         if after is None or after.id == before.id:
             return
+        if (api := self._api()) is not None:
+            # Two requests instead of two docker processes (about 45 ms) after each rebuild.
+            await self._on_socket(partial(api.drop_untagged, before.id))
+            return
         client = await self._whales()
 
         def drop() -> None:

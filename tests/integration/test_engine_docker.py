@@ -254,9 +254,11 @@ def _image_id(ref: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+@pytest.mark.parametrize("lane", ["api", "cli"])
 async def test_rebuilding_a_tag_elsewhere_leaves_no_dangling_image_and_clean_images_removes_it(
-    project_dir: Callable[..., Path], tag: str
+    project_dir: Callable[..., Path], tag: str, lane: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PREFLIGHT_DOCKER_API", "1" if lane == "api" else "0")
     files = {"Dockerfile": 'FROM preflight-base/busybox\nCMD ["sleep", "300"]\n'}
     first = project_dir(config=IMAGE_PROJECT.format(name="one", tag=tag), files=files, name="one")
     second = project_dir(config=IMAGE_PROJECT.format(name="two", tag=tag), files=files, name="two")
