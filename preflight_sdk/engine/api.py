@@ -134,14 +134,17 @@ class EngineAPI:
         """`read()`, with a socket that does not answer as the CLI's words for it."""
         try:
             return read()
-        except PermissionError as exc:
-            raise daemon_unreachable(
-                f"Got permission denied while trying to connect to the Docker daemon socket at unix://{self.path}: {exc}"
-            ) from exc
         except (OSError, http.client.HTTPException) as exc:
-            raise daemon_unreachable(
-                f"Cannot connect to the Docker daemon at unix://{self.path}. Is the docker daemon running? ({exc})"
-            ) from exc
+            raise self._unreachable(exc) from exc
+
+    def _unreachable(self, exc: Exception) -> EnvironmentError_:
+        if isinstance(exc, PermissionError):
+            return daemon_unreachable(
+                f"Got permission denied while trying to connect to the Docker daemon socket at unix://{self.path}: {exc}"
+            )
+        return daemon_unreachable(
+            f"Cannot connect to the Docker daemon at unix://{self.path}. Is the docker daemon running? ({exc})"
+        )
 
     def _lasting(
         self, method: str, path: str, params: Mapping[str, str] | None, *, action: str
@@ -157,10 +160,10 @@ class EngineAPI:
             while not handle.killed:
                 try:
                     line = reply.readline()
-                except (OSError, http.client.HTTPException):
+                except (OSError, http.client.HTTPException) as exc:
                     if handle.killed:
-                        return
-                    raise
+                        return  # cancelled: the shut socket is how it ends
+                    raise self._unreachable(exc) from exc  # the daemon went away mid-stream
                 if not line:
                     return
                 if line.strip():

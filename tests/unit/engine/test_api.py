@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,28 @@ def test_the_create_body_says_what_docker_run_would() -> None:
     # `--entrypoint ''` resets the image's entrypoint.
     reset = container_body(ContainerSpec(name="a", image="img", network="n", entrypoint="", command=["x"]))
     assert reset["Entrypoint"] == [""] and reset["Cmd"] == ["x"]
+
+
+def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Path) -> None:
+    # A stand-in daemon: it starts a chunked answer to the events request, then hangs up.
+    path = tmp_path / "dies.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+
+    def answer_then_hang_up() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        conn.sendall(b'10\r\n{"id": "abc"}\n\n\r\n')  # one event, 16 bytes
+        conn.close()
+
+    thread = threading.Thread(target=answer_then_hang_up)
+    thread.start()
+    events = EngineAPI(str(path)).events({"type": ["container"]}, None)
+    assert next(events) == {"id": "abc"}
+    with pytest.raises(PreflightError) as caught:
+        next(events)
+    thread.join()
+    server.close()
+    assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
