@@ -64,7 +64,13 @@ class BuildSpec(msgspec.Struct, frozen=True, kw_only=True):
     args: Mapping[str, str] = msgspec.field(default_factory=dict)
     no_cache: bool = False
     target: str | None = None
+    # Put on the image where they cost nothing (BuildKit, Podman). Docker's legacy builder turns
+    # each one into a build step that commits a container (about 70 ms apiece): there they are left
+    # off, and the caller knows its images by the id `build` returns.
     labels: Mapping[str, str] = msgspec.field(default_factory=dict)
+    # The id of the image this tag held when preflight last built it: removed when this build
+    # leaves it untagged (an image preflight did not build is never touched).
+    replaces: str | None = None
 
 
 class HealthSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -186,8 +192,8 @@ class Engine(Protocol):
         """Pull an image (only when the user asked for it)."""
         ...
 
-    async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
-        """Build an image, streaming each whole output line; `BUILD_FAILED` with the last lines."""
+    async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
+        """Build an image, streaming each whole output line, and return its id; `BUILD_FAILED` with the last lines."""
         ...
 
     async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:

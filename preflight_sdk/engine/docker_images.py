@@ -105,7 +105,11 @@ class DockerImages(DockerCalls):
         except EnvironmentError_:
             raise translate("\n".join(lines.tail), action=f"pull {ref}", subject=ref) from None
 
-    async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
+    def _labels_cost_steps(self, builder: Literal["buildx", "legacy"]) -> bool:
+        """Whether each build label is a build step of its own (Docker's legacy builder)."""
+        return builder == "legacy"
+
+    async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
         from python_on_whales.exceptions import DockerException
         from python_on_whales.utils import stream_stdout_and_stderr
 
@@ -113,13 +117,14 @@ class DockerImages(DockerCalls):
         client = await self._whales()
         before = await self.inspect_image(spec.image)
         lines = BuildLines(on_line, tail=_BUILD_TAIL, legacy=builder == "legacy")
+        labels = {} if self._labels_cost_steps(builder) else dict(spec.labels)
 
         def buildx() -> Iterator[str]:
             return client.buildx.build(  # type: ignore[return-value]
                 spec.context,
                 file=spec.dockerfile,
                 tags=[spec.image],
-                labels=dict(spec.labels),
+                labels=labels,
                 build_args=dict(spec.args),
                 target=spec.target,
                 cache=not spec.no_cache,
@@ -135,7 +140,7 @@ class DockerImages(DockerCalls):
         argv += ["--no-cache"] if spec.no_cache else []
         argv += ["--target", spec.target] if spec.target else []
         argv += [a for k, v in spec.args.items() for a in ("--build-arg", f"{k}={v}")]
-        argv += [a for k, v in spec.labels.items() for a in ("--label", f"{k}={v}")]
+        argv += [a for k, v in labels.items() for a in ("--label", f"{k}={v}")]
         argv.append(spec.context)
 
         def legacy() -> Iterable[tuple[str, bytes]]:
@@ -156,8 +161,11 @@ class DockerImages(DockerCalls):
             failure = exc
         lines.flush()
         if failure is None:
-            await self._drop_replaced(spec.image, before)
-            return
+            after = await self.inspect_image(spec.image)
+            if after is None:
+                return ""  # removed already, by someone else: the next run builds it again
+            await self._drop_replaced(spec, before, after)
+            return after.id
         tail = lines.tail
         error = translate(
             "\n".join(tail) or (failure.stderr or ""), action=f"build {spec.image}", subject=spec.image
@@ -178,19 +186,20 @@ class DockerImages(DockerCalls):
             ) from failure
         raise error from failure
 
-    async def _drop_replaced(self, ref: str, before: ImageInfo | None) -> None:
+    async def _drop_replaced(self, spec: BuildSpec, before: ImageInfo | None, after: ImageInfo) -> None:
         """Remove the image a build took the tag from, when preflight built it and nothing else names it.
 
         Rebuilding a tag (another checkout, changed labels or sources) leaves the former image
         dangling (`<none>`); one a container still uses stays, as Docker refuses to remove it.
+        Preflight built it when it carries the managed label, or is the one `spec.replaces` names.
         """
         from python_on_whales.exceptions import DockerException
 
-        if before is None or before.labels.get(LABEL_MANAGED) != "true":
+        if before is None or after.id == before.id:
             return
-        after = await self.inspect_image(ref)
-        if after is None or after.id == before.id:
+        if before.labels.get(LABEL_MANAGED) != "true" and before.id != spec.replaces:
             return
+        ref = spec.image
         if (api := self._api()) is not None:
             # Two requests instead of two docker processes (about 45 ms) after each rebuild.
             await self._on_socket(partial(api.drop_untagged, before.id))

@@ -112,6 +112,7 @@ class FakeEngine:
         self.routable = routable
         self.probed_hosts: list[str] = []
         self.image_labels: dict[str, dict[str, str]] = {}  # labels of the images built here
+        self.labels_free = True  # False: builds carry no labels, as with Docker's legacy builder
         self._image_builds = itertools.count(1)
         self.image_ids: dict[str, str] = {}
         self.daemon_up = daemon_up
@@ -233,18 +234,17 @@ class FakeEngine:
 
     async def inspect_image(self, ref: str) -> ImageInfo | None:
         self._check()
+        ref = next((tag for tag in self.images if self._image_id(tag) == ref), ref)  # by id too
         if ref not in self.images:
             return None
-        return ImageInfo(
-            id=self.image_ids.get(ref, f"sha256:{ref}"), labels=dict(self.image_labels.get(ref, {}))
-        )
+        return ImageInfo(id=self._image_id(ref), labels=dict(self.image_labels.get(ref, {})), tags=[ref])
 
     async def pull(self, ref: str, on_line: LineSink) -> None:
         self._check()
         self._record("pull", ref)
         raise EnvironmentError_(f"cannot pull {ref}: no registry (fake)", code="DOCKER_ERROR")
 
-    async def build(self, spec: BuildSpec, on_line: LineSink) -> None:
+    async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
         self._check()
         self._record("build-start", spec.image)
         await anyio.sleep(self.build_delay)
@@ -258,8 +258,10 @@ class FakeEngine:
                 details={"logTail": self.build_failures[spec.image][-30:]},
             )
         self.images.add(spec.image)
-        self.image_labels[spec.image] = dict(spec.labels)
+        # Docker's legacy builder leaves labels off (each would be a build step of its own).
+        self.image_labels[spec.image] = dict(spec.labels) if self.labels_free else {}
         self.image_ids[spec.image] = f"sha256:{spec.image}-{next(self._image_builds)}"
+        return self.image_ids[spec.image]
 
     def _image_id(self, image: str) -> str:
         return self.image_ids.get(image, f"sha256:{image}")

@@ -24,7 +24,7 @@ import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -82,6 +82,9 @@ class PodmanEngine(DockerEngine):
 
     async def reach(self) -> tuple[str, bool]:
         return "127.0.0.1", True  # the local Podman, whatever DOCKER_HOST says
+
+    def _labels_cost_steps(self, builder: Literal["buildx", "legacy"]) -> bool:
+        return False  # buildah sets every label on the image it commits at the end
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         argv = await self._cmd("network", "ls", "--format", "json")

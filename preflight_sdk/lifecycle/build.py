@@ -38,7 +38,8 @@ async def build(
     """Build the images of the project (see `Project.build`).
 
     `only` narrows the build to those services; `inputs` are their build inputs when the caller
-    already hashed them. Every image built carries its inputs' hash as a label.
+    already hashed them. Each built image's id and inputs go in the record (`inputs.json`); where
+    labels are free, the image also carries its inputs' hash.
     """
     loaded = await ctx.ensure_loaded()
     targets = [s for s in _targets(loaded, service) if only is None or s.name in only]
@@ -46,11 +47,17 @@ async def build(
     specs = {
         s.name: build_spec(loaded, s, no_cache=no_cache) for s in targets if s.build.dockerfile is not None
     }
-    hashed = await anyio.to_thread.run_sync(_hash_builds, specs, inputs or {})
+    hashed = await anyio.to_thread.run_sync(_hash_builds, specs, inputs or {}, loaded.root)
+    record = await anyio.to_thread.run_sync(read_record, loaded.state_root)
     specs = {
-        name: msgspec.structs.replace(spec, labels={**spec.labels, LABEL_BUILD_INPUTS: hashed[name].digest})
+        name: msgspec.structs.replace(
+            spec,
+            labels={**spec.labels, LABEL_BUILD_INPUTS: hashed[name].digest},
+            replaces=(last.image or None) if (last := record.builds.get(name)) is not None else None,
+        )
         for name, spec in specs.items()
     }
+    image_ids: dict[str, str] = {}
     await ctx.engine.info()  # DOCKER_ERROR (with how to start Docker) before any work
     started = anyio.current_time()
     results: dict[str, ServiceBuild] = {}
@@ -79,7 +86,7 @@ async def build(
                 "built", f"not built: its Dockerfile uses the image of `{broken[0]}`, whose build failed"
             )
         elif svc.name in specs:
-            results[svc.name] = await _build_one(ctx, svc, specs[svc.name], reporter)
+            results[svc.name] = await _build_one(ctx, svc, specs[svc.name], reporter, image_ids)
         else:
             results[svc.name] = await _use_image(ctx, svc, pull=pull, reporter=reporter)
         outcome = results[svc.name]
@@ -103,7 +110,11 @@ async def build(
 
     ordered = [results[s.name] for s in targets]
     result = BuildResult(services=ordered, total_duration=_ms(anyio.current_time() - started))
-    built = {r.name: hashed[r.name] for r in ordered if r.status == "success" and r.name in hashed}
+    built = {
+        r.name: msgspec.structs.replace(hashed[r.name], image=image_ids[r.name])
+        for r in ordered
+        if r.status == "success" and r.name in image_ids
+    }
     if built:
         await anyio.to_thread.run_sync(_remember, loaded.state_root, built)
     failed = [r for r in ordered if r.status == "failed"]
@@ -117,12 +128,14 @@ async def build(
     return result
 
 
-def _hash_builds(specs: Mapping[str, BuildSpec], known: Mapping[str, BuildInputs]) -> dict[str, BuildInputs]:
-    return {name: known.get(name) or build_inputs(spec) for name, spec in specs.items()}
+def _hash_builds(
+    specs: Mapping[str, BuildSpec], known: Mapping[str, BuildInputs], project_root: str
+) -> dict[str, BuildInputs]:
+    return {name: known.get(name) or build_inputs(spec, project_root) for name, spec in specs.items()}
 
 
 def _remember(root: str, built: Mapping[str, BuildInputs]) -> None:
-    """Keep the parts of each built image's inputs, to name what changed next time."""
+    """Keep each built image's id and the parts of its inputs (what is up to date, and why not)."""
     record = read_record(root)
     record.builds.update(built)
     write_record(root, record)
@@ -179,11 +192,11 @@ class _Outcome:
 
 
 async def _build_one(
-    ctx: ProjectContext, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter
+    ctx: ProjectContext, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter, ids: dict[str, str]
 ) -> ServiceBuild:
     outcome = _Outcome(svc, spec.image, reporter)
     try:
-        await ctx.engine.build(spec, outcome.line)
+        ids[svc.name] = await ctx.engine.build(spec, outcome.line)
     except PreflightError as exc:
         if exc.code not in ("BUILD_FAILED", "DOCKER_ERROR") or (exc.code == "DOCKER_ERROR" and exc.retryable):
             raise  # the daemon went away (or worse): not a build failure

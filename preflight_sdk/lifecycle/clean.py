@@ -17,6 +17,7 @@ from ..engine.base import ContainerInfo, NetworkInfo, RemoveOutcome
 from ..errors import ConfigError, PreflightError
 from ..results.lifecycle import CleanAction, CleanResult
 from .context import LABEL_MANAGED, LABEL_ROOT, ProjectContext
+from .inputs import read_record
 from .specs import network_name
 from .state import read_state, remove_state
 
@@ -43,7 +44,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
         main = next((n for n in networks if n.name == wanted), CleanAction(name=wanted, action="not_found"))
     elif networks:
         main = networks[0]
-    images_removed = await remove_images(ctx, root) if images else []
+    images_removed = await remove_images(ctx, root, state_root) if images else []
     removed = await anyio.to_thread.run_sync(remove_state, state_root)
     ctx.state_file_removed()
     if ctx.session is not None:
@@ -137,11 +138,22 @@ async def remove_labelled(
     return containers, network_actions
 
 
-async def remove_images(ctx: ProjectContext, root: str) -> list[CleanAction]:
-    """Remove the images built by this checkout (labelled with its root at build time)."""
-    found = await ctx.engine.list_images({LABEL_MANAGED: "true", LABEL_ROOT: root})
-    names = {image.id: ", ".join(image.tags) or image.id for image in found}
-    outcomes = await ctx.engine.remove_images([image.id for image in found])
+async def remove_images(ctx: ProjectContext, root: str, state_root: str) -> list[CleanAction]:
+    """Remove the images built by this checkout: labelled with its root, or in its build record.
+
+    Docker's legacy builder leaves labels off (each would be a build step): those images are
+    known by the ids the record (`inputs.json`) keeps. An id the tag no longer names was
+    replaced by a later build and is left to it.
+    """
+    found = {i.id: i for i in await ctx.engine.list_images({LABEL_MANAGED: "true", LABEL_ROOT: root})}
+    record = await anyio.to_thread.run_sync(read_record, state_root)
+    for built in record.builds.values():
+        if built.image and built.image not in found:
+            image = await ctx.engine.inspect_image(built.image)
+            if image is not None and image.tags:
+                found[image.id] = image
+    names = {image.id: ", ".join(image.tags) or image.id for image in found.values()}
+    outcomes = await ctx.engine.remove_images(list(found))
     return [CleanAction(name=names.get(o.ref, o.ref), action=o.action, error=o.error) for o in outcomes]
 
 

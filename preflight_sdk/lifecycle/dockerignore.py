@@ -15,14 +15,19 @@ from pathlib import Path
 __all__ = ["context_files"]
 
 
-def context_files(context: Path) -> list[str]:
-    """Return the context's files (relative, `/`-separated, sorted) that a build can see."""
+def context_files(context: Path, *, skip: str | None = None) -> list[str]:
+    """Return the context's files (relative, `/`-separated, sorted) that a build can see.
+
+    `skip`: a directory (relative, `/`-separated) left out whatever `.dockerignore` says.
+    """
     rules = _rules(context / ".dockerignore")
     negations = any(negate for _, negate in rules)
     found: list[str] = []
     for directory, dirs, files in os.walk(context):
         relative_dir = os.path.relpath(directory, context).replace(os.sep, "/")
         prefix = "" if relative_dir == "." else relative_dir + "/"
+        if skip is not None:
+            dirs[:] = [d for d in dirs if prefix + d != skip]
         if not negations:
             # Nothing can be re-included below an excluded directory: do not walk it.
             dirs[:] = [d for d in dirs if not _excluded(prefix + d, rules)]

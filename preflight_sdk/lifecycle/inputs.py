@@ -1,11 +1,16 @@
 """What each service is made from, as hashes: the facts that decide what to rebuild and recreate.
 
-An image built by preflight carries `preflight.build-inputs`: the hash of its build context files
-(as `.dockerignore` lets Docker see them, with their exec bit), its Dockerfile, build args and
-target. A container carries `preflight.inputs`: the hash of its resolved spec (image id,
-environment, command, entrypoint, ports, volumes, user, working directory, aliases, hosts).
-Docker's labels are the truth; `.preflight/inputs.json` keeps the parts of each hash only to say
-*why* something changed (`app.py changed`, `environment changed`).
+An image's build inputs are the hash of its build context files (as `.dockerignore` lets Docker
+see them, with their exec bit), its Dockerfile, build args and target. A container carries
+`preflight.inputs`: the hash of its resolved spec (image id, environment, command, entrypoint,
+ports, volumes, user, working directory, aliases, hosts), so a rebuilt image (a new id) is a
+changed container.
+
+An image is up to date when it carries `preflight.build-inputs` with that hash (BuildKit and
+Podman builds, where labels are free), or when `.preflight/inputs.json` says this checkout built
+the very image id the tag names from the same hash (Docker's legacy builder, where each label
+would be a build step of its own). The record also keeps the parts of each hash, to say *why*
+something changed (`app.py changed`, `environment changed`).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class BuildInputs(msgspec.Struct, frozen=True, kw_only=True):
     files: dict[str, str]
     dockerfile: str
     args: str
+    image: str = ""  # the id of the image built from these inputs, once built
 
 
 class ServiceInputs(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,12 +78,20 @@ _FILE_CACHE: dict[tuple[str, int, int, int], str] = {}
 _FILE_CACHE_LIMIT = 50_000
 
 
-def build_inputs(spec: BuildSpec) -> BuildInputs:
-    """Hash what `docker build` of `spec` reads (blocking: reads the context's files)."""
+def build_inputs(spec: BuildSpec, project_root: str | os.PathLike[str] | None = None) -> BuildInputs:
+    """Hash what `docker build` of `spec` reads (blocking: reads the context's files).
+
+    preflight's own folder (`.preflight/` under `project_root`) is left out: it changes on
+    every run (its store, lock and records), which must not make every run a rebuild.
+    """
     context = Path(spec.context)
     dockerfile = Path(spec.dockerfile)
     files: dict[str, str] = {}
-    for relative in context_files(context):
+    skip = None
+    if project_root is not None:
+        state = os.path.relpath(Path(project_root) / STATE_DIR, context).replace(os.sep, "/")
+        skip = None if state.startswith("..") else state
+    for relative in context_files(context, skip=skip):
         path = context / relative
         if path.resolve() == dockerfile:
             continue  # hashed on its own, so a change of it is named as such

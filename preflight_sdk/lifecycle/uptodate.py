@@ -9,6 +9,7 @@ routes changed reload in place. Every service's result says what was done and wh
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -108,7 +109,7 @@ async def bring_up_to_date(
         result = await _incremental(ctx, loaded, current, rebuild, stamper, record, timeout, reporter)
     else:
         result = await _from_nothing(ctx, loaded, rebuild, stamper, timeout, reporter)
-    record.builds = {**record.builds, **{name: plans[name][1] for name in rebuild}}
+    record.builds = {**record.builds, **_built(plans, images, rebuild)}
     record.services = {**record.services, **stamper.stamped}
     record.mocks = {name: mock_digest(mock) for name, mock in loaded.config.mocks.items()}
     await anyio.to_thread.run_sync(write_record, loaded.state_root, record)
@@ -146,7 +147,7 @@ def _build_plans(loaded: LoadedConfig) -> dict[str, tuple[BuildSpec, BuildInputs
     for service in loaded.services:
         if service.build.dockerfile is not None:
             spec = build_spec(loaded, service, no_cache=False)
-            plans[service.name] = (spec, build_inputs(spec))
+            plans[service.name] = (spec, build_inputs(spec, loaded.root))
     return plans
 
 
@@ -179,15 +180,37 @@ def _stale_images(
         elif image is None:
             if build:
                 stale[name] = "no image yet"
-        elif (label := image.labels.get(LABEL_BUILD_INPUTS)) != inputs.digest:
-            last = record.builds.get(name)
-            if label is None:
-                stale[name] = "the image was not built from these inputs"
-            elif last is not None and last.digest == inputs.digest:
+        elif not _built_from(image, inputs, last := record.builds.get(name)):
+            if last is None:
+                labelled = LABEL_BUILD_INPUTS in image.labels
+                stale[name] = (
+                    "build inputs changed" if labelled else "the image was not built from these inputs"
+                )
+            elif last.digest == inputs.digest:
                 stale[name] = "the image was replaced by another build"
             else:
                 stale[name] = ", ".join(build_reasons(last, inputs))
     return stale
+
+
+def _built_from(image: ImageInfo, inputs: BuildInputs, last: BuildInputs | None) -> bool:
+    """Whether `image` was built from `inputs`: its label says so, or this checkout built that very id."""
+    label = image.labels.get(LABEL_BUILD_INPUTS)
+    if label is not None:
+        return label == inputs.digest
+    return last is not None and last.image == image.id and last.digest == inputs.digest
+
+
+def _built(
+    plans: dict[str, tuple[BuildSpec, BuildInputs]], images: dict[str, ImageInfo | None], names: Iterable[str]
+) -> dict[str, BuildInputs]:
+    """The record of the images just built: their inputs and ids."""
+    built: dict[str, BuildInputs] = {}
+    for name in names:
+        spec, inputs = plans[name]
+        image = images.get(spec.image)
+        built[name] = msgspec.structs.replace(inputs, image=image.id if image is not None else "")
+    return built
 
 
 class _Stamper:

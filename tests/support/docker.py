@@ -21,6 +21,8 @@ def labelled(root: Path, cli: str = "docker") -> tuple[list[str], list[str]]:
 def force_clean(root: Path, cli: str = "docker") -> None:
     containers, networks = labelled(root, cli)
     if containers:
-        subprocess.run([cli, "rm", "-f", *(["-t", "0"] if cli == "podman" else []), *containers], capture_output=True)
+        subprocess.run(
+            [cli, "rm", "-f", *(["-t", "0"] if cli == "podman" else []), *containers], capture_output=True
+        )
     if networks:
         subprocess.run([cli, "network", "rm", *networks], capture_output=True)

@@ -185,7 +185,6 @@ class _Sloppy:
         """
         return Result()
 
-
     @operation(title="Ungrouped")
     async def ungrouped(self) -> Result:
         """Has no tool group."""

@@ -62,6 +62,22 @@ def test_a_change_is_named_by_what_changed(tmp_path: Path) -> None:
     assert build_reasons(build_inputs(spec), build_inputs(other_args)) == ["build args changed"]
 
 
+def test_preflight_s_own_folder_in_a_context_is_not_a_build_input(tmp_path: Path) -> None:
+    # A context of `.` holds `.preflight/` (store, lock, records), which changes on every run.
+    root = _tree(tmp_path, {"Dockerfile": "FROM x\n", "app.py": "1\n", ".preflight/preflight.db": "a"})
+    spec = BuildSpec(image="i", context=str(root), dockerfile=str(root / "Dockerfile"))
+    before = build_inputs(spec, root)
+    assert set(before.files) == {"app.py"}
+    (root / ".preflight" / "preflight.db").write_text("b")
+    (root / ".preflight" / "runs").mkdir()
+    (root / ".preflight" / "runs" / "r1.json").write_text("{}")
+    assert build_inputs(spec, root).digest == before.digest
+    sub = BuildSpec(image="i", context=str(root / ".preflight"), dockerfile=str(root / "Dockerfile"))
+    assert "preflight.db" in build_inputs(sub, root).files, (
+        "only the folder as seen from the root is left out"
+    )
+
+
 def test_watch_is_an_iterator_for_people_not_a_tool() -> None:
     names = {op.name for op in reflect()}
     assert "run" in names and "watch" not in names and "follow_logs" not in names
