@@ -238,6 +238,16 @@ class EngineAPI:
             return RemoveOutcome(ref=ref, action="not_found")
         return RemoveOutcome(ref=ref, action="failed", error=_message(data) or f"HTTP {status}")
 
+    def rename(self, ref: str, name: str) -> None:
+        """Rename a container (`docker rename`)."""
+        self.expect(
+            "POST",
+            f"/containers/{quote(ref, safe='')}/rename",
+            params={"name": name},
+            action=f"rename container {ref}",
+            subject=ref,
+        )
+
     def drop_untagged(self, image_id: str) -> None:
         """Remove image `image_id` (and its untagged parents) when no tag names it any more.
 

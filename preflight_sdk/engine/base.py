@@ -235,6 +235,10 @@ class Engine(Protocol):
         """Remove containers (force: kill running ones); report each truthfully."""
         ...
 
+    async def rename_container(self, ref: str, name: str) -> bool:
+        """Rename a container, freeing its name; False when this engine has no such thing (a swarm)."""
+        ...
+
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         """Stop running containers (SIGTERM, then SIGKILL after `grace` seconds)."""
         ...

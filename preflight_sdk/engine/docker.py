@@ -313,6 +313,16 @@ class DockerEngine(DockerImages):
         stdout, stderr, code = await self._call(remove, action="remove containers")
         return removal_outcomes(refs, stdout, stderr, code, action="remove containers")
 
+    async def rename_container(self, ref: str, name: str) -> bool:
+        if (api := self._api()) is not None:
+            await self._on_socket(partial(api.rename, ref, name))
+            return True
+        client = await self._whales()
+        await self._call(
+            lambda: client.container.rename(ref, name), action=f"rename container {ref}", subject=ref
+        )
+        return True
+
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         if refs:
             client = await self._whales()

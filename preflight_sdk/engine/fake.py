@@ -385,6 +385,15 @@ class FakeEngine:
                 outcomes.append(RemoveOutcome(ref=ref, action="removed"))
         return outcomes
 
+    async def rename_container(self, ref: str, name: str) -> bool:
+        self._check()
+        self._record("rename", ref)
+        container = self._find(ref)
+        if container is None:
+            raise EnvironmentError_(f"No such container: {ref}", code="CONTAINER_NOT_FOUND")
+        container.spec = msgspec.structs.replace(container.spec, name=name)
+        return True
+
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         self._check()
         for ref in refs:

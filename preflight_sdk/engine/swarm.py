@@ -274,6 +274,9 @@ class SwarmEngine(DockerEngine):
                 await anyio.sleep(0.1)
         return outcomes
 
+    async def rename_container(self, ref: str, name: str) -> bool:
+        return False  # a service cannot be renamed: it is removed before its successor is made
+
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         """Scale the services to zero and wait until their tasks ended (the service's own grace)."""
         if not refs:

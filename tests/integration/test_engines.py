@@ -170,6 +170,28 @@ async def test_build_setup_health_mock_logs_status_and_clean(
         assert labelled(root, engine) == ([], [])
 
 
+async def test_an_edited_file_rebuilds_and_replaces_only_its_container(
+    engine: str, checkout: Callable[..., Path]
+) -> None:
+    root = checkout({"e2e.yaml": CALLER, "Dockerfile": DOCKERFILE, "serve.py": SERVE})
+    async with Project.open(root) as project:
+        await project.build()
+        [before] = (await project.setup()).services
+        again = await project.setup()
+        assert [(s.action, s.reason) for s in again.services] == [("reused", "unchanged")]
+        (root / "serve.py").write_text(SERVE.replace(b'b"ok"'.decode(), 'b"ok, edited"'))
+        edited = await project.setup()
+        assert [(s.action, s.reason) for s in edited.services] == [("rebuilt", "serve.py changed")]
+        with urllib.request.urlopen(f"{edited.services[0].url}/health", timeout=5) as reply:
+            assert reply.read() == b"ok, edited"
+        # The old container went (renamed out of the way, removed while its successor started).
+        containers, _ = labelled(root, engine)
+        assert len(containers) == 1, containers
+        assert edited.services[0].container_id.startswith(containers[0])
+        assert not before.container_id.startswith(containers[0])
+        assert [(s.action, s.reason) for s in (await project.setup()).services] == [("reused", "unchanged")]
+
+
 async def test_a_health_check_inside_the_container_decides_readiness(
     engine: str, checkout: Callable[..., Path]
 ) -> None:

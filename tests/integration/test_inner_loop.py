@@ -272,3 +272,61 @@ async def test_watch_reruns_on_each_change_only_the_affected_suite_and_cleans_wh
         "an error is yielded, not raised"
     )
     assert labelled(loop_project) == ([], []), "stopping the iteration removes the environment"
+
+
+def _events(since: float, until: float) -> list[tuple[int, str, str]]:
+    """(time in ns, action, container id) of each container create and destroy in the window."""
+    done = subprocess.run(
+        [
+            "docker", "events", "--since", f"{since:.3f}", "--until", f"{until:.3f}",
+            "--filter", "type=container", "--filter", "event=create", "--filter", "event=destroy",
+            "--format", "{{json .}}",
+        ],
+        capture_output=True, text=True, check=True, timeout=30,
+    )  # fmt: skip
+    found = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return [(int(e["timeNano"]), str(e["Action"]), str(e["Actor"]["ID"])) for e in found]
+
+
+async def test_a_recreated_container_goes_while_its_successor_starts_unless_it_holds_a_fixed_port(
+    loop_project: Path,
+) -> None:
+    import socket
+    import time
+
+    config = loop_project / "e2e.yaml"
+    project = Project.open(loop_project)
+    try:
+        await project.build()
+        ids = _ids(await project.setup())
+
+        begun = time.time()
+        _edit(config, "GREETING: hello", "GREETING: bonjour")
+        result = await project.setup()
+        now = _ids(result)
+        events = _events(begun, time.time() + 0.5)
+        created = next(t for t, action, ref in events if action == "create" and ref == now["api"])
+        destroyed = next(t for t, action, ref in events if action == "destroy" and ref == ids["api"])
+        assert created < destroyed, "the successor was created while the old container was being removed"
+        names = subprocess.run(
+            ["docker", "ps", "-a", "--filter", f"id={ids['api']}", "-q"], capture_output=True, text=True
+        )
+        assert names.stdout.strip() == "", "the old container is gone when setup returns"
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        _edit(config, '["0:8080"]', f'["{port}:8080"]')
+        await project.setup()
+        ids = _ids(await project.setup())
+        begun = time.time()
+        _edit(config, "GREETING: bonjour", "GREETING: hallo")
+        result = await project.setup()
+        assert _actions(result)["api"] == ("recreated", "environment changed")
+        events = _events(begun, time.time() + 0.5)
+        created = next(t for t, action, ref in events if action == "create" and ref == _ids(result)["api"])
+        destroyed = next(t for t, action, ref in events if action == "destroy" and ref == ids["api"])
+        assert destroyed < created, "a fixed host port is free before the successor takes it"
+        assert _get(f"http://127.0.0.1:{port}/health") == "ok\n"
+    finally:
+        await project.clean()
