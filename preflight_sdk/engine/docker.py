@@ -40,6 +40,7 @@ from .docker_calls import labels_of, run_cli
 from .docker_images import DockerImages
 from .endpoint import LOOPBACK, endpoint_address, on_local_socket
 from .errors import daemon_unreachable, is_daemon_down
+from .exec_output import BoundedOutput
 from .inspect import (
     container_from_api_list,
     container_from_inspect,
@@ -368,32 +369,18 @@ class DockerEngine(DockerImages):
                 yield parsed
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
-        from python_on_whales.exceptions import DockerException
-
-        client = await self._whales()
-        out: list[bytes] = []
-        err: list[bytes] = []
-
-        def run() -> int:
-            try:
-                pieces: Any = client.container.execute(ref, list(command), stream=True)
-                for source, chunk in pieces:
-                    (err if source == "stderr" else out).append(chunk)
-            except DockerException as exc:
-                stderr = exc.stderr or ""
-                # docker's own failures, before the command ran: "No such container: x" (typed
-                # NoSuchContainer), "Container x is not running" (not typed), exit 1 or 125-127.
-                if exc.return_code in (1, 125, 126, 127) and (
-                    "No such container" in stderr or "is not running" in stderr
-                ):
-                    raise
-                return exc.return_code
-            return 0
-
+        out, err = BoundedOutput(), BoundedOutput()
+        if (api := self._api()) is not None:
+            on_socket = partial(api.exec, ref, list(command), out, err)
+            run = partial(children.call, on_socket, limiter=self._limiter, lasting=True)
+        else:
+            on_cli = partial(self._exec_on_cli, await self._whales(), ref, list(command), out, err)
+            run = partial(self._call, on_cli, action=f"exec in {ref}", subject=ref, lasting=True)
         started = anyio.current_time()
         code: int | None = None
         with anyio.move_on_after(timeout):
-            code = await self._call(run, action=f"exec in {ref}", subject=ref, lasting=True)
+            # Cancelling ends the docker process, or shuts the socket; the command itself runs on.
+            code = await run()
         elapsed = anyio.current_time() - started
         if code is None:
             return ExecResult(
@@ -403,12 +390,28 @@ class DockerEngine(DockerImages):
                 duration=timeout,
                 timed_out=True,
             )
-        return ExecResult(
-            exit_code=code,
-            stdout=b"".join(out).decode("utf-8", "replace"),
-            stderr=b"".join(err).decode("utf-8", "replace"),
-            duration=elapsed,
-        )
+        return ExecResult(exit_code=code, stdout=out.text(), stderr=err.text(), duration=elapsed)
+
+    def _exec_on_cli(
+        self, client: DockerClient, ref: str, command: list[str], out: BoundedOutput, err: BoundedOutput
+    ) -> int:
+        """`docker exec` (blocking): its output into `out` and `err`; return its exit code."""
+        from python_on_whales.exceptions import DockerException
+
+        try:
+            pieces: Any = client.container.execute(ref, command, stream=True)
+            for source, chunk in pieces:
+                (err if source == "stderr" else out).add(chunk)
+        except DockerException as exc:
+            stderr = exc.stderr or ""
+            # docker's own failures, before the command ran: "No such container: x" (typed
+            # NoSuchContainer), "Container x is not running" (not typed), exit 1 or 125-127.
+            if exc.return_code in (1, 125, 126, 127) and (
+                "No such container" in stderr or "is not running" in stderr
+            ):
+                raise
+            return exc.return_code
+        return 0
 
     async def watch_exits(
         self, labels: Mapping[str, str], *, since: datetime | None = None
