@@ -59,6 +59,8 @@ class _UnixConnection(http.client.HTTPConnection):
     def __init__(self, path: str, timeout: float | None = _TIMEOUT) -> None:
         super().__init__("localhost", timeout=timeout)
         self._path = path
+        # Kept past `getresponse`, which drops `sock` when the answer lasts until the daemon hangs up.
+        self.opened: socket.socket | None = None
 
     def connect(self) -> None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -68,7 +70,7 @@ class _UnixConnection(http.client.HTTPConnection):
         except OSError:
             sock.close()
             raise
-        self.sock = sock
+        self.sock = self.opened = sock
 
 
 class _OpenResponse:
@@ -83,7 +85,7 @@ class _OpenResponse:
 
     def kill(self) -> None:
         self.killed = True
-        sock = self.connection.sock if self.connection is not None else None
+        sock = self.connection.opened if self.connection is not None else None
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked reading it
@@ -188,6 +190,8 @@ class EngineAPI:
                     yield line
         finally:
             connection.close()
+            if connection.opened is not None:
+                connection.opened.close()  # the answer's reader holds it past `close` above
 
     def expect(
         self,

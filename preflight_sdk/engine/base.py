@@ -259,7 +259,11 @@ class Engine(Protocol):
         ...
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
-        """Run a command in a running container."""
+        """Run a command in a running container.
+
+        Each stream keeps at most 8 MiB (its first and last 4 MiB, the rest counted between them);
+        past `timeout` the result says `timed_out` and the command is left to run on.
+        """
         ...
 
     def watch_exits(

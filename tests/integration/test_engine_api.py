@@ -318,3 +318,102 @@ async def test_the_daemon_s_facts_are_the_same_over_the_socket(monkeypatch: pyte
         facts[lane] = (info.server_version, info.host_gateway, info.address, info.routable, info.endpoint)
     assert facts["api"] == facts["cli"]
     assert facts["api"][0] and facts["api"][1]  # a version, and the bridge's gateway for the mocks
+
+
+# Each case once per lane; every field of the result but the duration must match.
+_EXEC_CASES = {
+    "both streams": ["sh", "-c", "echo out; echo err >&2; echo more; printf 'no newline'"],
+    "non-zero exit": ["sh", "-c", "echo failing >&2; exit 7"],
+    "not in the container": ["no-such-command"],
+    # 12 MB of 1000-byte lines: more than each stream keeps (8 MiB).
+    "large output": [
+        "sh",
+        "-c",
+        "yes \"$(head -c 999 /dev/zero | tr '\\0' x)\" | head -c 12000000; echo end >&2",
+    ],
+}
+
+
+def _container(name: str, *, running: bool = True) -> str:
+    argv = ["docker", "run", "-d"] if running else ["docker", "create"]
+    made = subprocess.run(
+        [
+            *argv,
+            "--name",
+            name,
+            "--label",
+            "preflight.test=engine-api",
+            "preflight-base/busybox",
+            "sleep",
+            "300",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return made.stdout.strip()
+
+
+async def test_exec_gives_the_same_result_on_both_lanes(monkeypatch: pytest.MonkeyPatch, tag: str) -> None:
+    running = _container(f"pf-api-api-{tag}")
+    stopped = _container(f"pf-api-cli-{tag}", running=False)
+    results: dict[str, dict[str, Any]] = {}
+    for lane in ("cli", "api"):
+        engine = _engine(monkeypatch, lane)
+        found: dict[str, Any] = {}
+        for case, command in _EXEC_CASES.items():
+            result = await engine.exec(running, command, timeout=30)
+            found[case] = (result.exit_code, result.stdout, result.stderr, result.timed_out)
+        for case, ref in (("missing container", f"pf-api-absent-{tag}"), ("stopped container", stopped)):
+            with pytest.raises(PreflightError) as caught:
+                await engine.exec(ref, ["true"], timeout=30)
+            found[case] = (caught.value.code, caught.value.message, caught.value.retryable)
+        started = time.monotonic()
+        late = await engine.exec(running, ["sleep", "5"], timeout=0.5)
+        found["timeout"] = (late.exit_code, late.stdout, late.stderr, late.timed_out, late.duration)
+        assert time.monotonic() - started < 2, lane
+        # Cancelled: the docker process is gone (CLI), or the socket is shut and nothing reads it.
+        deadline = time.monotonic() + 2
+        while _threads_reading_the_socket() and time.monotonic() < deadline:
+            await anyio.sleep(0.02)
+        assert _threads_reading_the_socket() == [], "a timed-out exec must not leave its thread reading"
+        results[lane] = found
+    assert results["api"] == results["cli"]
+    # The results say what happened (two lanes that both lost something would still agree).
+    api = results["api"]
+    assert api["both streams"] == (0, "out\nmore\nno newline", "err\n", False)
+    assert api["non-zero exit"] == (7, "", "failing\n", False)
+    # The daemon could not start the command: docker's own exit code (126; newer daemons say 127
+    # for a command not found), and the runtime's words on stdout, as the CLI prints them.
+    code, stdout, _, _ = api["not in the container"]
+    assert code in (126, 127) and "no-such-command" in stdout and "executable file not found" in stdout
+    code, stdout, stderr, _ = api["large output"]
+    assert code == 0 and stderr == "end\n"
+    head, marker, tail = stdout.partition("\n… [")
+    assert len(head) == 4 * 1024 * 1024 and marker and tail.endswith("x" * 999 + "\n")
+    assert f"[{12_000_000 - 8 * 1024 * 1024} bytes not kept]" in stdout
+    assert (
+        api["missing container"][0] == "DOCKER_ERROR" and "No such container" in api["missing container"][1]
+    )
+    assert api["stopped container"][0] == "DOCKER_ERROR" and "is not running" in api["stopped container"][1]
+    assert api["timeout"] == (-1, "", "timed out after 0.5s", True, 0.5)
+
+
+async def test_exec_on_the_local_socket_starts_no_docker_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tag: str
+) -> None:
+    log = tmp_path / "docker-calls"
+    shim = tmp_path / "bin" / "docker"
+    shim.parent.mkdir()
+    real = subprocess.check_output(["sh", "-c", "command -v docker"], text=True).strip()
+    shim.write_text(_SHIM.format(log=log, docker=real))
+    shim.chmod(0o755)
+    running = _container(f"pf-api-api-{tag}")
+    monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
+    for lane in ("api", "cli"):
+        result = await _engine(monkeypatch, lane).exec(running, ["echo", "hi"], timeout=30)
+        assert (result.exit_code, result.stdout) == (0, "hi\n")
+        calls = log.read_text().splitlines() if log.exists() else []
+        log.unlink(missing_ok=True)
+        # The shim sees the CLI lane's `docker exec`: the test could tell the two apart.
+        assert calls == [] if lane == "api" else any(c.startswith("exec ") for c in calls)

@@ -88,9 +88,12 @@ async def sleeper(engine: DockerEngine) -> AsyncIterator[str]:
 async def test_cancelled_calls_and_closed_streams_leave_no_docker_process(
     engine: DockerEngine, sleeper: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PREFLIGHT_DOCKER_API", "0")  # a wait through the CLI, as on a remote engine
+    monkeypatch.setenv(
+        "PREFLIGHT_DOCKER_API", "0"
+    )  # a wait and an exec through the CLI, as on a remote engine
+    on_cli = DockerEngine()
     with anyio.move_on_after(0.5) as waited:
-        await DockerEngine().wait_exit(sleeper)  # the container sleeps for 300 s
+        await on_cli.wait_exit(sleeper)  # the container sleeps for 300 s
     assert waited.cancelled_caught
     await _until_no_docker_children("a cancelled `docker container wait` is killed")
 
@@ -100,11 +103,11 @@ async def test_cancelled_calls_and_closed_streams_leave_no_docker_process(
             break
     await _until_no_docker_children("a closed `docker logs --follow` is killed")
 
-    timed_out = await engine.exec(sleeper, ["sleep", "30"], timeout=0.5)
+    timed_out = await on_cli.exec(sleeper, ["sleep", "30"], timeout=0.5)
     assert timed_out.timed_out and timed_out.exit_code == -1
     await _until_no_docker_children("a timed-out `docker exec` is killed")
 
-    done = await engine.exec(sleeper, ["sh", "-c", "echo out; echo err >&2; exit 3"], timeout=10)
+    done = await on_cli.exec(sleeper, ["sh", "-c", "echo out; echo err >&2; exit 3"], timeout=10)
     assert (done.exit_code, done.stdout, done.stderr) == (3, "out\n", "err\n")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from preflight_sdk import PreflightError
 from preflight_sdk.engine.api import EngineAPI, container_body, local_socket
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.docker import DockerEngine
+from preflight_sdk.engine.exec_output import BoundedOutput, Frames
 from preflight_sdk.engine.podman import PodmanEngine
 
 
@@ -90,3 +92,124 @@ def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Path) ->
     thread.join()
     server.close()
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
+
+
+def _frame(stream: int, payload: bytes) -> bytes:
+    return struct.pack(">BxxxL", stream, len(payload)) + payload
+
+
+def test_frames_come_apart_however_the_reads_split_them() -> None:
+    wire = (
+        _frame(1, b"out\n")
+        + _frame(2, b"err\n")
+        + _frame(1, b"")
+        + _frame(3, b"daemon")
+        + _frame(1, b"x" * 70)
+    )
+    whole = Frames().feed(wire)
+    assert whole == [(1, b"out\n"), (2, b"err\n"), (3, b"daemon"), (1, b"x" * 70)]
+    # Every split point, then one byte per read: a header or a payload across reads.
+    for cut in range(1, len(wire)):
+        frames = Frames()
+        pieces = frames.feed(wire[:cut]) + frames.feed(wire[cut:])
+        assert _joined(pieces) == _joined(whole), cut
+        assert not frames.cut
+    frames = Frames()
+    bytewise = [piece for i in range(len(wire)) for piece in frames.feed(wire[i : i + 1])]
+    assert _joined(bytewise) == _joined(whole)
+
+
+def _joined(pieces: list[tuple[int, bytes]]) -> dict[int, bytes]:
+    joined: dict[int, bytes] = {}
+    for stream, piece in pieces:
+        joined[stream] = joined.get(stream, b"") + piece
+    return joined
+
+
+def test_a_stream_that_stops_inside_a_frame_is_cut() -> None:
+    wire = _frame(1, b"hello")
+    for end in (3, 8, 10):  # in the header, at the payload's start, in the payload
+        frames = Frames()
+        frames.feed(wire[:end])
+        assert frames.cut, end
+    frames = Frames()
+    frames.feed(wire)
+    assert not frames.cut
+
+
+def test_bounded_output_keeps_the_start_and_the_end() -> None:
+    small = BoundedOutput(limit=100)
+    small.add(b"a" * 60)
+    small.add(b"b" * 40)
+    assert small.text() == "a" * 60 + "b" * 40 and small.dropped == 0
+    big = BoundedOutput(limit=100)
+    for i in range(1000):
+        big.add(f"{i:04d}\n".encode())
+    text = big.text()
+    head, marker, tail = text.partition("\n… [")
+    assert head == "".join(f"{i:04d}\n" for i in range(10))  # the first 50 bytes
+    assert tail.endswith("".join(f"{i:04d}\n" for i in range(990, 1000)))  # the last 50
+    assert marker and "[4900 bytes not kept]" in text
+    # One piece bigger than the whole limit.
+    one = BoundedOutput(limit=10)
+    one.add(b"0123456789abcdefghij")
+    assert one.text() == "01234\n… [10 bytes not kept] …\nfghij"
+
+
+def _read_request(conn: socket.socket) -> None:
+    """Read one request to its end (headers, then the body its Content-Length announces)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += conn.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        (
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        ),
+        0,
+    )
+    while len(body) < length:
+        body += conn.recv(65536)
+
+
+def _stand_in_daemon(path: Path, answers: list[bytes]) -> threading.Thread:
+    """A daemon on `path` that answers each request with the next of `answers`, then hangs up."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+
+    def serve() -> None:
+        for answer in answers:
+            conn, _ = server.accept()
+            _read_request(conn)
+            conn.sendall(answer)
+            conn.close()
+        server.close()
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    return thread
+
+
+def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_path: Path) -> None:
+    created = (
+        b'HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"Id":"e1"}\n'
+    )
+    stream = b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n"
+    # Hung up in the middle of a frame, then before any frame and before the exit code.
+    for n, (answers, said) in enumerate(
+        [
+            ([created, stream + _frame(1, b"partial output")[:12]], "mid-frame"),
+            ([created, stream + _frame(1, b"whole\n")], "not reachable"),
+        ]
+    ):
+        path = tmp_path / f"dies{n}.sock"
+        thread = _stand_in_daemon(path, answers)
+        out, err = BoundedOutput(), BoundedOutput()
+        with pytest.raises(PreflightError) as caught:
+            EngineAPI(str(path)).exec("c1", ["true"], out, err)
+        thread.join()
+        assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable, caught.value
+        assert said in caught.value.message
