@@ -264,10 +264,9 @@ exec {docker} "$@"
 """
 
 
-async def test_setup_and_clean_on_the_local_socket_start_no_docker_process(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    # Every docker process this test starts goes through a shim that writes its arguments down.
+def _docker_shim(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Send every docker process started from now on through a shim that writes its arguments
+    down; return the file they go to."""
     log = tmp_path / "docker-calls"
     shim = tmp_path / "bin" / "docker"
     shim.parent.mkdir()
@@ -275,6 +274,13 @@ async def test_setup_and_clean_on_the_local_socket_start_no_docker_process(
     shim.write_text(_SHIM.format(log=log, docker=real))
     shim.chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
+    return log
+
+
+async def test_setup_and_clean_on_the_local_socket_start_no_docker_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    log = _docker_shim(monkeypatch, tmp_path)
     root = tmp_path / "p"
     root.mkdir()
     (root / "e2e.yaml").write_text(
@@ -402,14 +408,8 @@ async def test_exec_gives_the_same_result_on_both_lanes(monkeypatch: pytest.Monk
 async def test_exec_on_the_local_socket_starts_no_docker_process(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tag: str
 ) -> None:
-    log = tmp_path / "docker-calls"
-    shim = tmp_path / "bin" / "docker"
-    shim.parent.mkdir()
-    real = subprocess.check_output(["sh", "-c", "command -v docker"], text=True).strip()
-    shim.write_text(_SHIM.format(log=log, docker=real))
-    shim.chmod(0o755)
     running = _container(f"pf-api-api-{tag}")
-    monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
+    log = _docker_shim(monkeypatch, tmp_path)
     for lane in ("api", "cli"):
         result = await _engine(monkeypatch, lane).exec(running, ["echo", "hi"], timeout=30)
         assert (result.exit_code, result.stdout) == (0, "hi\n")
