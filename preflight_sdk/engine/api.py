@@ -74,7 +74,7 @@ class _UnixConnection(http.client.HTTPConnection):
 
 
 class _OpenResponse:
-    """A response that lasts (events, a wait), ended the way `children` ends a docker process."""
+    """A response that lasts (events, a wait, an exec), ended the way `children` ends a docker process."""
 
     def __init__(self) -> None:
         self.connection: _UnixConnection | None = None

@@ -8,8 +8,8 @@ context, and runs off the event loop: blocking calls in worker threads, streams 
 logs --follow, events) in a thread of their own; cancelling either kills its docker process
 (`children.py`). A handful of calls use the client's command line (`client_config.docker_cmd`)
 with python-on-whales' own runner and typed errors instead of a typed wrapper; each says why.
-On this machine's socket the calls on setup's and clean's critical path go to the Engine API
-instead (`api.py` says why and which).
+On this machine's socket the calls on setup's and clean's critical path, and exec, go to the
+Engine API instead (`api.py` says why and which).
 """
 
 from __future__ import annotations
