@@ -125,6 +125,9 @@ class Project:
 
             target = EngineTarget(host=engine_host, context=context)
         self._ctx = ProjectContext(path, config_file, engine, target)
+        # `run(keep=True)` keeps pytest warm for the next run in this process (see
+        # runners/warm_pytest.py); a caller that runs once and exits turns it off.
+        self.keep_warm = True
         self._sync: SyncProject | None = None
         self._supervisor: RunSupervisor | None = None
         self._saved_tests: SavedTests | None = None
@@ -213,6 +216,7 @@ class Project:
 
         if self._supervisor is not None:
             await self._supervisor.shutdown()
+        await self._ctx.stop_pytest_servers()
         await clean_on_exit(self._ctx)
 
     # -- operations --------------------------------------------------------------------------
@@ -522,6 +526,11 @@ class Project:
                 self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
             )
             await reset_mocks(self._ctx)
+            if keep and self.keep_warm and self._ctx.pytest_servers is None:
+                from .runners.warm_pytest import WarmPytest, warm_enabled
+
+                if warm_enabled():  # a next run is expected: its pytest suites may start warm
+                    self._ctx.pytest_servers = WarmPytest()
 
         async def after() -> None:
             if not keep:

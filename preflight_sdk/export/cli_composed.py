@@ -133,6 +133,8 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
             arguments["keep"] = True  # the clean-up below is this command's, also on Ctrl-C
 
         async def work(project: Any, out: Output) -> Any:
+            project.keep_warm = False  # one run, then this process exits: nothing to keep warm for
+
             async def body() -> Any:
                 if arguments.get("shards"):
                     # Each engine's copy is removed by the run itself; the project's own is not touched.

@@ -32,6 +32,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     state_root = ctx.loaded.state_root if ctx.loaded is not None else root
     session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
     mocks = await stop_mocks(ctx)
+    await ctx.stop_pytest_servers()
     try:
         containers, networks = await remove_labelled(ctx, labelled, force=force)
     except PreflightError:

@@ -23,6 +23,7 @@ from .state import SessionState, read_state_checked, state_path, write_state
 if TYPE_CHECKING:
     from ..engine.base import Engine
     from ..engine.target import EngineTarget
+    from ..runners.warm_pytest import WarmPytest
 
 __all__ = ["ProjectContext", "labels_for", "shard_copy", "slug"]
 
@@ -76,6 +77,8 @@ class ProjectContext:
         # takes it; its awaits inside give other tasks their turn).
         self.lock = anyio.Lock(fast_acquire=True)
         self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
+        # pytest interpreters kept warm for the next run, once a run kept its environment
+        self.pytest_servers: WarmPytest | None = None
         self.stale = False  # the file changed while an environment of the old one runs
         self.owns_environment = False  # this object's setup started what is running
         self.lock_wait = 120.0  # seconds to wait for another process changing the same checkout
@@ -323,6 +326,13 @@ class ProjectContext:
             files += [str(loaded.resolve(s.file)) for s in loaded.suites if s.file and s.runner == "yaml"]
             self._watched = (loaded, tuple(dict.fromkeys(files)), str(state_path(loaded.state_root)))
         return self._watched[1], self._watched[2]
+
+    async def stop_pytest_servers(self) -> None:
+        """Stop the warm pytest interpreters (their running children are killed)."""
+        servers, self.pytest_servers = self.pytest_servers, None
+        if servers is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(servers.close)
 
     async def transition(self, **changes: Any) -> SessionState:
         """Persist a change of the session (`state=`, `network=`, `containers=`…)."""

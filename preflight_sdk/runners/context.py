@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..config.model import RetryPolicy
 from ..progress import Reporter
@@ -19,6 +19,9 @@ from ..tracing import format_traceparent, new_span_id, new_trace_id
 from .environment import RunEnvironment
 from .events import EventLog
 from .http import HttpSession
+
+if TYPE_CHECKING:
+    from .warm_pytest import WarmPytest
 
 __all__ = ["CURRENT_CASE", "RunContext", "case_id"]
 
@@ -42,8 +45,10 @@ class RunContext:
         total_cases: int,
         log: EventLog | None = None,
         selection: dict[str, set[str]] | None = None,
+        warm_pytest: WarmPytest | None = None,
     ) -> None:
         self.run_id = run_id
+        self.warm_pytest = warm_pytest  # where a next run is expected: pytest kept warm for it
         self.log = log or EventLog(run_id, new_trace_id(), new_span_id(), None)
         self.selection = selection
         self.finished: list[CaseResult] = []

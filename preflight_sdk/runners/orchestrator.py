@@ -110,6 +110,7 @@ async def run_suites(
         total_cases=total,
         log=plan.log,
         selection=plan.selection,
+        warm_pytest=ctx.pytest_servers,
     )
     plan.context = run
     plan.redactor = loaded.redactor

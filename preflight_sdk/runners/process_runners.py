@@ -40,6 +40,7 @@ from .cases import failure_from_text, window_diagnostics
 from .context import RunContext, case_id
 from .junit import JUnitCase, JUnitReport, read_junit
 from .retry import Policy, suite_policy
+from .warm_pytest import warm_enabled
 
 __all__ = ["run_pytest_suite", "run_shell_suite"]
 
@@ -106,11 +107,12 @@ async def _with_retries(
 
 
 class _PytestTry(msgspec.Struct, frozen=True, kw_only=True):
-    """One pytest run and its JUnit report."""
+    """One pytest run and its JUnit report (`warm`: run by a warm server's child)."""
 
     ran: _Ran
     report: JUnitReport
     python: str = ""
+    warm: bool = False
 
     @property
     def collection(self) -> list[JUnitCase]:
@@ -157,11 +159,20 @@ async def run_pytest_suite(
     env = _environment(run, loaded, suite)
     began = time.perf_counter()
 
+    per_run = {*run.env.process_env(), "TRACEPARENT"}
+
     async def once(seconds: float) -> _PytestTry:
-        return await _pytest_once(loaded, suite, root, env, seconds)
+        return await _pytest_once(run, loaded, suite, root, env, seconds, per_run)
 
     tries = await _with_retries(suite_policy(suite.retry, run.retry), timeout, once, lambda t: t.ok)
     last = tries[-1]
+    if any(t.warm for t in tries):
+        run.reporter.log(
+            f"suite {suite.id}: pytest ran warm (a kept interpreter, no start-up)", scope=suite.id
+        )
+    if run.warm_pytest is not None and warm_enabled():
+        # For the next run: a server warming up in the background (this run is over for pytest).
+        run.warm_pytest.prepare(last.python, root, env, per_run)
     has_failure = any(t.status in ("failed", "error") for t in last.tests)
     diagnostics = (
         await window_diagnostics(run, start=last.ran.started, end=last.ran.ended) if has_failure else None
@@ -184,16 +195,19 @@ async def run_pytest_suite(
 
 
 async def _pytest_once(
-    loaded: LoadedConfig, suite: SuiteConfig, root: Path, env: dict[str, str], seconds: float
+    run: RunContext,
+    loaded: LoadedConfig,
+    suite: SuiteConfig,
+    root: Path,
+    env: dict[str, str],
+    seconds: float,
+    per_run: set[str],
 ) -> _PytestTry:
     target = loaded.resolve(suite.file or ".")
     python = suite_python(loaded, suite)
     with tempfile.TemporaryDirectory(prefix="preflight-junit-") as scratch:
         junit = Path(scratch) / "junit.xml"
-        argv = [
-            python,
-            "-m",
-            "pytest",
+        args = [
             str(target),
             f"--junitxml={junit}",
             "-q",
@@ -204,9 +218,38 @@ async def _pytest_once(
             *(["-c", str(loaded.resolve(suite.config))] if suite.config else []),
             *suite.args,
         ]
-        ran = await _execute(argv, cwd=root, env=env, timeout=seconds)
+        ran = None
+        if run.warm_pytest is not None and warm_enabled():
+            ran = await _execute_warm(run, python, args, root, env, seconds, Path(scratch), per_run)
+        warm = ran is not None
+        if ran is None:
+            ran = await _execute([python, "-m", "pytest", *args], cwd=root, env=env, timeout=seconds)
         report = await anyio.to_thread.run_sync(read_junit, junit)
-    return _PytestTry(ran=ran, report=report, python=python)
+    return _PytestTry(ran=ran, report=report, python=python, warm=warm)
+
+
+async def _execute_warm(
+    run: RunContext,
+    python: str,
+    args: list[str],
+    root: Path,
+    env: dict[str, str],
+    seconds: float,
+    scratch: Path,
+    per_run: set[str],
+) -> _Ran | None:
+    """`python -m pytest ARGS` in a warm server's child; None when no server could take it."""
+    assert run.warm_pytest is not None
+    started = datetime.now(UTC)
+    try:
+        done = await run.warm_pytest.run(
+            python, args, cwd=root, env=env, per_run=per_run, timeout=seconds, scratch=scratch
+        )
+    except TimeoutError:
+        return _Ran(done=None, started=started, ended=datetime.now(UTC))
+    if done is None:
+        return None
+    return _Ran(done=done, started=started, ended=datetime.now(UTC))
 
 
 def suite_python(loaded: LoadedConfig, suite: SuiteConfig) -> str:
