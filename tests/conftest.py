@@ -19,6 +19,10 @@ from support.sshd import SshServer, start_sshd
 
 REPO = Path(__file__).resolve().parent.parent
 
+# A run that keeps its environment starts a warm pytest server after a pytest suite; most tests
+# run a project once, so it would only load the machine. The tests of that server turn it on.
+os.environ.setdefault("PREFLIGHT_WARM_PYTEST", "0")
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(

@@ -374,7 +374,9 @@ def _child(request: dict[str, Any]) -> int:
     os.chdir(request["cwd"])
     if sys.path and not getattr(sys.flags, "safe_path", False):
         sys.path[0] = os.getcwd()
-    sys.argv = ["pytest", *request["args"]]
+    sys.argv = ["pytest", *request["args"]]  # runpy sets argv[0] to pytest's __main__.py
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv = [sys.orig_argv[0], "-m", "pytest", *request["args"]]
     code = 0
     try:
         import runpy
