@@ -223,21 +223,24 @@ class _Server:
         os.rename(self.path + ".new", self.path)
 
     def serve(self) -> None:
-        while self.listener is not None or self.running:
-            for key, _ in self.selector.select():
-                what = key.data
-                if what == "parent":
-                    if not os.read(self.parent, 4096):
-                        self.stop()
-                        return
-                elif what == "accept":
-                    self.accept()
-                elif what == "child":
-                    _drain(self.wake_read)
-                    self.reap()
-                else:
-                    self.receive(key.fileobj, what)  # type: ignore[arg-type]
-        self.stop()
+        """Serve until preflight goes away (or, stale, until the last child ended); then no child
+        of this server is left running, whatever went wrong."""
+        try:
+            while self.listener is not None or self.running:
+                for key, _ in self.selector.select():
+                    what = key.data
+                    if what == "parent":
+                        if not os.read(self.parent, 4096):
+                            return
+                    elif what == "accept":
+                        self.accept()
+                    elif what == "child":
+                        _drain(self.wake_read)
+                        self.reap()
+                    else:
+                        self.receive(key.fileobj, what)  # type: ignore[arg-type]
+        finally:
+            self.stop()
 
     def accept(self) -> None:
         if self.listener is None:
@@ -275,7 +278,12 @@ class _Server:
             return
         del self.pending[conn]
         self.selector.unregister(conn)
-        self.start(conn, json.loads(buffer.split(b"\n", 1)[0]))
+        try:
+            request = json.loads(buffer.split(b"\n", 1)[0])
+        except ValueError:
+            conn.close()
+            return
+        self.start(conn, request)
 
     def drop(self, conn: socket.socket) -> None:
         self.pending.pop(conn, None)
@@ -286,7 +294,10 @@ class _Server:
         conn.setblocking(True)
         changed = self.watched.changed()
         if changed is not None:
-            _send(conn, {"stale": f"{changed} changed since it was imported"})
+            try:
+                _send(conn, {"stale": f"{changed} changed since it was imported"})
+            except OSError:
+                pass
             conn.close()
             self.close_listener()
             return
@@ -301,9 +312,15 @@ class _Server:
             finally:
                 os._exit(code)
         self.running[pid] = conn
-        _send(conn, {"pid": pid})
-        conn.setblocking(False)
-        self.selector.register(conn, selectors.EVENT_READ, "running")
+        try:
+            _send(conn, {"pid": pid})
+        except OSError:  # the caller is gone already: so is its run
+            self.running[pid] = None
+            conn.close()
+            _kill_group(pid)
+        else:
+            conn.setblocking(False)
+            self.selector.register(conn, selectors.EVENT_READ, "running")
         self.reap()  # a child that ended before its connection was watched
 
     def forget(self, conn: socket.socket) -> None:
