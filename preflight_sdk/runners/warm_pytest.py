@@ -41,6 +41,9 @@ from ..engine.process import Completed
 __all__ = ["WarmPytest", "warm_enabled"]
 
 _SERVER = Path(__file__).with_name("warm_pytest_server.py")
+# Runs the server's file as `__main__` in any Python 3.8+ (no preflight needed there): a short
+# command line for `ps`, and tracebacks that name the file.
+_BOOT = "import sys; p = sys.argv.pop(1); exec(compile(open(p, 'rb').read(), p, 'exec'))"
 _PER_RUN_PREFIX = "PREFLIGHT_"
 _OUTPUT_LIMIT = 256_000  # bytes kept of each stream: the end, where pytest's summary is
 _LINE_LIMIT = 1 << 16
@@ -191,7 +194,7 @@ class WarmPytest:
         try:
             with open(os.path.join(folder, "server.log"), "wb") as log:
                 process = subprocess.Popen(
-                    [python, "-c", _SERVER.read_text(), folder],
+                    [python, "-c", _BOOT, str(_SERVER), folder],
                     cwd=cwd,
                     env=quiet,
                     stdin=subprocess.PIPE,

@@ -1,9 +1,10 @@
 """A warm pytest: pytest and its plugins imported once, one forked child per run.
 
-preflight never imports this module: it runs its source in a suite's own interpreter (any
-virtualenv, Python 3.8+, standard library only) as `python -c <source> DIR`, with its stdin a
-pipe preflight holds (EOF: preflight is gone, so this process kills its running children and
-exits), in the suite's working directory and environment (less the values preflight sets per run).
+preflight never imports this module: it runs this file in a suite's own interpreter (any
+virtualenv, Python 3.8+, standard library only) as `python -c <exec this file> FILE DIR`, with
+its stdin a pipe preflight holds (EOF: preflight is gone, so this process kills its running
+children and exits), in the suite's working directory and environment (less the values
+preflight sets per run).
 
 Warming up does what `python -m pytest` does before it reads the project: import pytest, fill
 `importlib.metadata`'s caches and load every `pytest11` entry-point plugin through pytest's own
