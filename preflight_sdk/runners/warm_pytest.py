@@ -14,7 +14,8 @@ A server is used only for the interpreter, working directory and environment it 
 before each fork: a `pip install` or an edited plugin is seen). Otherwise, or when it is still
 warming up or died, the suite runs cold as before and a fresh server is started afterwards. A
 timeout or a cancellation kills the child's process group. A server exits when the process that
-started it does (end of file on its stdin), on `clean`, and when its project goes away.
+started it does (end of file on its stdin), on `clean`, and when its project goes away; a
+project keeps at most four (about 60 MB each), the least recently used idle one making room.
 
 `PREFLIGHT_WARM_PYTEST=0` turns it off.
 """
@@ -48,6 +49,7 @@ _PER_RUN_PREFIX = "PREFLIGHT_"
 _OUTPUT_LIMIT = 256_000  # bytes kept of each stream: the end, where pytest's summary is
 _LINE_LIMIT = 1 << 16
 _START_FAILURES = 2  # a server that never comes up this many times is not tried again
+_MAX_SERVERS = 4  # per project (about 60 MB each): the least recently used idle one makes room
 _REAP = 5.0
 
 Key = tuple[str, str, tuple[tuple[str, str], ...]]
@@ -65,6 +67,7 @@ class _Server:
         self.process = process
         self.folder = folder
         self.socket = os.path.join(folder, "socket")
+        self.served = False  # it was seen ready: it may have children of its own sessions
 
     @property
     def alive(self) -> bool:
@@ -72,17 +75,21 @@ class _Server:
 
     @property
     def ready(self) -> bool:
-        return self.alive and os.path.exists(self.socket)
+        ready = self.alive and os.path.exists(self.socket)
+        self.served = self.served or ready
+        return ready
 
     def stop(self) -> None:
-        """End of file on its stdin: it kills its running children and exits (else it is killed)."""
+        """End of file on its stdin: a serving server kills its running children and exits at
+        once. One still warming up is killed with its process group (its probe child)."""
+        serving = self.served or self.ready
         with contextlib.suppress(OSError):
             if self.process.stdin is not None:
                 self.process.stdin.close()
         try:
-            self.process.wait(timeout=2)
+            self.process.wait(timeout=1 if serving else 0)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            _kill_group(self.process.pid)
             self.process.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -94,6 +101,7 @@ class WarmPytest:
         self._servers: dict[Key, _Server] = {}
         self._retired: list[_Server] = []  # stale ones, ending with their last child
         self._failures: dict[Key, int] = {}
+        self._busy: dict[Key, int] = {}  # runs in flight per server
         self._finalizer = weakref.finalize(self, _stop_all, self._servers, self._retired)
 
     async def run(
@@ -119,6 +127,7 @@ class WarmPytest:
         server = self._servers.get(key)
         if server is None or not server.ready:
             return None
+        self._servers[key] = self._servers.pop(key)  # the most recently used last
         request = {
             "args": args,
             "cwd": str(cwd),
@@ -126,7 +135,11 @@ class WarmPytest:
             "stdout": str(scratch / "stdout"),
             "stderr": str(scratch / "stderr"),
         }
-        code = await self._request(key, server, request, timeout)
+        self._busy[key] = self._busy.get(key, 0) + 1
+        try:
+            code = await self._request(key, server, request, timeout)
+        finally:
+            self._busy[key] -= 1
         if code is None:
             return None
         return Completed(
@@ -187,7 +200,7 @@ class WarmPytest:
             if not os.path.exists(server.socket):
                 self._failures[key] = self._failures.get(key, 0) + 1  # died warming up
             server.stop()
-        if self._failures.get(key, 0) >= _START_FAILURES:
+        if self._failures.get(key, 0) >= _START_FAILURES or not self._make_room():
             return
         folder = tempfile.mkdtemp(prefix="preflight-pytest-")
         quiet = {name: value for name, value in full.items() if not _per_run(name, per_run)}
@@ -207,6 +220,15 @@ class WarmPytest:
             self._failures[key] = _START_FAILURES
             return
         self._servers[key] = _Server(process, folder)
+
+    def _make_room(self) -> bool:
+        """Stop the least recently used idle servers past the limit; False when all are busy."""
+        while len(self._servers) >= _MAX_SERVERS:
+            idle = next((key for key in self._servers if not self._busy.get(key)), None)
+            if idle is None:
+                return False
+            self._servers.pop(idle).stop()
+        return True
 
     def _retire(self, key: Key, server: _Server) -> None:
         if self._servers.get(key) is server:

@@ -343,3 +343,20 @@ async def test_only_a_kept_environment_in_a_process_that_stays_keeps_pytest_warm
     assert await servers_after(keep=True, keep_warm=False) is None  # the CLI's one-shot `run`
     monkeypatch.setenv("PREFLIGHT_WARM_PYTEST", "0")
     assert await servers_after(keep=True) is None
+
+
+async def test_past_the_limit_the_least_recently_used_idle_server_makes_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("preflight_sdk.runners.warm_pytest._MAX_SERVERS", 2)
+    servers = WarmPytest()
+    try:
+        started: list[int] = []
+        for value in ("a", "b", "c"):  # another environment each: another server each
+            servers.prepare(sys.executable, tmp_path, {"WARM_FLAG": value}, ())
+            started += [pid for pid in servers.pids if pid not in started]
+        assert len(started) == 3
+        assert gone(started[0]) and servers.pids == started[1:]  # stopped while still warming up
+    finally:
+        servers.close()
+    assert await all_gone(*started)
