@@ -217,6 +217,11 @@ async def test_an_edited_module_of_the_server_restarts_it(
         warm, warm_suites = await run(project)
         assert warm_suites == ["py"]
         assert cases(warm) == cases(cold)
+
+        # A package installed where the server looks (what `pip install` does) is seen too.
+        (plugins / "another-1.0.dist-info").mkdir()
+        _, warm_suites = await run(project)
+        assert warm_suites == []
     finally:
         await project.clean()
 
