@@ -111,7 +111,7 @@ async def build(
     ordered = [results[s.name] for s in targets]
     result = BuildResult(services=ordered, total_duration=_ms(anyio.current_time() - started))
     built = {
-        r.name: msgspec.structs.replace(hashed[r.name], image=image_ids[r.name])
+        r.name: msgspec.structs.replace(hashed[r.name], image=image_ids[r.name], tag=r.image)
         for r in ordered
         if r.status == "success" and r.name in image_ids
     }

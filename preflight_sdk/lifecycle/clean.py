@@ -143,19 +143,26 @@ async def remove_images(ctx: ProjectContext, root: str, state_root: str) -> list
     """Remove the images built by this checkout: labelled with its root, or in its build record.
 
     Docker's legacy builder leaves labels off (each would be a build step): those images are
-    known by the ids the record (`inputs.json`) keeps. An id the tag no longer names was
-    replaced by a later build and is left to it.
+    known by the tag and id the record (`inputs.json`) keeps, and their tag is removed (the
+    image goes with its last tag: one built from the same files elsewhere is the same image).
+    A tag that names another id now was built again elsewhere, and is left to that build.
     """
     found = {i.id: i for i in await ctx.engine.list_images({LABEL_MANAGED: "true", LABEL_ROOT: root})}
-    record = await anyio.to_thread.run_sync(read_record, state_root)
-    for built in record.builds.values():
-        if built.image and built.image not in found:
-            image = await ctx.engine.inspect_image(built.image)
-            if image is not None and image.tags:
-                found[image.id] = image
     names = {image.id: ", ".join(image.tags) or image.id for image in found.values()}
-    outcomes = await ctx.engine.remove_images(list(found))
+    record = await anyio.to_thread.run_sync(read_record, state_root)
+    for service, built in record.builds.items():
+        tag = built.tag or _configured_image(ctx, service)  # records of older versions have no tag
+        if built.image and tag and built.image not in found and tag not in names:
+            image = await ctx.engine.inspect_image(tag)
+            if image is not None and image.id == built.image:
+                names[tag] = tag
+    outcomes = await ctx.engine.remove_images(list(names))
     return [CleanAction(name=names.get(o.ref, o.ref), action=o.action, error=o.error) for o in outcomes]
+
+
+def _configured_image(ctx: ProjectContext, service: str) -> str:
+    found = ctx.loaded.service(service) if ctx.loaded is not None else None
+    return found.build.image if found is not None else ""
 
 
 @contextmanager

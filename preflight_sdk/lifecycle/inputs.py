@@ -55,6 +55,7 @@ class BuildInputs(msgspec.Struct, frozen=True, kw_only=True):
     dockerfile: str
     args: str
     image: str = ""  # the id of the image built from these inputs, once built
+    tag: str = ""  # and the name it was built as
 
 
 class ServiceInputs(msgspec.Struct, frozen=True, kw_only=True):

@@ -209,7 +209,9 @@ def _built(
     for name in names:
         spec, inputs = plans[name]
         image = images.get(spec.image)
-        built[name] = msgspec.structs.replace(inputs, image=image.id if image is not None else "")
+        built[name] = msgspec.structs.replace(
+            inputs, image=image.id if image is not None else "", tag=spec.image
+        )
     return built
 
 

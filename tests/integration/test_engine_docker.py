@@ -260,6 +260,30 @@ def _image_id(ref: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+async def test_clean_images_removes_this_checkout_s_tag_of_an_image_another_shares(
+    project_dir: Callable[..., Path], tag: str
+) -> None:
+    # Built from the same files, two checkouts' images are one image (the legacy builder puts
+    # no label on it) under two tags: each clean removes its own tag, the last one the image.
+    files = {"Dockerfile": 'FROM preflight-base/busybox\nCMD ["sleep", "303"]\n'}
+    other = tag.replace(":e2e", "-other:e2e")
+    first = project_dir(config=IMAGE_PROJECT.format(name="one", tag=tag), files=files, name="one")
+    second = project_dir(config=IMAGE_PROJECT.format(name="two", tag=other), files=files, name="two")
+    try:
+        async with Project.open(first) as one, Project.open(second) as two:
+            await one.build()
+            await two.build()
+            assert _image_id(tag) is not None and _image_id(other) is not None
+            cleaned = await one.clean(images=True)
+            assert [(i.name, i.action) for i in cleaned.images] == [(tag, "removed")]
+            assert _image_id(tag) is None and _image_id(other) is not None
+            cleaned = await two.clean(images=True)
+            assert [(i.name, i.action) for i in cleaned.images] == [(other, "removed")]
+            assert _image_id(other) is None
+    finally:
+        subprocess.run(["docker", "image", "rm", "-f", other], capture_output=True)
+
+
 @pytest.mark.parametrize("lane", ["api", "cli"])
 async def test_a_rebuild_leaves_no_dangling_image_and_clean_images_removes_what_this_checkout_built(
     project_dir: Callable[..., Path], tag: str, lane: str, monkeypatch: pytest.MonkeyPatch
