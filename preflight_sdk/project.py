@@ -507,7 +507,8 @@ class Project:
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
-            totals, per-suite results with their cases, and the artifacts written. A sharded
+            totals, per-suite results with their cases, the artifacts written, and `setup`: each
+            service's action (reused, rebuilt, recreated, started) and why. A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
 
         Example:
@@ -520,9 +521,9 @@ class Project:
         """
         from .lifecycle.uptodate import bring_up_to_date, reset_mocks
 
-        async def prepare(reporter: Reporter) -> None:
+        async def prepare(reporter: Reporter) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------
-            await bring_up_to_date(
+            done = await bring_up_to_date(
                 self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
             )
             await reset_mocks(self._ctx)
@@ -531,6 +532,7 @@ class Project:
 
                 if warm_enabled():  # a next run is expected: its pytest suites may start warm
                     self._ctx.pytest_servers = WarmPytest()
+            return done
 
         async def after() -> None:
             if not keep:

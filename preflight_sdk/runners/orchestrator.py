@@ -31,6 +31,7 @@ from ..lifecycle.context import ProjectContext
 from ..lifecycle.mockhost import ensure_mocks
 from ..progress import Reporter
 from ..redaction import Redactor, redact_failure
+from ..results.lifecycle import SetupResult
 from ..results.run import CaseResult, RunResult, SuiteResult, Totals
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
@@ -71,6 +72,7 @@ class TestPlan:
         self.redactor: Redactor | None = None  # every output of the run shows secrets replaced
         self.began = time.perf_counter()
         self.engine: str | None = None  # the engine this plan's suites run on, in a sharded run
+        self.setup: SetupResult | None = None  # what bringing the environment up to date did
 
     def tagged(self, suite: SuiteResult) -> SuiteResult:
         """`suite` and its cases marked with the engine they ran on (in a sharded run)."""

@@ -74,6 +74,7 @@ async def finish_test(
     result = msgspec.structs.replace(
         result,
         kind="test",
+        setup=plan.setup,
         finished_at=_now(),
         config_hash=config_hash,
         git=git,

@@ -25,6 +25,7 @@ from ..errors import InputError, PreflightError
 from ..lifecycle.context import ProjectContext
 from ..lifecycle.filelock import project_lock
 from ..progress import ProgressSink, Reporter
+from ..results.lifecycle import SetupResult
 from ..results.run import RunResult
 from ..runners.events import EventLog
 from ..runners.orchestrator import TestPlan, partial_result, run_suites, select_suites
@@ -96,7 +97,7 @@ class RunSupervisor:
         selection: dict[str, set[str]] | None = None,
         resumed_from: str | None = None,
         test_id: str | None = None,
-        prepare: Callable[[Reporter], Awaitable[None]] | None = None,
+        prepare: Callable[[Reporter], Awaitable[SetupResult]] | None = None,
         after: Callable[[], Awaitable[None]] | None = None,
         parts: object = None,
         synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
@@ -106,7 +107,8 @@ class RunSupervisor:
     ) -> RunResult:
         """Start a test run and wait for it up to `wait` seconds (None: to its end).
 
-        `prepare` runs first, under the run's locks (bringing the environment up to date); `after`
+        `prepare` runs first, under the run's locks (bringing the environment up to date: what it
+        did becomes the result's `setup`); `after`
         runs last whatever happened, shielded (removing it when it is not kept). `synthetic` are
         suites that e2e.yaml does not list (saved tests and suites) with their test files;
         `environment_optional` lets them run without a running environment. With `shards` the
@@ -144,7 +146,7 @@ class RunSupervisor:
                 if prepare is not None:
                     plan.phase = "setup"
                     live.log.record("PHASE_STARTED", phase="setup")
-                    await prepare(reporter)
+                    plan.setup = await prepare(reporter)
                     live.log.record("PHASE_FINISHED", phase="setup")
                 return await run_suites(
                     self.ctx,

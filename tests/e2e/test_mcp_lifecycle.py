@@ -16,6 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from support.docker import force_clean, labelled
+from support.procs import children, server_pid
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -129,9 +130,9 @@ async def test_cancelling_a_setup_over_stdio_removes_everything_it_started(tmp_p
                     assert time.monotonic() < deadline, f"left behind after cancel: {labelled(project)}"
                     await anyio.sleep(0.2)
                 # No child process (docker run, a log follower, the exit watcher) outlives the call.
-                server = _server_pid(project)
-                while _children(server):
-                    assert time.monotonic() < deadline, f"left running after cancel: {_children(server)}"
+                server = server_pid(project)
+                while children(server):
+                    assert time.monotonic() < deadline, f"left running after cancel: {children(server)}"
                     await anyio.sleep(0.2)
                 # The server is still there and answers.
                 status = await client.call_tool("preflight_status", {})
@@ -139,36 +140,6 @@ async def test_cancelling_a_setup_over_stdio_removes_everything_it_started(tmp_p
     finally:
         force_clean(project)
     assert labelled(project) == ([], [])
-
-
-def _server_pid(project: Path) -> int:
-    """The pid of the preflight-mcp process serving `project` (found in /proc by its arguments)."""
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if any(a.endswith(b"preflight-mcp") for a in argv) and str(project).encode() in argv:
-                return int(entry.name)
-    raise AssertionError(f"no preflight-mcp process serves {project}")
-
-
-def _children(pid: int) -> list[str]:
-    """The command lines of `pid`'s live child processes."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(cmdline.strip())
-    return found
 
 
 BUSYBOX = (
