@@ -150,14 +150,16 @@ class MockApp:
         if answer.delay and not await self._wait(anyio.sleep, answer.delay):
             await self._drop(scope, receive)
             return
+        if answer.fault is not None:
+            # Journaled before the fault: a client that sees its connection reset (or still
+            # waits) and reads the journal at once must find the request there.
+            record.fault = answer.fault
+            record.duration = time.time() - record.epoch
+            self.journal.append(record)
         if answer.fault == "reset":
-            record.fault = "reset"
             await self._drop(scope, receive)
             return
         if answer.fault == "timeout":
-            record.fault = "timeout"
-            record.duration = time.time() - record.epoch
-            self.journal.append(record)  # now: the client should see it while it waits
             if not await self._wait(_until_disconnect, receive):
                 await self._drop(scope, receive)
             return
