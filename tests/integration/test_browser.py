@@ -171,8 +171,8 @@ def test_quickstart_runs_in_jupyterlab_and_shows_the_run_tables(
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{url}/lab/tree/notebooks/quickstart.ipynb?token={token}")
             try:
-                # The kernel is up (not just the page): the status bar says so.
-                page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
+                # The kernel is up (not just the page): the status bar says so (slow on a loaded machine).
+                page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=120_000)
                 page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
                 page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
                 # Every code cell got its execution count: the whole notebook ran.
@@ -183,7 +183,7 @@ def test_quickstart_runs_in_jupyterlab_and_shows_the_run_tables(
                     }""",
                     timeout=150_000,
                 )
-                page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=30_000)
+                page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
             except Exception:
                 SCREENSHOT.parent.mkdir(exist_ok=True)
                 page.screenshot(path=str(SCREENSHOT.with_name("quickstart-failure.png")))
