@@ -297,9 +297,10 @@ async def test_an_environment_runs_as_swarm_services_and_cleans_up(
         assert actions["seed"] == "removed" and actions["web"] in ("force_removed", "removed")
         assert sorted(actions) == ["seed", "web"]
         assert cleaned.network is not None and cleaned.network.action == "removed"
-        # The built image goes with the name it was pushed under (the registry keeps its copy).
+        # The built image goes with the name it was pushed under (the registry keeps its copy):
+        # the legacy builder's image has no label, so clean names it by the tag this checkout built.
         assert {i.action for i in cleaned.images} == {"removed"}, cleaned.images
-        assert f"{registry}/{IMAGE}, {IMAGE}" in [i.name for i in cleaned.images]
+        assert IMAGE in [i.name for i in cleaned.images]
     assert _on(swarm, "service", "ls", "-q", "--filter", label) == []
     assert _on(swarm, "ps", "-aq", "--filter", label) == []
     assert _on(swarm, "network", "ls", "-q", "--filter", label) == []
