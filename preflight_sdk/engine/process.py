@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Literal
@@ -88,24 +89,55 @@ async def run_command(
 ) -> Completed:
     """Run `argv` to completion and capture its output (killed on cancellation or timeout).
 
+    The command runs in a session of its own, and whatever it started that still runs when it
+    ends, times out or is cancelled (its process group: a test's server, a `sleep &`) is killed
+    with it: nothing is left behind, and no leftover holding its output open makes this wait.
+
     Raises:
         TimeoutError: when `timeout` (seconds) passes first.
         OSError: when the program cannot be started.
     """
-    with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
-        done = await anyio.run_process(
-            list(argv),
-            input=input,
-            check=False,
-            env=_environment(env),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL if input is None else None,
-        )
-    return Completed(
-        returncode=done.returncode,
-        stdout=done.stdout.decode("utf-8", "replace"),
-        stderr=done.stderr.decode("utf-8", "replace"),
+    process = await anyio.open_process(
+        list(argv),
+        env=_environment(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+        start_new_session=True,
     )
+    out, err = bytearray(), bytearray()
+
+    async def drain(stream: ByteReceiveStream | None, sink: bytearray) -> None:
+        if stream is not None:
+            async for chunk in stream:
+                sink.extend(chunk)
+
+    try:
+        with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(drain, process.stdout, out)
+                tg.start_soon(drain, process.stderr, err)
+                if input is not None and process.stdin is not None:
+                    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await process.stdin.send(input)
+                    await process.stdin.aclose()
+                await process.wait()
+                _kill_group(process.pid)  # its leftovers: their copies of the pipes close too
+    finally:
+        with anyio.CancelScope(shield=True):
+            _kill_group(process.pid)
+            await process.aclose()
+    assert process.returncode is not None
+    return Completed(
+        returncode=process.returncode,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+    )
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL every process left in the process group `pgid` (none left: nothing to do)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 async def stream_command(
