@@ -306,7 +306,7 @@ class ProjectContext:
         if self.loaded is None:
             return (), None
         files, state_file = self._watched_files(self.loaded)
-        return tuple(_stat_mark(path) for path in files), _mtime_of(state_file)
+        return tuple(_stat_mark(path) for path in files), _mtime(state_file)
 
     def _fingerprint(self, loaded: LoadedConfig | None = None) -> tuple[tuple[str, int, int], ...]:
         """Sizes and modification times of every file a load reads or chooses between."""
@@ -385,11 +385,7 @@ def _stat_mark(path: str) -> tuple[str, int, int]:
     return (path, stat.st_mtime_ns, stat.st_size)
 
 
-def _mtime(path: Path) -> int | None:
-    return _mtime_of(str(path))
-
-
-def _mtime_of(path: str) -> int | None:
+def _mtime(path: str | os.PathLike[str]) -> int | None:
     try:
         return os.stat(path).st_mtime_ns
     except OSError:
