@@ -329,7 +329,7 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
-        from .lifecycle.uptodate import bring_up_to_date
+        from .lifecycle.up import bring_up_to_date
 
         async def body(reporter: Reporter) -> SetupResult:
             return await bring_up_to_date(
@@ -519,7 +519,7 @@ class Project:
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
             the same code. resume_run re-runs only what did not pass.
         """
-        from .lifecycle.uptodate import bring_up_to_date, reset_mocks
+        from .lifecycle.up import bring_up_to_date, reset_mocks
 
         async def prepare(reporter: Reporter) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import anyio
 import msgspec
 
 from ..config import LoadedConfig, ServiceConfig
-from ..engine.base import BuildSpec
+from ..engine.base import BuildSpec, Engine
 from ..errors import EnvironmentError_, InputError, PreflightError
 from ..progress import Reporter
 from ..results.lifecycle import BuildResult, ServiceBuild
@@ -18,7 +18,7 @@ from .context import ProjectContext
 from .inputs import LABEL_BUILD_INPUTS, BuildInputs, build_inputs, read_record, write_record
 from .specs import build_spec
 
-__all__ = ["build"]
+__all__ = ["build", "build_images"]
 
 _TAIL = 30
 # Two parallel builds keep both cores busy; more only make each slower on small machines.
@@ -26,23 +26,37 @@ _PARALLEL_BUILDS = 2
 
 
 async def build(
-    ctx: ProjectContext,
+    ctx: ProjectContext, *, no_cache: bool, service: str | None, pull: bool, reporter: Reporter
+) -> BuildResult:
+    """Build the images of the project (see `Project.build`), and note them in the session."""
+    loaded = await ctx.ensure_loaded()
+    result = await build_images(
+        ctx.engine, loaded, _targets(loaded, service), no_cache=no_cache, pull=pull, reporter=reporter
+    )
+    session = ctx.require_session()
+    images = {**session.images, **{r.name: r.image for r in result.services}}
+    complete = service is None or all(s.name in images for s in loaded.services)
+    next_state = session.state if session.state == "running" or not complete else "built"
+    await ctx.transition(state=next_state, images=images)
+    return result
+
+
+async def build_images(
+    engine: Engine,
+    loaded: LoadedConfig,
+    targets: Sequence[ServiceConfig],
     *,
     no_cache: bool,
-    service: str | None,
     pull: bool,
     reporter: Reporter,
-    only: Collection[str] | None = None,
     inputs: Mapping[str, BuildInputs] | None = None,
 ) -> BuildResult:
-    """Build the images of the project (see `Project.build`).
+    """Build the images of `targets` (or check a ready-made image exists; `pull` fetches it).
 
-    `only` narrows the build to those services; `inputs` are their build inputs when the caller
-    already hashed them. Each built image's id and inputs go in the record (`inputs.json`); where
-    labels are free, the image also carries its inputs' hash.
+    `inputs` are their build inputs when the caller already hashed them. Each built image's id
+    and inputs go in the record (`inputs.json`); where labels are free, the image also carries
+    its inputs' hash. A failed build raises BUILD_FAILED (NOT_BUILT for a missing image).
     """
-    loaded = await ctx.ensure_loaded()
-    targets = [s for s in _targets(loaded, service) if only is None or s.name in only]
     # DOCKERFILE_NOT_FOUND is reported before docker is called at all.
     specs = {
         s.name: build_spec(loaded, s, no_cache=no_cache) for s in targets if s.build.dockerfile is not None
@@ -58,7 +72,7 @@ async def build(
         for name, spec in specs.items()
     }
     image_ids: dict[str, str] = {}
-    await ctx.engine.info()  # DOCKER_ERROR (with how to start Docker) before any work
+    await engine.info()  # DOCKER_ERROR (with how to start Docker) before any work
     started = anyio.current_time()
     results: dict[str, ServiceBuild] = {}
     limiter = anyio.CapacityLimiter(_PARALLEL_BUILDS)
@@ -86,9 +100,9 @@ async def build(
                 "built", f"not built: its Dockerfile uses the image of `{broken[0]}`, whose build failed"
             )
         elif svc.name in specs:
-            results[svc.name] = await _build_one(ctx, svc, specs[svc.name], reporter, image_ids)
+            results[svc.name] = await _build_one(engine, svc, specs[svc.name], reporter, image_ids)
         else:
-            results[svc.name] = await _use_image(ctx, svc, pull=pull, reporter=reporter)
+            results[svc.name] = await _use_image(engine, loaded, svc, pull=pull, reporter=reporter)
         outcome = results[svc.name]
         reporter.step(
             f"{svc.name}: {outcome.status} ({outcome.duration} ms)",
@@ -120,11 +134,6 @@ async def build(
     failed = [r for r in ordered if r.status == "failed"]
     if failed:
         raise _failure(failed, result)
-    session = ctx.require_session()
-    images = {**session.images, **{r.name: r.image for r in ordered}}
-    complete = service is None or all(s.name in images for s in loaded.services)
-    next_state = session.state if session.state == "running" or not complete else "built"
-    await ctx.transition(state=next_state, images=images)
     return result
 
 
@@ -192,11 +201,11 @@ class _Outcome:
 
 
 async def _build_one(
-    ctx: ProjectContext, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter, ids: dict[str, str]
+    engine: Engine, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter, ids: dict[str, str]
 ) -> ServiceBuild:
     outcome = _Outcome(svc, spec.image, reporter)
     try:
-        ids[svc.name] = await ctx.engine.build(spec, outcome.line)
+        ids[svc.name] = await engine.build(spec, outcome.line)
     except PreflightError as exc:
         if exc.code not in ("BUILD_FAILED", "DOCKER_ERROR") or (exc.code == "DOCKER_ERROR" and exc.retryable):
             raise  # the daemon went away (or worse): not a build failure
@@ -205,21 +214,19 @@ async def _build_one(
 
 
 async def _use_image(
-    ctx: ProjectContext, svc: ServiceConfig, *, pull: bool, reporter: Reporter
+    engine: Engine, loaded: LoadedConfig, svc: ServiceConfig, *, pull: bool, reporter: Reporter
 ) -> ServiceBuild:
     outcome = _Outcome(svc, svc.build.image, reporter)
-    if await ctx.engine.image_exists(svc.build.image):
+    if await engine.image_exists(svc.build.image):
         # Built a moment ago for another service (a job on the same image), or present locally.
-        shared = any(
-            s.build.image == svc.build.image and s.build.dockerfile for s in ctx.require_loaded().services
-        )
+        shared = any(s.build.image == svc.build.image and s.build.dockerfile for s in loaded.services)
         return outcome.success("built" if shared else "local")
     if not pull:
         return outcome.failure(
             "none", f"image {svc.build.image} is not present locally (this service has no Dockerfile)"
         )
     try:
-        await ctx.engine.pull(svc.build.image, outcome.line)
+        await engine.pull(svc.build.image, outcome.line)
     except PreflightError as exc:
         return outcome.failure("pulled", exc.message)
     return outcome.success("pulled")

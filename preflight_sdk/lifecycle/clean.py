@@ -13,13 +13,13 @@ from contextlib import contextmanager
 import anyio
 
 from ..config.loader import find_config
-from ..engine.base import ContainerInfo, NetworkInfo, RemoveOutcome
+from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
 from ..errors import ConfigError, PreflightError
 from ..results.lifecycle import CleanAction, CleanResult
 from .context import LABEL_MANAGED, LABEL_ROOT, ProjectContext
 from .inputs import read_record
 from .specs import network_name
-from .state import read_state, remove_state
+from .state import SessionState, read_state, remove_state
 
 __all__ = ["clean", "clean_on_exit", "first_error", "remove_labelled"]
 
@@ -34,7 +34,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     mocks = await stop_mocks(ctx)
     await ctx.stop_pytest_servers()
     try:
-        containers, networks = await remove_labelled(ctx, labelled, force=force)
+        containers, networks = await remove_labelled(ctx.engine, labelled, ctx.session, force=force)
     except PreflightError:
         if ctx.loaded is None or ctx.loaded.services:
             raise
@@ -79,18 +79,18 @@ async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
 
 
 async def remove_labelled(
-    ctx: ProjectContext, root: str, *, force: bool, keep_network: str | None = None
+    engine: Engine, root: str, session: SessionState | None, *, force: bool, keep_network: str | None = None
 ) -> tuple[list[CleanAction], list[CleanAction]]:
-    """Remove every container, then every network (but `keep_network`), labelled with `root` (the checkout's, or a shard's)."""
+    """Remove every container, then every network (but `keep_network`), labelled with `root` (the
+    checkout's, or a shard's); `session`'s own containers are removed without waiting for the listing."""
     labels = {LABEL_ROOT: root}
-    engine = ctx.engine
     found: list[ContainerInfo] = []
     nets: list[NetworkInfo] = []
     early: list[RemoveOutcome] = []
     # The containers this process knows it started are removed at once, while Docker is asked
     # for everything labelled with the checkout (what a killed process left behind): the listing
     # is then off clean's critical path.
-    known = [c.id for c in ctx.session.containers] if force and ctx.session is not None else []
+    known = [c.id for c in session.containers] if force and session is not None else []
 
     async def containers_of() -> None:
         found.extend(await engine.list_containers(labels, detail=False))
@@ -110,19 +110,19 @@ async def remove_labelled(
     containers: list[CleanAction] = []
     if found or early:
         running = {c.id for c in found if c.running}
-        if known and ctx.session is not None and ctx.session.state == "running":
+        if known and session is not None and session.state == "running":
             # Removed before the listing saw it: a service of a running session was running.
             listed = {c.id for c in found}
-            running |= {c.id for c in ctx.session.containers if c.kind != "job" and c.id not in listed}
+            running |= {c.id for c in session.containers if c.kind != "job" and c.id not in listed}
         names = {c.id: c.name for c in found}
-        names.update({c.id: c.name for c in ctx.session.containers} if known and ctx.session else {})
+        names.update({c.id: c.name for c in session.containers} if known and session else {})
         done = {o.ref for o in early}
         rest = [c.id for c in found if c.id not in done]
         if force:
             outcomes = [o for o in early if o.action != "not_found" or o.ref in names]
             outcomes += await engine.remove_containers(rest, force=True) if rest else []
         else:
-            outcomes = await _stop_then_remove(ctx, [c for c in rest if c in running], rest)
+            outcomes = await _stop_then_remove(engine, [c for c in rest if c in running], rest)
         for outcome in outcomes:
             if outcome.action == "not_found" and outcome.ref not in {c.id for c in found}:
                 continue  # known from memory but already gone: nothing of it was left to clean
@@ -192,11 +192,11 @@ def _first_preflight(group: BaseExceptionGroup[BaseException]) -> PreflightError
     return None
 
 
-async def _stop_then_remove(ctx: ProjectContext, running: list[str], everything: list[str]) -> list:  # type: ignore[type-arg]
+async def _stop_then_remove(engine: Engine, running: list[str], everything: list[str]) -> list[RemoveOutcome]:
     # Without force, give running containers docker's usual stop grace (SIGTERM, then SIGKILL).
     if running:
-        await ctx.engine.stop_containers(running)
-    return await ctx.engine.remove_containers(everything, force=False)
+        await engine.stop_containers(running)
+    return await engine.remove_containers(everything, force=False)
 
 
 async def _root(ctx: ProjectContext) -> str:

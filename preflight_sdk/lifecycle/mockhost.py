@@ -8,55 +8,106 @@ more, `ensure_mocks` starts them again on the same ports, so containers keep rea
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import partial
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import msgspec
 
-from ..config import MockConfig
+from ..config import LoadedConfig, MockConfig
+from ..engine.base import Engine
 from ..engine.endpoint import MockRoute, decide_mock_route
 from ..progress import Reporter
 from ..results.lifecycle import MockSetup
-from .context import ProjectContext
 from .removal import SessionWatch
-from .state import MockRecord
+from .state import MockRecord, SessionState
 
-__all__ = ["ensure_mocks", "mock_records", "mock_route", "mocks_alive", "start_mocks"]
+if TYPE_CHECKING:
+    from ..engine.target import EngineTarget
+    from ..mocks import MockHost
+    from .context import ProjectContext
+    from .plan import MocksPlan
+
+_REPORTED: dict[str, Literal["started", "reloaded", "reused"]] = {
+    "start": "started",
+    "reload": "reloaded",
+    "reuse": "reused",
+}
+
+__all__ = ["ensure_mocks", "mock_records", "mock_route", "mocks_alive", "serve_mocks", "start_mock_host"]
 
 
-async def start_mocks(
-    ctx: ProjectContext, reporter: Reporter, *, ports: dict[str, int] | None = None
-) -> list[MockSetup]:
-    """Start the project's mocks in this process (`PORT_CONFLICT` if a port is taken)."""
-    loaded = ctx.require_loaded()
-    if not loaded.config.mocks:
-        return []
+async def start_mock_host(
+    loaded: LoadedConfig, session_id: str, *, binds: list[str], ports: Mapping[str, int] | None = None
+) -> MockHost:
+    """Start the project's mocks in this process (`PORT_CONFLICT` if a port is taken).
+
+    `ports` gives a port to each mock the configuration leaves to the system (port 0); `binds`
+    are the addresses, besides 127.0.0.1, the engine's containers reach this machine on.
+    """
     from ..mocks import MockHost  # lazy: starlette and uvicorn load only when mocks are used
 
-    if ctx.mocks is not None:
-        await ctx.mocks.stop()
-        ctx.mocks = None
     mocks: dict[str, MockConfig] = {
         name: msgspec.structs.replace(mock, port=ports[name])
         if ports and name in ports and not mock.port
         else mock
         for name, mock in loaded.config.mocks.items()
     }
-    binds = ["127.0.0.1"]
-    if loaded.services:
-        binds.extend((await mock_route(ctx)).binds)
-    reporter.step(f"starting {len(mocks)} mock(s)", scope="mocks")
-    session_id, root = ctx.require_session().session_id, loaded.state_root
-    host = MockHost(mocks, bind_hosts=binds, still_wanted=SessionWatch(root, session_id))
-    results: list[MockSetup] = await host.start()
-    ctx.mocks = host
-    return results
+    host = MockHost(
+        mocks, bind_hosts=["127.0.0.1", *binds], still_wanted=SessionWatch(loaded.state_root, session_id)
+    )
+    await host.start()
+    return host
 
 
-async def mock_route(ctx: ProjectContext) -> MockRoute:
+async def serve_mocks(
+    plan: MocksPlan,
+    loaded: LoadedConfig,
+    session: SessionState,
+    host: MockHost | None,
+    *,
+    binds: list[str],
+    reporter: Reporter,
+) -> tuple[MockHost | None, list[MockSetup]]:
+    """Carry out the mocks' part of a plan; return the server this process runs now, and each mock."""
+    configs = loaded.config.mocks
+    if plan.host in ("stop", "start") and host is not None:
+        await host.stop()
+        host = None
+    if plan.host == "start":
+        reporter.step(f"starting {len(configs)} mock(s)", scope="mocks")
+        host = await start_mock_host(loaded, session.session_id, binds=binds, ports=plan.ports)
+    elif plan.host == "keep" and host is not None:
+        reloaded = {step.name: configs[step.name] for step in plan.mocks if step.action == "reload"}
+        if reloaded:
+            host.reload(reloaded)
+            for name in sorted(reloaded):
+                reporter.step(f"mock {name}: routes changed, reloaded in place", scope="mocks")
+    if plan.warning is not None:
+        reporter.step(plan.warning, scope="mocks", status="failed")
+    served = (
+        {name: host.port(name) for name in host.names}
+        if host is not None and host.running()
+        else {r.name: r.port for r in session.mocks}
+    )
+    results = [
+        MockSetup(
+            name=step.name,
+            port=(port := served.get(step.name, configs[step.name].port)),
+            status="running",
+            route_count=len(configs[step.name].routes),
+            url=f"http://127.0.0.1:{port}",
+            action=_REPORTED[step.action],
+        )
+        for step in plan.mocks
+    ]
+    return host, results
+
+
+async def mock_route(engine: Engine, target: EngineTarget) -> MockRoute:
     """How the engine's containers reach the mocks (`UNSUPPORTED_ON_ENGINE` when they cannot)."""
-    info = await ctx.engine.info()
-    target = ctx.engine_target()
+    info = await engine.info()
     decide = partial(
         decide_mock_route,
         address=info.address,
@@ -67,11 +118,9 @@ async def mock_route(ctx: ProjectContext) -> MockRoute:
     return await anyio.to_thread.run_sync(decide)  # resolves names and binds a probe socket
 
 
-def mock_records(ctx: ProjectContext) -> list[MockRecord]:
-    """Return the mocks this process serves, for the state file."""
-    host = ctx.mocks
-    loaded = ctx.loaded
-    if host is None or loaded is None:
+def mock_records(host: MockHost | None, loaded: LoadedConfig) -> list[MockRecord]:
+    """Return the mocks `host` serves in this process, for the state file."""
+    if host is None:
         return []
     return [MockRecord(name=name, port=host.port(name), pid=os.getpid()) for name in loaded.config.mocks]
 
@@ -92,7 +141,7 @@ async def mocks_alive(records: list[MockRecord]) -> dict[str, bool]:
 
 
 async def ensure_mocks(ctx: ProjectContext, reporter: Reporter) -> None:
-    """Make sure every configured mock is served (here or by another process)."""
+    """Make sure every configured mock of the project is served (here or by another process)."""
     loaded = ctx.require_loaded()
     session = ctx.require_session()
     if not loaded.config.mocks or (ctx.mocks is not None and ctx.mocks.running()):
@@ -101,7 +150,12 @@ async def ensure_mocks(ctx: ProjectContext, reporter: Reporter) -> None:
     alive = await mocks_alive(records) if records else {}
     if records and all(alive.get(name) for name in loaded.config.mocks):
         return  # another process serves them
-    ports = {r.name: r.port for r in records}
     reporter.step("mocks are not served any more: starting them in this process", scope="mocks")
-    await start_mocks(ctx, reporter, ports=ports)
-    await ctx.transition(mocks=mock_records(ctx))
+    binds = list((await mock_route(ctx.engine, ctx.engine_target())).binds) if loaded.services else []
+    if ctx.mocks is not None:
+        await ctx.mocks.stop()
+        ctx.mocks = None
+    ctx.mocks = await start_mock_host(
+        loaded, session.session_id, binds=binds, ports={r.name: r.port for r in records}
+    )
+    await ctx.transition(mocks=mock_records(ctx.mocks, loaded))

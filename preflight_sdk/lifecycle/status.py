@@ -10,26 +10,21 @@ import anyio
 from ..config import ServiceConfig
 from ..engine.base import ContainerInfo
 from ..engine.endpoint import http_url
-from ..progress import Reporter
 from ..results.lifecycle import (
     LifecycleState,
-    MockSetup,
     MockStatus,
-    NetworkSetup,
     NetworkStatus,
     PortStatus,
     Readiness,
     ServiceSetup,
     ServiceStatus,
-    SetupResult,
     StatusResult,
 )
 from .clean import first_error
 from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
-from .mockhost import ensure_mocks
 from .specs import network_name
 
-__all__ = ["running_service", "running_setup", "status"]
+__all__ = ["running_service", "status"]
 
 
 async def status(ctx: ProjectContext) -> StatusResult:
@@ -86,43 +81,6 @@ async def status(ctx: ProjectContext) -> StatusResult:
         services=services,
         mocks=await _mock_statuses(ctx),
         owner_pid=session.owner_pid or None,
-    )
-
-
-async def running_setup(ctx: ProjectContext) -> SetupResult | None:
-    """Return the running environment as a SetupResult, or None when part of it is gone."""
-    loaded = ctx.require_loaded()
-    session = ctx.require_session()
-    records = {r.service: r for r in session.containers}
-    if any(s.name not in records for s in loaded.services):
-        return None
-    infos = {i.id: i for i in await ctx.engine.inspect([r.id for r in records.values()])}
-    address = (await ctx.engine.reach())[0] if loaded.services else "127.0.0.1"
-    services: list[ServiceSetup] = []
-    for service in loaded.services:
-        record = records[service.name]
-        info = infos.get(record.id)
-        if info is None or (service.kind == "service" and not info.running):
-            return None
-        if service.kind == "job" and info.exit_code != 0:
-            return None
-        services.append(running_service(service, info, address))
-    await ensure_mocks(ctx, Reporter(None, "setup"))
-    mocks = [
-        MockSetup(
-            name=s.name,
-            port=s.port,
-            status="running",
-            route_count=len(loaded.config.mocks[s.name].routes),
-            url=f"http://127.0.0.1:{s.port}",
-        )
-        for s in await _mock_statuses(ctx)
-    ]
-    return SetupResult(
-        network=NetworkSetup(name=session.network or network_name(loaded, session.session_id), created=False),
-        services=services,
-        mocks=mocks,
-        total_duration=0,
     )
 
 

@@ -27,7 +27,7 @@ from ..config import SuiteConfig, TestFile
 from ..errors import PreflightError
 from ..lifecycle.clean import clean
 from ..lifecycle.context import ProjectContext
-from ..lifecycle.uptodate import bring_up_to_date
+from ..lifecycle.up import bring_up_to_date
 from ..progress import Reporter
 from ..results.run import CaseResult, RunResult, ShardResult, SuiteResult
 from ..runners.events import EventLog

@@ -14,8 +14,8 @@ import pytest
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.errors import DAEMON_HINT
 from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from preflight_sdk.lifecycle import execute as execute_step
 from preflight_sdk.lifecycle import ports as ports_module
-from preflight_sdk.lifecycle import setup as setup_step
 from preflight_sdk.lifecycle.state import read_state
 
 pytestmark = pytest.mark.anyio
@@ -110,7 +110,7 @@ async def test_a_taken_fixed_host_port_is_port_conflict_before_any_container_sta
 ) -> None:
     # The check waits a moment for ports Docker releases late; not this long for a live listener.
     monkeypatch.setattr(
-        setup_step, "check_host_ports", functools.partial(ports_module.check_host_ports, grace=0.1)
+        execute_step, "check_host_ports", functools.partial(ports_module.check_host_ports, grace=0.1)
     )
     config = f"""
     project: {{name: x}}

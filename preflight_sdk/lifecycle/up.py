@@ -1,0 +1,153 @@
+"""Bring the environment up to date: build and start only what is missing or changed.
+
+Like an incremental build. Each image carries the hash of its build inputs and each container
+the hash of its resolved spec (see `inputs`). Setup reads the project's state once (`Given`),
+observes the engine (`observe`), computes a plan (`plan`: what to build, create, replace and
+reuse, and why), carries it out (`execute`) and keeps the outcome: the session, the mocks this
+process serves, the inputs of the new containers. A running environment of this checkout is
+kept; only services whose hash changed are rebuilt or recreated, then the services that
+`dependsOn` them. Mocks whose routes changed reload in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+import msgspec
+
+from ..config import LoadedConfig
+from ..progress import Reporter
+from ..results.lifecycle import SetupResult
+from .build import build_images
+from .clean import clean
+from .context import ProjectContext
+from .execute import carry_out
+from .facts import Given, Observed, observe
+from .inputs import ServiceInputs, mock_digest, read_record, write_record
+from .plan import plan_builds, plan_setup
+
+__all__ = ["bring_up_to_date", "reset_mocks"]
+
+
+class _Stage(Reporter):
+    """A reporter for a stage of a larger operation: its end is a step, not the operation's `done`."""
+
+    def __init__(self, outer: Reporter) -> None:
+        super().__init__(None, outer.operation)
+        self._outer = outer
+
+    def emit(self, kind: Literal["log", "step", "case", "done"], message: str, **fields: Any) -> None:
+        self._outer.emit("step" if kind == "done" else kind, message, **fields)
+
+
+async def bring_up_to_date(
+    ctx: ProjectContext,
+    *,
+    build: bool,
+    fresh: bool,
+    timeout: str | None,
+    reporter: Reporter,
+    stage: bool = False,
+) -> SetupResult:
+    """Make the running environment match the project's files, doing only what changed.
+
+    `build`: also build images that do not exist yet (setup alone reports them NOT_BUILT).
+    `fresh`: remove the environment first and rebuild every image without Docker's cache.
+    `stage`: this is a stage of another operation (run): its end is reported as a step.
+    """
+    if stage:
+        reporter = _Stage(reporter)
+    loaded = await ctx.ensure_loaded()
+    if fresh:
+        reporter.step("fresh: removing the environment and rebuilding from nothing", status="started")
+        await clean(ctx, force=True)
+        loaded = await ctx.ensure_loaded()
+    given = Given(
+        loaded=loaded,
+        session=ctx.require_session(),
+        engine=ctx.engine,
+        target=ctx.engine_target(),
+        mocks=ctx.mocks,
+        stale=ctx.stale,
+        engine_fields=ctx.engine_record(),
+    )
+    observed = await observe(given)
+    builds = plan_builds(observed, build=build, fresh=fresh)
+    if builds:
+        observed = await _build(ctx, observed, builds, fresh=fresh, reporter=reporter)
+    plan = plan_setup(observed, builds)
+    outcome = await carry_out(plan, observed, given, timeout=timeout, reporter=reporter)
+    with anyio.CancelScope(shield=True):
+        ctx.mocks = outcome.mocks
+        try:
+            await ctx.save(outcome.session)
+        except OSError:
+            if outcome.error is None:
+                raise
+    if outcome.error is not None:
+        raise outcome.error
+    ctx.stale = False
+    ctx.owns_environment = ctx.owns_environment or plan.fresh
+    await anyio.to_thread.run_sync(_remember, loaded, outcome.stamped)
+    assert outcome.result is not None
+    return outcome.result
+
+
+async def _build(
+    ctx: ProjectContext, observed: Observed, builds: dict[str, str], *, fresh: bool, reporter: Reporter
+) -> Observed:
+    """Build the planned images; return the facts with the images as they now are."""
+    loaded = observed.loaded
+    for name, why in builds.items():
+        reporter.step(f"rebuilding {name}: {why}", scope=name)
+    targets = [s for s in loaded.services if s.name in builds]
+    inputs = {name: observed.build_inputs[name] for name in builds}
+    await build_images(
+        ctx.engine, loaded, targets, no_cache=fresh, pull=False, reporter=reporter, inputs=inputs
+    )
+    session = observed.session
+    session = await ctx.transition(
+        state=session.state if session.state == "running" else "built",
+        images={**session.images, **{s.name: s.build.image for s in targets}},
+    )
+    images = dict(observed.images)
+
+    async def inspect(ref: str) -> None:
+        images[ref] = await ctx.engine.inspect_image(ref)
+
+    async with anyio.create_task_group() as tg:
+        for ref in sorted({observed.build_specs[name].image for name in builds}):
+            tg.start_soon(inspect, ref)
+    return msgspec.structs.replace(observed, session=session, images=images)
+
+
+def _remember(loaded: LoadedConfig, stamped: dict[str, ServiceInputs]) -> None:
+    """Record the inputs of the containers just created and of the mocks (the builds recorded
+    theirs), for the next setup to say what changed."""
+    record = read_record(loaded.state_root)
+    record.services = {**record.services, **stamped}
+    record.mocks = {name: mock_digest(mock) for name, mock in loaded.config.mocks.items()}
+    write_record(loaded.state_root, record)
+
+
+async def reset_mocks(ctx: ProjectContext) -> None:
+    """Start the mocks' journals, sequences and counters over, wherever they are served.
+
+    A run on a reused environment then sees its mocks as a fresh setup would.
+    """
+    host = ctx.mocks
+    if host is not None and host.running():
+        host.reset()
+        return
+    session = ctx.session
+    if session is None or not session.mocks:
+        return
+    import httpx  # lazy: httpx pulls in click, which `import preflight_sdk` must not
+
+    async with httpx.AsyncClient(timeout=2.0) as client:
+        for mock in session.mocks:
+            try:
+                await client.post(f"http://127.0.0.1:{mock.port}/_mock/reset")
+            except httpx.HTTPError:
+                pass  # not served: the run reports the mock's absence itself
