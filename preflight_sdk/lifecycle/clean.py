@@ -16,8 +16,9 @@ from ..config.loader import find_config
 from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
 from ..errors import ConfigError, PreflightError
 from ..results.lifecycle import CleanAction, CleanResult
-from .context import LABEL_MANAGED, LABEL_ROOT, ProjectContext
+from .context import ProjectContext
 from .inputs import read_record
+from .labels import LABEL_MANAGED, LABEL_ROOT
 from .specs import network_name
 from .state import SessionState, read_state, remove_state
 

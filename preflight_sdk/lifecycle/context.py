@@ -7,7 +7,6 @@ which holds the loaded configuration, the session, the engine, the mock host and
 from __future__ import annotations
 
 import os
-import re
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,8 @@ import msgspec
 from ..config import LoadedConfig, find_config, load_config
 from ..config.loader import config_candidates
 from ..errors import ConfigError, StateError
+from .engine_choice import choose_engine, engine_record
+from .shard_copy import shard_copy
 from .state import SessionState, read_state_checked, state_path, write_state
 
 if TYPE_CHECKING:
@@ -25,32 +26,7 @@ if TYPE_CHECKING:
     from ..engine.target import EngineTarget
     from ..runners.warm_pytest import WarmPytest
 
-__all__ = ["ProjectContext", "labels_for", "shard_copy", "slug"]
-
-LABEL_MANAGED = "preflight.managed"
-LABEL_PROJECT = "preflight.project"
-LABEL_SESSION = "preflight.session"
-LABEL_SERVICE = "preflight.service"
-LABEL_ROOT = "preflight.root"
-
-
-def slug(text: str, *, limit: int = 40) -> str:
-    """Return a Docker-safe name part: lowercase letters, digits and dashes."""
-    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return (cleaned or "project")[:limit].rstrip("-")
-
-
-def labels_for(project: str, session: str, root: str, service: str | None = None) -> dict[str, str]:
-    """Return the labels every container and network of a session carries."""
-    labels = {
-        LABEL_MANAGED: "true",
-        LABEL_PROJECT: slug(project),
-        LABEL_SESSION: session,
-        LABEL_ROOT: root,
-    }
-    if service is not None:
-        labels[LABEL_SERVICE] = service
-    return labels
+__all__ = ["ProjectContext"]
 
 
 class ProjectContext:
@@ -120,76 +96,12 @@ class ProjectContext:
 
         Neither saying a host or context leaves `DOCKER_HOST` / `DOCKER_CONTEXT` to the docker CLI.
         """
-        from ..config.model import EngineSettings
-        from ..engine.target import EngineTarget
-
-        config = self.loaded.config if self.loaded is not None else None
-        settings = config.engine if config is not None else "docker"
-        if isinstance(settings, str):
-            settings = EngineSettings(kind=settings)
-        chosen = os.environ.get("PREFLIGHT_ENGINE", "").strip().lower()
-        if chosen and chosen not in ("docker", "podman"):
-            raise ConfigError(
-                f"PREFLIGHT_ENGINE={chosen!r} names no engine preflight knows",
-                code="CONFIG_INVALID",
-                hint="set PREFLIGHT_ENGINE to `docker` or `podman` (or unset it)",
-            )
-        target = EngineTarget(
-            kind="podman" if chosen == "podman" else "docker" if chosen else settings.kind,
-            host=settings.host,
-            context=settings.context,
-            swarm=settings.swarm,
-            mock_host=settings.mock_host,
-            registry=config.registry if config is not None else None,
-        )
-        override = self._target_override
-        recorded = self.session
-        if override is not None and not override.is_default:
-            # The caller names where; e2e.yaml still says how (a swarm) and with what.
-            target = msgspec.structs.replace(
-                override,
-                swarm=override.swarm or target.swarm,
-                mock_host=override.mock_host or target.mock_host,
-                registry=override.registry or target.registry,
-            )
-        elif (
-            recorded is not None
-            and (recorded.engine_host or recorded.engine_context)
-            and _has_environment(recorded)
-            and (recorded.engine_host, recorded.engine_context) != _effective(target)
-        ):
-            # The environment runs where it was set up (`--engine-host`, DOCKER_HOST…): status,
-            # logs and clean of a later process without those go there too.
-            target = msgspec.structs.replace(
-                target, host=recorded.engine_host, context=recorded.engine_context
-            )
-        if target.kind == "podman" and not target.is_default:
-            raise ConfigError(
-                "a host, context or swarm is for Docker engines; Podman runs on this machine here",
-                code="CONFIG_INVALID",
-                hint="use `engine: {host: ...}` with Docker, or drop host/context/swarm for Podman",
-            )
-        if target.swarm and not target.registry:
-            raise ConfigError(
-                "engine: {swarm: true} needs a registry the swarm pulls the built images from",
-                code="CONFIG_INVALID",
-                hint="add `registry: host:port` to e2e.yaml (e.g. `registry: 127.0.0.1:5000` for a "
-                "registry on a single-node swarm's manager)",
-                details={"field": "registry"},
-            )
-        if target.host and target.context:
-            raise ConfigError(
-                "the engine has both a host and a context",
-                code="CONFIG_INVALID",
-                hint="give one of `host` and `context` (a context already names a host)",
-            )
-        return target
+        return choose_engine(self.loaded, self._target_override, self.session)
 
     def engine_record(self) -> dict[str, str | None]:
         """The session fields naming the engine in use (`engine_host`, `engine_context`), DOCKER_HOST
         and DOCKER_CONTEXT included; both None for this machine's default engine."""
-        host, context = _effective(self.engine_target())
-        return {"engine_host": host, "engine_context": context}
+        return engine_record(self.engine_target())
 
     # -- configuration and session -----------------------------------------------------------
 
@@ -339,42 +251,6 @@ class ProjectContext:
         session = msgspec.structs.replace(self.require_session(), **changes)
         await self.save(session)
         return session
-
-
-def _effective(target: EngineTarget) -> tuple[str | None, str | None]:
-    """The (host, context) the docker command line uses for `target`, DOCKER_HOST/DOCKER_CONTEXT included."""
-    if target.kind != "docker":
-        return None, None
-    host = target.host or (None if target.context else os.environ.get("DOCKER_HOST") or None)
-    return host, target.context or (None if host else os.environ.get("DOCKER_CONTEXT") or None)
-
-
-def _has_environment(session: SessionState) -> bool:
-    """Whether the session has something on its engine (running, or containers not yet cleaned)."""
-    return session.state == "running" or bool(session.containers) or session.network is not None
-
-
-def shard_copy(loaded: LoadedConfig, shard: str) -> LoadedConfig:
-    """`loaded` as one shard's copy of the environment: its own state and labels (`shard`), every
-    published port on a free host port and every mock on a free port, so copies on one engine
-    (and the project's own environment) never take each other's ports."""
-    services = []
-    for service in loaded.services:
-        ports = [_free_host_port(spec) for spec in service.container.ports]
-        container = msgspec.structs.replace(service.container, ports=ports)
-        services.append(msgspec.structs.replace(service, container=container))
-    mocks = {name: msgspec.structs.replace(mock, port=0) for name, mock in loaded.config.mocks.items()}
-    config = msgspec.structs.replace(loaded.config, mocks=mocks)
-    return msgspec.structs.replace(loaded, config=config, services=services, shard=shard)
-
-
-def _free_host_port(spec: str | int) -> str:
-    """`8080:80` → `0:80` (keeping a host address and protocol); `80` is already Docker's choice."""
-    from ..config import parse_port
-
-    port = parse_port(spec)
-    address = f"{port.host_ip}:" if port.host_ip else ""
-    return f"{address}0:{port.container}/{port.protocol}"
 
 
 def _stat_mark(path: str) -> tuple[str, int, int]:

@@ -14,7 +14,8 @@ from ..engine.base import ContainerInfo
 from ..errors import EnvironmentError_, InputError
 from ..progress import Reporter
 from ..results.lifecycle import LogLine, LogsResult
-from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
+from .context import ProjectContext
+from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
 
 __all__ = ["MAX_LINE_BYTES", "MAX_REPLY_BYTES", "bound_lines", "find_container", "follow", "logs"]
 

@@ -12,7 +12,7 @@ from ..engine.base import ContainerInfo, Engine
 from ..errors import EnvironmentError_, PreflightError
 from ..progress import Reporter
 from .clean import remove_labelled
-from .context import LABEL_MANAGED, LABEL_ROOT
+from .labels import LABEL_MANAGED, LABEL_ROOT
 from .plan import SetupPlan
 from .specs import session_labels
 from .start import Started

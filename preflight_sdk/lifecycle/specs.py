@@ -18,7 +18,7 @@ from ..durations import parse_duration
 from ..engine.base import BuildSpec, ContainerSpec, HealthSpec
 from ..errors import EnvironmentError_
 from ..templates import render
-from .context import LABEL_MANAGED, LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
+from .labels import LABEL_MANAGED, LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
 
 __all__ = [
     "build_spec",

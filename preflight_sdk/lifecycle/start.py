@@ -19,7 +19,7 @@ from ..engine.probe import Prober
 from ..errors import EnvironmentError_
 from ..progress import Reporter
 from ..results.lifecycle import ServiceSetup
-from .context import LABEL_ROOT, LABEL_SESSION
+from .labels import LABEL_ROOT, LABEL_SESSION
 from .readiness import await_ready, run_job
 from .specs import container_spec
 from .state import ContainerRecord

@@ -21,7 +21,8 @@ from ..results.lifecycle import (
     StatusResult,
 )
 from .clean import first_error
-from .context import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION, ProjectContext
+from .context import ProjectContext
+from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
 from .specs import network_name
 
 __all__ = ["running_service", "status"]
