@@ -168,8 +168,9 @@ class Readiness(_Part, frozen=True, kw_only=True):
     last_outcomes: list[ProbeOutcome] = msgspec.field(default_factory=list)
 
 
-# What setup did with a service: kept the running container (`reused`), rebuilt its image and
-# recreated it (`rebuilt`), recreated it from the same image (`recreated`), or started it anew.
+# What setup did with a service, as its plan decided (docs/setup-plan.md): kept the running
+# container (`reused`), built its image and created or replaced the container (`rebuilt`),
+# replaced it from the same image (`recreated`), or created it (`started`).
 ServiceAction = Literal["reused", "rebuilt", "recreated", "started"]
 
 
