@@ -203,10 +203,14 @@ async def _undo(
     """Remove what this setup started; return the mocks still served and the session as it stands."""
     loaded, session = observed.loaded, observed.session
     if not plan.fresh:
-        # What runs unchanged stays; what failed to start is removed, so the next setup starts it.
+        # What runs unchanged stays; what failed to start is removed, so the next setup starts it,
+        # and so is what the plan replaced (moved aside, perhaps not yet removed).
         kept = _kept(plan, session)
+        replaced = [step.replaces for step in plan.changed() if step.replaces is not None]
         try:
-            await given.engine.remove_containers([r.id for r in started.containers.values()], force=True)
+            await given.engine.remove_containers(
+                [*(r.id for r in started.containers.values()), *replaced, *plan.remove], force=True
+            )
         except PreflightError:
             pass
         containers = [kept[s.name] for s in loaded.services if s.name in kept]

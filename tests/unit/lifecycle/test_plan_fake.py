@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from preflight_sdk import Project
+from preflight_sdk import PreflightError, Project
 from preflight_sdk.config import load_config
 from preflight_sdk.engine.base import ImageInfo
 from preflight_sdk.engine.fake import Behaviour, FakeEngine
@@ -227,3 +227,21 @@ async def test_the_setup_result_reports_the_plan(up: Callable[..., object], engi
         "web": ("recreated", "depends on api, which was recreated"),
         "side": ("reused", "unchanged"),
     }
+
+
+async def test_a_failed_update_keeps_what_ran_unchanged_and_removes_what_it_replaced(
+    up: Callable[..., object], make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    root = await up()  # type: ignore[misc]
+    before = read_state(root)
+    assert before is not None
+    ids = {c.service: c.id for c in before.containers}
+    make_project(SHOP % "two", name="proj")  # api and its dependant web are replaced
+    engine.behave("api", Behaviour(ready_after=None, exit_after=0.05, exit_code=1, logs=["stderr: boom"]))
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(root, engine=engine).setup(timeout="20s")
+    assert caught.value.code == "CONTAINER_EXITED"
+    left = {c.spec.labels.get("preflight.service"): c.id for c in engine.containers.values()}
+    assert left == {name: ids[name] for name in ("db", "seed", "side")}, "old api and web go, the new api too"
+    after = read_state(root)
+    assert after is not None and [c.service for c in after.containers] == ["db", "seed", "side"]
