@@ -17,6 +17,7 @@ import anyio
 import msgspec
 
 from ..config import LoadedConfig
+from ..engine.base import Engine
 from ..progress import Reporter
 from ..results.lifecycle import SetupResult
 from .build import build_images
@@ -75,7 +76,13 @@ async def bring_up_to_date(
     observed = await observe(given)
     builds = plan_builds(observed, build=build, fresh=fresh)
     if builds:
-        observed = await _build(ctx, observed, builds, fresh=fresh, reporter=reporter)
+        observed = await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter)
+        session = observed.session
+        built = {s.name: s.build.image for s in loaded.services if s.name in builds}
+        session = await ctx.transition(
+            state=session.state if session.state == "running" else "built", images={**session.images, **built}
+        )
+        observed = msgspec.structs.replace(observed, session=session)
     plan = plan_setup(observed, builds)
     outcome = await carry_out(plan, observed, given, timeout=timeout, reporter=reporter)
     with anyio.CancelScope(shield=True):
@@ -95,7 +102,7 @@ async def bring_up_to_date(
 
 
 async def _build(
-    ctx: ProjectContext, observed: Observed, builds: dict[str, str], *, fresh: bool, reporter: Reporter
+    engine: Engine, observed: Observed, builds: dict[str, str], *, fresh: bool, reporter: Reporter
 ) -> Observed:
     """Build the planned images; return the facts with the images as they now are."""
     loaded = observed.loaded
@@ -103,23 +110,16 @@ async def _build(
         reporter.step(f"rebuilding {name}: {why}", scope=name)
     targets = [s for s in loaded.services if s.name in builds]
     inputs = {name: observed.build_inputs[name] for name in builds}
-    await build_images(
-        ctx.engine, loaded, targets, no_cache=fresh, pull=False, reporter=reporter, inputs=inputs
-    )
-    session = observed.session
-    session = await ctx.transition(
-        state=session.state if session.state == "running" else "built",
-        images={**session.images, **{s.name: s.build.image for s in targets}},
-    )
+    await build_images(engine, loaded, targets, no_cache=fresh, pull=False, reporter=reporter, inputs=inputs)
     images = dict(observed.images)
 
     async def inspect(ref: str) -> None:
-        images[ref] = await ctx.engine.inspect_image(ref)
+        images[ref] = await engine.inspect_image(ref)
 
     async with anyio.create_task_group() as tg:
         for ref in sorted({observed.build_specs[name].image for name in builds}):
             tg.start_soon(inspect, ref)
-    return msgspec.structs.replace(observed, session=session, images=images)
+    return msgspec.structs.replace(observed, images=images)
 
 
 def _remember(loaded: LoadedConfig, stamped: dict[str, ServiceInputs]) -> None:

@@ -245,3 +245,49 @@ async def test_a_failed_update_keeps_what_ran_unchanged_and_removes_what_it_repl
     assert left == {name: ids[name] for name in ("db", "seed", "side")}, "old api and web go, the new api too"
     after = read_state(root)
     assert after is not None and [c.service for c in after.containers] == ["db", "seed", "side"]
+
+
+MOCKED = """
+project: {name: pay}
+mocks:
+  pay:
+    port: 0
+    routes: [{method: GET, path: /x, response: {status: %d}}]
+%s
+services:
+  api:
+    build: {image: "busybox:test"}
+    container: {environment: {PAY: "{{mocks.pay.url}}"}}
+"""
+FRAUD = "  fraud:\n    port: 0\n    routes: [{method: GET, path: /y, response: {status: 200}}]"
+
+
+async def test_changed_routes_reload_in_place_and_a_new_mock_restarts_them_on_their_ports(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    root = make_project(MOCKED % (200, ""))
+    project = Project.open(root, engine=engine)
+    try:
+        first = await project.setup()
+        port = first.mocks[0].port
+        assert [(m.name, m.action) for m in first.mocks] == [("pay", "started")]
+
+        make_project(MOCKED % (201, ""), name="proj")
+        reloaded = await project.setup()
+        assert [(m.name, m.action, m.port) for m in reloaded.mocks] == [("pay", "reloaded", port)]
+        assert [(s.name, s.action) for s in reloaded.services] == [("api", "reused")], "same port: same spec"
+
+        make_project(MOCKED % (201, FRAUD), name="proj")
+        grown = await project.setup()
+        assert {m.name: (m.action, m.port == port) for m in grown.mocks} == {
+            "pay": ("started", True),
+            "fraud": ("started", False),
+        }
+        # The container reaches the new mock by name: a host entry more, so it is recreated.
+        assert [(s.name, s.action, s.reason) for s in grown.services] == [
+            ("api", "recreated", "network changed")
+        ]
+        # What was stamped on it is what the next plan computes: up to date.
+        assert [(s.name, s.action) for s in (await project.setup()).services] == [("api", "reused")]
+    finally:
+        await project.clean()
