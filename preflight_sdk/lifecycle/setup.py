@@ -23,6 +23,7 @@ from ..engine.endpoint import http_url, is_loopback
 from ..engine.probe import Prober
 from ..errors import EnvironmentError_, PreflightError, StateError
 from ..progress import Reporter
+from ..redaction import DEFAULT
 from ..results.lifecycle import NetworkSetup, PortMapping, Readiness, ServiceSetup, SetupResult
 from .clean import remove_labelled, stop_mocks
 from .context import LABEL_ROOT, ProjectContext
@@ -479,7 +480,9 @@ async def _log_tail(ctx: ProjectContext, container_id: str) -> list[str]:
         lines = await ctx.engine.logs(container_id, tail=_LOG_TAIL)
     except PreflightError:
         return []
-    return [f"{line.stream}: {line.text}" if line.stream == "stderr" else line.text for line in lines]
+    redactor = ctx.loaded.redactor if ctx.loaded is not None else DEFAULT
+    shown = [f"{line.stream}: {line.text}" if line.stream == "stderr" else line.text for line in lines]
+    return redactor.lines(shown)
 
 
 async def _undo(ctx: ProjectContext, loaded: LoadedConfig, started: Started, reporter: Reporter) -> None:
