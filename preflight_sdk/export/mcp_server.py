@@ -71,6 +71,8 @@ class PreflightMcp:
         keep_on_exit: `shutdown` leaves started environments running.
         allow_verify_command: let `verify` start any `command` (by default it starts only the
             servers a project declares; see `verify_guard`).
+        allow_other_projects: accept a `projectPath` outside `default_project` (by default a
+            server with a default project serves only it and its subfolders).
         groups: serve only the tools of these groups (default: every group).
         without: leave out the tools of these groups.
     """
@@ -83,6 +85,7 @@ class PreflightMcp:
         default_project: str | None = None,
         keep_on_exit: bool = False,
         allow_verify_command: bool = False,
+        allow_other_projects: bool = False,
         version: str = __version__,
         call_budget: float = DEFAULT_CALL_BUDGET,
         groups: Collection[str] | None = None,
@@ -94,7 +97,9 @@ class PreflightMcp:
         self._without = frozenset(without)
         self._tools: dict[str, ToolSpec] | None = None
         self._listed: types.ListToolsResult | None = None
-        self.pool = ProjectPool(factory, default_path=default_project)
+        self.pool = ProjectPool(
+            factory, default_path=default_project, allow_other_projects=allow_other_projects
+        )
         self.keep_on_exit = keep_on_exit
         self.call_budget = call_budget
         self.server: Server[Any] = Server(
