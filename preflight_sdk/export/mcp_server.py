@@ -208,12 +208,14 @@ class PreflightMcp:
         """A tool call never waits past the call budget: past it, the work answers with its runId."""
         if wait is None:
             return f"{self.call_budget:g}s"
-        from ..durations import parse_duration
+        from ..durations import MAX_WAIT, parse_duration
 
         try:
             seconds = parse_duration(wait, field="wait")
         except PreflightError:
             return str(wait)  # the operation reports the bad value
+        if not 0 <= seconds <= MAX_WAIT:
+            return str(wait)  # refused by the operation (above 24h), not silently cut to the budget
         return f"{min(seconds, self.call_budget):g}s"
 
     async def shutdown(self) -> None:
