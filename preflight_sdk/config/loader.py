@@ -96,10 +96,12 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def redactor(self) -> Redactor:
         """The redaction policy of this project: the built-in names plus its `redact:` list, and the
-        values of its secret-named variables (services' `environment:`, suites' and the MCP
-        server's `env:`, `name=value` pairs in suites' commands), masked wherever they appear."""
+        values of its secret-named variables (services' `environment:` and build `args:`, suites'
+        and the MCP server's `env:`, `name=value` pairs in suites' commands), masked wherever they
+        appear."""
         names = redactor_for(tuple(self.config.redact))
         variables: list[Mapping[str, Any]] = [s.container.environment for s in self.services]
+        variables += [s.build.args for s in self.services]
         variables += [s.env for s in self.suites]
         if self.config.mcp is not None:
             variables.append(self.config.mcp.env)

@@ -81,7 +81,7 @@ def test_the_project_policy_knows_its_secret_variables(tmp_path) -> None:  # typ
         "redact: [pin]\n"
         "services:\n"
         "  api:\n"
-        "    build: {image: 'x/api:1'}\n"
+        "    build: {image: 'x/api:1', args: {NPM_TOKEN: npm-tok-5}}\n"
         "    container: {environment: {SVC_SECRET_VALUE: svc-value-1, ACCOUNT_PIN: pin-value-2, MODE: prod}}\n"
         "tests:\n"
         "  suites:\n"
@@ -91,7 +91,7 @@ def test_the_project_policy_knows_its_secret_variables(tmp_path) -> None:  # typ
     )
     (tmp_path / "t.py").write_text("", encoding="utf-8")
     policy = load_config(tmp_path).redactor
-    assert set(policy.values) == {"svc-value-1", "pin-value-2", "py-token-3", "sh-pw-4"}
+    assert set(policy.values) == {"svc-value-1", "pin-value-2", "py-token-3", "sh-pw-4", "npm-tok-5"}
     assert policy.text("got svc-value-1, pin-value-2, py-token-3, sh-pw-4 in prod") == (
         f"got {REDACTED}, {REDACTED}, {REDACTED}, {REDACTED} in prod"
     )
