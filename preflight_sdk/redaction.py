@@ -179,13 +179,20 @@ class Redactor:
         return [self.text(line) for line in lines]
 
 
-# `auth.py:12`, `test_token.py::test_x`: a file and its line (or a pytest node), not a pair.
-_SOURCE_FILE = re.compile(r"\.[A-Za-z]{1,4}$")
+# `auth.py:12`, `session.ts:4:7`, `test_token.py::test_x`: a place in a source file (or a pytest
+# node), not a name and its value.
+_SOURCE_FILE = re.compile(
+    r"(?i)\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rb|rs|java|kt|kts|scala|cs|c|cc|cpp|h|hpp|php|sh|swift|"
+    r"ex|exs|lua|pl|yaml|yml|json|toml|txt|md|log)$"
+)
+_LINE = re.compile(r"\d+(?::\d+)?:?")
 
 
 def _plain_pair(match: re.Match[str]) -> str:
     name, separator, value = match.group(1), match.group(2), match.group(3)
-    if separator == ":" and (value.startswith(":") or _SOURCE_FILE.search(name)):
+    if separator == ":" and (
+        value.startswith(":") or (_SOURCE_FILE.search(name) is not None and _LINE.fullmatch(value))
+    ):
         return match.group(0)
     return f"{name}{separator}{REDACTED}"
 

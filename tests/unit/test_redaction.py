@@ -61,7 +61,9 @@ def test_a_file_and_line_or_a_pytest_node_is_not_a_pair() -> None:
     policy = Redactor()
     assert policy.text("tests/test_token.py:12: AssertionError") == "tests/test_token.py:12: AssertionError"
     assert policy.text("tests/test_auth.py::test_login") == "tests/test_auth.py::test_login"
+    assert policy.text("File auth/session.ts:4:7") == "File auth/session.ts:4:7"
     assert policy.text("token:abc") == f"token:{REDACTED}"
+    assert policy.text("api.key:12345 auth.py:s3cret") == f"api.key:{REDACTED} auth.py:{REDACTED}"
     assert policy.text("db.password: hunter22") == f"db.password: {REDACTED}"
 
 
