@@ -10,9 +10,11 @@ lists under `redact:`. The policy replaces the value, never the name, of:
 - `name=value`, `name: value`, `"name": "value"` and `'name': 'value'` in free text (log lines,
   process output; the last two are how a mapping prints as JSON and in Python);
 - and, wherever they appear (any text, any field, in any output), the values known to be secret:
-  the values of a project's secret-named variables (a service's `environment:`, a suite's `env:`,
-  the MCP server's `env:`; see `secret_values`). A value shorter than `MIN_SECRET_CHARS` is not
-  masked by value (it would hide ordinary words); its name still hides it in name/value pairs.
+  the values of a project's secret-named variables (a service's `environment:` and build `args:`,
+  a suite's `env:`, the MCP server's `env:`, `name=value` pairs of suites' commands; see
+  `secret_values`). A value shorter than `MIN_SECRET_CHARS`, a number of up to 5 digits and a URL
+  without a password are not masked by value (they would hide ordinary words, ports, durations and
+  addresses); their name still hides them in name/value pairs.
 
 Everything shown to a person or a model goes through a `Redactor` first; nothing else redacts.
 """
@@ -208,7 +210,20 @@ def secret_values(
         for name, value in mapping.items()
         if redactor.secret(name) and isinstance(value, str | int) and not isinstance(value, bool)
     ]
-    return found + [value for command in commands for value in redactor.paired(command)]
+    paired = [value for command in commands for value in redactor.paired(command)]
+    return [value for value in found + paired if _maskable(value)]
+
+
+# A URL without a password (`KEYCLOAK_URL: http://keycloak:8080`: "key" is in the name) and a
+# short number (`SESSION_TTL: 3600`, `AUTH_PORT: 8080`) are settings, not secrets: masked wherever
+# they appear they would hide addresses and durations from every failure. Their name still hides
+# them in name=value pairs.
+_PLAIN_URL = re.compile(r"(?i)[a-z][a-z0-9+.-]*://[^\s@]*")
+_SHORT_NUMBER = re.compile(r"\d{1,5}")
+
+
+def _maskable(value: str) -> bool:
+    return not (_PLAIN_URL.fullmatch(value) or _SHORT_NUMBER.fullmatch(value.strip()))
 
 
 def _replaced(value: Any) -> Any:

@@ -71,10 +71,14 @@ def test_secret_values_come_from_secret_names_and_command_pairs() -> None:
     policy = Redactor(["pin"])
     found = secret_values(
         policy,
-        [{"SVC_SECRET_VALUE": "v-1234", "GREETING": "hello", "ACCOUNT_PIN": 4321, "API_KEY": True}],
+        [
+            {"SVC_SECRET_VALUE": "v-1234", "GREETING": "hello", "ACCOUNT_PIN": 432154, "API_KEY": True},
+            {"SESSION_TTL": 3600, "KEYCLOAK_URL": "http://keycloak:8080", "AUTH_DSN": "pg://u:pw-9@db/x"},
+        ],
         ["login --password=pw-5678 --user=alice", "tests/test_token.py::test_x"],
     )
-    assert found == ["v-1234", "4321", "pw-5678"]
+    # a short number and a URL without a password are settings, not secrets to mask everywhere
+    assert found == ["v-1234", "432154", "pg://u:pw-9@db/x", "pw-5678"]
 
 
 def test_the_project_policy_knows_its_secret_variables(tmp_path) -> None:  # type: ignore[no-untyped-def]
