@@ -29,10 +29,12 @@ def rebuild_history(store: RunStore) -> list[str]:
 
     Blocking: call from a worker thread. Does nothing when the store was not just created.
     """
-    folder = Path(store.root) / ".preflight" / "runs"
-    if not store.db.created or not folder.is_dir():
+    if not store.db.created:
         return []
-    store.db.created = False  # once per new store
+    store.db.created = False  # once per new store: the folders of runs made since are not history to restore
+    folder = Path(store.root) / ".preflight" / "runs"
+    if not folder.is_dir():
+        return []
     restored: list[str] = []
     unreadable: list[str] = []
     for path in sorted(p for p in folder.iterdir() if p.is_dir()):

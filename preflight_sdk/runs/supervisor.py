@@ -275,6 +275,8 @@ class RunSupervisor:
             new_span_id(),
             parent.span_id if parent else None,
         )
+        if self.ctx.loaded is not None:
+            log.redactor = self.ctx.loaded.redactor  # every event of the run, setup's included
         started = now_text()
         store = await self.store()
         created = await self.call(
