@@ -12,7 +12,10 @@ from datetime import UTC, datetime, timedelta
 
 from .errors import InputError
 
-__all__ = ["Duration", "format_duration", "parse_duration", "parse_since"]
+__all__ = ["MAX_WAIT", "Duration", "format_duration", "parse_duration", "parse_since"]
+
+MAX_WAIT = 24 * 3600.0
+"""The longest `wait` an operation accepts (24h); a longer one is INVALID_INPUT on every face."""
 
 Duration = str | int | float
 """A duration as written in e2e.yaml, test files and tool arguments."""

@@ -3,7 +3,8 @@
 ```
 PreflightError                    code INTERNAL unless a subclass says otherwise
 ├── ConfigError                   CONFIG_NOT_FOUND, CONFIG_INVALID (with .problems)
-├── InputError                    INVALID_INPUT, SUITE_NOT_FOUND, RUN_NOT_FOUND, TEST_NOT_FOUND…
+├── InputError                    INVALID_INPUT, SUITE_NOT_FOUND, RUN_NOT_FOUND, TEST_NOT_FOUND,
+│                                 PROJECT_NOT_ALLOWED…
 ├── StateError                    INVALID_STATE, NOT_BUILT, NOT_RUNNING, SESSION_NOT_FOUND
 ├── EnvironmentError_             DOCKER_ERROR, BUILD_FAILED, DOCKERFILE_NOT_FOUND, PORT_CONFLICT,
 │                                 HEALTH_CHECK_TIMEOUT, CONTAINER_NOT_FOUND, CONTAINER_NOT_RUNNING,
@@ -62,6 +63,7 @@ ErrorCode = Literal[
     "RUN_NOT_FOUND",
     "TEST_NOT_FOUND",
     "ARTIFACT_NOT_FOUND",
+    "PROJECT_NOT_ALLOWED",
     "IDEMPOTENCY_CONFLICT",
     "CANCELLED",
     "INTERNAL",

@@ -88,17 +88,14 @@ def _self_check_target(root: str) -> tuple[list[str], list[Any]]:
     return plugs.self_check(root)
 
 
-_MAX_WAIT = 24 * 3600.0
-
-
 def _wait_seconds(wait: str | int | None) -> float | None:
     """`wait` in seconds (None: to the end); INVALID_INPUT outside 0s..24h."""
     if wait is None:
         return None
-    from .durations import parse_duration
+    from .durations import MAX_WAIT, parse_duration
 
     seconds = parse_duration(wait, field="wait")
-    if not 0 <= seconds <= _MAX_WAIT:
+    if not 0 <= seconds <= MAX_WAIT:
         raise InputError(f"wait must be between 0s and 24h, not {wait!r}", hint='e.g. wait="0s" or wait="2m"')
     return seconds
 

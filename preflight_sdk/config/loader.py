@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError, ConfigProblem
-from ..redaction import Redactor, redactor_for
+from ..redaction import Redactor, redactor_for, secret_values
 from .compose_source import apply_compose
 from .dotenv import read_dotenv
 from .interpolate import interpolate
@@ -95,8 +95,20 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def redactor(self) -> Redactor:
-        """The redaction policy of this project (the built-in names plus its `redact:` list)."""
-        return redactor_for(tuple(self.config.redact))
+        """The redaction policy of this project: the built-in names plus its `redact:` list, and the
+        values of its secret-named variables (services' `environment:` and build `args:`, suites'
+        and the MCP server's `env:`, `name=value` pairs in suites' commands), masked wherever they
+        appear."""
+        names = redactor_for(tuple(self.config.redact))
+        variables: list[Mapping[str, Any]] = [s.container.environment for s in self.services]
+        variables += [s.build.args for s in self.services]
+        variables += [s.env for s in self.suites]
+        if self.config.mcp is not None:
+            variables.append(self.config.mcp.env)
+        commands = [
+            s.command if isinstance(s.command, str) else " ".join(s.command or ()) for s in self.suites
+        ]
+        return redactor_for(tuple(self.config.redact), tuple(secret_values(names, variables, commands)))
 
     def resolve(self, relative: str) -> Path:
         """Return `relative` as an absolute path against the e2e.yaml directory."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .validate import Validator
@@ -66,6 +67,7 @@ def _check_step(step: dict[str, Any], path: tuple[str | int, ...], section: str,
         bodies = [k for k in ("json", "body", "form") if request.get(k) is not None]
         if len(bodies) > 1:
             out.add((*path, "request"), "give one of `json`, `body`, `form`; found " + ", ".join(bodies))
+        _check_request(request, (*path, "request"), out)
     retry = step.get("retry")
     if isinstance(retry, dict):
         policy = [k for k in _POLICY if retry.get(k) is not None]
@@ -79,3 +81,45 @@ def _check_step(step: dict[str, Any], path: tuple[str | int, ...], section: str,
             out.add((*path, "retry"), "a poll needs `until` (and optionally `failIf`)")
         if not poll and retry.get("maxAttempts") is None:
             out.add((*path, "retry"), "a retry policy needs `maxAttempts`")
+
+
+def _check_request(request: dict[str, Any], path: tuple[str | int, ...], out: Validator) -> None:
+    """A method that is an HTTP token, and a `url`/`path` that parse (templates stand for a value)."""
+    method = request.get("method")
+    if isinstance(method, str) and not _TEMPLATE.search(method) and not _METHOD.fullmatch(method):
+        out.add(
+            (*path, "method"),
+            f"`method` must be an HTTP method (a token such as GET or POST), not {method[:40]!r}",
+        )
+    for key in ("url", "path"):
+        value = request.get(key)
+        if isinstance(value, str):
+            reason = _unparsable(value, absolute=key == "url")
+            if reason is not None:
+                out.add((*path, key), f"`{key}` {value[:80]!r} cannot be parsed: {reason}")
+    headers = request.get("headers")
+    if isinstance(headers, dict):
+        for name, value in headers.items():
+            if any(c in f"{name}{value}" for c in "\r\n\0"):
+                out.add((*path, "headers", str(name)), "a header name or value may not hold a line break")
+
+
+# An HTTP method is an RFC 9110 token; a template stands for a value known only when the test runs.
+_METHOD = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,32}")
+_TEMPLATE = re.compile(r"\{\{.*?\}\}")
+
+
+def _unparsable(value: str, *, absolute: bool) -> str | None:
+    import httpx
+
+    concrete = _TEMPLATE.sub("1", value)
+    try:
+        url = httpx.URL(concrete)
+    except httpx.InvalidURL as exc:
+        return str(exc)
+    if absolute and "://" in concrete:
+        if url.scheme not in ("http", "https"):
+            return f"the scheme is {url.scheme!r}, not http or https"
+        if not url.host:
+            return "it names no host"
+    return None

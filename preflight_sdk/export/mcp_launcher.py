@@ -99,6 +99,14 @@ async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     "the MCP servers a project declares).",
 )
 @click.option(
+    "--allow-any-project",
+    "allow_other_projects",
+    is_flag=True,
+    default=False,
+    help="Let tools take a projectPath outside --project (by default, with --project, only that "
+    "project and its subfolders are served).",
+)
+@click.option(
     "--call-budget",
     type=click.FloatRange(1, 3600),
     default=45.0,
@@ -143,6 +151,7 @@ def command(
     project: str | None,
     keep_on_exit: bool,
     allow_verify_command: bool,
+    allow_other_projects: bool,
     call_budget: float,
     engine_host: str | None,
     docker_context: str | None,
@@ -161,6 +170,7 @@ def command(
         keep_on_exit=keep_on_exit,
         log_level=log_level,
         allow_verify_command=allow_verify_command,
+        allow_other_projects=allow_other_projects,
         call_budget=call_budget,
         groups=groups,
         without=without,

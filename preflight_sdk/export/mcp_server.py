@@ -71,6 +71,8 @@ class PreflightMcp:
         keep_on_exit: `shutdown` leaves started environments running.
         allow_verify_command: let `verify` start any `command` (by default it starts only the
             servers a project declares; see `verify_guard`).
+        allow_other_projects: accept a `projectPath` outside `default_project` (by default a
+            server with a default project serves only it and its subfolders).
         groups: serve only the tools of these groups (default: every group).
         without: leave out the tools of these groups.
     """
@@ -83,6 +85,7 @@ class PreflightMcp:
         default_project: str | None = None,
         keep_on_exit: bool = False,
         allow_verify_command: bool = False,
+        allow_other_projects: bool = False,
         version: str = __version__,
         call_budget: float = DEFAULT_CALL_BUDGET,
         groups: Collection[str] | None = None,
@@ -94,7 +97,9 @@ class PreflightMcp:
         self._without = frozenset(without)
         self._tools: dict[str, ToolSpec] | None = None
         self._listed: types.ListToolsResult | None = None
-        self.pool = ProjectPool(factory, default_path=default_project)
+        self.pool = ProjectPool(
+            factory, default_path=default_project, allow_other_projects=allow_other_projects
+        )
         self.keep_on_exit = keep_on_exit
         self.call_budget = call_budget
         self.server: Server[Any] = Server(
@@ -203,12 +208,14 @@ class PreflightMcp:
         """A tool call never waits past the call budget: past it, the work answers with its runId."""
         if wait is None:
             return f"{self.call_budget:g}s"
-        from ..durations import parse_duration
+        from ..durations import MAX_WAIT, parse_duration
 
         try:
             seconds = parse_duration(wait, field="wait")
         except PreflightError:
             return str(wait)  # the operation reports the bad value
+        if not 0 <= seconds <= MAX_WAIT:
+            return str(wait)  # refused by the operation (above 24h), not silently cut to the budget
         return f"{min(seconds, self.call_budget):g}s"
 
     async def shutdown(self) -> None:

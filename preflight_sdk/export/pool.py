@@ -55,10 +55,20 @@ class ProjectPool:
     """Project objects by resolved absolute path, plus the ones whose environment we started."""
 
     def __init__(
-        self, factory: ProjectFactory = default_factory, *, default_path: str | os.PathLike[str] | None = None
+        self,
+        factory: ProjectFactory = default_factory,
+        *,
+        default_path: str | os.PathLike[str] | None = None,
+        allow_other_projects: bool = False,
     ) -> None:
         self._factory = factory
         self.default_path = self.resolve(default_path) if default_path is not None else None
+        # With a default project, a call may name only it or a folder inside it (a model must not
+        # point the tools at any readable directory), unless the launcher allowed others.
+        self.confined_to: Path | None = None
+        if self.default_path is not None and not allow_other_projects:
+            default = Path(self.default_path)
+            self.confined_to = default.parent if default.is_file() else default
         self._projects: dict[str, tuple[Any, str | None]] = {}
         self._started: dict[int, tuple[str, Any]] = {}
         self._before: dict[int, tuple[str, tuple[Any, str | None] | None]] = {}
@@ -81,7 +91,22 @@ class ProjectPool:
                 )
             return self.default_path
         check_path(path, "projectPath")
-        return self.resolve(path)
+        resolved = self.resolve(path)
+        self._check_inside(resolved, "projectPath", path)
+        return resolved
+
+    def _check_inside(self, resolved: str, field: str, given: str) -> None:
+        """Refuse a path outside the default project (and its subfolders) when the pool is confined."""
+        root = self.confined_to
+        if root is None or Path(resolved).is_relative_to(root):
+            return
+        raise InputError(
+            f"{field} {given!r} is outside this server's project {str(root)!r}",
+            code="PROJECT_NOT_ALLOWED",
+            hint=f"leave {field} out (or name a folder inside {root}); to serve other projects, start "
+            "preflight-mcp with --allow-any-project",
+            details={"field": field, "project": str(root), "given": given},
+        )
 
     def get(self, path: str | None, config_file: str | None = None) -> Any:
         """Return the project at `path`; a different `config_file` opens it anew.
@@ -92,6 +117,10 @@ class ProjectPool:
         key = self.key(path)
         if config_file is not None:
             check_path(config_file, "configFile")
+            folder = Path(key).parent if Path(key).is_file() else Path(key)
+            self._check_inside(
+                self.resolve(folder / Path(config_file).expanduser()), "configFile", config_file
+            )
         found = self._projects.get(key)
         if found is not None and (config_file is None or config_file == found[1]):
             return found[0]

@@ -12,6 +12,7 @@ from ..config import LoadedConfig, ServiceConfig
 from ..engine.base import BuildSpec, Engine
 from ..errors import EnvironmentError_, InputError, PreflightError
 from ..progress import Reporter
+from ..redaction import DEFAULT, Redactor
 from ..results.lifecycle import BuildResult, ServiceBuild
 from .build_order import image_dependencies
 from .context import ProjectContext
@@ -100,7 +101,7 @@ async def build_images(
                 "built", f"not built: its Dockerfile uses the image of `{broken[0]}`, whose build failed"
             )
         elif svc.name in specs:
-            results[svc.name] = await _build_one(engine, svc, specs[svc.name], reporter, image_ids)
+            results[svc.name] = await _build_one(engine, loaded, svc, specs[svc.name], reporter, image_ids)
         else:
             results[svc.name] = await _use_image(engine, loaded, svc, pull=pull, reporter=reporter)
         outcome = results[svc.name]
@@ -167,15 +168,19 @@ def _targets(loaded: LoadedConfig, service: str | None) -> Sequence[ServiceConfi
 class _Outcome:
     """Collects a service's output tail and turns the way its image came to be into a ServiceBuild."""
 
-    def __init__(self, svc: ServiceConfig, image: str, reporter: Reporter) -> None:
+    def __init__(
+        self, svc: ServiceConfig, image: str, reporter: Reporter, redactor: Redactor = DEFAULT
+    ) -> None:
         self.svc = svc
         self.image = image
         self.reporter = reporter
+        self.redactor = redactor  # build output can echo a build argument or a secret variable
         self.started = anyio.current_time()
         self.tail: list[str] = []
 
     def line(self, line: str) -> None:
-        """Keep the last lines and report each as it comes."""
+        """Keep the last lines and report each as it comes (secrets replaced)."""
+        line = self.redactor.text(line)
         self.tail.append(line)
         del self.tail[:-_TAIL]
         self.reporter.log(line, scope=self.svc.name)
@@ -192,7 +197,7 @@ class _Outcome:
             status="failed",
             duration=self._ms(),
             source=source,
-            error=error,
+            error=self.redactor.text(error),
             log_tail=list(self.tail) if self.tail else None,
         )
 
@@ -201,9 +206,14 @@ class _Outcome:
 
 
 async def _build_one(
-    engine: Engine, svc: ServiceConfig, spec: BuildSpec, reporter: Reporter, ids: dict[str, str]
+    engine: Engine,
+    loaded: LoadedConfig,
+    svc: ServiceConfig,
+    spec: BuildSpec,
+    reporter: Reporter,
+    ids: dict[str, str],
 ) -> ServiceBuild:
-    outcome = _Outcome(svc, spec.image, reporter)
+    outcome = _Outcome(svc, spec.image, reporter, loaded.redactor)
     try:
         ids[svc.name] = await engine.build(spec, outcome.line)
     except PreflightError as exc:
@@ -216,7 +226,7 @@ async def _build_one(
 async def _use_image(
     engine: Engine, loaded: LoadedConfig, svc: ServiceConfig, *, pull: bool, reporter: Reporter
 ) -> ServiceBuild:
-    outcome = _Outcome(svc, svc.build.image, reporter)
+    outcome = _Outcome(svc, svc.build.image, reporter, loaded.redactor)
     if await engine.image_exists(svc.build.image):
         # Built a moment ago for another service (a job on the same image), or present locally.
         shared = any(s.build.image == svc.build.image and s.build.dockerfile for s in loaded.services)

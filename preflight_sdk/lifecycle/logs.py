@@ -13,6 +13,7 @@ from ..durations import parse_duration, parse_since
 from ..engine.base import ContainerInfo
 from ..errors import EnvironmentError_, InputError
 from ..progress import Reporter
+from ..redaction import DEFAULT, Redactor
 from ..results.lifecycle import LogLine, LogsResult
 from .context import ProjectContext
 from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
@@ -70,7 +71,9 @@ async def logs(
         )
     moment = parse_since(since) if since else None
     info = await find_container(ctx, container)
-    entries = await ctx.engine.logs(info.id, tail=lines, since=moment)
+    entries = [
+        _redacted(line, _policy(ctx)) for line in await ctx.engine.logs(info.id, tail=lines, since=moment)
+    ]
     if follow_for and info.running:
         last = entries[-1].timestamp if entries else None
         with anyio.move_on_after(follow_for):
@@ -126,9 +129,20 @@ async def follow(
     ctx: ProjectContext, container_id: str, *, since: datetime | None = None
 ) -> AsyncIterator[LogLine]:
     """Yield new lines of a container as they are written (until the caller stops)."""
+    redactor = _policy(ctx)
     async with aclosing(ctx.engine.follow_logs(container_id, since=since)) as stream:
         async for line in stream:
-            yield line
+            yield _redacted(line, redactor)
+
+
+def _policy(ctx: ProjectContext) -> Redactor:
+    """The project's redaction policy (its names and secret values), the built-in one before a load."""
+    return ctx.loaded.redactor if ctx.loaded is not None else DEFAULT
+
+
+def _redacted(line: LogLine, redactor: Redactor) -> LogLine:
+    """A container's line as every output shows it: secrets replaced, before progress or a reply."""
+    return msgspec.structs.replace(line, text=redactor.text(line.text))
 
 
 def follow_seconds(value: str | None) -> float | None:

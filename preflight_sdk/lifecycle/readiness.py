@@ -15,6 +15,7 @@ from ..engine.base import Engine
 from ..engine.endpoint import http_url
 from ..engine.probe import Prober
 from ..errors import EnvironmentError_, PreflightError
+from ..redaction import Redactor
 from ..results.lifecycle import PortMapping, Readiness, ServiceSetup
 from .health import ProbePlan, wait_docker_healthy, wait_ready
 
@@ -35,6 +36,7 @@ async def await_ready(
     override: float | None,
     exited: anyio.Event,
     prober: Prober,
+    redactor: Redactor,
 ) -> ServiceSetup:
     address, routable = await engine.reach()
     known = _published(service)
@@ -64,9 +66,9 @@ async def await_ready(
         tg.start_soon(probe)
         tg.start_soon(on_exit)
     if readiness is None or (not readiness.ready and exited.is_set()):
-        raise await _exited_error(engine, service, container_id, plan, readiness)
+        raise await _exited_error(engine, service, container_id, plan, readiness, redactor)
     if not readiness.ready:
-        tail = await _log_tail(engine, container_id)
+        tail = await _log_tail(engine, container_id, redactor)
         raise EnvironmentError_(
             f"service `{service.name}` did not become ready within {plan.deadline:.0f}s ({plan.target}; "
             f"last probe: {readiness.last_outcomes[-1].detail if readiness.last_outcomes else 'none'})",
@@ -93,6 +95,7 @@ async def run_job(
     container_id: str,
     override: float | None,
     exited: anyio.Event,
+    redactor: Redactor,
 ) -> ServiceSetup:
     deadline = override if override is not None else _JOB_DEADLINE
     begun = anyio.current_time()
@@ -107,7 +110,7 @@ async def run_job(
         time_to_ready=elapsed,
     )
     if scope.cancelled_caught:
-        tail = await _log_tail(engine, container_id)
+        tail = await _log_tail(engine, container_id, redactor)
         raise EnvironmentError_(
             f"job `{service.name}` did not finish within {deadline:.0f}s",
             code="HEALTH_CHECK_TIMEOUT",
@@ -115,7 +118,7 @@ async def run_job(
             details={"service": service.name, "logTail": tail},
         )
     if code != 0:
-        tail = await _log_tail(engine, container_id)
+        tail = await _log_tail(engine, container_id, redactor)
         raise EnvironmentError_(
             f"job `{service.name}` failed with exit status {code}" + (f": {tail[-1]}" if tail else ""),
             code="JOB_FAILED",
@@ -216,6 +219,7 @@ async def _exited_error(
     container_id: str,
     plan: ProbePlan,
     readiness: Readiness | None,
+    redactor: Redactor,
 ) -> EnvironmentError_:
     infos = await engine.inspect([container_id])
     for _ in range(_EXIT_CODE_POLLS):
@@ -227,7 +231,7 @@ async def _exited_error(
         infos = await engine.inspect([container_id])
     code = infos[0].exit_code if infos else None
     oom = bool(infos and infos[0].oom_killed)
-    tail = await _log_tail(engine, container_id)
+    tail = await _log_tail(engine, container_id, redactor)
     reason = "was killed for using too much memory" if oom else f"exited with status {code}"
     return EnvironmentError_(
         f"service `{service.name}` {reason} while waiting for it to be ready"
@@ -245,9 +249,10 @@ async def _exited_error(
     )
 
 
-async def _log_tail(engine: Engine, container_id: str) -> list[str]:
+async def _log_tail(engine: Engine, container_id: str, redactor: Redactor) -> list[str]:
     try:
         lines = await engine.logs(container_id, tail=_LOG_TAIL)
     except PreflightError:
         return []
-    return [f"{line.stream}: {line.text}" if line.stream == "stderr" else line.text for line in lines]
+    shown = [f"{line.stream}: {line.text}" if line.stream == "stderr" else line.text for line in lines]
+    return redactor.lines(shown)

@@ -105,10 +105,12 @@ async def start_services(
         if container_id in dead:
             event.set()
         if service.kind == "job":
-            results[service.name] = await run_job(engine, service, spec.name, container_id, override, event)
+            results[service.name] = await run_job(
+                engine, service, spec.name, container_id, override, event, loaded.redactor
+            )
         else:
             results[service.name] = await await_ready(
-                engine, service, spec.name, container_id, net, override, event, prober
+                engine, service, spec.name, container_id, net, override, event, prober, loaded.redactor
             )
         outcome = results[service.name]
         reporter.step(

@@ -169,15 +169,25 @@ class MockApp:
         try:
             head, payload = answer.render(template_scope(request, params, hit, _url(scope)))
         except UnknownVariableError as exc:
-            record.error = f"unknown template variable `{{{{{exc.name}}}}}`"
+            unread = _unread_body(request) if exc.name.startswith("request.body.") else None
+            if unread is not None:
+                # The variable may well be in the body: it is the body that could not be read.
+                record.error = (
+                    f"the request body could not be parsed ({unread}), so `{{{{{exc.name}}}}}` is unknown"
+                )
+                problem: dict[str, Any] = {"error": "request body could not be parsed", "reason": unread}
+                hint = "send a JSON body (nested at most 64 levels) with a JSON content type, or template from another field"
+            else:
+                record.error = f"unknown template variable `{{{{{exc.name}}}}}`"
+                problem = {"error": "unknown template variable"}
+                hint = "templates may use request.{method,path,url,params,query,headers,body}, uuid, timestamp, now, counter"
             head, payload = json_response(
                 {
-                    "error": "unknown template variable",
+                    **problem,
                     "variable": exc.name,
                     "route": route.label,
                     "routeIndex": route.index,
-                    "hint": "templates may use request.{method,path,url,params,query,headers,body}, "
-                    "uuid, timestamp, now, counter",
+                    "hint": hint,
                 }
             )
             await self._send(send, record, 500, head, payload)
@@ -297,3 +307,18 @@ def _url(scope: Scope) -> str:
         host = f"{server[0]}:{server[1]}"
     query = scope.get("query_string", b"").decode("latin-1")
     return f"http://{host}{scope['path']}" + (f"?{query}" if query else "")
+
+
+def _unread_body(request: RequestView) -> str | None:
+    """Why the request's body has no fields to template from, or None when it has them."""
+    parsed = request.parsed_body
+    if parsed.note is not None:
+        return parsed.note  # e.g. JSON nested deeper than the limit, kept as text
+    if parsed.encoding is None:
+        return "the request has no body"
+    if parsed.encoding == "base64":
+        return "the body is not text (kept as base64)"
+    if parsed.encoding == "text" and parsed.form is None:
+        kind = request.headers.get("content-type") or "no content type"
+        return f"the body is text, not JSON ({kind})"
+    return None

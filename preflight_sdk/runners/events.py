@@ -24,6 +24,8 @@ from pathlib import Path
 
 import msgspec
 
+from ..redaction import Redactor
+
 __all__ = ["GENESIS", "Event", "EventLog", "event_hash"]
 
 GENESIS = "0" * 64
@@ -91,6 +93,8 @@ class EventLog:
         self._lock = threading.Lock()
         self._suite_spans: dict[str, str] = {}
         self._case_spans: dict[str, str] = {}
+        # Set once the project is loaded: every name and message recorded after is redacted.
+        self.redactor: Redactor | None = None
 
     def suite_span(self, suite: str) -> str:
         """The span of a suite in this run (made on first use)."""
@@ -128,6 +132,9 @@ class EventLog:
         else:
             span, parent = self.run_span, self.parent_span
         stamp = at.timestamp() if at is not None else time.time()
+        if self.redactor is not None:
+            name = self.redactor.text(name) if name else name
+            message = self.redactor.text(message) if message else message
         pending = _Pending(
             ts=stamp, type=type, span_id=span, parent_span_id=parent, suite=suite, case=case, phase=phase,
             status=status, duration=duration, name=name, message=message,

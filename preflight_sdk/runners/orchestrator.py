@@ -116,6 +116,7 @@ async def run_suites(
     )
     plan.context = run
     plan.redactor = loaded.redactor
+    plan.log.redactor = loaded.redactor
     plan.began = time.perf_counter()
     results = plan.results
     taken: set[str] = set()
@@ -151,7 +152,9 @@ async def run_suites(
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
         plan.log.record("PHASE_FINISHED", phase="teardown")
-    run.full_failures = {key: redact_failure(f, loaded.redactor) for key, f in run.full_failures.items()}
+    run.full_failures = {
+        key: loaded.redactor.scrub(redact_failure(f, loaded.redactor)) for key, f in run.full_failures.items()
+    }
     cancelled = stop.cancelled_caught or plan.cancel_requested
     return partial_result(plan, status="cancelled" if cancelled else None)
 
@@ -363,18 +366,19 @@ def _test_file(path: Path) -> TestFile:
 
 
 def _redacted_case(case: CaseResult, redactor: Redactor) -> CaseResult:
-    return (
+    named = (
         msgspec.structs.replace(case, failure=redact_failure(case.failure, redactor))
         if case.failure
         else case
     )
+    return redactor.scrub(named)
 
 
 def _redacted(suite: SuiteResult, redactor: Redactor) -> SuiteResult:
     """The suite as every output shows it (report, junit, cases files, replies): secrets replaced."""
     cases = [_redacted_case(c, redactor) for c in suite.cases]
     error = redactor.text(suite.error) if suite.error else suite.error
-    return msgspec.structs.replace(suite, cases=cases, error=error)
+    return redactor.scrub(msgspec.structs.replace(suite, cases=cases, error=error))
 
 
 def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | None) -> RunResult:

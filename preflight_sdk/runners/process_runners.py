@@ -289,7 +289,7 @@ def _pytest_case(
     diagnostics: DiagnosticReport | None,
 ) -> CaseResult:
     """Record one test of the last attempt as a case (its start and end events included)."""
-    name = _node_id(root, test.classname, test.name)
+    name = run.env.redactor.text(_node_id(root, test.classname, test.name))
     identifier = case_id(suite.id, name.replace(".py::", "-").replace("::", "-"), taken)
     end = min(start + timedelta(seconds=test.time), tries[-1].ran.ended)
     run.event("case_start", suite=suite.id, case=identifier, at=start)
@@ -404,7 +404,8 @@ async def run_shell_suite(
 ) -> SuiteResult:
     """Run a shell suite as one case checked by its `expect` (again on failure, by its retry policy)."""
     root = Path(loaded.root)
-    argv, shown = _shell_argv(loaded, suite)
+    argv, command = _shell_argv(loaded, suite)
+    shown = run.env.redactor.text(command)  # the command names the case: `password=…` stays hidden
     identifier = case_id(suite.id, suite.name or shown, taken)
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_TIMEOUT
     env = _environment(run, loaded, suite)

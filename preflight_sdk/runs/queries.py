@@ -46,6 +46,9 @@ __all__ = [
 _STATUSES = ("queued", "running", "passed", "failed", "cancelled", "interrupted", "error")
 _KINDS = ("test", "build", "setup")
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/x-ndjson")
+# An artifact name longer than this (or with a longer part) names no file a run wrote.
+_MAX_ARTIFACT_NAME = 1024
+_MAX_NAME_PART = 255
 ARTIFACT_LIMIT = 200_000
 
 
@@ -237,6 +240,15 @@ async def get_artifact(
         raise InputError(
             f"artifact name {name[:80]!r} must be a relative path inside the run's folder",
             hint="use a name from the run's artifacts, e.g. report.json or cases/<caseId>.json",
+            details={"field": "name"},
+        )
+    longest = max(len(part.encode(errors="surrogatepass")) for part in Path(name).parts)
+    if len(name) > _MAX_ARTIFACT_NAME or longest > _MAX_NAME_PART:
+        raise InputError(
+            f"artifact name {name[:80]!r}… is too long ({len(name)} characters, longest part {longest} bytes)",
+            hint=f"no artifact name is longer than {_MAX_ARTIFACT_NAME} characters or has a part over "
+            f"{_MAX_NAME_PART} bytes; list the run's files with get_run (its `artifacts`)",
+            details={"field": "name", "length": len(name)},
         )
     target = folder / name
     real_folder = await anyio.to_thread.run_sync(os.path.realpath, folder)
@@ -255,6 +267,12 @@ async def get_artifact(
             code="ARTIFACT_NOT_FOUND",
             hint="one of: " + (", ".join(names[:20]) or "(this run wrote no files)"),
             details={"artifacts": names},
+        ) from None
+    except OSError as exc:  # the name is checked above; say what the system said, not where
+        raise InputError(
+            f"artifact {name!r} of run {run_id} cannot be read: {exc.strerror or type(exc).__name__}",
+            hint="use a name from the run's artifacts, e.g. report.json or cases/<caseId>.json",
+            details={"field": "name"},
         ) from None
     kind = content_type_of(name)
     chunk = data[offset : offset + limit]

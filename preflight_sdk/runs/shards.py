@@ -153,6 +153,7 @@ async def run_sharded(
     """Run each shard on its engine at once; return the one run they make together."""
     loaded = await ctx.ensure_loaded()
     plan.redactor = loaded.redactor
+    plan.log.redactor = loaded.redactor
     plan.began = time.perf_counter()
     plan.merged = _Merged(plan)
     plan.phase = "suites"

@@ -29,12 +29,13 @@ from ..results.lifecycle import SetupResult
 from ..results.run import RunResult
 from ..runners.events import EventLog
 from ..runners.orchestrator import TestPlan, partial_result, run_suites, select_suites
-from ..store import RunStore, StoreError, new_run_id
+from ..store import RunStore, StoreError, StoreReplaced, new_run_id
 from ..tracing import current_parent, new_span_id, new_trace_id
 from .finish import finish_lifecycle, finish_test, unwrap_error
 from .identity import config_hash, git_state, request_hash
 from .live import LiveRun, Relay
 from .reading import result_of_row, snapshot_of
+from .rebuild import rebuild_history
 from .sharding import ShardSpec, split_suites
 from .shards import ShardedPlan, run_sharded
 
@@ -62,22 +63,55 @@ class RunSupervisor:
     # -- the store -------------------------------------------------------------------------------
 
     async def store(self) -> RunStore:
-        """The project's store (the project must load once; a later edit does not move it)."""
+        """The project's store (the project must load once; a later edit does not move it).
+
+        Opened here, so that a new store (an emptied or replaced file) first gets back the
+        history its run folders hold.
+        """
         if self._store is None:
             loaded = await self.ctx.ensure_loaded()
-            self._store = RunStore(Path(loaded.root))
+            store = RunStore(Path(loaded.root))
+            await self.call(store.db.open)
+            self._store = store
+            await self._settle(store)
         return self._store
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Run a store call in a worker thread; a failing store becomes a warning and None."""
-        try:
-            value = await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
-        except StoreError as exc:
-            self.warnings.append(f"the run store failed: {exc}; this run is not in the history")
-            return None
+        """Run a store call in a worker thread; a failing store becomes a warning and None.
+
+        A store found damaged by the call is replaced (see `StoreReplaced`): its history is
+        rebuilt from the run folders and the call is made once more, on the new store.
+        """
+        for attempt in (1, 2):
+            try:
+                value = await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+            except StoreReplaced as exc:
+                if attempt == 2 or self._store is None:
+                    self.warnings.append(f"the run store failed: {exc}")
+                    return None
+                try:
+                    await anyio.to_thread.run_sync(self._store.db.open)  # the new store
+                except StoreError as again:
+                    self.warnings.append(f"the run store failed: {again}")
+                    return None
+                await self._settle(self._store)
+                continue
+            except StoreError as exc:
+                self.warnings.append(f"the run store failed: {exc}; this run is not in the history")
+                return None
+            break
         if self._store is not None:
-            self.warnings.extend(self._store.db.pop_warnings())
+            await self._settle(self._store)
         return value
+
+    async def _settle(self, store: RunStore) -> None:
+        """Collect the store's warnings; refill a store just created from the run folders."""
+        self.warnings.extend(store.db.pop_warnings())
+        if store.db.created:
+            try:
+                self.warnings.extend(await anyio.to_thread.run_sync(rebuild_history, store))
+            except StoreError as exc:
+                self.warnings.append(f"the run history could not be rebuilt: {exc}")
 
     def take_warnings(self) -> list[str]:
         """The warnings gathered since the last call."""
@@ -241,6 +275,8 @@ class RunSupervisor:
             new_span_id(),
             parent.span_id if parent else None,
         )
+        if self.ctx.loaded is not None:
+            log.redactor = self.ctx.loaded.redactor  # every event of the run, setup's included
         started = now_text()
         store = await self.store()
         created = await self.call(

@@ -9,7 +9,7 @@ May import: the core (`errors`, `results`, `durations`). Nothing above it.
 
 from __future__ import annotations
 
-from .database import Database, StoreError
+from .database import Database, StoreError, StoreReplaced
 from .ids import is_run_id, new_run_id
 from .records import ArtifactRow, CaseRow, OperationRow, RunRow, RunSummaryRow
 from .runs import RunStore, store_path
@@ -27,6 +27,7 @@ __all__ = [
     "SavedSuiteRow",
     "SavedTestRow",
     "StoreError",
+    "StoreReplaced",
     "TestLineRow",
     "is_run_id",
     "new_run_id",

@@ -8,11 +8,17 @@ the last commits), at a fraction of FULL's cost. Transactions are kept short so 
 
 A file that is not a SQLite database, is damaged, or is another program's database is moved aside
 (`preflight.db.corrupt-<time>`) with a warning and a new store is created: the store keeps history,
-never the result a caller is waiting for.
+never the result a caller is waiting for. Damage found only later, by a query that reaches a bad
+page ("database disk image is malformed"), is handled the same way: the file is moved aside and
+the call raises `StoreReplaced`, which the caller may retry on the new store. `created` tells that
+this process made the store's tables (a new, emptied or replaced file), so the history can be
+rebuilt from the run folders.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sqlite3
 import threading
 import time
@@ -23,7 +29,9 @@ from typing import Any
 
 from .schema import APPLICATION_ID, MIGRATIONS, OUR_TABLES
 
-__all__ = ["Database", "StoreError"]
+__all__ = ["Database", "StoreError", "StoreReplaced"]
+
+logger = logging.getLogger("preflight_sdk.store")
 
 _BUSY_TIMEOUT_MS = 10_000
 _LOCK_RETRY_SECONDS = 30.0
@@ -33,6 +41,10 @@ class StoreError(Exception):
     """The store could not be used; callers turn it into a warning (never a lost result)."""
 
 
+class StoreReplaced(StoreError):
+    """The store was found damaged while in use, moved aside and replaced by a new one."""
+
+
 class Database:
     """A lazily opened connection to `path`, safe to use from any thread (calls are serialised)."""
 
@@ -40,6 +52,8 @@ class Database:
         self.path = path
         self.create = create  # False: use the store only if its folder exists (write nothing new)
         self.warnings: list[str] = []
+        self.created = False  # this process made the tables (the file was new, empty or replaced)
+        self._inode: int | None = None  # the file the connection is on (another may replace it)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
 
@@ -58,6 +72,7 @@ class Database:
             self._move_aside(str(exc))
             conn = self._connect_checked()
         self._conn = conn
+        self._inode = _inode(self.path)
         return conn
 
     def _connect_checked(self) -> sqlite3.Connection:
@@ -99,11 +114,14 @@ class Database:
         return conn
 
     def _migrate(self, conn: sqlite3.Connection, version: int) -> None:
+        if version == 0 and MIGRATIONS:
+            self.created = True
         while version < len(MIGRATIONS):
             with _immediate(conn):
                 # Another process may have migrated while this one waited for the write lock.
                 current = conn.execute("PRAGMA user_version").fetchone()[0]
                 if current > version:
+                    self.created = self.created and version > 0  # another process made them
                     version = current
                     continue
                 for statement in _statements(MIGRATIONS[version]):
@@ -121,23 +139,44 @@ class Database:
                 source.rename(Path(str(target) + suffix))
             except FileNotFoundError:
                 pass  # another process moved it first, or there was no such file
-        self.warnings.append(
+        warning = (
             f"the run store {self.path} could not be used ({why}); it was moved aside to "
             f"{target.name} and a new, empty store was created"
         )
+        logger.warning("%s", warning)
+        self.warnings.append(warning)
 
     # -- use -----------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open the store now (creating, migrating or replacing it), rather than on first use."""
+        with self._lock:
+            self._guarded_open()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A connection for reads (each statement sees a consistent snapshot)."""
-        with self._lock:
+        with self._lock, self._damage_checked():
             yield self._guarded_open()
+
+    @contextmanager
+    def _damage_checked(self) -> Iterator[None]:
+        """Turn damage a statement finds (a bad page) into a replaced store, never a crash."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if not _is_damage(exc):
+                raise
+            opened, self._inode = self._inode, None
+            self.close()
+            if opened is not None and opened == _inode(self.path):
+                self._move_aside(f"it is damaged: {exc}")  # unless another connection already did
+            raise StoreReplaced(f"{self.path} is damaged ({exc}); it was moved aside") from exc
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """A short `BEGIN IMMEDIATE` transaction, committed on exit (rolled back on error)."""
-        with self._lock:
+        with self._lock, self._damage_checked():
             conn = self._guarded_open()
             deadline = time.monotonic() + _LOCK_RETRY_SECONDS
             while True:
@@ -153,7 +192,8 @@ class Database:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")  # a damaged file may refuse even that
                 raise
             else:
                 conn.execute("COMMIT")
@@ -197,6 +237,21 @@ def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
 
 def _statements(script: str) -> list[str]:
     return [part.strip() for part in script.split(";") if part.strip()]
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """Whether `exc` says the file itself is bad (not a lock, a constraint or a wrong statement)."""
+    if isinstance(exc, sqlite3.IntegrityError | sqlite3.ProgrammingError | sqlite3.InterfaceError):
+        return False
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
 
 
 def _is_lock(exc: sqlite3.OperationalError) -> bool:

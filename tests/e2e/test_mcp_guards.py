@@ -89,8 +89,9 @@ async def test_clean_of_a_directory_without_a_project_file_writes_nothing(tmp_pa
 
 
 async def test_a_failed_init_with_a_bad_config_file_leaves_no_trace(project: Path, tmp_path: Path) -> None:
+    (project / "broken.yaml").write_text("project: [not, a, mapping]\n", encoding="utf-8")
     async with _client(tmp_path, "--project", str(project)) as client:
-        bad = await _call(client, "preflight_init", {"configFile": "/etc/passwd"})
+        bad = await _call(client, "preflight_init", {"configFile": "broken.yaml"})
         after = await _call(client, "preflight_init", {})
         long = await _call(client, "preflight_init", {"configFile": "x" * 5000})
         deep = await _call(client, "preflight_status", {"projectPath": "/" + "a" * 5000})
@@ -100,3 +101,25 @@ async def test_a_failed_init_with_a_bad_config_file_leaves_no_trace(project: Pat
     assert long["error"]["code"] == "INVALID_INPUT" and long["error"]["details"]["field"] == "configFile"
     assert deep["error"]["code"] == "INVALID_INPUT" and deep["error"]["details"]["field"] == "projectPath"
     assert still["success"] is True
+
+
+async def test_project_path_is_confined_to_the_launchers_project(project: Path, tmp_path: Path) -> None:
+    (project / "sub").mkdir()
+    (project / "sub" / "e2e.yaml").write_text("project:\n  name: sub\n", encoding="utf-8")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "e2e.yaml").write_text("project:\n  name: other\n", encoding="utf-8")
+    async with _client(tmp_path, "--project", str(project)) as client:
+        inside = await _call(client, "preflight_status", {"projectPath": str(project / "sub")})
+        outside = await _call(client, "preflight_init", {"projectPath": str(other)})
+        system = await _call(client, "preflight_status", {"projectPath": "/etc"})
+        config = await _call(client, "preflight_init", {"configFile": "/etc/passwd"})
+    assert inside["success"] is True, inside
+    for refused, field in ((outside, "projectPath"), (system, "projectPath"), (config, "configFile")):
+        assert refused["success"] is False and refused["error"]["code"] == "PROJECT_NOT_ALLOWED", refused
+        assert refused["error"]["details"]["field"] == field
+        assert "--allow-any-project" in refused["error"]["hint"]
+    assert not (other / ".preflight").exists()
+    async with _client(tmp_path, "--project", str(project), "--allow-any-project") as client:
+        allowed = await _call(client, "preflight_init", {"projectPath": str(other)})
+    assert allowed["success"] is True and allowed["data"]["projectName"] == "other"

@@ -346,7 +346,7 @@ async def test_a_clean_through_the_tool_releases_the_environment_and_keep_on_exi
 
 
 async def test_an_alias_tool_takes_and_returns_its_own_shapes(tmp_path: Any) -> None:
-    app = _app()
+    app = _app(allow_other_projects=True)  # repo_path names a folder outside /srv/demo
     async with Client(app.server) as c:
         tools = await _tools(c)
         ask = tools["ask_question"]
@@ -404,3 +404,23 @@ async def test_tools_list_is_built_once_and_served_identically_afterwards(
     assert built == 1
     assert first.model_dump() == second.model_dump()
     assert [t.name for t in second.tools][:2] == ["preflight_init", "preflight_build"]
+
+
+async def test_a_server_with_a_project_serves_only_it_and_its_subfolders(tmp_path: Any) -> None:
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (tmp_path / "proj-other").mkdir()
+    async with Client(_app(str(root)).server) as c:
+        inside = await c.call_tool("preflight_status", {"projectPath": str(root / "sub")})
+        outside = await c.call_tool("preflight_status", {"projectPath": str(tmp_path / "proj-other")})
+        climbing = await c.call_tool("preflight_status", {"projectPath": str(root / "sub" / ".." / "..")})
+        by_alias = await c.call_tool("ask_question", {"user_intention": "x", "repo_path": "/"})
+    assert inside.is_error is False
+    for refused in (outside, climbing):
+        error = (refused.structured_content or {})["error"]
+        assert refused.is_error is True and error["code"] == "PROJECT_NOT_ALLOWED"
+        assert "--allow-any-project" in error["hint"] and error["details"]["project"] == str(root)
+    assert by_alias.is_error is True and (by_alias.structured_content or {})["error"]["code"] == "PROJECT_NOT_ALLOWED"
+    async with Client(_app(str(root), allow_other_projects=True).server) as c:
+        allowed = await c.call_tool("preflight_status", {"projectPath": str(tmp_path / "proj-other")})
+    assert allowed.is_error is False

@@ -118,3 +118,21 @@ async def test_an_unknown_service_name_lists_the_valid_ones(
         await project.build(service="apii")
     assert caught.value.code == "INVALID_INPUT"
     assert caught.value.details == {"service": "apii", "valid": ["api", "web", "cache"]}
+
+
+async def test_build_output_shows_no_secret_build_argument(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    config = TWO_BUILT.replace(
+        'build: {image: "web:test", dockerfile: web.Dockerfile}',
+        'build: {image: "web:test", dockerfile: web.Dockerfile, args: {NPM_TOKEN: npm-tok-5XqZ}}',
+    )
+    engine.build_lines = ["Step 2/3 : RUN npm install", "using npm-tok-5XqZ", "Successfully built abc"]
+    engine.build_failures["web:test"] = ["fetching with npm-tok-5XqZ", "ERROR: 401"]
+    events: list[ProgressEvent] = []
+    project = Project.open(make_project(config, FILES), engine=engine)
+    with pytest.raises(PreflightError) as caught:
+        await project.build(progress=events.append)
+    shown = repr(caught.value.details) + "".join(e.message for e in events)
+    assert "npm-tok-5XqZ" not in shown and "using [redacted]" in shown
+    assert "fetching with [redacted]" in shown

@@ -168,3 +168,24 @@ async def test_string_bodies_are_sent_as_text_unless_a_content_type_is_given(
         empty = await client.get(f"{url}/empty")
         assert empty.status_code == 204
         assert empty.content == b""
+
+
+async def test_a_template_on_a_body_that_could_not_be_parsed_says_so_and_why(
+    serve, client: httpx.AsyncClient
+) -> None:
+    routes = [{"method": "POST", "path": "/echo", "response": {"body": {"a": "{{request.body.a}}"}}}]
+    deep = b'{"a":' * 10_000 + b"1" + b"}" * 10_000
+    async with serve(m=routes) as host:
+        nested = await client.post(
+            f"{host.url('m')}/echo", content=deep, headers={"content-type": "application/json"}
+        )
+        text = await client.post(f"{host.url('m')}/echo", content=b"a=1", headers={"content-type": "text/plain"})
+        fine = await client.post(f"{host.url('m')}/echo", json={"a": 1})
+        entries = host.entries("m")
+    assert nested.status_code == 500
+    data = nested.json()
+    assert data["error"] == "request body could not be parsed" and data["variable"] == "request.body.a"
+    assert "nested deeper than 64 levels" in data["reason"], data
+    assert entries[0].error is not None and "body could not be parsed" in entries[0].error
+    assert text.status_code == 500 and text.json()["reason"] == "the body is text, not JSON (text/plain)"
+    assert fine.json() == {"a": 1}
