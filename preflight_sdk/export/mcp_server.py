@@ -28,10 +28,13 @@ from ..progress import ProgressEvent, ProgressSink
 from ..tracing import TRACE_PARENT
 from .bounds import bound_reply
 from .list_cache import ListCache
+from .mcp_tasks import install_tasks
 from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .registry import Registry, reflect
+from .replies import tool_reply as _reply
 from .schemas import CONFIG_FILE, PROJECT_PATH, ToolSpec, build_tools
+from .task_state import TASK_OPERATIONS
 from .verify_guard import check_verify_source
 
 __all__ = ["SERVER_NAME", "STARTS_ENVIRONMENT", "STOPS_ENVIRONMENT", "PreflightMcp", "build_server"]
@@ -103,10 +106,11 @@ class PreflightMcp:
             title="preflight",
             instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
+            on_call_tool=self.call_tool,
         )
         self.list_cache = ListCache()
         self.server.middleware.append(self.list_cache.middleware)
+        self.tasks = install_tasks(self)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -138,9 +142,10 @@ class PreflightMcp:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def _call_tool(
+    async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        """Answer a `tools/call` (the plain call: the tasks extension wraps it)."""
         spec = self.tools.get(params.name)
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
@@ -240,15 +245,10 @@ def _tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=None if spec.read_only else spec.idempotent,
             open_world_hint=spec.open_world,
         ),
-    )
-
-
-def _reply(envelope: Any, *, is_error: bool) -> types.CallToolResult:
-    raw = msgspec.json.encode(envelope)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=raw.decode())],
-        structured_content=msgspec.json.decode(raw),
-        is_error=is_error,
+        # Clients of the 2025-11-25 tasks may call a long tool as a task (see mcp_tasks).
+        execution=types.ToolExecution(task_support="optional")
+        if spec.operation.name in TASK_OPERATIONS and spec.alias is None
+        else None,
     )
 
 
