@@ -40,6 +40,7 @@ from .task_state import (
     TASK_OPERATIONS,
     TTL_MS,
     TaskView,
+    created_at,
     now_text,
     view_of_run,
 )
@@ -374,7 +375,7 @@ def _view_of_line(line: Any) -> TaskView:
         task_id=line.run_id,
         status=status.get(line.status, "completed"),  # type: ignore[arg-type]
         status_message=line.summary or line.status,
-        created_at=line.started_at,
+        created_at=created_at(line.run_id),
         last_updated_at=line.started_at,
     )
 

@@ -53,6 +53,8 @@ TTL_MS = 30 * 24 * 3600 * 1000
 # The JSON-RPC code of a task whose work died with the process that ran it.
 INTERRUPTED_CODE = -32603
 
+_ULID_DIGITS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
 
@@ -84,13 +86,30 @@ class TaskView(msgspec.Struct, kw_only=True):
 
 def now_text() -> str:
     """Now, as tasks spell times (ISO 8601, UTC, milliseconds)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _text(datetime.now(UTC))
+
+
+def created_at(task_id: str) -> str:
+    """When the task was created: the time in its id (a ULID's first 48 bits are its milliseconds).
+
+    A run's `startedAt` moves from its creation to the moment it starts running; a task's creation
+    time must not move, so it is read from the id, the same in every process.
+    """
+    millis = 0
+    for char in task_id[:10]:
+        millis = millis * 32 + _ULID_DIGITS.index(char)
+    return _text(datetime.fromtimestamp(millis / 1000, UTC))
+
+
+def _text(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def view_of_run(run: RunResult) -> TaskView:
     """The task of a run, with the plain call's reply once the run has ended."""
     updated = run.finished_at or now_text()
-    base: dict[str, Any] = {"task_id": run.run_id, "created_at": run.started_at, "last_updated_at": updated}
+    created = created_at(run.run_id)
+    base: dict[str, Any] = {"task_id": run.run_id, "created_at": created, "last_updated_at": max(updated, created)}
     if not run.finished:
         return TaskView(status="working", status_message=_working_message(run), **base)
     if run.status == "cancelled":
