@@ -109,7 +109,11 @@ def view_of_run(run: RunResult) -> TaskView:
     """The task of a run, with the plain call's reply once the run has ended."""
     updated = run.finished_at or now_text()
     created = created_at(run.run_id)
-    base: dict[str, Any] = {"task_id": run.run_id, "created_at": created, "last_updated_at": max(updated, created)}
+    base: dict[str, Any] = {
+        "task_id": run.run_id,
+        "created_at": created,
+        "last_updated_at": max(updated, created),
+    }
     if not run.finished:
         return TaskView(status="working", status_message=_working_message(run), **base)
     if run.status == "cancelled":

@@ -40,7 +40,7 @@ async function untilRunning(execution, seen) {
   for await (const event of execution.updates()) {
     if (event.type === "task") {
       seen.push(view(event.task));
-      if (event.task.status === "working" && /running/.test(event.task.statusMessage ?? "")) return;
+      if (event.task.status === "working" && /suites/.test(event.task.statusMessage ?? "")) return;
     } else {
       throw new Error(`the task ended before it ran: ${JSON.stringify(event.outcome.status)}`);
     }
