@@ -2,7 +2,8 @@
 
 Sixty cases failing because one handler crashes are one problem, not sixty. `group_failures`
 keeps the first case of each cause whole, adds `sameCause {count, cases, cause}` to its failure
-(the other cases' ids, in run order) and leaves the others out of their suite's `cases`; totals,
+(the other cases' ids, in run order) and leaves the others out of their suite's `cases` (and
+their records out of the listed `artifacts`: each is still `cases/<caseId>.json`); totals,
 suite counts and the run's artifacts (report.json, junit.xml: one entry per case, each case's
 record) are untouched. The faces apply it when they show a run (CLI text and JSON, MCP replies,
 notebook views); what the SDK returns and the store keeps is the whole result.
@@ -127,4 +128,10 @@ def group_failures(result: RunResult) -> RunResult:
                 )
             cases.append(case)
         suites.append(msgspec.structs.replace(suite, cases=cases))
-    return msgspec.structs.replace(result, suites=suites)
+    # A folded case's record stays in the run's folder (`cases/<caseId>.json`, for get_artifact);
+    # the list of files names the ones of the failures told.
+    hidden = {
+        c.failure.artifact for c in result.failures() if id(c) in folded and c.failure and c.failure.artifact
+    }
+    artifacts = [a for a in result.artifacts if a.name not in hidden]
+    return msgspec.structs.replace(result, suites=suites, artifacts=artifacts)

@@ -25,7 +25,16 @@ pytestmark = [pytest.mark.docker]
 
 REPO = Path(__file__).resolve().parents[2]
 # Fields that differ between two runs of the same thing (or two replies about one run).
-VOLATILE = {"runId", "timestamp", "duration", "startedAt", "finishedAt", "totalDuration", "traceId", "artifacts"}
+VOLATILE = {
+    "runId",
+    "timestamp",
+    "duration",
+    "startedAt",
+    "finishedAt",
+    "totalDuration",
+    "traceId",
+    "artifacts",
+}
 
 
 @pytest.fixture
@@ -49,7 +58,14 @@ def shop(tmp_path: Path) -> Any:
 def tasks_client(scenario: str, project: Path, suite: str) -> dict[str, Any]:
     node_dir = require_node_tools()
     done = subprocess.run(
-        ["node", str(node_dir / "tasks-client.mjs"), scenario, str(BIN / "preflight-mcp"), str(project), suite],
+        [
+            "node",
+            str(node_dir / "tasks-client.mjs"),
+            scenario,
+            str(BIN / "preflight-mcp"),
+            str(project),
+            suite,
+        ],
         cwd=node_dir,
         capture_output=True,
         text=True,
@@ -79,7 +95,9 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
     if isinstance(a, dict) and isinstance(b, dict):
         return [d for k in sorted(set(a) | set(b)) for d in differences(a.get(k), b.get(k), f"{path}.{k}")]
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, f"{path}[{i}]")]
+        return [
+            d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, f"{path}[{i}]")
+        ]
     return [] if a == b else [f"{path}: {a!r:.120} != {b!r:.120}"]
 
 
@@ -128,7 +146,9 @@ def test_a_task_outlives_the_server_that_started_it(shop: Path) -> None:
     # the task whose server died mid-run: the run is interrupted, the task failed, and says so
     after = report["afterRestart"]
     assert after["taskId"] == report["taskId"] and after["status"] == "failed"
-    assert "interrupted" in after["statusMessage"] and f"resume_run {report['taskId']}" in after["statusMessage"]
+    assert (
+        "interrupted" in after["statusMessage"] and f"resume_run {report['taskId']}" in after["statusMessage"]
+    )
     assert report["outcome"] == "failed" and "interrupted" in report["error"]
     listed = {t["taskId"]: t["status"] for t in report["listed"]}
     assert listed[report["taskId"]] == "failed" and listed[report["finishedId"]] == "completed"

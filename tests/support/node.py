@@ -23,7 +23,9 @@ def _problem() -> str | None:
             done = subprocess.run(
                 [str(REPO / "scripts" / "ensure-node-tools")], capture_output=True, text=True, timeout=600
             )
-            _state["problem"] = None if done.returncode == 0 else (done.stderr.strip() or "ensure-node-tools failed")
+            _state["problem"] = (
+                None if done.returncode == 0 else (done.stderr.strip() or "ensure-node-tools failed")
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             _state["problem"] = str(exc)
     return _state["problem"]
@@ -33,7 +35,9 @@ def require_node_tools() -> Path:
     """The folder whose node_modules hold the clients; fail (CI) or skip when they are missing."""
     problem = _problem()
     if problem is not None:
-        message = f"the Node MCP clients are missing ({problem.splitlines()[-1]}); run scripts/ensure-node-tools"
+        message = (
+            f"the Node MCP clients are missing ({problem.splitlines()[-1]}); run scripts/ensure-node-tools"
+        )
         if os.environ.get("CI") == "true":
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
