@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -34,6 +35,7 @@ from pydantic import ConfigDict
 from ..background import Background
 from ..errors import PreflightError
 from ..store.ids import new_run_id
+from .task_files import load_task, save_task, tasks_folder
 from .task_state import (
     POLL_INTERVAL_MS,
     RUN_OPERATIONS,
@@ -73,7 +75,8 @@ class TaskIdParams(types.RequestParams):
 class _CallTask:
     """A task for a call that records no run (verify), or that ended before a run began."""
 
-    def __init__(self, task_id: str) -> None:
+    def __init__(self, task_id: str, folder: Path | None = None) -> None:
+        self.folder = folder  # where it is written for later servers (None: outside a project)
         now = now_text()
         self.view = TaskView(
             task_id=task_id, status="working", status_message="working", created_at=now, last_updated_at=now
@@ -100,6 +103,7 @@ class TaskSupport:
         self.app = app
         self._calls: dict[str, _CallTask] = {}
         self._projects: dict[str, str] = {}  # run id -> project key, for runs started here
+        self._folders: list[Path] = []  # where call tasks of the projects served are kept
         self._background = Background()
 
     # -- starting --------------------------------------------------------------------------------
@@ -113,24 +117,29 @@ class TaskSupport:
         """Start the call as a task: a run answers at once with its runId (the task id)."""
         spec = self.app.tools[params.name]
         arguments = dict(params.arguments or {})
+        folder = await self._folder(arguments.get("projectPath"))
         if spec.operation.name not in RUN_OPERATIONS:
-            return self._start_call(ctx, params)
+            return await self._start_call(ctx, params, folder)
         arguments["wait"] = "0s"  # the task is followed by polling, not by this call
         plain = types.CallToolRequestParams(name=params.name, arguments=arguments)
         reply = await self.app.call_tool(ctx, plain)
         data = reply.structured_content or {}
         run_id = data.get("runId")
         if reply.is_error or not isinstance(run_id, str):
-            task = _CallTask(new_run_id())  # it ended before a run began: a task holding its reply
+            task = _CallTask(new_run_id(), folder)  # it ended before a run began: a task holding its reply
             task.finish(reply)
             self._keep(task)
+            await self._save(task)
             return task.view
         self._projects[run_id] = self.app.pool.key(arguments.get("projectPath"))
         return await self.view(run_id)
 
-    def _start_call(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> TaskView:
-        task = _CallTask(new_run_id())
+    async def _start_call(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, folder: Path | None
+    ) -> TaskView:
+        task = _CallTask(new_run_id(), folder)
         self._keep(task)
+        await self._save(task)  # durably created before the answer names it
 
         async def work() -> None:
             with task.scope:
@@ -140,9 +149,32 @@ class TaskSupport:
                 task.finish(reply)
             if not task.done.is_set():
                 task.cancelled()
+            with anyio.CancelScope(shield=True):
+                await self._save(task)
 
         self._background.spawn(work, name=f"task-{task.view.task_id}")
         return task.view
+
+    async def _folder(self, project_path: Any) -> Path | None:
+        """The call-task folder of the call's project (remembered, so a later tasks/get looks there)."""
+        try:
+            key = self.app.pool.key(project_path if isinstance(project_path, str) else None)
+        except PreflightError:
+            return None  # the call itself says what is wrong with its projectPath
+        folder = await anyio.to_thread.run_sync(tasks_folder, key)
+        if folder is not None and folder not in self._folders:
+            self._folders.append(folder)
+        return folder
+
+    async def _save(self, task: _CallTask) -> None:
+        if task.folder is None:
+            return
+        try:
+            await anyio.to_thread.run_sync(save_task, task.folder, task.view)
+        except OSError:
+            logger.warning(
+                "the task %s could not be written to %s", task.view.task_id, task.folder, exc_info=True
+            )
 
     def is_call(self, task_id: str) -> bool:
         """Whether `task_id` is a call task of this server (not a run)."""
@@ -162,13 +194,20 @@ class TaskSupport:
         call = self._calls.get(task_id)
         if call is not None:
             return call.view
-        return view_of_run(await self._run(task_id, None))
+        view, _ = await self._stored(task_id, None)
+        return view
 
-    async def _run(self, task_id: str, wait: str | None) -> Any:
+    async def _stored(self, task_id: str, wait: str | None) -> tuple[TaskView, bool]:
+        """A task another server may have started, and whether it is a run (else a call-task file)."""
         try:
             project = self.app.pool.get(self._projects.get(task_id))
-            return await project.get_run(task_id, wait=wait)
+            return view_of_run(await project.get_run(task_id, wait=wait)), True
         except PreflightError as exc:
+            if self.app.pool.default_path is not None:
+                await self._folder(None)
+            written = await anyio.to_thread.run_sync(load_task, list(self._folders), task_id)
+            if written is not None:
+                return written, False
             raise MCPError(
                 types.INVALID_PARAMS,
                 f"Unknown task: {task_id} ({exc.message})",
@@ -182,9 +221,11 @@ class TaskSupport:
             await call.done.wait()
             return call.view
         while True:
-            view = view_of_run(await self._run(task_id, RESULT_POLL))
+            view, is_run = await self._stored(task_id, RESULT_POLL)  # a run's read waits for its end
             if view.finished:
                 return view
+            if not is_run:
+                await anyio.sleep(POLL_INTERVAL_MS / 1000)  # a call task of another server
 
     async def cancel(self, task_id: str) -> TaskView:
         """Stop the task: `cancel_run` for a run (its finished cases are kept, teardown runs)."""
@@ -194,7 +235,14 @@ class TaskSupport:
                 call.scope.cancel()
                 await call.done.wait()
             return call.view
-        await self.view(task_id)  # an unknown id is INVALID_PARAMS, as for tasks/get
+        view, is_run = await self._stored(task_id, None)  # an unknown id is INVALID_PARAMS
+        if view.finished:
+            return view
+        if not is_run:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Task {task_id} runs in another server (a verify): only that server can cancel it",
+            )
         project = self.app.pool.get(self._projects.get(task_id))
         result = await project.cancel_run(task_id)
         return view_of_run(result.run)

@@ -13,7 +13,8 @@ is gone. The run's status maps onto the task statuses:
 | interrupted (its owner died)| failed, error -32603 with `data.runId` (resume_run re-runs what it left) |
 
 A tool that records no run (`verify`), or a call that ended before a run began (a bad argument),
-is a *call task*: kept by the server that started it, as long as it runs.
+is a *call task*: kept by the server that started it and written to the project's
+`.preflight/tasks/` (`task_files`), where a later server reads it.
 
 Nothing here speaks a protocol generation: `mcp_tasks` writes these views on the wire.
 """
