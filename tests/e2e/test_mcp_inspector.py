@@ -54,7 +54,7 @@ VALUES = {
     "head": RUN_ID,
     "name": "report.json",
     "id": "health",
-    "path": "exported",
+    "path": "saved.yaml",
     "suiteId": "smoke",
     "container": "api",
     "lines": "5",
@@ -82,6 +82,8 @@ def inspector(node_dir: Path, project: Path, *args: str) -> subprocess.Completed
         [
             str(node_dir / "node_modules" / ".bin" / "inspector"),
             "--cli",
+            "--connect-timeout",
+            "60000",  # a busy machine starts a server slowly
             str(BIN / "preflight-mcp"),
             "--project",
             str(project),
