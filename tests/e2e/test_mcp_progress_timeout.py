@@ -41,6 +41,7 @@ def test_a_ten_second_timeout_reset_on_progress_completes_a_forty_second_run(tmp
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert "error" not in report, report
+    assert report["server"] == "preflight"
     envelope = report["result"]["structuredContent"]
     assert envelope["success"] and envelope["data"]["status"] == "passed"  # the verdict, not a runId
     assert report["elapsedMs"] >= 40_000

@@ -12,7 +12,7 @@ const TIMEOUT_MS = 10_000;
 const transport = new StdioClientTransport({ command, args: ["--project", project], env: { ...process.env }, stderr: "inherit" });
 const client = new Client({ name: "short-timeout-host", version: "1.0.0" });
 await client.connect(transport);
-const report = { protocolVersion: client.getServerVersion() ? transport.protocolVersion ?? null : null, progress: 0, longestGapMs: 0 };
+const report = { server: client.getServerVersion()?.name ?? null, progress: 0, longestGapMs: 0 };
 const started = Date.now();
 let last = started;
 try {
