@@ -9,6 +9,7 @@ mock requests of that moment, and the artifact holding the full record.
 
 from __future__ import annotations
 
+from ..results.grouping import group_failures
 from ..results.run import CaseResult, DiagnosticReport, Failure, RunResult, SuiteResult
 from . import renders
 from .kit import MARKS, badge, block, columns, esc, human_ms, json_text, plural, row, shorten, table, wrap
@@ -23,6 +24,7 @@ __all__ = [
     "logs_html",
     "mocks_html",
     "render_run",
+    "same_cause_text",
     "suites_html",
 ]
 
@@ -82,7 +84,17 @@ def _failure_text(result: RunResult, case: CaseResult) -> list[str]:
     path = artifact_path(result, failure)
     if path:
         lines.append(f"  artifact: {path}")
+    if failure.same_cause is not None:
+        lines.append(f"  {same_cause_text(failure)}")
     return lines
+
+
+def same_cause_text(failure: Failure) -> str:
+    """`the same cause failed 60 cases; the 59 others: a, b, …` (every one named)."""
+    same = failure.same_cause
+    if same is None:
+        return ""
+    return f"the same cause failed {same.count} cases; the {len(same.cases)} others: " + ", ".join(same.cases)
 
 
 def run_text(result: RunResult) -> str:
@@ -259,6 +271,8 @@ def failure_html(result: RunResult, case: CaseResult) -> str:
     if diag is not None and diag.mock_requests:
         parts.append(f"<details open><summary>mock requests</summary>{mocks_html(diag)}</details>")
     parts.append(diagnostics_html(diag))
+    if failure.same_cause is not None:
+        parts.append(f'<div class="pf-same-cause"><b>{esc(same_cause_text(failure))}</b></div>')
     path = artifact_path(result, failure)
     if path:
         parts.append(f'<div style="color:#57606a">full record: <code>{esc(path)}</code></div>')
@@ -359,5 +373,6 @@ def run_html(result: RunResult) -> str:
 
 @renders(RunResult)
 def render_run(result: RunResult) -> tuple[str, str]:
-    """`(text, html)` for a run."""
-    return run_text(result), run_html(result)
+    """`(text, html)` for a run, with same-cause failures told once."""
+    shown = group_failures(result)
+    return run_text(shown), run_html(shown)

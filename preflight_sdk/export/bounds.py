@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from ..results.grouping import group_failures
 from ..results.run import CaseResult, Failure, RunResult, SuiteResult
 
 __all__ = ["BUDGET_CHARS", "bound_reply", "bound_result"]
@@ -21,8 +22,9 @@ BUDGET_CHARS = 70_000
 
 
 def bound_reply(result: Any) -> Any:
-    """Return a result as one tool reply may carry it: a `RunResult` bounded, anything else as it is."""
-    return bound_result(result) if isinstance(result, RunResult) else result
+    """Return a result as one tool reply may carry it: a `RunResult` with same-cause failures told
+    once (`results.grouping`) and bounded, anything else as it is."""
+    return bound_result(group_failures(result)) if isinstance(result, RunResult) else result
 
 
 def bound_result(result: RunResult, budget: int = BUDGET_CHARS) -> RunResult:
@@ -71,4 +73,5 @@ def _minimal(failure: Failure) -> Failure:
         summary=failure.summary,
         suggested_fix=failure.suggested_fix,
         artifact=failure.artifact,
+        same_cause=failure.same_cause,
     )

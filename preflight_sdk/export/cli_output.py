@@ -24,7 +24,7 @@ from ..errors import (
     StateError,
 )
 from ..progress import ProgressEvent
-from .outcome import envelope_of, error_envelope, internal
+from .outcome import envelope_of, error_envelope, internal, told_once
 
 __all__ = [
     "EXIT_CANCELLED",
@@ -90,7 +90,7 @@ class Output:
         """Print a result; return its exit code (1 when its outcome is a failure)."""
         ok = bool(getattr(result, "ok", True))
         if self.json:
-            click.echo(msgspec.json.encode(envelope_of(result)).decode())
+            click.echo(msgspec.json.encode(envelope_of(told_once(result))).decode())
         else:
             from ..display import render_text  # lazy: only needed for human output
 

@@ -28,10 +28,13 @@ from ..progress import ProgressEvent, ProgressSink
 from ..tracing import TRACE_PARENT
 from .bounds import bound_reply
 from .list_cache import ListCache
+from .mcp_tasks import install_tasks
 from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .registry import Registry, reflect
+from .replies import tool_reply as _reply
 from .schemas import CONFIG_FILE, PROJECT_PATH, ToolSpec, build_tools
+from .task_state import TASK_OPERATIONS
 from .verify_guard import check_verify_source
 
 __all__ = ["SERVER_NAME", "STARTS_ENVIRONMENT", "STOPS_ENVIRONMENT", "PreflightMcp", "build_server"]
@@ -48,6 +51,9 @@ DEFAULT_CALL_BUDGET = 45.0
 WAIT = "wait"
 # Operations whose `wait` defaults to answering at once (they read a run; they start nothing).
 ANSWER_AT_ONCE = frozenset({"get_run"})
+# Seconds without progress after which a call in progress says it is still working (hosts that
+# reset their timeout on progress typically wait 10 s or more).
+PROGRESS_HEARTBEAT = 4.0
 
 INSTRUCTIONS = (
     "preflight stands up a project's real test environment (Docker services, HTTP mocks, a private "
@@ -108,10 +114,11 @@ class PreflightMcp:
             title="preflight",
             instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
+            on_call_tool=self.call_tool,
         )
         self.list_cache = ListCache()
         self.server.middleware.append(self.list_cache.middleware)
+        self.tasks = install_tasks(self)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -143,9 +150,10 @@ class PreflightMcp:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def _call_tool(
+    async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        """Answer a `tools/call` (the plain call: the tasks extension wraps it)."""
         spec = self.tools.get(params.name)
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
@@ -189,7 +197,7 @@ class PreflightMcp:
         method = getattr(project, op.name)
         token = TRACE_PARENT.set(_traceparent(ctx))
         try:
-            result = await _call(ctx, method, kwargs) if op.progress else await method(**kwargs)
+            result = await _call(ctx, method, kwargs, sink=op.progress)
         except BaseException:
             self.pool.settle(project, ok=False)  # a failed call with a new configFile leaves no trace
             raise
@@ -247,15 +255,10 @@ def _tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=None if spec.read_only else spec.idempotent,
             open_world_hint=spec.open_world,
         ),
-    )
-
-
-def _reply(envelope: Any, *, is_error: bool) -> types.CallToolResult:
-    raw = msgspec.json.encode(envelope)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=raw.decode())],
-        structured_content=msgspec.json.decode(raw),
-        is_error=is_error,
+        # Clients of the 2025-11-25 tasks may call a long tool as a task (see mcp_tasks).
+        execution=types.ToolExecution(task_support="optional")
+        if spec.operation.name in TASK_OPERATIONS and spec.alias is None
+        else None,
     )
 
 
@@ -279,26 +282,31 @@ def _structured(data: Any, *, is_error: bool) -> types.CallToolResult:
     )
 
 
-async def _call(ctx: ServerRequestContext[Any], method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Call `method` with a progress sink that turns events into `notifications/progress`.
+async def _call(
+    ctx: ServerRequestContext[Any], method: Callable[..., Any], kwargs: dict[str, Any], *, sink: bool
+) -> Any:
+    """Call `method`, turning its progress events (with `sink`) into `notifications/progress`.
 
     The sink only queues (it is called synchronously on the loop); one task sends the queue in
     order, and the reply waits until the queue is drained, so no notification follows the result.
+    While the work is quiet (a suite sleeping, an image pulling) a heartbeat repeats the last
+    message every `PROGRESS_HEARTBEAT` seconds, so a host that resets its timeout on progress waits.
     """
     send, receive = anyio.create_memory_object_stream[ProgressEvent](math.inf)
 
-    def sink(event: ProgressEvent) -> None:
+    def queue(event: ProgressEvent) -> None:
         try:
             send.send_nowait(event)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # an event after the reply has nowhere to go
 
+    extra = {"progress": _as_sink(queue)} if sink else {}
     outcome: list[Any] = []
     failed: list[Exception] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(_forward, ctx, receive)
         try:
-            outcome.append(await method(**kwargs, progress=_as_sink(sink)))
+            outcome.append(await method(**kwargs, **extra))
         except Exception as exc:  # re-raised below, once the queue is drained
             failed.append(exc)
         finally:
@@ -314,16 +322,33 @@ def _as_sink(fn: Callable[[ProgressEvent], None]) -> ProgressSink:
 
 async def _forward(ctx: ServerRequestContext[Any], receive: Any) -> None:
     progress = 0.0
+    total: float | None = None
+    message = "working"
+    quiet = 0.0
     async with receive:
-        async for event in receive:
-            total: float | None = None
-            if event.done is not None and event.total is not None and event.done > progress:
-                progress, total = float(event.done), float(event.total)
+        while True:
+            event: ProgressEvent | None = None
+            with anyio.move_on_after(PROGRESS_HEARTBEAT):
+                try:
+                    event = await receive.receive()
+                except anyio.EndOfStream:
+                    return
+            if event is None:
+                # Progress must grow with every notification: a heartbeat adds a sliver, which
+                # keeps a `done of total` reading true.
+                quiet += PROGRESS_HEARTBEAT
+                progress += 0.001 if total is not None else 1
+                text = f"{message} (still working, {quiet:g}s without news)"
             else:
-                progress += 1
-            message = f"[{event.scope}] {event.message}" if event.scope else event.message
+                quiet = 0.0
+                if event.done is not None and event.total is not None and event.done > progress:
+                    progress, total = float(event.done), float(event.total)
+                else:
+                    progress = math.floor(progress) + 1 if total is None else progress + 0.001
+                message = f"[{event.scope}] {event.message}" if event.scope else event.message
+                text = message
             try:
-                await ctx.session.report_progress(progress, total, message)
+                await ctx.session.report_progress(progress, total, text)
             except Exception:  # the client may be gone; the work goes on
                 logger.debug("progress notification failed", exc_info=True)
 

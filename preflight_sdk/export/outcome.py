@@ -7,12 +7,20 @@ from typing import Any
 from ..errors import PreflightError
 from ..results.envelope import Envelope, failure, success
 
-__all__ = ["envelope_of", "error_envelope", "internal", "unwrap"]
+__all__ = ["envelope_of", "error_envelope", "internal", "told_once", "unwrap"]
 
 
 def envelope_of(result: Any) -> Envelope[Any]:
     """Wrap a result: `success` is true (a failing verdict is data, in `data.status`), `runId` is copied."""
     return success(result, run_id=getattr(result, "run_id", None))
+
+
+def told_once(result: Any) -> Any:
+    """A run as the faces show it: failures with one cause told once (`results.grouping`)."""
+    from ..results.grouping import group_failures
+    from ..results.run import RunResult
+
+    return group_failures(result) if isinstance(result, RunResult) else result
 
 
 def error_envelope(error: PreflightError) -> Envelope[None]:

@@ -204,7 +204,30 @@ def input_schema(arguments: Any) -> dict[str, Any]:
     schema.pop("description", None)
     if schema.get("type") == "object":
         schema.setdefault("properties", {})
+        required = set(schema.get("required", ()))
+        for name, prop in schema["properties"].items():
+            if name not in required:
+                schema["properties"][name] = _without_null(prop)
     return schema
+
+
+def _without_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """An optional argument in the one form every client handles: its plain type, no `null`.
+
+    Generic clients (the MCP Inspector among them) convert a typed value only when `type` is one
+    plain string, and an optional argument is said by leaving it out, so `null` adds nothing to
+    the listing (a `null` sent anyway is still accepted, and means the same as leaving it out).
+    """
+    kind = prop.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        rest = [k for k in kind if k != "null"]
+        return {**prop, "type": rest[0] if len(rest) == 1 else rest}
+    options = prop.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        rest = [o for o in options if o != {"type": "null"}]
+        out = {key: value for key, value in prop.items() if key != "anyOf"}
+        return {**rest[0], **out} if len(rest) == 1 else {**out, "anyOf": rest}
+    return prop
 
 
 def _quiet(node: Any) -> Any:

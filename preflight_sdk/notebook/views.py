@@ -34,8 +34,10 @@ from ..display.run_view import (
     headline,
     logs_html,
     mocks_html,
+    same_cause_text,
     suites_html,
 )
+from ..results.grouping import group_failures
 from ..results.lifecycle import BuildResult, LogsResult, StatusResult
 from ..results.run import CaseResult, RunResult
 
@@ -87,6 +89,8 @@ def failure_view(result: RunResult, case: CaseResult) -> Any:
     lines = [head, f"<div><b>{esc(failure.summary or failure.error)}</b></div>"]
     if failure.suggested_fix:
         lines.append(f"<div><b>Suggested fix:</b> {esc(failure.suggested_fix)}</div>")
+    if failure.same_cause is not None:
+        lines.append(f'<div class="pf-same-cause"><b>{esc(same_cause_text(failure))}</b></div>')
     path = artifact_path(result, failure)
     if path:
         lines.append(f'<div style="color:#57606a">full record: <code>{esc(path)}</code></div>')
@@ -103,7 +107,9 @@ def failure_view(result: RunResult, case: CaseResult) -> Any:
 
 
 def run_view(result: RunResult) -> Any:
-    """A run: summary line, the suites table, each failed case with its evidence in tabs."""
+    """A run: summary line, the suites table, each failed case with its evidence in tabs (a cause
+    that failed several cases once, with their count and names)."""
+    result = group_failures(result)
     rest = headline(result).split(" · ", 1)[1]
     summary = w.HTML(f"{badge(result.status, result.status.upper())} {esc(rest)}")
     table = w.HTML(suites_html(result, details=False, id_prefix="pf-run-view-"))

@@ -40,6 +40,7 @@ __all__ = [
     "RunProgress",
     "RunResult",
     "RunStatus",
+    "SameCause",
     "ShardResult",
     "SuiteResult",
     "Totals",
@@ -154,6 +155,21 @@ class DiagnosticReport(_Part, frozen=True, kw_only=True):
     network_info: NetworkMembership | None = None
 
 
+class SameCause(_Part, frozen=True, kw_only=True):
+    """Other failed cases with this failure's cause, told once here (see `results.grouping`).
+
+    Attributes:
+        count: how many cases failed with this cause, this one included.
+        cases: the ids of the others, in run order (each one's full record is in the run's
+            artifacts, `cases/<caseId>.json`).
+        cause: what was compared: the normalised error, failed assertions, status and log line.
+    """
+
+    count: int
+    cases: list[str]
+    cause: str
+
+
 class Failure(_Part, frozen=True, kw_only=True):
     """Why a case failed, in a form an agent can act on."""
 
@@ -166,6 +182,7 @@ class Failure(_Part, frozen=True, kw_only=True):
     diagnostics: DiagnosticReport | None = None
     output: str | None = None
     artifact: str | None = None
+    same_cause: SameCause | None = None
 
 
 class AttemptResult(_Part, frozen=True, kw_only=True):

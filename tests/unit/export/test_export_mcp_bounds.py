@@ -36,10 +36,11 @@ def _big_run() -> RunResult:
             status="failed",
             duration=3,
             timestamp=0,
+            # sixty different causes (each its own status), so none is told once for another
             failure=Failure(
-                error="expected status 201",
-                summary="GET /big returned 200, expected 201",
-                response=ResponseInfo(status=200, body={"blob": "x" * 1500, "n": i}),
+                error=f"expected status 201, got {300 + i}",
+                summary=f"GET /big returned {300 + i}, expected 201",
+                response=ResponseInfo(status=300 + i, body={"blob": "x" * 1500, "n": i}),
                 artifact=f"cases/many.case-{i}.json",
             ),
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import ipywidgets as w
+import msgspec
 from unit.notebook import samples
 from unit.notebook.samples import EVIL, RUN_ID, SUMMARY
 
@@ -127,3 +128,17 @@ def test_where_widgets_do_not_render_a_view_shows_the_results_text() -> None:
         bundle = view(result)._repr_mimebundle_()
         assert bundle["text/plain"] == render_text(result)
         assert "model_id" in bundle["application/vnd.jupyter.widget-view+json"]
+
+
+def test_failures_of_one_cause_are_one_failure_with_their_count_and_names() -> None:
+    run = samples.failed_run()
+    suite = next(s for s in run.suites if any(c.status == "failed" for c in s.cases))
+    failed = next(c for c in suite.cases if c.status == "failed")
+    copies = [msgspec.structs.replace(failed, id=f"{failed.id}-{n}", name=f"{failed.name} {n}") for n in range(1, 5)]
+    suite_with_copies = msgspec.structs.replace(suite, cases=[*suite.cases, *copies], failed=suite.failed + 4)
+    grouped_run = msgspec.structs.replace(run, suites=[suite_with_copies if s is suite else s for s in run.suites])
+    widget = view(grouped_run)
+    assert len(find(widget, w.Tab)) == 1  # one failure told, with its evidence
+    html = html_of(widget)
+    assert "the same cause failed 5 cases; the 4 others:" in html
+    assert all(f"{failed.id}-{n}" in html for n in range(1, 5))
