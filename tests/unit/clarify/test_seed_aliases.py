@@ -144,7 +144,8 @@ def _git_repo(path: Path) -> Path:
 async def test_repo_path_chooses_the_repository_the_aliases_work_in(repo: Path, tmp_path: Path) -> None:
     other = _git_repo(tmp_path / "other")
     (other / "src" / "auth").mkdir(parents=True)
-    app = PreflightMcp(default_project=str(repo))  # the server's own project is `repo`
+    # The server's own project is `repo`; repo_path names a repository beside it.
+    app = PreflightMcp(default_project=str(repo), allow_other_projects=True)
     try:
         async with Client(app.server) as client:
 
