@@ -1042,6 +1042,8 @@ class Project:
         strict: bool = False,
         mcp_only: bool = False,
         self_check: bool = False,
+        call_timeout: str = "30s",
+        call_open_world: bool = False,
     ) -> VerifyResult:
         """Check an MCP server against what it promises: start it over stdio, list its tools, compare.
 
@@ -1058,16 +1060,22 @@ class Project:
                 and the tools.
             timeout: one limit for start, handshake and listing, e.g. "10s"; raise it for slow
                 starters (npx, a JVM).
-            call_readonly: also call each readOnlyHint tool with minimal arguments and each declared
-                tool with its `exampleArguments`.
+            call_readonly: also call each read-only, closed-world tool (readOnlyHint true,
+                openWorldHint false) with minimal arguments and each declared tool with its
+                `exampleArguments`; the result lists every tool called or skipped.
             strict: undeclared tools and a missing start command fail (default: a warning, skipped).
             mcp_only: skip the command-line contracts a manifest declares under `provides.cli`.
             self_check: verify preflight's own MCP server against its operations.
+            call_timeout: the limit of each call made by call_readonly, e.g. "30s"; it starts
+                again at each progress notification the server sends.
+            call_open_world: with call_readonly, also call read-only tools whose openWorldHint is
+                true or unset (they may reach the internet or other outside systems).
 
         Returns:
             status passed | failed | error | skipped; the server (name, version, protocol
             version); tools [{name, status found|missing|extra, findings}]; server-level findings;
-            summary counts; stderrTail when it did not pass.
+            summary counts; calls [{tool, outcome, arguments, duration, reason}] with
+            call_readonly; stderrTail when it did not pass.
 
         Example:
             `await project.verify(call_readonly=True, timeout="30s")`
@@ -1089,7 +1097,9 @@ class Project:
                 command=argv,
                 expected_tools=expected,
                 timeout=timeout,
+                call_timeout=call_timeout,
                 call_readonly=call_readonly,
+                call_open_world=call_open_world,
                 strict=True,
             )
         return await _verify(
@@ -1098,7 +1108,9 @@ class Project:
             command=command,
             manifest=manifest,
             timeout=timeout,
+            call_timeout=call_timeout,
             call_readonly=call_readonly,
+            call_open_world=call_open_world,
             strict=strict,
             mcp_only=mcp_only,
         )
