@@ -283,7 +283,7 @@ def run_cli(argv: Sequence[str] | None = None, *, registry: Registry | None = No
             error = InputError(
                 exc.format_message(), hint="see `preflight --help` or `preflight COMMAND --help`"
             )
-            click.echo(msgspec.json.encode(error_envelope(error)).decode())
+            click.echo(msgspec.json.encode(error_envelope(error, "cli")).decode())
         return EXIT_USAGE
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

@@ -62,7 +62,7 @@ async def setup(
     if ctx.stale:
         raise StateError(
             "e2e.yaml changed while the environment of the previous version is running",
-            hint="call clean, then setup again",
+            hint="call `clean`, then `setup` again",
         )
     override = parse_duration(timeout, field="timeout") if timeout is not None else None
     if session.state == "running":

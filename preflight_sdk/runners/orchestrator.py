@@ -227,7 +227,7 @@ async def _environment(
         raise StateError(
             f"the environment is not running (state: {session.state})",
             code="NOT_RUNNING",
-            hint="call setup first (or use `preflight run`, which builds, sets up, runs and cleans)",
+            hint="call `setup` first (or `run`, which builds, sets up, runs and cleans)",
             details={"state": session.state},
         )
     records = {r.service: r for r in session.containers}

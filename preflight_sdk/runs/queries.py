@@ -55,7 +55,7 @@ def check_run_id(run_id: str, *, field: str = "runId") -> None:
         shown = run_id[:40] if isinstance(run_id, str) else type(run_id).__name__
         raise InputError(
             f"{field} {shown!r} is not a run id",
-            hint="run ids are 26-character ULIDs such as 01JDQ8ZK5X7N3V9G2H4M6P8R0T; list_runs shows them",
+            hint="run ids are 26-character ULIDs such as 01JDQ8ZK5X7N3V9G2H4M6P8R0T; `list_runs` shows them",
             details={"field": field},
         )
 
