@@ -38,6 +38,7 @@ __all__ = [
     "build_cli",
     "command_name",
     "execute",
+    "follow_to_the_end",
     "global_options",
     "main",
     "operation_command",
@@ -160,6 +161,29 @@ def run_work(settings: Settings, work: Work) -> int:
     return out.result(result)
 
 
+def _still_running(result: Any) -> bool:
+    return getattr(result, "status", None) in ("queued", "running") and bool(getattr(result, "run_id", None))
+
+
+async def follow_to_the_end(project: Any, result: Any, kwargs: dict[str, Any], out: Output) -> Any:
+    """Return the finished run when `result` is a run that `--wait` left running, else `result`.
+
+    At a terminal, `--wait` bounds the wait for the verdict, not the run: the run lives in this
+    process, so it is followed here to its end (the verdict is printed then), after a note with
+    its id and the command that follows it from elsewhere.
+    """
+    if kwargs.get("wait") is None or not _still_running(result):
+        return result
+    run_id, wait = result.run_id, kwargs["wait"]
+    out.note(
+        f"run {run_id} is still {result.status} after {wait}: following it here to its end (Ctrl-C "
+        f"cancels it); from another terminal: preflight runs show {run_id} --wait 10m"
+    )
+    while _still_running(result):
+        result = await project.get_run(run_id, wait="1h")
+    return result
+
+
 def _help(op: Operation, params: list[click.Parameter]) -> str:
     """The command's help: summary and body rewrapped by Click, example and tips kept as written."""
     parts = [op.doc.summary, op.doc.description]
@@ -183,6 +207,7 @@ def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click
         async def work(project: Any, out: Output) -> Any:
             method = getattr(project, op.name)
             result = await (method(**kwargs, progress=out.sink()) if op.progress else method(**kwargs))
+            result = await follow_to_the_end(project, result, kwargs, out)
             follow_up = FOLLOW_UPS.get(op.name)
             if (
                 follow_up is not None

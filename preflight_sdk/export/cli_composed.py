@@ -17,7 +17,7 @@ import anyio
 import click
 
 from ..errors import CancelledError_, InputError, PreflightError
-from .cli import Settings, execute, global_options, operation_command
+from .cli import Settings, execute, follow_to_the_end, global_options, operation_command
 from .cli_extensions import EXTENSIONS
 from .cli_output import Output
 from .cli_params import click_params, collect_arguments
@@ -138,12 +138,16 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
             async def body() -> Any:
                 if arguments.get("shards"):
                     # Each engine's copy is removed by the run itself; the project's own is not touched.
-                    return await _call(project, run, arguments, out)
+                    return await follow_to_the_end(
+                        project, await _call(project, run, arguments, out), arguments, out
+                    )
                 running = getattr(await project.status(), "state", None) == "running"
                 if running:
                     out.note("The environment is already running: it is brought up to date and stays up.")
                 try:
-                    return await _call(project, run, arguments, out)
+                    return await follow_to_the_end(
+                        project, await _call(project, run, arguments, out), arguments, out
+                    )
                 finally:
                     if keep:
                         out.note("--keep: the environment stays up; `preflight clean` removes it.")
