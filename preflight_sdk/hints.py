@@ -9,7 +9,7 @@ reads it:
 |---|---|---|---|
 | `sdk` | call `project.build()` first | `project.list_runs()` shows them | read details.logTail (the error's `details`) |
 | `mcp` | call `preflight_build` first | `preflight_list_runs` shows them | read details.logTail |
-| `cli` | run `preflight build` first | `preflight runs list` shows them | read logTail (printed below) |
+| `cli` | run `preflight build` first | `preflight runs` shows them | read logTail (printed below) |
 
 A name in backticks that is not an operation (a YAML key such as `ports`) is left as it is. The
 names are those `@operation` registered: any code that raises these errors runs a `Project`, so
@@ -30,7 +30,7 @@ OPERATION_NAMES: set[str] = set()
 
 # The CLI spells a few operations as subcommands of `preflight runs`.
 _CLI_COMMANDS = {
-    "list_runs": "runs list",
+    "list_runs": "runs",
     "get_run": "runs show",
     "diff_runs": "runs diff",
     "resume_run": "runs resume",

@@ -239,7 +239,7 @@ class Project:
 
         Tips:
             CONFIG_INVALID lists every problem (JSON path, line, column, did-you-mean): fix them
-            all, then call init again.
+            all, then call `init` again.
         """
         async with self._ctx.lock:
             return await initialize(self._ctx)
@@ -325,7 +325,7 @@ class Project:
             `await project.setup(timeout="90s")`
 
         Tips:
-            NOT_BUILT: call build first. HEALTH_CHECK_TIMEOUT and CONTAINER_EXITED carry
+            NOT_BUILT: call `build` first. HEALTH_CHECK_TIMEOUT and CONTAINER_EXITED carry
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
@@ -631,7 +631,8 @@ class Project:
         """Return a run (test, build or setup) as it stands, from any process; optionally wait for its end.
 
         Args:
-            run_id: the runId a run, build, setup or list_runs gave.
+            run_id: the runId a run, build, setup or list_runs gave; also `latest` (the newest
+                run) or the first characters of an id, when only one run starts with them.
             wait: wait up to this long for it to finish, e.g. "30s" (default: answer at once).
 
         Returns:
@@ -644,10 +645,10 @@ class Project:
         Tips:
             `interrupted` means the process that ran it died; resume_run re-runs what it left.
         """
-        from .runs.queries import check_run_id
+        from .runs.queries import resolve_run_id
 
-        check_run_id(run_id)
         seconds = _wait_seconds(wait)
+        run_id = await resolve_run_id(self._runs, run_id)
         return await self._runs.get(run_id, seconds if seconds is not None else 0.0)
 
     @operation(title="List runs", read_only=True, group="runs")
@@ -1026,7 +1027,7 @@ class Project:
 
         Tips:
             A request with no matchedRoute got a 404 listing the closest routes and why each did
-            not match. MOCKS_NOT_RUNNING: call setup first.
+            not match. MOCKS_NOT_RUNNING: call `setup` first.
         """
         from .lifecycle.mockrequests import mock_requests
 

@@ -17,13 +17,13 @@ import anyio
 import click
 
 from ..errors import CancelledError_, InputError, PreflightError
-from .cli import Settings, execute, follow_to_the_end, global_options, operation_command
+from .cli import Settings, command_help, execute, follow_to_the_end, global_options, operation_command
 from .cli_extensions import EXTENSIONS
 from .cli_output import Output
-from .cli_params import click_params, collect_arguments
+from .cli_params import click_params, collect_arguments, hide_replaced
 from .outcome import unwrap
 from .registry import Operation, Registry
-from .starter import write_compose_starter, write_starter
+from .starter import ignore_state, write_compose_starter, write_starter
 
 __all__ = ["add_composed"]
 
@@ -169,6 +169,7 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
     )
     params = [p for p in click_params(run, positional=False) if p.name != "keep"]
     params += [e.option for e in EXTENSIONS.get(run.name, ())]
+    hide_replaced(params, EXTENSIONS.get(run.name, ()))
     return click.Command(
         "run",
         callback=callback,
@@ -332,17 +333,25 @@ def _init_command(op: Operation) -> click.Command:
                     if from_compose
                     else write_starter(directory, base=_local_base(settings))
                 )
-                for path in made:
+                ignored = ignore_state(directory)
+                for path in [*made, *([ignored] if ignored is not None else [])]:
                     out.note(f"wrote {path}")
         validate(**values)
 
     command.callback = callback
     command.short_help = "Write a starter e2e.yaml (if there is none), then load and validate it."
-    command.help = (
-        "Write a starter project (e2e.yaml, web/Dockerfile and tests/smoke.yaml) when the directory "
-        "has no e2e.yaml, its Dockerfile starting FROM a busybox image already on this machine, "
-        "never overwriting a file; with --from-compose FILE, an e2e.yaml whose services come from "
-        "that compose file. Then load and validate the configuration.\n\n" + (command.help or "")
+    command.help = command_help(
+        op,
+        command.params,
+        description=(
+            "Without an e2e.yaml in the directory, first write a starter project: e2e.yaml, "
+            "web/Dockerfile (starting FROM a busybox image already on this machine) and "
+            "tests/smoke.yaml, never overwriting a file, and add `.preflight/` (runs, store, session) "
+            "to .gitignore; with --from-compose FILE, an e2e.yaml whose services come from that "
+            "compose file instead. Then load and validate e2e.yaml and open the project's session: "
+            "with an unchanged file that is cheap and gives the same session; after an edit it "
+            "reloads, unless the environment is running (then clean first)."
+        ),
     )
     return command
 

@@ -14,7 +14,7 @@ from preflight_sdk.hints import for_face
 @pytest.mark.parametrize(
     ("face", "expected"),
     [
-        ("cli", "run `preflight build` first; `preflight runs list` shows them"),
+        ("cli", "run `preflight build` first; `preflight runs` shows them"),
         ("mcp", "call `preflight_build` first; `preflight_list_runs` shows them"),
         ("sdk", "call `project.build()` first; `project.list_runs()` shows them"),
     ],
@@ -52,7 +52,7 @@ def test_each_face_gets_its_own_words_for_the_same_error() -> None:
     cli = error_envelope(error, "cli").error
     mcp = error_envelope(error, "mcp").error
     assert cli is not None and mcp is not None
-    assert cli.hint == "`preflight runs list` shows them"
+    assert cli.hint == "`preflight runs` shows them"
     assert mcp.hint == "`preflight_list_runs` shows them"
     assert "`project.list_runs()` shows them" in str(error)
     # An error raised without a hint gets its class's default, worded the same way.
