@@ -154,9 +154,14 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
                     elif not running:
                         await _clean(project, clean, out)
 
+            began = anyio.current_time()
             result, stopped = await _until_signal(body)
             if stopped:
                 raise _cancelled()
+            # The report's duration is the run's (environment and suites); this is the command's.
+            out.note(
+                f"preflight run took {anyio.current_time() - began:.1f} s in all (build, setup, tests, clean)"
+            )
             return result
 
         execute(ctx, work)

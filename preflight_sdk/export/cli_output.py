@@ -72,7 +72,9 @@ class Output:
             click.echo(click.style(f"  {scope}{event.message}", dim=True), err=True)
             return
         mark = _MARKS.get(event.status or "", "•")
-        count = f" ({event.done}/{event.total})" if event.done is not None and event.total else ""
+        count = ""
+        if event.done is not None:  # no total while it is not known yet: it would change mid-run
+            count = f" ({event.done}/{event.total})" if event.total else f" ({event.done})"
         line = f"{mark} {scope}{event.message}{count}"
         click.echo(click.style(line, fg=_COLORS.get(event.status or "")), err=True)
 

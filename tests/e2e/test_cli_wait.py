@@ -40,3 +40,6 @@ def test_run_past_its_wait_names_the_run_and_prints_the_verdict_at_its_end(tmp_p
     assert f"preflight runs show {note.group(1)} --wait 10m" in done.stderr
     assert done.stdout.startswith("✓ PASSED · 1 suite, 1 case: 1 passed")
     assert "RUNNING" not in done.stdout
+    # The report's duration is the run's; the command says what it took in all.
+    took = re.search(r"preflight run took (\d+\.\d) s in all", done.stderr)
+    assert took is not None and float(took.group(1)) >= 3.0
