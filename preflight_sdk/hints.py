@@ -9,7 +9,7 @@ reads it:
 |---|---|---|---|
 | `sdk` | call `project.build()` first | `project.list_runs()` shows them | read details.logTail (the error's `details`) |
 | `mcp` | call `preflight_build` first | `preflight_list_runs` shows them | read details.logTail |
-| `cli` | run `preflight build` first | `preflight runs` shows them | read logTail (printed below) |
+| `cli` | run `preflight build` first | `preflight runs` shows them | read logTail (shown with this error) |
 
 A name in backticks that is not an operation (a YAML key such as `ports`) is left as it is. The
 names are those `@operation` registered: any code that raises these errors runs a `Project`, so
@@ -60,7 +60,7 @@ def for_face(text: str, face: Face) -> str:
 
     text = _NAME.sub(name, _CALL.sub(call, text))
     if face == "cli":
-        text = _DETAIL.sub(lambda m: f"{m.group(3) or m.group(1)} (printed below)", text)
+        text = _DETAIL.sub(lambda m: f"{m.group(3) or m.group(1)} (shown with this error)", text)
     return text
 
 

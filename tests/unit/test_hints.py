@@ -39,7 +39,7 @@ def test_details_the_cli_text_hides_are_printed_under_the_error() -> None:
 
     text = error_text(error)
 
-    assert "hint: read logTail (printed below)" in text
+    assert "hint: read logTail (shown with this error)" in text
     assert "details.logTail" not in text
     assert "  | KeyError: 'DB_URL'" in text
     assert error_envelope(error).error is not None
