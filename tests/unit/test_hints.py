@@ -58,3 +58,16 @@ def test_each_face_gets_its_own_words_for_the_same_error() -> None:
     # An error raised without a hint gets its class's default, worded the same way.
     assert "call `preflight init` again" not in error_text(ConfigError("bad"))
     assert "run `preflight init` again" in error_text(ConfigError("bad"))
+
+
+def test_tool_descriptions_and_command_help_name_operations_in_their_faces_words() -> None:
+    from preflight_sdk.export.cli import build_cli
+    from preflight_sdk.export.registry import reflect
+
+    setup = next(op for op in reflect() if op.name == "setup")
+    assert "call `preflight_build` first" in setup.described()
+    import click
+
+    command = build_cli().commands["setup"]
+    shown = command.get_help(click.Context(command, info_name="setup"))
+    assert "run `preflight build` first" in shown
