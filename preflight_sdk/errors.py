@@ -156,13 +156,22 @@ class PreflightError(Exception):
         super().__init__(message)
         self.message = message
         self.code: ErrorCode = code or self.default_code
-        self.hint = hint
+        self._hint = hint
         self.details = _bounded(details) if details is not None else None
         self.retryable = retryable
 
+    @property
+    def hint(self) -> str | None:
+        """The next thing to try, in the SDK's words (`project.build()`); None without one."""
+        return for_face(self._hint, "sdk") if self._hint else None
+
+    @hint.setter
+    def hint(self, value: str | None) -> None:
+        self._hint = value
+
     def hint_for(self, face: Face) -> str:
         """Return the hint (or the class's default one) in the words of `face` (see `hints`)."""
-        return for_face(self.hint or self.default_hint, face)
+        return for_face(self._hint or self.default_hint, face)
 
     def to_info(self, face: Face = "sdk") -> ErrorInfo:
         """Return the envelope form of this error, its hint worded for `face`."""
@@ -177,7 +186,7 @@ class PreflightError(Exception):
     def __str__(self) -> str:
         text = f"[{self.code}] {self.message}"
         if self.hint:
-            text += f"\nhint: {for_face(self.hint, 'sdk')}"
+            text += f"\nhint: {self.hint}"
         return text
 
     def __repr__(self) -> str:

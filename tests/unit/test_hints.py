@@ -71,3 +71,9 @@ def test_tool_descriptions_and_command_help_name_operations_in_their_faces_words
     command = build_cli().commands["setup"]
     shown = command.get_help(click.Context(command, info_name="setup"))
     assert "run `preflight build` first" in shown
+
+
+def test_an_sdk_reader_of_the_hint_attribute_gets_method_calls() -> None:
+    error = StateError("the project has no session", code="SESSION_NOT_FOUND", hint="call `init` first")
+    assert error.hint == "call `project.init()` first"
+    assert error.hint_for("mcp") == "call `preflight_init` first"
