@@ -25,6 +25,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from .hints import Face, for_face
+
 __all__ = [
     "CancelledError_",
     "ConfigError",
@@ -139,7 +141,7 @@ class PreflightError(Exception):
 
     default_code: ClassVar[ErrorCode] = "INTERNAL"
     # The hint of an error raised without one: every envelope error carries a next step.
-    default_hint: ClassVar[str] = "call status to see the project's state, then retry the call"
+    default_hint: ClassVar[str] = "call `status` to see the project's state, then retry the call"
 
     def __init__(
         self,
@@ -156,17 +158,30 @@ class PreflightError(Exception):
         super().__init__(message)
         self.message = message
         self.code: ErrorCode = code or self.default_code
-        self.hint = hint
+        self._hint = hint
         self.details = _bounded(details) if details is not None else None
         self.retryable = retryable
 
-    def to_info(self) -> ErrorInfo:
-        """Return the envelope form of this error."""
+    @property
+    def hint(self) -> str | None:
+        """The next thing to try, in the SDK's words (`project.build()`); None without one."""
+        return for_face(self._hint, "sdk") if self._hint else None
+
+    @hint.setter
+    def hint(self, value: str | None) -> None:
+        self._hint = value
+
+    def hint_for(self, face: Face) -> str:
+        """Return the hint (or the class's default one) in the words of `face` (see `hints`)."""
+        return for_face(self._hint or self.default_hint, face)
+
+    def to_info(self, face: Face = "sdk") -> ErrorInfo:
+        """Return the envelope form of this error, its hint worded for `face`."""
         return ErrorInfo(
             code=self.code,
             message=self.message,
             retryable=self.retryable,
-            hint=self.hint or self.default_hint,
+            hint=self.hint_for(face),
             details=self.details,
         )
 
@@ -200,7 +215,7 @@ class ConfigError(PreflightError):
     """The configuration (or a test file) could not be found or is invalid."""
 
     default_code: ClassVar[ErrorCode] = "CONFIG_INVALID"
-    default_hint: ClassVar[str] = "fix the file named in the message, then call init again"
+    default_hint: ClassVar[str] = "fix the file named in the message, then call `init` again"
 
     def __init__(
         self,
@@ -236,7 +251,7 @@ class StateError(PreflightError):
     """The call does not fit the project's lifecycle state (build before setup, setup before run)."""
 
     default_code: ClassVar[ErrorCode] = "INVALID_STATE"
-    default_hint: ClassVar[str] = "call status to see the lifecycle state and the call to make first"
+    default_hint: ClassVar[str] = "call `status` to see the lifecycle state and the call to make first"
 
 
 class EnvironmentError_(PreflightError):
@@ -250,11 +265,11 @@ class MockError(PreflightError):
     """A mock service is unknown or not running."""
 
     default_code: ClassVar[ErrorCode] = "MOCK_NOT_FOUND"
-    default_hint: ClassVar[str] = "call status to see the project's mocks and whether they run"
+    default_hint: ClassVar[str] = "call `status` to see the project's mocks and whether they run"
 
 
 class CancelledError_(PreflightError):
     """The operation was cancelled; everything it started has been removed."""
 
     default_code: ClassVar[ErrorCode] = "CANCELLED"
-    default_hint: ClassVar[str] = "call status to see what still runs"
+    default_hint: ClassVar[str] = "call `status` to see what still runs"

@@ -19,6 +19,8 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from .hints import OPERATION_NAMES
+
 __all__ = [
     "OPERATION_ATTR",
     "AliasSpec",
@@ -106,6 +108,8 @@ def operation(
     )
 
     def decorate(fn: F) -> F:
+        OPERATION_NAMES.add(fn.__name__)  # so hints name it in each face's words
+
         @functools.wraps(fn)
         async def logged(self: Any, *args: Any, **kwargs: Any) -> Any:
             # Every call, on any face, is noted for the project's operation log (if the object

@@ -236,7 +236,7 @@ class Project:
 
         Tips:
             CONFIG_INVALID lists every problem (JSON path, line, column, did-you-mean): fix them
-            all, then call init again.
+            all, then call `init` again.
         """
         async with self._ctx.lock:
             return await initialize(self._ctx)
@@ -322,7 +322,7 @@ class Project:
             `await project.setup(timeout="90s")`
 
         Tips:
-            NOT_BUILT: call build first. HEALTH_CHECK_TIMEOUT and CONTAINER_EXITED carry
+            NOT_BUILT: call `build` first. HEALTH_CHECK_TIMEOUT and CONTAINER_EXITED carry
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
@@ -628,7 +628,8 @@ class Project:
         """Return a run (test, build or setup) as it stands, from any process; optionally wait for its end.
 
         Args:
-            run_id: the runId a run, build, setup or list_runs gave.
+            run_id: the runId a run, build, setup or list_runs gave; also `latest` (the newest
+                run) or the first characters of an id, when only one run starts with them.
             wait: wait up to this long for it to finish, e.g. "30s" (default: answer at once).
 
         Returns:
@@ -641,10 +642,10 @@ class Project:
         Tips:
             `interrupted` means the process that ran it died; resume_run re-runs what it left.
         """
-        from .runs.queries import check_run_id
+        from .runs.queries import resolve_run_id
 
-        check_run_id(run_id)
         seconds = _wait_seconds(wait)
+        run_id = await resolve_run_id(self._runs, run_id)
         return await self._runs.get(run_id, seconds if seconds is not None else 0.0)
 
     @operation(title="List runs", read_only=True, group="runs")
@@ -1023,7 +1024,7 @@ class Project:
 
         Tips:
             A request with no matchedRoute got a 404 listing the closest routes and why each did
-            not match. MOCKS_NOT_RUNNING: call setup first.
+            not match. MOCKS_NOT_RUNNING: call `setup` first.
         """
         from .lifecycle.mockrequests import mock_requests
 
@@ -1039,6 +1040,8 @@ class Project:
         strict: bool = False,
         mcp_only: bool = False,
         self_check: bool = False,
+        call_timeout: str = "30s",
+        call_open_world: bool = False,
     ) -> VerifyResult:
         """Check an MCP server against what it promises: start it over stdio, list its tools, compare.
 
@@ -1055,16 +1058,22 @@ class Project:
                 and the tools.
             timeout: one limit for start, handshake and listing, e.g. "10s"; raise it for slow
                 starters (npx, a JVM).
-            call_readonly: also call each readOnlyHint tool with minimal arguments and each declared
-                tool with its `exampleArguments`.
+            call_readonly: also call each read-only, closed-world tool (readOnlyHint true,
+                openWorldHint false) with minimal arguments and each declared tool with its
+                `exampleArguments`; the result lists every tool called or skipped.
             strict: undeclared tools and a missing start command fail (default: a warning, skipped).
             mcp_only: skip the command-line contracts a manifest declares under `provides.cli`.
             self_check: verify preflight's own MCP server against its operations.
+            call_timeout: the limit of each call made by call_readonly, e.g. "30s"; it starts
+                again at each progress notification the server sends.
+            call_open_world: with call_readonly, also call read-only tools whose openWorldHint is
+                true or unset (they may reach the internet or other outside systems).
 
         Returns:
             status passed | failed | error | skipped; the server (name, version, protocol
             version); tools [{name, status found|missing|extra, findings}]; server-level findings;
-            summary counts; stderrTail when it did not pass.
+            summary counts; calls [{tool, outcome, arguments, duration, reason}] with
+            call_readonly; stderrTail when it did not pass.
 
         Example:
             `await project.verify(call_readonly=True, timeout="30s")`
@@ -1086,7 +1095,9 @@ class Project:
                 command=argv,
                 expected_tools=expected,
                 timeout=timeout,
+                call_timeout=call_timeout,
                 call_readonly=call_readonly,
+                call_open_world=call_open_world,
                 strict=True,
             )
         return await _verify(
@@ -1095,7 +1106,9 @@ class Project:
             command=command,
             manifest=manifest,
             timeout=timeout,
+            call_timeout=call_timeout,
             call_readonly=call_readonly,
+            call_open_world=call_open_world,
             strict=strict,
             mcp_only=mcp_only,
         )

@@ -91,7 +91,7 @@ def filesystem_error(path: Path, exc: OSError) -> PreflightError:
     return PreflightError(
         f"Could not write {path}: {exc.strerror or exc}",
         code="FILESYSTEM_ERROR",
-        hint="Check that docs/ is writable, then call clarify again with the same session_id.",
+        hint="Check that docs/ is writable, then call `clarify` again with the same session_id.",
         details={"path": str(path), "errno": exc.errno},
         retryable=True,
     )

@@ -348,7 +348,7 @@ def _invalid(file: str, problems: list[ConfigProblem], *, kind: str = "configura
         f"{kind} {file} is invalid: {count} problem{'s' if count != 1 else ''}"
         + (f"; first: {first}" if first else ""),
         code="CONFIG_INVALID",
-        hint="fix every problem listed in details.problems (each has its line), then call init again",
+        hint="fix every problem listed in details.problems, each with its line, then call `init` again",
         problems=problems,
     )
 

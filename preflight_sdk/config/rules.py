@@ -84,6 +84,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
     services = service_entries(data)
     _check_names(services, out)
     _check_depends_on(services, out, declared=_declared_names(data))
+    _check_broken_depends_on(data, {s.path for s in services}, out, declared=_declared_names(data))
     host_ports = _check_containers(services, out)
     mocks = data.get("mocks")
     if isinstance(mocks, dict):
@@ -138,6 +139,30 @@ def _declared_names(data: dict[str, Any]) -> set[str]:
     if isinstance(single, dict):
         return {str(single.get("name") or "app")}
     return set()
+
+
+def _check_broken_depends_on(
+    data: dict[str, Any], checked: set[tuple[Any, ...]], out: Validator, *, declared: set[str]
+) -> None:
+    """Unknown `dependsOn` names of the services that have errors of their own, so that every
+    problem of the file is reported at once (not these only after the others are fixed)."""
+    services = data.get("services")
+    items: list[tuple[tuple[Any, ...], Any]] = []
+    if isinstance(services, dict):
+        items = [(("services", str(key)), item) for key, item in services.items()]
+    elif isinstance(services, list):
+        items = [(("services", index), item) for index, item in enumerate(services)]
+    names = sorted(declared)
+    for path, item in items:
+        if path in checked or not isinstance(item, dict) or not isinstance(item.get("dependsOn"), list):
+            continue
+        for index, dependency in enumerate(item["dependsOn"]):
+            if isinstance(dependency, str) and dependency not in declared:
+                out.add(
+                    (*path, "dependsOn", index),
+                    f"`{dependency}` is not a service",
+                    suggestion=did_you_mean(dependency, names),
+                )
 
 
 def _check_depends_on(services: list[ServiceEntry], out: Validator, *, declared: set[str]) -> None:

@@ -222,15 +222,24 @@ def _uptime(ms: int | None) -> str:
     return f"up {human_ms(ms)}" if ms is not None else ""
 
 
+def _shown_status(status: str, state: str) -> str:
+    """A service without a container reads `not started` unless the environment should be up:
+    after clean (or before setup) that is the normal state, not an error."""
+    return "not started" if status == "missing" and state != "running" else status
+
+
 @renders(StatusResult)
 def render_status(r: StatusResult) -> tuple[str, str]:
     """`(text, html)` for status: the state, each service's container, health and URL, each mock."""
-    network = f" · network {r.network.name}" + ("" if r.network.exists else " (missing)") if r.network else ""
+    gone = " (missing)" if r.state == "running" else " (not created)"
+    network = f" · network {r.network.name}" + ("" if r.network.exists else gone) if r.network else ""
     head = f"state: {r.state}" + (f" · session {r.session_id}" if r.session_id else "") + network
+    if r.services and all(s.status == "missing" for s in r.services) and r.state != "running":
+        head += " · nothing is running (setup starts the services)"
     listed = [
         [
             s.name,
-            s.status,
+            _shown_status(s.status, r.state),
             s.health or "",
             s.url or "",
             _ports([(p.host, p.container) for p in s.ports]),
@@ -250,7 +259,7 @@ def render_status(r: StatusResult) -> tuple[str, str]:
         rows.append(
             row(
                 [
-                    badge(s.status),
+                    badge(_shown_status(s.status, r.state)),
                     f"<b>{esc(s.name)}</b>",
                     health,
                     link(s.url),

@@ -84,9 +84,12 @@ def _changes(title: str, items: list[CaseChange]) -> list[str]:
         if item.cause_changed is not None:
             extra = " (new cause)" if item.cause_changed else " (same cause)"
         lines.append(f"  {item.id}: {item.base or '-'} → {item.head or '-'}{extra}")
-        if item.cause_changed:
-            lines.append(f"    was: {shorten(item.base_cause or '', 100)}")
-            lines.append(f"    now: {shorten(item.head_cause or '', 100)}")
+        # Every cause --json carries, in a line of its own: both when they differ, else the one.
+        if item.base_cause and item.head_cause and item.base_cause != item.head_cause:
+            lines.append(f"    was: {shorten(item.base_cause, 100)}")
+            lines.append(f"    now: {shorten(item.head_cause, 100)}")
+        elif item.head_cause or item.base_cause:
+            lines.append(f"    cause: {shorten(item.head_cause or item.base_cause or '', 100)}")
     return lines
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 
 from ..verify.result import VerifyResult
 from . import renders
@@ -59,6 +60,9 @@ def verify_text(result: VerifyResult) -> str:
             lines.append(
                 f"  {mark} {check.command}  exit {check.exit_code if check.exit_code is not None else '-'}"
             )
+    if result.calls:
+        lines.append("")
+        lines.extend(_call_lines(result))
     every = result.all_findings()
     for severity in ("error", "warning", "info"):
         group = [f for f in every if f.severity == severity]
@@ -76,6 +80,25 @@ def verify_text(result: VerifyResult) -> str:
     lines.append("")
     lines.append(_summary_line(result))
     return "\n".join(lines)
+
+
+def _call_lines(result: VerifyResult) -> list[str]:
+    """One line per tool `call_readonly` considered: outcome, arguments and time, or why skipped."""
+    skipped = sum(c.outcome == "skipped" for c in result.calls)
+    lines = [f"Calls ({len(result.calls) - skipped} called, {skipped} skipped):"]
+    width = max(len(c.tool) for c in result.calls)
+    for call in result.calls:
+        name = call.tool.ljust(width)
+        if call.outcome == "skipped":
+            lines.append(f"  - {name}  skipped: {call.reason}")
+            continue
+        mark = "✓" if call.outcome == "answered" else "✗" if call.outcome in ("failed", "timed_out") else "i"
+        source = " (example)" if call.arguments_from == "example" else ""
+        arguments = json.dumps(call.arguments)
+        if len(arguments) > 80:
+            arguments = arguments[:77] + "..."
+        lines.append(f"  {mark} {name}  {call.outcome}  {arguments}{source}  {call.duration} ms")
+    return lines
 
 
 _COLOURS = {"passed": "#1a7f37", "failed": "#cf222e", "error": "#cf222e", "skipped": "#9a6700"}
@@ -111,6 +134,18 @@ def verify_html(result: VerifyResult) -> str:
         parts.append(
             '<table style="border-collapse:collapse;margin:6px 0"><tr><th></th>'
             f'<th align="left">command</th><th align="left">exit</th></tr>{rows}</table>'
+        )
+    if result.calls:
+        rows = "".join(
+            f"<tr><td><code>{e(c.tool)}</code></td><td>{e(c.outcome)}</td>"
+            f"<td><code>{e(json.dumps(c.arguments)) if c.arguments is not None else ''}</code></td>"
+            f"<td>{c.duration if c.duration is not None else ''}</td><td>{e(c.reason or '')}</td></tr>"
+            for c in result.calls
+        )
+        parts.append(
+            '<table style="border-collapse:collapse;margin:6px 0"><tr><th align="left">tool called</th>'
+            '<th align="left">outcome</th><th align="left">arguments</th><th align="left">ms</th>'
+            f'<th align="left">why</th></tr>{rows}</table>'
         )
     every = result.all_findings()
     for severity in ("error", "warning", "info"):

@@ -176,7 +176,7 @@ def _not_built(text: str, *, action: str, subject: str | None) -> EnvironmentErr
     return EnvironmentError_(
         f"cannot {action}: image {image} is not built (or not present locally)",
         code="NOT_BUILT",
-        hint="call build first (or build with pull=true for images without a Dockerfile)",
+        hint="call `build` first (or build with pull=true for images without a Dockerfile)",
         details={"image": image, "subject": subject},
     )
 

@@ -329,7 +329,7 @@ class FakeEngine:
             raise EnvironmentError_(
                 f"cannot start {spec.name}: image {spec.image} is not built",
                 code="NOT_BUILT",
-                hint="call build first",
+                hint="call `build` first",
                 details={"image": spec.image},
             )
         if any(c.spec.name == spec.name for c in self.containers.values()):

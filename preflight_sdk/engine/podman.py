@@ -266,7 +266,7 @@ def _podman_error(exc: EnvironmentError_, spec: ContainerSpec) -> EnvironmentErr
         return EnvironmentError_(
             f"cannot start container {spec.name}: image {spec.image} is not built (or not present locally)",
             code="NOT_BUILT",
-            hint="call build first (or build with pull=true for images without a Dockerfile)",
+            hint="call `build` first (or build with pull=true for images without a Dockerfile)",
             details={"image": spec.image, "subject": spec.name},
         )
     if "container-init binary not found" in stderr:

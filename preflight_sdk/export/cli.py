@@ -22,10 +22,11 @@ import msgspec
 
 from .._version import __version__
 from ..errors import InputError, PreflightError
+from ..hints import for_face
 from .cli_extensions import EXTENSIONS
 from .cli_followups import FOLLOW_UPS, interactive
 from .cli_output import EXIT_USAGE, Output, internal_error
-from .cli_params import Extension, click_params, collect_arguments
+from .cli_params import Extension, click_params, collect_arguments, hide_replaced
 from .examples import PROJECT_PATH, shown_arguments
 from .outcome import error_envelope, unwrap
 from .pool import ProjectFactory, default_factory
@@ -38,6 +39,7 @@ __all__ = [
     "build_cli",
     "command_name",
     "execute",
+    "follow_to_the_end",
     "global_options",
     "main",
     "operation_command",
@@ -50,6 +52,31 @@ __all__ = [
 RENAMED = {"run": "test"}
 # Shorter names a command also answers to (not listed in `--help`, so each command shows once).
 ALIASES = {"architecture": "read-architecture"}
+
+SECTIONS = (
+    ("Everyday", ("run", "up", "test", "run-suite", "watch", "status", "logs", "clean", "init")),
+    ("Environment", ("build", "setup", "mock-requests", "schema")),
+    ("Runs", ("runs",)),
+    ("Saved tests", (
+        "save-test", "run-test", "get-test", "list-tests", "delete-test", "get-latest-run",
+        "save-suite", "list-suites", "delete-suite", "export-tests", "import-tests",
+    )),
+    ("MCP", ("verify", "mcp")),
+    ("Decisions", ("clarify", "read-architecture")),
+)  # fmt: skip
+"""The sections of `preflight --help`, in order; a command in none is listed under "Other"."""
+
+SHOWN_UNDER_RUNS = (
+    "list-runs",
+    "get-run",
+    "diff-runs",
+    "resume-run",
+    "cancel-run",
+    "get-artifact",
+    "prune-runs",
+)
+"""Commands `preflight runs` also serves (`runs show` is `get-run`): left out of `--help`, so each
+appears once; they still run under their own names."""
 
 Work = Callable[[Any, Output], Awaitable[Any]]
 
@@ -160,10 +187,44 @@ def run_work(settings: Settings, work: Work) -> int:
     return out.result(result)
 
 
-def _help(op: Operation, params: list[click.Parameter]) -> str:
-    """The command's help: summary and body rewrapped by Click, example and tips kept as written."""
-    parts = [op.doc.summary, op.doc.description]
-    for title, text in (("Example", cli_example(op, params)), ("Tips", op.doc.tips)):
+def _still_running(result: Any) -> bool:
+    return getattr(result, "status", None) in ("queued", "running") and bool(getattr(result, "run_id", None))
+
+
+async def follow_to_the_end(project: Any, result: Any, kwargs: dict[str, Any], out: Output) -> Any:
+    """Return the finished run when `result` is a run that `--wait` left running, else `result`.
+
+    At a terminal, `--wait` bounds the wait for the verdict, not the run: the run lives in this
+    process, so it is followed here to its end (the verdict is printed then), after a note with
+    its id and the command that follows it from elsewhere.
+    """
+    if kwargs.get("wait") is None or not _still_running(result):
+        return result
+    run_id, wait = result.run_id, kwargs["wait"]
+    out.note(
+        f"run {run_id} is still {result.status} after {wait}: following it here to its end (Ctrl-C "
+        f"cancels it); from another terminal: preflight runs show {run_id} --wait 10m"
+    )
+    while _still_running(result):
+        result = await project.get_run(run_id, wait="1h")
+    return result
+
+
+def command_help(
+    op: Operation,
+    params: list[click.Parameter],
+    words: list[str] | None = None,
+    *,
+    description: str | None = None,
+) -> str:
+    """The command's help: summary and body rewrapped by Click, example and tips kept as written.
+
+    `words` is how the command is invoked (default `preflight <command>`), for the example;
+    `description` replaces the operation's summary and body (a composed command says what it adds).
+    """
+    parts = [description] if description is not None else [op.doc.summary, op.doc.description]
+    tips = for_face(op.doc.tips, "cli") if op.doc.tips else op.doc.tips
+    for title, text in (("Example", cli_example(op, params, words)), ("Tips", tips)):
         if text:
             indented = "\n".join(f"  {line}" if line else "" for line in text.splitlines())
             parts.append(f"\b\n{title}:\n{indented}")  # \b: Click leaves the paragraph as it is
@@ -183,6 +244,7 @@ def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click
         async def work(project: Any, out: Output) -> Any:
             method = getattr(project, op.name)
             result = await (method(**kwargs, progress=out.sink()) if op.progress else method(**kwargs))
+            result = await follow_to_the_end(project, result, kwargs, out)
             follow_up = FOLLOW_UPS.get(op.name)
             if (
                 follow_up is not None
@@ -196,6 +258,7 @@ def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click
         execute(ctx, work)
 
     params: list[click.Parameter] = [*click_params(op), *(extension.option for extension in extensions)]
+    hide_replaced(params, extensions)
     taken = {name for param in params for name in param.opts}
     # A command's own option wins (clarify's `--context` is its background text); the global one
     # is still accepted before the command name.
@@ -204,18 +267,18 @@ def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click
         command_name(op),
         callback=callback,
         params=params,
-        help=_help(op, params),
+        help=command_help(op, params),
         short_help=op.doc.summary or op.title,
     )
 
 
-def cli_example(op: Operation, params: list[click.Parameter]) -> str | None:
+def cli_example(op: Operation, params: list[click.Parameter], invoked: list[str] | None = None) -> str | None:
     """The docstring's example (a Python call) as the command line that does the same."""
     arguments = shown_arguments(op)
     if arguments is None:
         return None
     by_name = {p.name: p for p in params}
-    words = ["preflight", command_name(op)]
+    words = list(invoked or ["preflight", command_name(op)])
     for name, value in arguments.items():
         param = by_name.get("project" if name == PROJECT_PATH else name)
         if isinstance(param, click.Argument):
@@ -239,6 +302,26 @@ class _Group(click.Group):
     ) -> click.Context:
         extra.setdefault("obj", Settings(self.factory))
         return super().make_context(info_name, args, parent, **extra)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List each command once, under the section of what it is for (see `SECTIONS`)."""
+        shown = {
+            name: command
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        }
+        limit = formatter.width - 6 - max((len(name) for name in shown), default=0)
+        placed: set[str] = set()
+        for title, names in SECTIONS:
+            rows = [(n, shown[n].get_short_help_str(limit)) for n in names if n in shown]
+            placed.update(n for n, _ in rows)
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+        rest = [(n, c.get_short_help_str(limit)) for n, c in shown.items() if n not in placed]
+        if rest:
+            with formatter.section("Other commands"):
+                formatter.write_dl(rest)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         found = super().get_command(ctx, cmd_name)
@@ -268,6 +351,10 @@ def build_cli(registry: Registry | None = None, factory: ProjectFactory = defaul
     for op in reg:
         group.add_command(operation_command(op, EXTENSIONS.get(op.name, ())))
     cli_composed.add_composed(group, reg)
+    if "runs" in group.commands:
+        for name in SHOWN_UNDER_RUNS:
+            if name in group.commands:
+                group.commands[name].hidden = True
     return group
 
 
@@ -283,7 +370,7 @@ def run_cli(argv: Sequence[str] | None = None, *, registry: Registry | None = No
             error = InputError(
                 exc.format_message(), hint="see `preflight --help` or `preflight COMMAND --help`"
             )
-            click.echo(msgspec.json.encode(error_envelope(error)).decode())
+            click.echo(msgspec.json.encode(error_envelope(error, "cli")).decode())
         return EXIT_USAGE
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

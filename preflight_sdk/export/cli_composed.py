@@ -17,13 +17,13 @@ import anyio
 import click
 
 from ..errors import CancelledError_, InputError, PreflightError
-from .cli import Settings, execute, global_options, operation_command
+from .cli import Settings, command_help, execute, follow_to_the_end, global_options, operation_command
 from .cli_extensions import EXTENSIONS
 from .cli_output import Output
-from .cli_params import click_params, collect_arguments
+from .cli_params import click_params, collect_arguments, hide_replaced
 from .outcome import unwrap
 from .registry import Operation, Registry
-from .starter import write_compose_starter, write_starter
+from .starter import ignore_state, write_compose_starter, write_starter
 
 __all__ = ["add_composed"]
 
@@ -138,21 +138,30 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
             async def body() -> Any:
                 if arguments.get("shards"):
                     # Each engine's copy is removed by the run itself; the project's own is not touched.
-                    return await _call(project, run, arguments, out)
+                    return await follow_to_the_end(
+                        project, await _call(project, run, arguments, out), arguments, out
+                    )
                 running = getattr(await project.status(), "state", None) == "running"
                 if running:
                     out.note("The environment is already running: it is brought up to date and stays up.")
                 try:
-                    return await _call(project, run, arguments, out)
+                    return await follow_to_the_end(
+                        project, await _call(project, run, arguments, out), arguments, out
+                    )
                 finally:
                     if keep:
                         out.note("--keep: the environment stays up; `preflight clean` removes it.")
                     elif not running:
                         await _clean(project, clean, out)
 
+            began = anyio.current_time()
             result, stopped = await _until_signal(body)
             if stopped:
                 raise _cancelled()
+            # The report's duration is the run's (environment and suites); this is the command's.
+            out.note(
+                f"preflight run took {anyio.current_time() - began:.1f} s in all (build, setup, tests, clean)"
+            )
             return result
 
         execute(ctx, work)
@@ -165,6 +174,7 @@ def _run_command(ops: dict[str, Operation]) -> click.Command:
     )
     params = [p for p in click_params(run, positional=False) if p.name != "keep"]
     params += [e.option for e in EXTENSIONS.get(run.name, ())]
+    hide_replaced(params, EXTENSIONS.get(run.name, ()))
     return click.Command(
         "run",
         callback=callback,
@@ -328,17 +338,25 @@ def _init_command(op: Operation) -> click.Command:
                     if from_compose
                     else write_starter(directory, base=_local_base(settings))
                 )
-                for path in made:
+                ignored = ignore_state(directory)
+                for path in [*made, *([ignored] if ignored is not None else [])]:
                     out.note(f"wrote {path}")
         validate(**values)
 
     command.callback = callback
     command.short_help = "Write a starter e2e.yaml (if there is none), then load and validate it."
-    command.help = (
-        "Write a starter project (e2e.yaml, web/Dockerfile and tests/smoke.yaml) when the directory "
-        "has no e2e.yaml, its Dockerfile starting FROM a busybox image already on this machine, "
-        "never overwriting a file; with --from-compose FILE, an e2e.yaml whose services come from "
-        "that compose file. Then load and validate the configuration.\n\n" + (command.help or "")
+    command.help = command_help(
+        op,
+        command.params,
+        description=(
+            "Without an e2e.yaml in the directory, first write a starter project: e2e.yaml, "
+            "web/Dockerfile (starting FROM a busybox image already on this machine) and "
+            "tests/smoke.yaml, never overwriting a file, and add `.preflight/` (runs, store, session) "
+            "to .gitignore; with --from-compose FILE, an e2e.yaml whose services come from that "
+            "compose file instead. Then load and validate e2e.yaml and open the project's session: "
+            "with an unchanged file that is cheap and gives the same session; after an edit it "
+            "reloads, unless the environment is running (then clean first)."
+        ),
     )
     return command
 

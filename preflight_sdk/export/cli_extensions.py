@@ -36,6 +36,7 @@ SHARD_ON = Extension(
         "DOCKER_HOST URL (e.g. `local,ssh://ci@builder`). Each runs its own copy of the environment.",
     ),
     apply=_shard_on,
+    replaces="shards",
 )
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "Output",
+    "error_text",
     "exit_code_of",
     "internal_error",
 ]
@@ -71,7 +72,9 @@ class Output:
             click.echo(click.style(f"  {scope}{event.message}", dim=True), err=True)
             return
         mark = _MARKS.get(event.status or "", "•")
-        count = f" ({event.done}/{event.total})" if event.done is not None and event.total else ""
+        count = ""
+        if event.done is not None:  # no total while it is not known yet: it would change mid-run
+            count = f" ({event.done}/{event.total})" if event.total else f" ({event.done})"
         line = f"{mark} {scope}{event.message}{count}"
         click.echo(click.style(line, fg=_COLORS.get(event.status or "")), err=True)
 
@@ -100,14 +103,37 @@ class Output:
     def error(self, error: PreflightError) -> int:
         """Print an error; return its exit code."""
         if self.json:
-            click.echo(msgspec.json.encode(error_envelope(error)).decode())
+            click.echo(msgspec.json.encode(error_envelope(error, "cli")).decode())
         else:
-            click.echo(click.style(f"error: {error}", fg="red"), err=True)
+            click.echo(click.style(f"error: {error_text(error)}", fg="red"), err=True)
         return exit_code_of(error)
 
     def cancelled(self) -> int:
         """Report a cancellation (Ctrl-C); return 130."""
         return self.error(CancelledError_("cancelled", hint="`preflight status` shows what still runs"))
+
+
+def error_text(error: PreflightError) -> str:
+    """The error as the CLI prints it: code, message, problems, the hint in CLI words, and the
+    details a hint may point at (log lines, stderr), which the text form would otherwise hide."""
+    lines = [f"[{error.code}] {error.message}"]
+    if isinstance(error, ConfigError):
+        lines.extend(f"  - {p.render()}" for p in error.problems)
+    lines.append(f"hint: {error.hint_for('cli')}")
+    for key, value in (error.details or {}).items():
+        if key in _SHOWN_DETAILS and isinstance(value, list) and value:
+            lines.append(f"{key} (last {min(len(value), 30)}):")
+            lines.extend(f"  | {line}" for line in value[-30:])
+        elif key == "services" and isinstance(value, list):
+            for service in value:
+                if isinstance(service, dict) and service.get("logTail"):
+                    lines.append(f"logTail of {service.get('name', '?')} (last 30):")
+                    lines.extend(f"  | {line}" for line in service["logTail"][-30:])
+    return "\n".join(lines)
+
+
+_SHOWN_DETAILS = ("logTail", "lines", "stderr")
+"""The detail lists a hint sends the reader to; printed under the error in the text form."""
 
 
 def exit_code_of(error: PreflightError) -> int:

@@ -31,10 +31,21 @@ class Extension(msgspec.Struct, frozen=True, kw_only=True):
         option: the `click.Option` to add (its `name` is the key `apply` receives the value under).
         apply: called with the option's value and the command's arguments (Python names, only the
             ones given) before validation; it may set, change or remove arguments.
+        replaces: the generated option this one is the readable form of: it is still accepted,
+            but left out of `--help`, so the command shows one way to say it.
     """
 
     option: Any
     apply: Callable[[Any, dict[str, Any]], None]
+    replaces: str | None = None
+
+
+def hide_replaced(params: list[click.Parameter], extensions: tuple[Extension, ...]) -> None:
+    """Leave out of `--help` every generated option an extension gives a readable form of."""
+    replaced = {extension.replaces for extension in extensions if extension.replaces}
+    for param in params:
+        if isinstance(param, click.Option) and param.name in replaced:
+            param.hidden = True
 
 
 _CLICK_TYPES = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from .cli import execute, global_options, operation_command
+from .cli import command_help, execute, global_options, operation_command
 from .cli_extensions import EXTENSIONS
 from .cli_output import Output
 from .registry import Operation
@@ -59,6 +59,7 @@ def runs_group(ops: dict[str, Operation]) -> click.Group:
             command = operation_command(ops[op_name], EXTENSIONS.get(op_name, ()))
             command.name = name
             command.params = _positional(command.params)
+            command.help = command_help(ops[op_name], command.params, ["preflight", "runs", name])
             group.add_command(command)
     group.add_command(_calls_command())
     return group

@@ -17,10 +17,19 @@ from .cli import build_cli
 from .registry import Registry, reflect
 from .schemas import ToolSpec, build_tools
 
-__all__ = ["GENERATED", "cli_reference", "mcp_reference", "render", "splice"]
+__all__ = [
+    "GENERATED",
+    "annotations_reference",
+    "cli_reference",
+    "groups_reference",
+    "mcp_reference",
+    "render",
+    "splice",
+]
 
 WIDTH = 100
-GENERATED = {"docs/mcp.md": "tools", "docs/cli.md": "commands"}
+GENERATED = {"docs/mcp.md": ("groups", "annotations", "tools"), "docs/cli.md": ("commands",)}
+"""The generated blocks of each file, by the name of their markers."""
 
 
 def _cell(text: str) -> str:
@@ -62,6 +71,46 @@ def mcp_reference(registry: Registry | None = None) -> str:
     return "\n".join(lines)
 
 
+def _names(specs: list[ToolSpec]) -> str:
+    return ", ".join(f"`{s.name}`" for s in specs) or "none"
+
+
+def groups_reference(registry: Registry | None = None) -> str:
+    """Return the table of tool groups (Markdown): each group and the tools it serves."""
+    specs = build_tools(registry if registry is not None else reflect(), project_required=False)
+    groups = list(dict.fromkeys(s.group for s in specs))
+    lines = ["| group | tools |", "|---|---|"]
+    for group in groups:
+        lines.append(f"| `{group}` | {_names([s for s in specs if s.group == group])} |")
+    return "\n".join(lines)
+
+
+def annotations_reference(registry: Registry | None = None) -> str:
+    """Return which tools carry which annotation hints, and which replies are not the envelope."""
+    specs = build_tools(registry if registry is not None else reflect(), project_required=False)
+    writing = [s for s in specs if not s.read_only]
+    lines = [
+        f"- **Read-only** (`readOnlyHint: true`; `destructiveHint` and `idempotentHint` are left out, "
+        f"the spec calls them meaningless there): {_names([s for s in specs if s.read_only])}.",
+        f"- **Destructive** (`destructiveHint: true`): {_names([s for s in writing if s.destructive])}.",
+        "- **Not read-only, not destructive, idempotent** (`idempotentHint: true`): "
+        f"{_names([s for s in writing if not s.destructive and s.idempotent])}.",
+        "- **Not read-only, not destructive, not idempotent**: "
+        f"{_names([s for s in writing if not s.destructive and not s.idempotent])}.",
+        f"- **Open-world** (`openWorldHint: true`): {_names([s for s in specs if s.open_world])}; "
+        "every other tool says `openWorldHint: false`.",
+    ]
+    aliases = [s for s in specs if s.alias is not None]
+    if aliases:
+        lines.append(
+            f"- **Replies in their own shape, not the envelope**: {_names(aliases)} (group "
+            '`preflights`) answer as the Preflights server does, `{"status": …}` with no '
+            '`success`; an error is `{"status": "error", "error": {code, message, details, '
+            "recovery_hint}}` with `isError: true`. Every other tool replies with the envelope."
+        )
+    return "\n".join(lines)
+
+
 def cli_reference(registry: Registry | None = None) -> str:
     """Return the generated command reference (Markdown): each command's `--help`."""
     group = build_cli(registry)
@@ -87,8 +136,16 @@ def splice(text: str, name: str, content: str) -> str:
 
 def render(repo: Path, registry: Registry | None = None) -> dict[Path, str]:
     """Return the up-to-date text of every generated doc under `repo`."""
-    makers = {"tools": mcp_reference, "commands": cli_reference}
-    return {
-        repo / relative: splice((repo / relative).read_text(encoding="utf-8"), name, makers[name](registry))
-        for relative, name in GENERATED.items()
+    makers = {
+        "groups": groups_reference,
+        "annotations": annotations_reference,
+        "tools": mcp_reference,
+        "commands": cli_reference,
     }
+    out = {}
+    for relative, names in GENERATED.items():
+        text = (repo / relative).read_text(encoding="utf-8")
+        for name in names:
+            text = splice(text, name, makers[name](registry))
+        out[repo / relative] = text
+    return out

@@ -13,9 +13,12 @@ import logging
 import os
 import signal
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 import click
 
 from .._version import __version__
@@ -49,6 +52,9 @@ async def serve(app: PreflightMcp) -> None:
     async with anyio.create_task_group() as tg:
         serving = anyio.CancelScope()
         tg.start_soon(_on_signal, app, serving)
+        handshake = anyio.Event()
+        app.server.middleware.append(partial(_after_initialize, handshake))
+        tg.start_soon(_warm_up, app, handshake)
         async with stdio_server() as (read, write):
             # Inside stdio_server: it has claimed the real stdout for the protocol by then, and a
             # buffered print() flushed at exit would otherwise land on the wire.
@@ -59,6 +65,48 @@ async def serve(app: PreflightMcp) -> None:
         logger.info("stdin closed: shutting down")
         await app.shutdown()
         tg.cancel_scope.cancel()
+
+
+async def _after_initialize(handshake: anyio.Event, ctx: Any, call_next: Any) -> Any:
+    """Middleware: set `handshake` once `initialize` is answered (the warm-up waits for it, so
+    that it never slows the handshake down)."""
+    answer = await call_next(ctx)
+    if ctx.method == "initialize":
+        handshake.set()
+    return answer
+
+
+async def _warm_up(app: PreflightMcp, handshake: anyio.Event) -> None:
+    """Do, while the client is still connecting and listing, what the first tool call would pay for.
+
+    Loading the operations and building the tool specs (about 1 s), and importing the Docker and
+    HTTP clients (about 1 s more), once per process: done here, in a worker thread, the first call
+    costs what a later one does plus its own work. A call that comes sooner only waits for the
+    imports under way (Python's import lock), it never does them twice.
+    """
+
+    def work() -> None:
+        import importlib
+
+        app.tools  # noqa: B018  (builds the specs, with the registry of Project)
+        for module in (
+            "python_on_whales",
+            "httpx",
+            "preflight_sdk.engine.docker",
+            "preflight_sdk.lifecycle.status",
+        ):
+            importlib.import_module(module)
+
+    await handshake.wait()
+    await anyio.lowlevel.checkpoint()  # let the answer to initialize be written first
+    started = anyio.current_time()
+    try:
+        await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except Exception:  # a warm-up is an optimisation: the first call reports what is wrong
+        logger.debug("warm-up failed", exc_info=True)
+        return
+    elapsed = round((anyio.current_time() - started) * 1000)
+    logger.debug("warmed up in %d ms: tool specs, Docker and HTTP clients ready for the first call", elapsed)
 
 
 async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import PreflightError
+from ..hints import Face
 from ..results.envelope import Envelope, failure, success
 
 __all__ = ["envelope_of", "error_envelope", "internal", "told_once", "unwrap"]
@@ -23,9 +24,9 @@ def told_once(result: Any) -> Any:
     return group_failures(result) if isinstance(result, RunResult) else result
 
 
-def error_envelope(error: PreflightError) -> Envelope[None]:
-    """Wrap an error."""
-    return failure(error)
+def error_envelope(error: PreflightError, face: Face = "mcp") -> Envelope[None]:
+    """Wrap an error, its hint in the words of `face` (tool names unless the CLI says otherwise)."""
+    return failure(error, face=face)
 
 
 def unwrap(exc: BaseException) -> BaseException:

@@ -10,7 +10,11 @@ changes no other pytest run. When on:
   it ran, and the requests the mocks received meanwhile;
 - under pytest-xdist the workers share one environment: the first to take the file lock in
   `.preflight/` sets it up and serves the mocks, and it cleans up after the last worker leaves;
-- a failed setup fails the session once, with preflight's error (code, hint, log tail).
+- a failed setup fails the session once, with preflight's error (code, hint, log tail);
+- the project's own pytest suites (e2e.yaml suites with `runner: pytest`) are not collected:
+  preflight's runner runs them (`preflight run`), with the `PREFLIGHT_<NAME>_URL` variables they
+  read at import, which a plain pytest session does not have. The header of the session says
+  which files were left out and how to run them (`preflight run --filter <suite ids>`).
 """
 
 from __future__ import annotations
@@ -142,6 +146,52 @@ class _Active:
         self.env: PreflightEnv | None = None
         self.failure: str | None = None
         self.started: dict[str, str] = {}
+        self._suites: dict[Path, str] | None = None
+        self.left_out: dict[str, str] = {}
+
+    def suite_files(self) -> dict[Path, str]:
+        """The files and folders of the project's pytest suites, with their suite ids (read once).
+
+        A configuration that does not load leaves out nothing: setup reports what is wrong with it.
+        """
+        if self._suites is None:
+            from ..config.loader import load_config
+            from ..errors import PreflightError
+
+            try:
+                loaded = load_config(self.root)
+            except PreflightError:
+                self._suites = {}
+            else:
+                suites = loaded.config.tests.suites if loaded.config.tests is not None else []
+                self._suites = {
+                    (Path(loaded.root) / suite.file).resolve(): suite.id
+                    for suite in suites
+                    if suite.runner == "pytest" and suite.file
+                }
+        return self._suites
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        suite = self.suite_files().get(collection_path.resolve())
+        if suite is None:
+            return None
+        try:
+            shown = str(collection_path.relative_to(config.rootpath))
+        except ValueError:
+            shown = str(collection_path)
+        self.left_out[shown] = suite
+        return True
+
+    def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str]:
+        if not self.left_out:
+            return []
+        names = ", ".join(f"{path} (suite `{suite}`)" for path, suite in sorted(self.left_out.items()))
+        suites = ",".join(sorted(set(self.left_out.values())))
+        return [
+            f"preflight: not collected: {names}: the project's own pytest suites, which read the "
+            f"PREFLIGHT_<NAME>_URL variables preflight's runner sets; run them with "
+            f"`preflight run --filter {suites}`"
+        ]
 
     def acquire(self, session: pytest.Session) -> PreflightEnv:
         if self.env is not None:

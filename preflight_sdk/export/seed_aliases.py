@@ -234,7 +234,12 @@ def seed_error(error: PreflightError) -> SeedErrorReply:
         code = "FILESYSTEM_ERROR"
     return SeedErrorReply(
         status="error",
-        error=SeedError(code=code, message=error.message, details=error.details, recovery_hint=error.hint),
+        error=SeedError(
+            code=code,
+            message=error.message,
+            details=error.details,
+            recovery_hint=error.hint_for("mcp") if error.hint else None,
+        ),
     )
 
 

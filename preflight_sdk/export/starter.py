@@ -19,6 +19,8 @@ __all__ = [
     "STARTER_CONFIG",
     "STARTER_DOCKERFILE",
     "STARTER_TEST",
+    "STATE_IGNORE",
+    "ignore_state",
     "pick_base",
     "write_compose_starter",
     "write_starter",
@@ -194,3 +196,26 @@ def write_starter(directory: Path, *, base: str = DEFAULT_BASE) -> list[Path]:
             handle.write(text)
         written.append(path)
     return written
+
+
+STATE_IGNORE = ".preflight/"
+"""The `.gitignore` entry for the project's state folder (runs, store, session, locks)."""
+
+
+def ignore_state(directory: Path) -> Path | None:
+    """Add `.preflight/` to `directory/.gitignore` (created when missing) unless it is there.
+
+    Return the file when it changed, else None.
+    """
+    target = directory / ".gitignore"
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    entries = {line.strip().lstrip("/").rstrip("/") for line in text.splitlines()}
+    if ".preflight" in entries:
+        return None
+    separator = "" if not text or text.endswith("\n") else "\n"
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write(f"{separator}# preflight's runs, store and session\n{STATE_IGNORE}\n")
+    return target

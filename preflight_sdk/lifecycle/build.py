@@ -249,7 +249,7 @@ def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentErro
         return EnvironmentError_(
             f"image {first.image} of service `{first.name}` is not present locally",
             code="NOT_BUILT",
-            hint="build or pull it yourself, add a `build.dockerfile`, or call build with pull=true to pull it",
+            hint="build or pull it yourself, add a `build.dockerfile`, or call `build` with pull=true to pull it",
             details=_details(result),
         )
     return EnvironmentError_(

@@ -127,14 +127,14 @@ class ProjectContext:
         """Return the loaded configuration (call `ensure_loaded` first)."""
         if self.loaded is None:
             raise StateError(
-                "the project is not initialized", code="SESSION_NOT_FOUND", hint="call init first"
+                "the project is not initialized", code="SESSION_NOT_FOUND", hint="call `init` first"
             )
         return self.loaded
 
     def require_session(self) -> SessionState:
         """Return the session (call `ensure_loaded` first)."""
         if self.session is None:
-            raise StateError("the project has no session", code="SESSION_NOT_FOUND", hint="call init first")
+            raise StateError("the project has no session", code="SESSION_NOT_FOUND", hint="call `init` first")
         return self.session
 
     async def load(self, *, persist: bool = True) -> tuple[LoadedConfig, bool]:

@@ -19,7 +19,7 @@ async def initialize(ctx: ProjectContext) -> InitResult:
     if ctx.stale:
         raise StateError(
             "e2e.yaml changed while the environment of the previous version is running",
-            hint="call clean first (it removes the running containers), then init again",
+            hint="call `clean` first (it removes the running containers), then `init` again",
             details={"configPath": loaded.path, "sessionId": session.session_id, "state": session.state},
         )
     return describe(loaded, session.session_id, session.state, reloaded=changed)

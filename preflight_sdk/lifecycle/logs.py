@@ -89,7 +89,7 @@ async def logs(
             + (f", exit status {info.exit_code}" if info.exit_code is not None else "")
             + ")",
             code="CONTAINER_NOT_RUNNING",
-            hint="details.lines holds its last output; call setup to start the environment again",
+            hint="details.lines holds its last output; call `setup` to start the environment again",
             details={
                 "container": info.name,
                 "containerStatus": info.status,

@@ -34,7 +34,7 @@ async def mock_requests(
         raise MockError(
             "the mocks are not running",
             code="MOCKS_NOT_RUNNING",
-            hint="call setup first: it starts the mocks",
+            hint="call `setup` first: it starts the mocks",
             details={"mocks": names},
         )
     from ..mocks import fetch_requests
@@ -44,7 +44,7 @@ async def mock_requests(
     for name in wanted:
         if name not in records:
             raise MockError(
-                f"mock `{name}` is not running", code="MOCKS_NOT_RUNNING", hint="call setup again"
+                f"mock `{name}` is not running", code="MOCKS_NOT_RUNNING", hint="call `setup` again"
             )
         mocks.append(await fetch_requests(records[name], name, since, clear))
     return _redacted(MockRequestsResult(mocks=mocks), loaded.redactor)

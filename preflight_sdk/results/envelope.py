@@ -8,6 +8,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from ..errors import ErrorInfo, PreflightError
+from ..hints import Face
 
 __all__ = ["Envelope", "failure", "success"]
 
@@ -36,6 +37,8 @@ def success(data: T, *, run_id: str | None = None) -> Envelope[T]:
     return Envelope(success=True, timestamp=int(time.time() * 1000), data=data, run_id=run_id)
 
 
-def failure(error: PreflightError, *, run_id: str | None = None) -> Envelope[None]:
-    """Wrap an error."""
-    return Envelope(success=False, timestamp=int(time.time() * 1000), error=error.to_info(), run_id=run_id)
+def failure(error: PreflightError, *, run_id: str | None = None, face: Face = "sdk") -> Envelope[None]:
+    """Wrap an error, its hint worded for `face`."""
+    return Envelope(
+        success=False, timestamp=int(time.time() * 1000), error=error.to_info(face), run_id=run_id
+    )

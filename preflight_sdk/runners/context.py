@@ -8,6 +8,7 @@ the trace context its HTTP requests and processes pass on.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,6 +47,7 @@ class RunContext:
         log: EventLog | None = None,
         selection: dict[str, set[str]] | None = None,
         warm_pytest: WarmPytest | None = None,
+        estimated: Collection[str] = (),
     ) -> None:
         self.run_id = run_id
         self.warm_pytest = warm_pytest  # where a next run is expected: pytest kept warm for it
@@ -60,6 +62,10 @@ class RunContext:
         self.full_failures: dict[str, Any] = {}
         self.total_cases = total_cases
         self.finished_cases = 0
+        # Suites whose cases are not known before they run (pytest, shell): each counts as one
+        # case in `total_cases` until it ends, and while one is left the total is not shown, so
+        # the progress never reads (5/5) and then (6/6).
+        self.estimated = set(estimated)
 
     def event(
         self,
@@ -116,6 +122,9 @@ class RunContext:
         A suite fails when a case failed, when it has an error, or when it recorded no case at
         all: a suite never passes empty.
         """
+        if id in self.estimated:
+            self.estimated.discard(id)
+            self.total_cases += len(cases) - 1
         counts = {
             status: sum(1 for c in cases if c.status == status) for status in ("passed", "failed", "skipped")
         }
@@ -157,7 +166,7 @@ class RunContext:
             scope=result.suite,
             status=mark,  # type: ignore[arg-type]
             done=self.finished_cases,
-            total=self.total_cases,
+            total=None if self.estimated else self.total_cases,
         )
 
 

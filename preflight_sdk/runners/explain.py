@@ -149,6 +149,8 @@ def _fix(
         return f"define `{shown}` in the suite's `variables`, or `save` it from an earlier case"
     if outcome is not None and outcome.error_kind == "connection" and outcome.request is not None:
         parts = urlsplit(outcome.request.url)
+        if "closed the connection" in text:
+            return _closed_fix(parts.hostname, parts.port, target, logged)
         if "refused" in text and target is None:
             return (
                 f"nothing accepts connections at {parts.hostname}:{parts.port}: start the server the request "
@@ -184,6 +186,23 @@ def _fix(
     if "CONTAINER_NOT_FOUND" in text or "no running container" in text:
         return "name one of the project's services in the step's `container`"
     return None
+
+
+def _closed_fix(
+    host: str | None, port: int | None, target: str | None, logged: tuple[str, str] | None
+) -> str:
+    """The fix for a request the server received but never answered: it was reached, then crashed."""
+    who = f"service `{target}`" if target else f"the server at {host}:{port}"
+    said = f"; it logged {_short(logged[1], 100)!r}" if logged is not None else ""
+    where = (
+        f"its log lines around this request (this failure's diagnostics.containerLogs, or the logs of `{target}`)"
+        if target
+        else "its log around this request"
+    )
+    return (
+        f"{who} was reached but closed the connection without answering, as it does when its handler "
+        f"or process crashes on the request{said}: read {where} and fix that code path"
+    )
 
 
 def _mock_fix(mock: str, request: MockRequestInfo) -> str:

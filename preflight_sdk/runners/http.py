@@ -184,6 +184,10 @@ def _param(value: Any) -> Any:
 def _reason(exc: httpx.HTTPError) -> str:
     # httpx wraps the socket error twice, and anyio keeps the refusal only as the context of its
     # "All connection attempts failed": walk both links to the root.
+    if isinstance(exc, httpx.RemoteProtocolError):
+        # The server was reached: its own words say what went wrong, not the socket error under it
+        # (an end of stream that anyio reports through an emptied deque).
+        return str(exc)
     chain: list[BaseException] = []
     cause: BaseException | None = exc
     while cause is not None and cause not in chain and len(chain) < 10:

@@ -70,7 +70,7 @@ class TestPlan:
         self.suites: list[SuiteConfig] = []
         self.phase: str | None = None
         self.redactor: Redactor | None = None  # every output of the run shows secrets replaced
-        self.began = time.perf_counter()
+        self.began = time.perf_counter()  # the run's duration counts from here: set-up included
         self.engine: str | None = None  # the engine this plan's suites run on, in a sharded run
         self.setup: SetupResult | None = None  # what bringing the environment up to date did
 
@@ -104,6 +104,7 @@ async def run_suites(
     env = await _environment(ctx, loaded, reporter, optional=plan.environment_optional)
     given = {i: test for i, (_, test) in plan.synthetic.items()}
     total = sum(_declared_cases(loaded, s, plan.selection, given.get(s.id)) for s in suites)
+    estimated = [s.id for s in suites if not _counted_ahead(loaded, s, plan.selection, given.get(s.id))]
     run = RunContext(
         run_id=plan.run_id,
         env=env,
@@ -113,11 +114,11 @@ async def run_suites(
         log=plan.log,
         selection=plan.selection,
         warm_pytest=ctx.pytest_servers,
+        estimated=estimated,
     )
     plan.context = run
     plan.redactor = loaded.redactor
     plan.log.redactor = loaded.redactor
-    plan.began = time.perf_counter()
     results = plan.results
     taken: set[str] = set()
     enabled, concurrency = _parallel(loaded, parallel)
@@ -230,7 +231,7 @@ async def _environment(
         raise StateError(
             f"the environment is not running (state: {session.state})",
             code="NOT_RUNNING",
-            hint="call setup first (or use `preflight run`, which builds, sets up, runs and cleans)",
+            hint="call `setup` first (or `run`, which builds, sets up, runs and cleans)",
             details={"state": session.state},
         )
     records = {r.service: r for r in session.containers}
@@ -284,6 +285,15 @@ def _parallel(loaded: LoadedConfig, override: bool | None) -> tuple[bool, int]:
     concurrency = setting.concurrency if isinstance(setting, ParallelConfig) else 4
     enabled = setting.enabled if isinstance(setting, ParallelConfig) else bool(setting)
     return (override if override is not None else enabled), concurrency
+
+
+def _counted_ahead(
+    loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None, given: TestFile | None
+) -> bool:
+    """Whether `_declared_cases` knows the suite's cases before it runs: a pytest suite's are
+    only known once it has collected them (it counts as one until then)."""
+    chosen = selection.get(suite.id) if selection is not None else None
+    return chosen is not None or suite.runner != "pytest" or given is not None
 
 
 def _declared_cases(

@@ -30,6 +30,12 @@ _MAX_IDLE_PER_HOST = 32
 _READ_SIZE = 65_536
 
 
+CLOSED_WITHOUT_ANSWER = "the server accepted the request and closed the connection without answering"
+"""A fresh connection ended before any byte of a response: the server was reached, then gave up
+(typically its process crashed, or its handler died, while handling the request)."""
+_CLOSED_EARLY = "the server closed the connection before the response was complete"
+
+
 class _StaleConnection(Exception):
     """A reused connection was closed by the server before it answered."""
 
@@ -164,8 +170,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
                             response.complete = True
                             return response
                         raise httpx.RemoteProtocolError(
-                            "the server closed the connection before the response was complete",
-                            request=request,
+                            _CLOSED_EARLY if received else CLOSED_WITHOUT_ANSWER, request=request
                         ) from exc
                     received = True
                     try:

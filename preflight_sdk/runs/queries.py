@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 from collections.abc import Collection
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from ..runners.artifacts import content_type_of
 from ..runners.context import case_id
 from ..store import is_run_id
 from ..store.calls import flush_calls
+from ..store.runs import RunStore
 from .history import cause_of
 from .retention import limits
 from .supervisor import RunSupervisor
@@ -40,6 +42,7 @@ __all__ = [
     "list_runs",
     "operation_log",
     "prune_runs",
+    "resolve_run_id",
     "resume_selection",
 ]
 
@@ -58,9 +61,58 @@ def check_run_id(run_id: str, *, field: str = "runId") -> None:
         shown = run_id[:40] if isinstance(run_id, str) else type(run_id).__name__
         raise InputError(
             f"{field} {shown!r} is not a run id",
-            hint="run ids are 26-character ULIDs such as 01JDQ8ZK5X7N3V9G2H4M6P8R0T; list_runs shows them",
+            hint="run ids are 26-character ULIDs such as 01JDQ8ZK5X7N3V9G2H4M6P8R0T; `list_runs` shows them",
             details={"field": field},
         )
+
+
+LATEST = "latest"
+"""What a run id argument may also say: the project's newest run."""
+_PREFIX = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{4,25}$")  # ULID characters (Crockford base32)
+
+
+async def resolve_run_id(sup: RunSupervisor, run_id: str, *, field: str = "runId") -> str:
+    """The run id `run_id` names: itself, the newest run for `latest`, or the one run whose id
+    starts with it (at least 4 characters, any case).
+
+    Raises:
+        InputError: INVALID_INPUT for what is none of these, or a prefix several runs share (they
+            are listed); RUN_NOT_FOUND for `latest` or a prefix without a run.
+    """
+    if isinstance(run_id, str) and is_run_id(run_id):
+        return run_id
+    if run_id == LATEST or (isinstance(run_id, str) and _PREFIX.match(run_id)):
+        store = await sup.store()
+        found: list[str] = await sup.call(_matching, store, run_id) or []
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            what = (
+                "there are no runs in this project yet"
+                if run_id == LATEST
+                else f"no run id starts with {run_id!r}"
+            )
+            raise InputError(what, code="RUN_NOT_FOUND", hint="`list_runs` shows the runs of this project")
+        raise InputError(
+            f"{field} {run_id!r} starts {len(found)}+ run ids: {', '.join(found[:5])}",
+            hint="give more characters of the id",
+            details={"field": field, "matches": found[:5]},
+        )
+    check_run_id(run_id, field=field)  # raises, with the hint on what a run id looks like
+    return run_id
+
+
+def _matching(store: RunStore, text: str) -> list[str]:
+    """The newest run for `latest`, else up to 6 run ids that start with `text` (upper-cased)."""
+    if text == LATEST:
+        return list(store.newest_ids(1))
+    prefix = text.upper()
+    with store.db.read() as conn:
+        rows = conn.execute(
+            "SELECT run_id FROM runs WHERE run_id >= ? AND run_id < ? ORDER BY run_id DESC LIMIT 6",
+            (prefix, prefix + "~"),
+        )
+        return [r[0] for r in rows]
 
 
 async def list_runs(
@@ -106,7 +158,7 @@ async def list_runs(
 
 async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
     """Stop a live run (owned here or by another process); a finished run comes back unchanged."""
-    check_run_id(run_id)
+    run_id = await resolve_run_id(sup, run_id)
     live = sup.live.get(run_id)
     if live is not None:
         live.cancel()
@@ -130,12 +182,12 @@ async def resume_selection(
 
     `saved` are the ids of saved tests and suites, YAML suites that e2e.yaml does not list.
     """
-    check_run_id(run_id)
+    run_id = await resolve_run_id(sup, run_id)
     original = await sup.get(run_id, None)
     if original.kind != "test":
         raise InputError(
             f"run {run_id} is a {original.kind} run: only test runs can be resumed",
-            hint=f"call {original.kind} again instead",
+            hint=f"call `{original.kind}` again instead",
         )
     if not original.finished:
         raise StateError(
@@ -189,8 +241,8 @@ async def resume_selection(
 
 async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
     """Per case: newly failing, fixed, still failing (and whether the cause changed), added, removed."""
-    check_run_id(base, field="base")
-    check_run_id(head, field="head")
+    base = await resolve_run_id(sup, base, field="base")
+    head = await resolve_run_id(sup, head, field="head")
     old = await sup.get(base, None)
     new = await sup.get(head, None)
     before = {c.id: c for s in old.suites for c in s.cases}
@@ -228,7 +280,7 @@ async def get_artifact(
     sup: RunSupervisor, run_id: str, name: str, offset: int, limit: int
 ) -> ArtifactContent:
     """A file of a run, read only from inside that run's folder."""
-    check_run_id(run_id)
+    run_id = await resolve_run_id(sup, run_id)
     if offset < 0 or not 1 <= limit <= 1_000_000:
         raise InputError(
             "offset must be >= 0 and limit between 1 and 1000000", hint="e.g. offset=0, limit=200000"

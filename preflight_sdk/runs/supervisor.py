@@ -446,7 +446,7 @@ class RunSupervisor:
             raise InputError(
                 f"no run with id {run_id!r} in this project",
                 code="RUN_NOT_FOUND",
-                hint="list_runs shows the runs of this project",
+                hint="`list_runs` shows the runs of this project",
                 details={"newest": newest},
             )
         deadline = anyio.current_time() + (wait or 0.0)

@@ -218,7 +218,7 @@ class SavedTests:
                 f"this test names a service or a mock, and the environment is not running "
                 f"(state: {session.state})",
                 code="NOT_RUNNING",
-                hint="call setup first; a test that only uses absolute URLs runs without it",
+                hint="call `setup` first; a test that only uses absolute URLs runs without it",
                 details={"state": session.state},
             )
 

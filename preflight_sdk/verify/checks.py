@@ -228,15 +228,15 @@ def _check_annotations(tool: dict[str, Any], add: Any) -> None:
             "annotations do not set readOnlyHint, which defaults to false (may modify its environment)",
             "annotations.readOnlyHint",
         )
-    elif annotations.get("readOnlyHint") is True:
-        extra = [key for key in ("destructiveHint", "idempotentHint") if key in annotations]
-        if extra:
-            add(
-                "warning",
-                "ANNOTATIONS_INCOHERENT",
-                f"{' and '.join(extra)} {'is' if len(extra) == 1 else 'are'} meaningless with "
-                "readOnlyHint: true",
-                "annotations",
-            )
+    elif annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is True:
+        # Only a real contradiction: `destructiveHint: false` or `idempotentHint` beside
+        # `readOnlyHint: true` agree with it (the spec just calls them unneeded there).
+        add(
+            "warning",
+            "ANNOTATIONS_INCOHERENT",
+            "readOnlyHint: true and destructiveHint: true contradict each other: a tool that does not "
+            "modify its environment cannot destroy anything in it; drop one of them",
+            "annotations",
+        )
     if not tool.get("title") and not annotations.get("title"):
         add("info", "TITLE_MISSING", "no title: hosts display the raw name", "title")

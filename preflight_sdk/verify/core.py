@@ -15,7 +15,7 @@ import msgspec
 from ..config.model import McpConfig
 from ..durations import parse_duration
 from ..errors import InputError
-from .result import Finding, ServerInfo, ToolReport, VerifyResult, decide_status, summarise
+from .result import CallReport, Finding, ServerInfo, ToolReport, VerifyResult, decide_status, summarise
 from .spec import ExpectedTool, ServerSpec, resolve_spec
 
 __all__ = ["verify"]
@@ -28,7 +28,9 @@ async def verify(
     command: str | Sequence[str] | None = None,
     manifest: str | os.PathLike[str] | None = None,
     timeout: str | int = "10s",
+    call_timeout: str | int = "30s",
     call_readonly: bool = False,
+    call_open_world: bool = False,
     strict: bool = False,
     expected_tools: Sequence[ExpectedTool] | None = None,
     env: Mapping[str, str] | None = None,
@@ -48,10 +50,15 @@ async def verify(
         manifest: path of a pai-deps style manifest (`mcp_start` + `provides.mcp` list, or
             `provides.mcp.start` + `tools`).
         timeout: one deadline for spawn + handshake + the whole tools/list walk (`"10s"`, `"500ms"`
-            or milliseconds); also the limit of each call made with `call_readonly`.
-        call_readonly: also call each `readOnlyHint: true` tool with arguments built from its
-            schema, each declared tool with `example_arguments` with those (read-only or not),
-            an unknown tool, and a read-only tool with a wrongly typed argument.
+            or milliseconds); also the limit of each command-line contract.
+        call_timeout: the limit of each call made with `call_readonly`, counted again from each
+            progress notification the server sends (up to ten times this in all).
+        call_readonly: also call each `readOnlyHint: true` tool whose `openWorldHint` is false with
+            arguments built from its schema, each declared tool with `example_arguments` with
+            those (read-only or not), an unknown tool, and a read-only tool with a wrongly typed
+            argument.
+        call_open_world: with `call_readonly`, also call read-only tools whose `openWorldHint`
+            is true or unset (they may reach systems outside the environment).
         strict: tools served but not declared are errors (else warnings), and a missing start
             command is an error (else the result is `skipped`).
         expected_tools: declarations that replace those of the source.
@@ -71,6 +78,11 @@ async def verify(
     seconds = parse_duration(timeout, field="timeout")
     if seconds <= 0:
         raise InputError(f"timeout must be positive, got {timeout!r}", hint='use e.g. "10s" or 10000 (ms)')
+    per_call = parse_duration(call_timeout, field="call_timeout")
+    if per_call <= 0:
+        raise InputError(
+            f"call_timeout must be positive, got {call_timeout!r}", hint='use e.g. "30s" or 30000 (ms)'
+        )
     spec = await anyio.to_thread.run_sync(
         partial(
             resolve_spec,
@@ -100,7 +112,12 @@ async def verify(
     from .dynamic import call_checks
     from .session import run_session
 
-    after_listing = partial(call_checks, limit=seconds, examples=_examples(spec)) if call_readonly else None
+    calls: list[CallReport] = []
+    after_listing = None
+    if call_readonly:
+        after_listing = partial(
+            call_checks, limit=per_call, examples=_examples(spec), open_world=call_open_world, record=calls
+        )
     outcome = await run_session(spec, limit=seconds, after_listing=after_listing)
     findings = [f for f in outcome.findings if f.tool is None]
     by_tool = [f for f in outcome.findings if f.tool is not None]
@@ -135,6 +152,7 @@ async def verify(
         duration=_elapsed(started),
         stderr_tail=outcome.stderr_tail if status in ("error", "failed") else [],
         cli=cli,
+        calls=calls,
     )
 
 

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -21,6 +21,8 @@ from ..results.base import Result
 
 __all__ = [
     "ERROR_CODES",
+    "CallOutcome",
+    "CallReport",
     "CliReport",
     "Finding",
     "SchemaDiff",
@@ -36,6 +38,7 @@ __all__ = [
 Severity = Literal["error", "warning", "info"]
 ToolStatus = Literal["found", "missing", "extra"]
 VerifyStatus = Literal["passed", "failed", "error", "skipped"]
+CallOutcome = Literal["answered", "is_error", "failed", "timed_out", "skipped"]
 
 ERROR_CODES = frozenset({"SERVER_START_FAILED", "SERVER_TIMEOUT", "SERVER_EXITED", "PROTOCOL_ERROR"})
 """Finding codes meaning the verification itself could not finish: they make the status `error`."""
@@ -102,6 +105,27 @@ class CliReport(_Part, frozen=True):
     findings: list[Finding] = msgspec.field(default_factory=list)
 
 
+class CallReport(_Part, frozen=True):
+    """One tool `call_readonly` called, or chose not to call, and why.
+
+    Attributes:
+        tool: the tool's name.
+        outcome: `answered` (a result that is not isError), `is_error`, `failed` (a JSON-RPC
+            error or a result the client rejected), `timed_out`, or `skipped` (not called).
+        arguments: what was sent (None when skipped).
+        arguments_from: `example` (declared as working) or `invented` (built from inputSchema).
+        duration: milliseconds the call took (None when skipped).
+        reason: why it was skipped, or what the outcome means for the checks of its answer.
+    """
+
+    tool: str
+    outcome: CallOutcome
+    arguments: dict[str, Any] | None = None
+    arguments_from: Literal["example", "invented"] | None = None
+    duration: int | None = None
+    reason: str | None = None
+
+
 class ServerInfo(_Part, frozen=True):
     """The server under test: how it was started and what it said about itself."""
 
@@ -135,6 +159,8 @@ class VerifyResult(Result, frozen=True):
         summary: counts of tools by status and of findings by severity (tool findings included).
         duration: milliseconds, spawn to shutdown.
         stderr_tail: the last lines the server wrote to stderr, when the verification did not pass.
+        calls: with `call_readonly`, each tool called (arguments, outcome, time) or skipped (why),
+            in server order.
     """
 
     status: VerifyStatus
@@ -145,6 +171,7 @@ class VerifyResult(Result, frozen=True):
     findings: list[Finding] = msgspec.field(default_factory=list)
     stderr_tail: list[str] = msgspec.field(default_factory=list)
     cli: list[CliReport] = msgspec.field(default_factory=list)
+    calls: list[CallReport] = msgspec.field(default_factory=list)
 
     @property
     def ok(self) -> bool:

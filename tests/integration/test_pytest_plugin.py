@@ -154,3 +154,30 @@ def test_a_failed_setup_fails_the_session_once_with_preflights_error(
     assert "preflight setup failed: [CONTAINER_EXITED]" in done.stdout
     assert "hint:" in done.stdout and "config missing" in done.stdout  # the failing service's log tail
     assert labelled(project) == ([], [])
+
+
+def test_the_projects_own_pytest_suites_are_left_out_with_the_command_that_runs_them(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "e2e.yaml").write_text(
+        textwrap.dedent(
+            """\
+            project: {name: coexist}
+            tests:
+              suites:
+                - {id: contract, runner: pytest, file: tests/test_contract.py}
+            """
+        )
+    )
+    # What a pytest suite run by preflight's runner looks like: it reads its URL at import.
+    (tmp_path / "tests" / "test_contract.py").write_text(
+        "import os\nURL = os.environ['PREFLIGHT_API_URL']\n\ndef test_contract():\n    assert URL\n"
+    )
+    (tmp_path / "tests" / "test_unit.py").write_text("def test_unit():\n    assert 1 + 1 == 2\n")
+
+    done = pytest_run(tmp_path, "--preflight", ".", "-rA")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "KeyError" not in done.stdout
+    assert "PASSED tests/test_unit.py::test_unit" in done.stdout
+    assert "preflight: not collected: tests/test_contract.py (suite `contract`)" in done.stdout
+    assert "`preflight run --filter contract`" in done.stdout

@@ -347,3 +347,27 @@ def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
         load_config(tmp_path, environ={})
     assert caught.value.code == "CONFIG_INVALID"
     assert "limit" in caught.value.problems[0].message
+
+
+@pytest.mark.parametrize(
+    "services",
+    [
+        # map form and list form: a service with a mistake of its own and an unknown dependency
+        'api: {build: {image: "x:1"}, dependsOn: [dbb], container: {portz: ["0:80"]}}\n  db: {build: {image: "y:1"}}',
+        '- {name: api, build: {image: "x:1"}, dependsOn: [dbb], container: {portz: ["0:80"]}}\n'
+        '  - {name: db, build: {image: "y:1"}}',
+    ],
+)
+def test_every_problem_comes_at_once_also_an_unknown_dependency_of_a_broken_service(
+    tmp_path: Path, services: str
+) -> None:
+    (tmp_path / "e2e.yaml").write_text(f"project: {{name: rounds}}\nservices:\n  {services}\n")
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path, environ={})
+
+    messages = [p.message for p in caught.value.problems]
+    assert any("unknown key `portz`" in m for m in messages), messages
+    assert "`dbb` is not a service" in messages
+    dependency = next(p for p in caught.value.problems if p.message == "`dbb` is not a service")
+    assert dependency.suggestion == "db" and dependency.line == 3

@@ -86,7 +86,7 @@ def test_a_setup_error_reads_with_code_hint_service_and_log_tail() -> None:
     lines = report.splitlines()
     assert lines[:4] == [
         f"preflight setup failed: {headline}",
-        "hint: read details.logTail",
+        "hint: read logTail (shown with this error)",
         "service: web",
         "log tail:",
     ]

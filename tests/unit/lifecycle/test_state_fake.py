@@ -38,7 +38,7 @@ async def test_re_init_with_a_changed_file_while_running_is_invalid_state_and_st
             await opened.init()
         error = caught.value
         assert error.code == "INVALID_STATE"
-        assert error.hint is not None and "clean first" in error.hint
+        assert error.hint is not None and "`project.clean()` first" in error.hint
         assert error.details is not None
         assert error.details["state"] == "running" and error.details["sessionId"] == session
     status = await project.status()

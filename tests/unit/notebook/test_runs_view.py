@@ -58,3 +58,32 @@ def test_a_diff_shows_both_sides_and_flags_a_new_cause() -> None:
         and "was: status 500" in text
         and "now: status 404" in text
     )
+
+
+def test_the_text_diff_shows_every_cause_the_json_has() -> None:
+    diff = RunDiff(
+        base="01A",
+        head="01B",
+        newly_failing=[CaseChange(id="s.new", base="passed", head="failed", head_cause="POST /pay returned 500")],
+        fixed=[CaseChange(id="s.fixed", base="failed", head="passed", base_cause="GET /stock returned 404")],
+        still_failing=[
+            CaseChange(
+                id="s.same",
+                base="failed",
+                head="failed",
+                cause_changed=False,
+                base_cause="timed out after 5s",
+                head_cause="timed out after 5s",
+            )
+        ],
+        added=[],
+        removed=[],
+        unchanged=0,
+        summary="1 newly failing, 1 fixed, 1 still failing (0 with a new cause)",
+    )
+
+    lines = render_text(diff).splitlines()
+
+    assert lines[lines.index("  s.new: passed → failed") + 1] == "    cause: POST /pay returned 500"
+    assert lines[lines.index("  s.fixed: failed → passed") + 1] == "    cause: GET /stock returned 404"
+    assert lines[lines.index("  s.same: failed → failed (same cause)") + 1] == "    cause: timed out after 5s"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 
 import msgspec
@@ -10,6 +11,10 @@ import pytest
 from unit.runners.stub import MakeProject, Stub, case, environment, one_suite, run, wire, write_project
 
 from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from preflight_sdk.results.run import ContainerLogInfo, DiagnosticReport, RequestInfo
+from preflight_sdk.runners.explain import explain
+from preflight_sdk.runners.outcome import StepOutcome
+from preflight_sdk.runners.transport import CLOSED_WITHOUT_ANSWER
 
 pytestmark = pytest.mark.anyio
 
@@ -263,3 +268,77 @@ cases:
     [full_request] = full["diagnostics"]["mockRequests"][0]["requests"]
     assert full_request["body"] == {"blob": "z" * 15_000}
     assert long_line in full["diagnostics"]["containerLogs"][0]["lines"]
+
+
+async def test_a_server_that_closes_the_connection_without_answering_was_reached(
+    make_project: MakeProject,
+) -> None:
+    # A server whose handler crashes: it reads the request, then drops the connection.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def crash() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.close()
+
+    threading.Thread(target=crash, daemon=True).start()
+    try:
+        root = make_project(
+            one_suite(f"""
+            name: Pay
+            cases:
+              - name: pay
+                request: {{method: POST, url: "http://127.0.0.1:{port}/pay", json: {{amount: 5}}}}
+                expect: {{status: 201}}
+            """)
+        )
+        result = await run(root)
+    finally:
+        listener.close()
+
+    failure = case(result, "pay").failure
+    assert failure is not None
+    assert failure.summary == (
+        "POST /pay failed: the server accepted the request and closed the connection without answering"
+    )
+    assert "deque" not in (failure.error or "")
+    fix = failure.suggested_fix or ""
+    assert fix.startswith(
+        f"the server at 127.0.0.1:{port} was reached but closed the connection without answering"
+    )
+    assert "could not reach" not in fix and "log" in fix
+
+
+def test_the_fix_for_a_service_that_crashed_on_the_request_points_at_its_log_lines() -> None:
+    outcome = StepOutcome(
+        kind="request",
+        error=f"POST http://api:8000/pay failed: {CLOSED_WITHOUT_ANSWER}",
+        error_kind="connection",
+        request=RequestInfo(method="POST", url="http://api:8000/pay"),
+    )
+    logs = ContainerLogInfo(
+        container_name="api",
+        lines=["POST /pay", "Traceback (most recent call last):", "IndexError: pop from an empty deque"],
+        line_count=3,
+    )
+
+    summary, fix = explain(
+        outcome=outcome,
+        assertions=[],
+        error=None,
+        diagnostics=DiagnosticReport(collected_at=0, container_logs=[logs]),
+        target="api",
+    )
+
+    assert summary.startswith("POST /pay failed: the server accepted the request and closed the connection")
+    assert fix is not None
+    assert fix.startswith("service `api` was reached but closed the connection without answering")
+    assert "IndexError: pop from an empty deque" in fix
+    assert "diagnostics.containerLogs" in fix and "logs of `api`" in fix

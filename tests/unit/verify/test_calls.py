@@ -4,6 +4,7 @@ tools declared with example arguments (called even when they are not read-only).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from preflight_sdk.config.model import McpConfig, McpToolDecl
+from preflight_sdk.display.verify_view import verify_text
 from preflight_sdk.errors import ConfigError
 from preflight_sdk.verify import ExpectedTool, VerifyResult, verify
 
@@ -82,7 +84,7 @@ async def test_a_call_without_an_answer_fails_after_the_per_call_limit(tagged: T
         command=server("careless", "--slow"),
         expected_tools=CARELESS,
         call_readonly=True,
-        timeout="4s",
+        call_timeout="4s",
         env=tagged.env,
     )
 
@@ -206,3 +208,102 @@ async def test_example_arguments_in_a_manifest_must_be_a_mapping(tmp_path: Path,
     problem = caught.value.problems[0]
     assert (problem.path, problem.line) == ("$.provides.mcp[0].example_arguments", 6)
     assert "mapping" in problem.message
+
+
+async def test_a_slow_call_that_reports_progress_outlives_its_call_timeout(tagged: Tagged) -> None:
+    # 4 s of work in four steps, each followed by progress, against a 2 s call limit: the limit
+    # starts again at each notification, so the call answers; the start-up limit is not the call's.
+    result = await verify(
+        root=None,
+        command=server("longrun", "--seconds", "4"),
+        call_readonly=True,
+        timeout="10s",
+        call_timeout="2s",
+        env=tagged.env,
+    )
+
+    report = next(c for c in result.calls if c.tool == "build_report")
+    assert report.outcome == "answered"
+    assert report.duration is not None and report.duration >= 4000
+    assert not any(f.code == "CALL_FAILED" for f in result.all_findings())
+    assert tagged.leftovers() == []
+
+
+async def test_a_call_without_progress_times_out_after_the_call_timeout_not_the_start_up_one(
+    tagged: Tagged,
+) -> None:
+    result = await verify(
+        root=None,
+        command=server("longrun", "--stall"),
+        call_readonly=True,
+        timeout="20s",
+        call_timeout="2s",
+        env=tagged.env,
+    )
+
+    report = next(c for c in result.calls if c.tool == "stall")
+    assert report.outcome == "timed_out"
+    assert report.duration is not None and 2000 <= report.duration < 10000
+    assert "no answer within 2 s" in message(result, "CALL_FAILED", "stall")
+    assert tagged.leftovers() == []
+
+
+async def test_open_world_tools_are_never_called_unless_asked(tagged: Tagged) -> None:
+    result = await verify(root=None, command=server("longrun"), call_readonly=True, env=tagged.env)
+
+    assert "fetch_page" not in calls(result) and "ask_registry" not in calls(result)
+    skipped = {c.tool: c.reason or "" for c in result.calls if c.outcome == "skipped"}
+    assert "openWorldHint is true" in skipped["fetch_page"]
+    assert "openWorldHint is not set" in skipped["ask_registry"]
+    assert "--call-open-world" in skipped["fetch_page"]
+
+    asked = await verify(
+        root=None, command=server("longrun"), call_readonly=True, call_open_world=True, env=tagged.env
+    )
+
+    assert {"fetch_page", "ask_registry"} <= set(calls(asked))
+    assert tagged.leftovers() == []
+
+
+async def test_every_tool_is_listed_as_called_with_its_arguments_or_skipped_with_why(tagged: Tagged) -> None:
+    result = await verify(
+        root=None, command=server("longrun", "--seconds", "0.4"), call_readonly=True, env=tagged.env
+    )
+
+    by_tool = {c.tool: c for c in result.calls}
+    assert list(by_tool) == [
+        "build_report",
+        "stall",
+        "fetch_page",
+        "ask_registry",
+        "find_member",
+        "find_by_isbn",
+    ]
+    assert by_tool["build_report"].outcome == "answered"
+    assert by_tool["build_report"].arguments == {}
+    assert by_tool["build_report"].arguments_from == "invented"
+    assert by_tool["build_report"].duration is not None
+    # The invented id is refused: the report and the finding say its answer went unchecked.
+    member = by_tool["find_member"]
+    assert (member.outcome, member.arguments) == ("is_error", {"id": 0})
+    assert "invented arguments were refused" in (member.reason or "")
+    assert "not checked" in message(result, "CALL_IS_ERROR", "find_member")
+    isbn = by_tool["find_by_isbn"]
+    assert isbn.outcome == "skipped" and "no valid arguments" in (isbn.reason or "")
+
+    text = verify_text(result)
+    assert "Calls (3 called, 3 skipped):" in text
+    assert re.search(r'find_member +is_error +\{"id": 0\}', text)
+    assert re.search(r"fetch_page +skipped: openWorldHint is true", text)
+    assert tagged.leftovers() == []
+
+
+async def test_an_unprobed_typed_read_only_tool_is_named_not_denied(tagged: Tagged) -> None:
+    result = await verify(
+        root=None, command=server("longrun", "--isbn-only"), call_readonly=True, env=tagged.env
+    )
+
+    said = message(result, "BAD_ARGUMENT_NOT_CHECKED")
+    assert "no read-only tool has a typed argument" not in said
+    assert "find_by_isbn" in said
+    assert tagged.leftovers() == []

@@ -164,13 +164,27 @@ def test_each_property_without_a_description_is_a_warning_unless_its_ref_has_one
     [
         (None, {("warning", "ANNOTATIONS_MISSING")}),
         ({"title": "Search books", "openWorldHint": False}, {("warning", "ANNOTATIONS_MISSING")}),
-        ({"readOnlyHint": True, "destructiveHint": False}, {("warning", "ANNOTATIONS_INCOHERENT")}),
-        ({"readOnlyHint": True, "idempotentHint": True}, {("warning", "ANNOTATIONS_INCOHERENT")}),
         ({"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}, set()),
+        # Only a real contradiction warns: a read-only tool cannot be destructive.
+        ({"readOnlyHint": True, "destructiveHint": True}, {("warning", "ANNOTATIONS_INCOHERENT")}),
     ],
 )
 def test_annotations_present_and_coherent(annotations: Any, expected: set[tuple[str, str]]) -> None:
     assert codes(tool(annotations=annotations)) == expected
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [
+        # What the official servers serve on their read-only tools: coherent, so no warning.
+        {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+        {"readOnlyHint": True, "destructiveHint": False},
+        {"readOnlyHint": True, "idempotentHint": True},
+        {"readOnlyHint": True, "idempotentHint": False},
+    ],
+)
+def test_read_only_with_agreeing_destructive_and_idempotent_hints_is_coherent(annotations: Any) -> None:
+    assert codes(tool(annotations=annotations)) == set()
 
 
 def test_a_missing_title_is_info_and_annotations_title_counts() -> None:
