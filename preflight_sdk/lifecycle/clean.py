@@ -69,11 +69,15 @@ async def clean_on_exit(ctx: ProjectContext) -> None:
 
 
 async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
-    """Stop the mocks this process serves for the project."""
+    """Stop the mocks this process serves for the project, and a detached mock host serving them."""
+    from .mockhost import stop_detached_mocks
+
     host = ctx.mocks
     ctx.mocks = None
+    records = ctx.session.mocks if ctx.session is not None else []
+    detached = await stop_detached_mocks(records) if records else 0
     if host is None:
-        return []
+        return [CleanAction(name=r.name, action="stopped") for r in records] if detached else []
     actions: list[CleanAction] = await host.stop()
     return actions
 

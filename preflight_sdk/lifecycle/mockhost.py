@@ -1,14 +1,17 @@
 """The bridge between the lifecycle and the mock servers (`preflight_sdk.mocks`).
 
-Mocks run in the process that started them. A later process (the CLI after the MCP server, a
-new notebook kernel) finds them through `.preflight/state.json`; when nobody serves them any
-more, `ensure_mocks` starts them again on the same ports, so containers keep reaching them.
+Mocks run in the process that started them while it lives; when it exits with the environment
+still running, they move to a detached mock host on the same ports (`mocks.detached`) and serve
+until `clean`. A later process (the CLI after the MCP server, a new notebook kernel) finds them
+through `.preflight/state.json`; when nobody serves them any more (the owner was killed),
+`ensure_mocks` starts them again on the same ports, so containers keep reaching them.
 """
 
 from __future__ import annotations
 
 import os
 from functools import partial
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
@@ -19,9 +22,13 @@ from ..progress import Reporter
 from ..results.lifecycle import MockSetup
 from .context import ProjectContext
 from .removal import SessionWatch
-from .state import MockRecord
 
-__all__ = ["ensure_mocks", "mock_records", "mock_route", "mocks_alive", "start_mocks"]
+if TYPE_CHECKING:
+    from ..mocks.host import MockHost
+
+from .state import STATE_DIR, MockRecord, read_state, state_path, write_state
+
+__all__ = ["ensure_mocks", "mock_records", "mock_route", "mocks_alive", "start_mocks", "stop_detached_mocks"]
 
 
 async def start_mocks(
@@ -50,7 +57,44 @@ async def start_mocks(
     host = MockHost(mocks, bind_hosts=binds, still_wanted=SessionWatch(root, session_id))
     results: list[MockSetup] = await host.start()
     ctx.mocks = host
+    _keep_after_exit(host, root, session_id)
     return results
+
+
+def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
+    """At this interpreter's exit, move the mocks to a detached host if the environment is kept."""
+    from ..mocks.detached import keep_on_exit
+
+    def wanted() -> bool:
+        state = read_state(root)
+        return state is not None and state.session_id == session_id and state.state == "running"
+
+    def record(pid: int) -> None:
+        state = read_state(root)
+        if state is not None and state.session_id == session_id:
+            mocks = [msgspec.structs.replace(m, pid=pid) for m in state.mocks]
+            write_state(root, msgspec.structs.replace(state, mocks=mocks))
+
+    folder = os.path.join(root, STATE_DIR, "mocks")
+    keep_on_exit(
+        host,
+        state_file=str(state_path(root)),
+        session_id=session_id,
+        folder=folder,
+        wanted=wanted,
+        record=record,
+    )
+
+
+async def stop_detached_mocks(records: list[MockRecord]) -> int:
+    """Stop the detached mock hosts serving `records` (other processes are left alone); return how many."""
+    from ..mocks.detached import stop_detached
+
+    pids = {r.pid for r in records if r.pid != os.getpid()}
+    stopped = 0
+    for pid in pids:
+        stopped += await anyio.to_thread.run_sync(stop_detached, pid)
+    return stopped
 
 
 async def mock_route(ctx: ProjectContext) -> MockRoute:

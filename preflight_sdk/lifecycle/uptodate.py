@@ -40,7 +40,7 @@ from .inputs import (
     spec_reasons,
     write_record,
 )
-from .mockhost import ensure_mocks, mock_records, mock_route, start_mocks
+from .mockhost import ensure_mocks, mock_records, mock_route, start_mocks, stop_detached_mocks
 from .specs import build_spec, container_spec, network_name
 from .status import running_service
 
@@ -117,13 +117,15 @@ async def bring_up_to_date(
 
 
 async def reset_mocks(ctx: ProjectContext) -> None:
-    """Start the mocks' journals, sequences and counters over, wherever they are served.
+    """Start the mocks' sequences, counters and `times` over, wherever they are served.
 
-    A run on a reused environment then sees its mocks as a fresh setup would.
+    A run on a reused environment then sees its mocks as a fresh setup would. The journal is kept
+    (`mock_requests` still shows what earlier runs sent): a run reads only the requests made since
+    it started.
     """
     host = ctx.mocks
     if host is not None and host.running():
-        host.reset()
+        host.reset(keep_journal=True)
         return
     session = ctx.session
     if session is None or not session.mocks:
@@ -133,7 +135,7 @@ async def reset_mocks(ctx: ProjectContext) -> None:
     async with httpx.AsyncClient(timeout=2.0) as client:
         for mock in session.mocks:
             try:
-                await client.post(f"http://127.0.0.1:{mock.port}/_mock/reset")
+                await client.post(f"http://127.0.0.1:{mock.port}/_mock/reset", params={"keepJournal": "true"})
             except httpx.HTTPError:
                 pass  # not served: the run reports the mock's absence itself
 
@@ -533,6 +535,8 @@ async def _refresh_mocks(
                 reporter.step(f"mock {name}: routes changed, reloaded in place", scope="mocks")
             action = dict.fromkeys(changed, "reloaded")
     else:
+        if changed:  # a detached host serves the old routes: serve the new ones from here
+            await stop_detached_mocks(ctx.require_session().mocks)
         await ensure_mocks(ctx, reporter)
         if ctx.mocks is not None:
             action = dict.fromkeys(configs, "started")
