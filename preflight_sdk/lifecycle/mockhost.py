@@ -57,7 +57,10 @@ async def start_mocks(
     host = MockHost(mocks, bind_hosts=binds, still_wanted=SessionWatch(root, session_id))
     results: list[MockSetup] = await host.start()
     ctx.mocks = host
-    _keep_after_exit(host, root, session_id)
+    # A kept environment's containers keep calling the mocks after this process exits. Not for an
+    # engine the caller handed in (a test's fake: no container calls anything).
+    if ctx._engine is None or ctx._engine_target is not None:
+        _keep_after_exit(host, root, session_id)
     return results
 
 
@@ -66,8 +69,15 @@ def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
     from ..mocks.detached import keep_on_exit
 
     def wanted() -> bool:
+        # Kept, for this session, with containers that call the mocks (a project of mocks and tests
+        # only starts its mocks again on demand: `status`, `run` and `mock_requests` do).
         state = read_state(root)
-        return state is not None and state.session_id == session_id and state.state == "running"
+        return (
+            state is not None
+            and state.session_id == session_id
+            and state.state == "running"
+            and bool(state.containers)
+        )
 
     def record(pid: int) -> None:
         state = read_state(root)

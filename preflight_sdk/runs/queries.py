@@ -181,7 +181,9 @@ async def resume_selection(
                 "totals": msgspec.to_builtins(original.totals),
             },
         )
-    return suites, selection
+    from .resume_values import carry_values
+
+    return suites, await carry_values(sup, run_id, loaded, selection)
 
 
 async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
