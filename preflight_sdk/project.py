@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -695,10 +696,13 @@ class Project:
 
     def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter], Awaitable[SetupResult]]:
         """What a test run does before its suites: the environment brought up to date, the mocks reset."""
+        from .engine.process_groups import stop_groups
         from .lifecycle.uptodate import bring_up_to_date, reset_mocks
 
         async def prepare(reporter: Reporter) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------
+            # What suites of an earlier, killed process left running stops first.
+            await anyio.to_thread.run_sync(partial(stop_groups, self._ctx.state_root, orphans_only=True))
             done = await bring_up_to_date(
                 self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
             )

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import anyio
 
 from ..config.loader import find_config
 from ..engine.base import ContainerInfo, NetworkInfo, RemoveOutcome
+from ..engine.process_groups import stop_groups
 from ..errors import ConfigError, PreflightError
 from ..results.lifecycle import CleanAction, CleanResult
 from .context import LABEL_MANAGED, LABEL_ROOT, ProjectContext
@@ -33,6 +35,8 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
     mocks = await stop_mocks(ctx)
     await ctx.stop_pytest_servers()
+    # What suites of any process started and left running (their owner killed): see process_groups.
+    await anyio.to_thread.run_sync(partial(stop_groups, state_root, orphans_only=False))
     try:
         containers, networks = await remove_labelled(ctx, labelled, force=force)
     except PreflightError:

@@ -6,11 +6,13 @@ import base64
 import hashlib
 import os
 from collections.abc import Collection
+from functools import partial
 from pathlib import Path
 
 import anyio
 import msgspec
 
+from ..engine.process_groups import stop_groups
 from ..errors import InputError, StateError
 from ..results.run import Totals
 from ..results.runs import (
@@ -112,6 +114,9 @@ async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
         return CancelResult(cancelled=True, run=await sup.get(run_id, None))
     store = await sup.store()
     current = await sup.get(run_id, None)  # RUN_NOT_FOUND for an unknown id
+    # A run whose owner was killed reads `interrupted`: what its suites left running stops here.
+    state_root = (await sup.ctx.ensure_loaded(persist=False)).state_root
+    await anyio.to_thread.run_sync(partial(stop_groups, state_root, orphans_only=True))
     if current.finished:
         return CancelResult(cancelled=False, run=current)
     asked = await sup.call(store.request_cancel, run_id)
