@@ -208,3 +208,29 @@ def test_sigkill_of_the_mcp_server_during_a_run(project: Path, attempt: int) -> 
         server.stdin.close()
         server.stdout.close()
     _clean_leaves_nothing(root)
+
+
+def test_cancel_run_of_a_run_whose_owner_was_killed_stops_what_it_left(project: Path) -> None:
+    root = _write(project, SUITES)
+    owner = _spawn(root, "run", "--keep")
+    _wait_for(_suites_running(root), 60, "the shell and pytest suites")
+    _kill(owner)
+    listed = subprocess.run(
+        [str(BIN / "preflight"), "runs", "-C", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (run,) = json.loads(listed.stdout)["data"]["runs"]
+    assert run["status"] == "interrupted"
+    cancelled = subprocess.run(
+        [str(BIN / "preflight"), "runs", "cancel", run["runId"], "-C", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(cancelled.stdout)["success"], cancelled.stdout + cancelled.stderr
+    deadline = time.monotonic() + 5
+    while _processes(root) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes(root) == [], "the interrupted run's suites outlived cancel_run"

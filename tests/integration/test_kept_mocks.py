@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -82,13 +83,12 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _check_kept_then_clean(root: Path) -> None:
-    """The mocks outlived their starter: answered and journaled from a container, seen by new
-    processes; then `clean` stops them."""
+def _check_served(root: Path) -> tuple[int, int]:
+    """From new processes: `status` shows the mocks running, a container's request is answered and
+    journaled, `mock-requests` shows it. Returns the mock's port and the pid serving it."""
     state = _state(root)
     (mock,) = state["mocks"]
     port, pid = mock["port"], mock["pid"]
-    assert pid != os.getpid() and _alive(pid), "no detached mock host serves the kept environment"
 
     status = preflight_json(root, "status")
     assert status["success"], status
@@ -108,6 +108,13 @@ def _check_kept_then_clean(root: Path) -> None:
     assert journal["success"], journal
     requests = journal["data"]["mocks"][0]["requests"]
     assert requests and requests[-1]["path"] == "/charges" and requests[-1]["body"] == {"amount": 7}
+    return port, pid
+
+
+def _check_kept_then_clean(root: Path) -> None:
+    """The mocks outlived their starter (a detached host serves them); then `clean` stops them."""
+    port, pid = _check_served(root)
+    assert pid != os.getpid() and _alive(pid), "no detached mock host serves the kept environment"
 
     cleaned = preflight_json(root, "clean")
     assert cleaned["success"], cleaned
@@ -156,3 +163,25 @@ async def test_mocks_outlive_an_mcp_server_that_exits_keeping_its_environment(
             setup = await client.call_tool("preflight_setup", {})
             assert setup.structured_content is not None and setup.structured_content["success"]
     await anyio.to_thread.run_sync(_check_kept_then_clean, project)
+
+
+def test_the_mocks_of_preflight_up_serve_other_processes_until_it_stops(project: Path) -> None:
+    up = subprocess.Popen(
+        [str(BIN / "preflight"), "up", "-C", str(project)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            state_file = project / ".preflight" / "state.json"
+            if state_file.exists() and _state(project)["state"] == "running" and _state(project)["mocks"]:
+                break
+            time.sleep(0.2)
+        port, pid = _check_served(project)
+        assert pid == up.pid  # `up` serves them itself while it waits
+    finally:
+        up.send_signal(signal.SIGTERM)
+        up.wait(timeout=120)
+    assert not _listens(port), "the mocks outlived `up`, which cleans when it stops"
+    assert labelled(project) == ([], [])
