@@ -36,9 +36,8 @@ class _SessionStillCurrent:
             return False
         except (OSError, msgspec.DecodeError):
             return True
-        return not isinstance(data, dict) or (
-            data.get("sessionId") == self.session_id and data.get("state") == "running"
-        )
+        # Only the session matters: a run on the kept environment may rewrite its state meanwhile.
+        return not isinstance(data, dict) or data.get("sessionId") == self.session_id
 
 
 async def _serve(spec: DetachedSpec) -> None:

@@ -29,6 +29,9 @@ def force_clean(root: Path, cli: str = "docker") -> None:
         state = None
     for pid in {m.pid for m in state.mocks} if state is not None else ():
         stop_detached(pid)
+    # Without its state file the checkout has no kept environment: nothing hands its mocks to a
+    # detached host when the test process exits.
+    (root / ".preflight" / "state.json").unlink(missing_ok=True)
     containers, networks = labelled(root, cli)
     if containers:
         subprocess.run(
