@@ -185,3 +185,39 @@ def test_the_mocks_of_preflight_up_serve_other_processes_until_it_stops(project:
         up.wait(timeout=120)
     assert not _listens(port), "the mocks outlived `up`, which cleans when it stops"
     assert labelled(project) == ([], [])
+
+
+SLOW_SUITE = CONFIG.replace('command: "true"', 'command: [sh, -c, "sleep 120"]')
+
+
+def _sleeping(root: Path) -> bool:
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and os.readlink(entry / "cwd") == str(root):
+                if b"sleep\x00120" in (entry / "cmdline").read_bytes():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["keep", "no-keep"])
+def test_ctrl_c_after_setup_leaves_the_environment_as_the_run_would_have(project: Path, keep: bool) -> None:
+    (project / "e2e.yaml").write_text(SLOW_SUITE, encoding="utf-8")
+    run = subprocess.Popen(
+        [str(BIN / "preflight"), "run", *(["--keep"] if keep else []), "-C", str(project)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not _sleeping(project):
+        assert time.monotonic() < deadline and run.poll() is None, "the suite never started"
+        time.sleep(0.1)
+    port = _state(project)["mocks"][0]["port"]
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=120) != 0
+    assert not _sleeping(project), "the cancelled suite's process outlived the run"
+    if keep:
+        _check_kept_then_clean(project)  # containers up, mocks answering, until clean
+    else:
+        assert labelled(project) == ([], []) and not _listens(port)
