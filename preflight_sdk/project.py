@@ -8,8 +8,9 @@ docstring is also a tool description: it is written for the agent that will read
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -516,20 +517,7 @@ class Project:
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
             the same code. resume_run re-runs only what did not pass.
         """
-        from .lifecycle.up import bring_up_to_date, reset_mocks
-
-        async def prepare(reporter: Reporter) -> SetupResult:
-            # -- inner loop: up to date, then run, then keep or clean --------------------------
-            done = await bring_up_to_date(
-                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
-            )
-            await reset_mocks(self._ctx)
-            if keep and self.keep_warm and self._ctx.pytest_servers is None:
-                from .runners.warm_pytest import WarmPytest, warm_enabled
-
-                if warm_enabled():  # a next run is expected: its pytest suites may start warm
-                    self._ctx.pytest_servers = WarmPytest()
-            return done
+        prepare = self._prepare_run(keep=keep, fresh=fresh)
 
         async def after() -> None:
             if not keep:
@@ -704,11 +692,37 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
+    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter], Awaitable[SetupResult]]:
+        """What a test run does before its suites: the environment brought up to date, the mocks reset."""
+        from .engine.process_groups import stop_groups
+        from .lifecycle.up import bring_up_to_date, reset_mocks
+
+        async def prepare(reporter: Reporter) -> SetupResult:
+            # -- inner loop: up to date, then run, then keep or clean --------------------------
+            # What suites of an earlier, killed process left running stops first.
+            await anyio.to_thread.run_sync(partial(stop_groups, self._ctx.state_root, orphans_only=True))
+            done = await bring_up_to_date(
+                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
+            )
+            await reset_mocks(self._ctx)
+            if keep and self.keep_warm and self._ctx.pytest_servers is None:
+                from .runners.warm_pytest import WarmPytest, warm_enabled
+
+                if warm_enabled():  # a next run is expected: its pytest suites may start warm
+                    self._ctx.pytest_servers = WarmPytest()
+            return done
+
+        return prepare
+
     @operation(title="Resume a run", group="runs")
     async def resume_run(
         self, run_id: str, wait: str | None = None, progress: ProgressArg = None
     ) -> RunResult:
         """Run again exactly the cases of a finished run that did not pass (failed, errored, never finished).
+
+        The environment is brought up to date first, as `run` does (and kept). The cases run again
+        see the values that the original run's other cases saved (`save:`); a case needing a
+        redacted value runs the case that saved it again too.
 
         Args:
             run_id: the earlier test run.
@@ -729,7 +743,15 @@ class Project:
         suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
         test_id = await self._saved.test_of_run(run_id)  # a saved test's run resumes in its history
         return await self._test_run(
-            suites, None, wait, None, progress, selection=selection, resumed_from=run_id, test_id=test_id
+            suites,
+            None,
+            wait,
+            None,
+            progress,
+            selection=selection,
+            resumed_from=run_id,
+            test_id=test_id,
+            prepare=self._prepare_run(keep=True, fresh=False),  # up to date, as `run` brings it
         )
 
     @operation(title="Read a run's file", read_only=True, group="runs")

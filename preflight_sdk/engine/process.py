@@ -86,8 +86,12 @@ async def run_command(
     cwd: str | None = None,
     input: bytes | None = None,
     timeout: float | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> Completed:
     """Run `argv` to completion and capture its output (killed on cancellation or timeout).
+
+    `on_start(pgid)` is called once the command runs, with its process group (to record it where
+    another process can stop it, see `process_groups`).
 
     The command runs in a session of its own, and whatever it started that still runs when it
     ends, times out or is cancelled (its process group: a test's server, a `sleep &`) is killed
@@ -104,6 +108,8 @@ async def run_command(
         stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
         start_new_session=True,
     )
+    if on_start is not None:
+        on_start(process.pid)
     out, err = bytearray(), bytearray()
 
     async def drain(stream: ByteReceiveStream | None, sink: bytearray) -> None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import anyio
 
 from ..config.loader import find_config
 from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
+from ..engine.process_groups import stop_groups
 from ..errors import ConfigError, PreflightError
 from ..results.lifecycle import CleanAction, CleanResult
 from .context import ProjectContext
@@ -34,6 +36,8 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
     mocks = await stop_mocks(ctx)
     await ctx.stop_pytest_servers()
+    # What suites of any process started and left running (their owner killed): see process_groups.
+    await anyio.to_thread.run_sync(partial(stop_groups, state_root, orphans_only=False))
     try:
         containers, networks = await remove_labelled(ctx.engine, labelled, ctx.session, force=force)
     except PreflightError:
@@ -70,11 +74,15 @@ async def clean_on_exit(ctx: ProjectContext) -> None:
 
 
 async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
-    """Stop the mocks this process serves for the project."""
+    """Stop the mocks this process serves for the project, and a detached mock host serving them."""
+    from .mockhost import stop_detached_mocks
+
     host = ctx.mocks
     ctx.mocks = None
+    records = ctx.session.mocks if ctx.session is not None else []
+    detached = await stop_detached_mocks(records) if records else 0
     if host is None:
-        return []
+        return [CleanAction(name=r.name, action="stopped") for r in records] if detached else []
     actions: list[CleanAction] = await host.stop()
     return actions
 

@@ -71,6 +71,15 @@ class ProjectContext:
         return self._target_override
 
     @property
+    def owns_engine(self) -> bool:
+        """Whether this context chose its engine (not one a caller handed in, such as a test's fake).
+
+        Only then can a kept environment's containers outlive this process, so only then do its
+        mocks move to a detached host when it exits.
+        """
+        return self._engine is None or self._engine_target is not None
+
+    @property
     def engine(self) -> Engine:
         """The container engine (python-on-whales), created on first use.
 

@@ -74,7 +74,13 @@ async def carry_out(
     async def serve() -> None:
         nonlocal host, mocks
         host, mocks = await serve_mocks(
-            plan.mocks, loaded, session, host, binds=observed.mock_binds, reporter=reporter
+            plan.mocks,
+            loaded,
+            session,
+            host,
+            binds=observed.mock_binds,
+            reporter=reporter,
+            detach_at_exit=given.detach_mocks,
         )
 
     if not plan.fresh:

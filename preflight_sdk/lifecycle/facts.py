@@ -19,7 +19,7 @@ from ..engine.base import BuildSpec, ContainerInfo, ContainerSpec, Engine, Image
 from .inputs import BuildInputs, InputsRecord, build_inputs, read_record
 from .mockhost import mock_route, mocks_alive
 from .specs import build_spec, container_spec, network_name
-from .state import SessionState
+from .state import MockRecord, SessionState
 
 if TYPE_CHECKING:
     from ..engine.target import EngineTarget
@@ -44,6 +44,7 @@ class Given:
     mocks: MockHost | None
     stale: bool
     engine_fields: dict[str, Any]
+    detach_mocks: bool = False
 
 
 class Observed(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,7 +53,9 @@ class Observed(msgspec.Struct, frozen=True, kw_only=True):
     `running`: the running environment's containers by service, None when there is none to keep
     (then everything is created). `specs`: each service's container as it would be made now
     (only with a running environment). `mock_ports`: the port each mock serves on after setup;
-    `mocks_served_here`: the ports of the mocks this process serves (None: it serves none).
+    `mocks_served_here`: the ports of the mocks this process serves (None: it serves none);
+    `mocks_detached`: the process serving them is a detached mock host (it kept them after the
+    command that set the environment up exited), which setup may replace.
     """
 
     loaded: LoadedConfig
@@ -70,6 +73,7 @@ class Observed(msgspec.Struct, frozen=True, kw_only=True):
     mock_binds: list[str] = msgspec.field(default_factory=list)
     mocks_served_here: dict[str, int] | None = None
     mocks_served_elsewhere: bool = False
+    mocks_detached: bool = False
 
 
 async def observe(given: Given) -> Observed:
@@ -102,10 +106,11 @@ async def observe(given: Given) -> Observed:
             tg.start_soon(reach_mocks)
     host = given.mocks
     served = {name: host.port(name) for name in host.names} if host is not None and host.running() else None
-    elsewhere = False
+    elsewhere = detached = False
     if running is not None and served is None and session.mocks and loaded.config.mocks:
         alive = await mocks_alive(session.mocks)
         elsewhere = all(alive.get(name) for name in loaded.config.mocks)
+        detached = elsewhere and await anyio.to_thread.run_sync(_detached, session.mocks)
     observed = Observed(
         loaded=loaded,
         session=session,
@@ -122,6 +127,7 @@ async def observe(given: Given) -> Observed:
         mock_binds=route[1],
         mocks_served_here=served,
         mocks_served_elsewhere=elsewhere,
+        mocks_detached=detached,
     )
     if running is None:
         return observed
@@ -182,3 +188,9 @@ def _free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def _detached(records: list[MockRecord]) -> bool:
+    from ..mocks.detached import is_detached_host
+
+    return any(is_detached_host(r.pid) for r in records if r.pid)

@@ -21,7 +21,7 @@ from ..engine.endpoint import MockRoute, decide_mock_route
 from ..progress import Reporter
 from ..results.lifecycle import MockSetup
 from .removal import SessionWatch
-from .state import MockRecord, SessionState
+from .state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
 
 if TYPE_CHECKING:
     from ..engine.target import EngineTarget
@@ -35,16 +35,30 @@ _REPORTED: dict[str, Literal["started", "reloaded", "reused"]] = {
     "reuse": "reused",
 }
 
-__all__ = ["ensure_mocks", "mock_records", "mock_route", "mocks_alive", "serve_mocks", "start_mock_host"]
+__all__ = [
+    "ensure_mocks",
+    "mock_records",
+    "mock_route",
+    "mocks_alive",
+    "serve_mocks",
+    "start_mock_host",
+    "stop_detached_mocks",
+]
 
 
 async def start_mock_host(
-    loaded: LoadedConfig, session_id: str, *, binds: list[str], ports: Mapping[str, int] | None = None
+    loaded: LoadedConfig,
+    session_id: str,
+    *,
+    binds: list[str],
+    ports: Mapping[str, int] | None = None,
+    detach_at_exit: bool = False,
 ) -> MockHost:
     """Start the project's mocks in this process (`PORT_CONFLICT` if a port is taken).
 
     `ports` gives a port to each mock the configuration leaves to the system (port 0); `binds`
-    are the addresses, besides 127.0.0.1, the engine's containers reach this machine on.
+    are the addresses, besides 127.0.0.1, the engine's containers reach this machine on. With
+    `detach_at_exit`, a kept environment's mocks move to a detached host when this process exits.
     """
     from ..mocks import MockHost  # lazy: starlette and uvicorn load only when mocks are used
 
@@ -58,7 +72,52 @@ async def start_mock_host(
         mocks, bind_hosts=["127.0.0.1", *binds], still_wanted=SessionWatch(loaded.state_root, session_id)
     )
     await host.start()
+    if detach_at_exit and loaded.services:
+        _keep_after_exit(host, loaded.state_root, session_id)
     return host
+
+
+def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
+    """At this interpreter's exit, move the mocks to a detached host if the environment is kept."""
+    from ..mocks.detached import keep_on_exit
+
+    def wanted() -> bool:
+        # Kept, for this session, with containers that call the mocks (a project of mocks and tests
+        # only starts its mocks again on demand: `status`, `run` and `mock_requests` do).
+        state = read_state(root)
+        return (
+            state is not None
+            and state.session_id == session_id
+            and state.state == "running"
+            and bool(state.containers)
+        )
+
+    def record(pid: int) -> None:
+        state = read_state(root)
+        if state is not None and state.session_id == session_id:
+            mocks = [msgspec.structs.replace(m, pid=pid) for m in state.mocks]
+            write_state(root, msgspec.structs.replace(state, mocks=mocks))
+
+    folder = os.path.join(root, STATE_DIR, "mocks")
+    keep_on_exit(
+        host,
+        state_file=str(state_path(root)),
+        session_id=session_id,
+        folder=folder,
+        wanted=wanted,
+        record=record,
+    )
+
+
+async def stop_detached_mocks(records: list[MockRecord]) -> int:
+    """Stop the detached mock hosts serving `records` (other processes are left alone); return how many."""
+    from ..mocks.detached import stop_detached
+
+    pids = {r.pid for r in records if r.pid != os.getpid()}
+    stopped = 0
+    for pid in pids:
+        stopped += await anyio.to_thread.run_sync(stop_detached, pid)
+    return stopped
 
 
 async def serve_mocks(
@@ -69,15 +128,21 @@ async def serve_mocks(
     *,
     binds: list[str],
     reporter: Reporter,
+    detach_at_exit: bool = False,
 ) -> tuple[MockHost | None, list[MockSetup]]:
     """Carry out the mocks' part of a plan; return the server this process runs now, and each mock."""
     configs = loaded.config.mocks
     if plan.host in ("stop", "start") and host is not None:
         await host.stop()
         host = None
+    if plan.host in ("stop", "start"):
+        # A detached host that kept the mocks of an earlier command: this process serves them now.
+        await stop_detached_mocks(session.mocks)
     if plan.host == "start":
         reporter.step(f"starting {len(configs)} mock(s)", scope="mocks")
-        host = await start_mock_host(loaded, session.session_id, binds=binds, ports=plan.ports)
+        host = await start_mock_host(
+            loaded, session.session_id, binds=binds, ports=plan.ports, detach_at_exit=detach_at_exit
+        )
     elif plan.host == "keep" and host is not None:
         reloaded = {step.name: configs[step.name] for step in plan.mocks if step.action == "reload"}
         if reloaded:
@@ -156,6 +221,10 @@ async def ensure_mocks(ctx: ProjectContext, reporter: Reporter) -> None:
         await ctx.mocks.stop()
         ctx.mocks = None
     ctx.mocks = await start_mock_host(
-        loaded, session.session_id, binds=binds, ports={r.name: r.port for r in records}
+        loaded,
+        session.session_id,
+        binds=binds,
+        ports={r.name: r.port for r in records},
+        detach_at_exit=ctx.owns_engine,
     )
     await ctx.transition(mocks=mock_records(ctx.mocks, loaded))

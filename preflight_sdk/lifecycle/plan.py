@@ -255,6 +255,10 @@ def _plan_mocks(observed: Observed) -> MocksPlan:
             for n in configs
         ]
         return MocksPlan(host="keep", ports=ports, mocks=steps)
+    if observed.mocks_served_elsewhere and changed and observed.mocks_detached:
+        # Kept by a detached host since the command that set up exited: this process takes over.
+        steps = [MockStep(name=n, action="start", reason="routes changed") for n in configs]
+        return MocksPlan(host="start", ports=ports, mocks=steps)
     if observed.mocks_served_elsewhere:
         warning = None
         if changed:

@@ -72,6 +72,7 @@ async def bring_up_to_date(
         mocks=ctx.mocks,
         stale=ctx.stale,
         engine_fields=ctx.engine_record(),
+        detach_mocks=ctx.owns_engine,
     )
     observed = await observe(given)
     builds = plan_builds(observed, build=build, fresh=fresh)

@@ -15,11 +15,16 @@ and the core; never a face.
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ..results.mocks import JournalEntry, MockRequestsMock, MockRequestsResult, RecordedRequest
 from .client import fetch_requests
-from .expect import evaluate_mock_expect, select_requests
 from .host import MockHost
 from .ports import PortHolder, find_port_holder
+
+if TYPE_CHECKING:
+    from .expect import evaluate_mock_expect, select_requests
 
 __all__ = [
     "JournalEntry",
@@ -33,3 +38,11 @@ __all__ = [
     "find_port_holder",
     "select_requests",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `expect` loads the test-file model (and through it the config loader): only the runner
+    # needs it, so a detached mock host (`python -m preflight_sdk.mocks.serve`) starts without.
+    if name in ("evaluate_mock_expect", "select_requests"):
+        return getattr(import_module(".expect", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@
 | `GET /_mock/requests[?since=30s\\|ISO][&clear=true]` | `{mock, port, count, dropped, requests}` |
 | `DELETE /_mock/requests` | `{message: "cleared"}` |
 | `GET /_mock/routes` | `{routes: [{index, method, path, name?, when?, status\\|sequence, times?, hits}]}` |
-| `POST /_mock/reset` | `{message: "reset"}`: journal, sequences, counters and `times` start over |
+| `POST /_mock/reset[?keepJournal=true]` | `{message: "reset"}`: sequences, counters, `times`, journal start over |
 
 Admin requests are not journaled.
 """
@@ -67,7 +67,8 @@ def _dispatch(app: MockApp, method: str, path: str, query_string: bytes) -> tupl
         hits = app.hits
         return 200, {"routes": [route.describe(hits[route.index]) for route in app.mock.routes]}
     if path == "/_mock/reset" and method == "POST":
-        app.reset()
+        keep = str(parse_query(query_string).get("keepJournal", "false")).lower() in ("1", "true", "yes")
+        app.reset(keep_journal=keep)
         return 200, {"message": "reset"}
     known = {e.split(" ", 1)[1] for e in ENDPOINTS}
     status = 405 if path in known else 404

@@ -57,10 +57,14 @@ class MockApp:
 
     # -- state -------------------------------------------------------------------------------
 
-    def reset(self) -> None:
-        """Forget the journal, sequence positions, counters and `times` (safe from any thread)."""
+    def reset(self, *, keep_journal: bool = False) -> None:
+        """Forget sequence positions, counters, `times` and (unless `keep_journal`) the journal.
+
+        Safe from any thread.
+        """
         self.hits = [0] * len(self.mock.routes)
-        self.journal.clear()
+        if not keep_journal:
+            self.journal.clear()
 
     def replace_routes(self, mock: CompiledMock) -> None:
         """Answer with `mock`'s routes from now on (the journal stays; route hits start over)."""

@@ -51,7 +51,8 @@ async def fetch_requests(port: int, name: str, since: str | None, clear: bool) -
         raise MockError(
             f"mock `{name}` does not answer on port {port} ({type(exc).__name__})",
             code="MOCKS_NOT_RUNNING",
-            hint="the mocks run inside the process that called setup; run setup again if it has ended",
+            hint="the process serving the mocks has ended (killed, or the environment was cleaned): "
+            "`status` or `run` starts them again on the same ports, or call setup",
             details={"mock": name, "port": port},
         ) from exc
     journal: _Journal | None = None

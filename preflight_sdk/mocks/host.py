@@ -97,6 +97,10 @@ class MockHost:
         """Stop every mock and join the server thread. Safe to call twice (then `not_running`)."""
         return await anyio.to_thread.run_sync(self._stop_blocking)
 
+    def stop_blocking(self) -> list[CleanAction]:
+        """`stop` for a caller without an event loop (interpreter exit). Blocks up to 10 s."""
+        return self._stop_blocking()
+
     def running(self) -> bool:
         """Tell whether the mocks are serving."""
         thread = self._thread
@@ -109,6 +113,16 @@ class MockHost:
         )
 
     # -- lookups -----------------------------------------------------------------------------
+
+    @property
+    def configs(self) -> dict[str, MockConfig]:
+        """Each mock's configuration as served now (reloads included)."""
+        return dict(self._configs)
+
+    @property
+    def bind_hosts(self) -> list[str]:
+        """The addresses every mock listens on (127.0.0.1 first)."""
+        return list(self._hosts)
 
     @property
     def names(self) -> list[str]:
@@ -182,13 +196,13 @@ class MockHost:
             )
         return MockRequestsResult(mocks=mocks)
 
-    def reset(self, name: str | None = None) -> None:
-        """Reset journals, sequences, counters and `times` of every mock (or of `name`)."""
+    def reset(self, name: str | None = None, *, keep_journal: bool = False) -> None:
+        """Reset sequences, counters, `times` and (unless `keep_journal`) journals of every mock (or of `name`)."""
         for mock in [name] if name is not None else self.names:
             self._check_name(mock)
             app = self._apps.get(mock)
             if app is not None:
-                app.reset()
+                app.reset(keep_journal=keep_journal)
 
     def reload(self, mocks: Mapping[str, MockConfig]) -> None:
         """Serve new routes for the named mocks in place: same port, journal kept, route hits reset.

@@ -13,6 +13,8 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+import msgspec
+
 from ..config.model import RetryPolicy
 from ..progress import Reporter
 from ..results.run import CaseResult, SuiteResult
@@ -24,13 +26,38 @@ from .http import HttpSession
 if TYPE_CHECKING:
     from .warm_pytest import WarmPytest
 
-__all__ = ["CURRENT_CASE", "RunContext", "case_id"]
+__all__ = ["CURRENT_CASE", "Resumed", "RunContext", "SavedByCase", "case_id"]
 
 # The case a task is running (parallel suites each run in their own task, with their own value).
 CURRENT_CASE: ContextVar[str | None] = ContextVar("preflight_current_case", default=None)
 
 # The runners' event names, as the event log spells them.
 _TYPES = {"suite_start": "SUITE_STARTED", "suite_end": "SUITE_FINISHED", "case_start": "CASE_STARTED"}
+
+
+class SavedByCase(msgspec.Struct, frozen=True):
+    """A value a YAML case saved (`save:`); `redacted` when the redaction policy would hide it."""
+
+    suite: str
+    case: str
+    name: str
+    value: Any
+    redacted: bool = False
+
+
+class Resumed(dict[str, set[str]]):
+    """A resumed run's selection (suite id → the case ids to run again), and what the original run's
+    cases that are not run again saved (`carried`: suite id → case id → [(name, value)]).
+
+    A selection like any other for the code that only picks cases; the YAML runner also gives
+    each skipped case's values back at the point where that case would have run.
+    """
+
+    def __init__(
+        self, selection: dict[str, set[str]], carried: dict[str, dict[str, list[tuple[str, Any]]]]
+    ) -> None:
+        super().__init__(selection)
+        self.carried = carried
 
 
 class RunContext:
@@ -53,6 +80,8 @@ class RunContext:
         self.warm_pytest = warm_pytest  # where a next run is expected: pytest kept warm for it
         self.log = log or EventLog(run_id, new_trace_id(), new_span_id(), None)
         self.selection = selection
+        # values saved by passing YAML cases, kept with the run for a later resume_run
+        self.saved_values: list[SavedByCase] = []
         self.finished: list[CaseResult] = []
         self.env = env
         self.reporter = reporter
@@ -94,6 +123,18 @@ class RunContext:
             return True
         chosen = self.selection.get(suite)
         return chosen is None or case in chosen
+
+    def carried(self, suite: str, case: str) -> list[tuple[str, Any]]:
+        """The values case `case` saved in the run this one resumes (it is not run again here)."""
+        resumed = self.selection
+        return resumed.carried.get(suite, {}).get(case, []) if isinstance(resumed, Resumed) else []
+
+    def note_saved(self, suite: str, case: str, values: dict[str, Any]) -> None:
+        """Keep what a passing case saved, marking what the redaction policy would hide."""
+        redactor = self.env.redactor
+        for name, value in values.items():
+            redacted = redactor.secret(name) or redactor.body(value) != value
+            self.saved_values.append(SavedByCase(suite, case, name, None if redacted else value, redacted))
 
     def traceparent(self, suite: str | None = None) -> str:
         """The `traceparent` for what runs now: the current case's span, else the suite's, else the run's."""

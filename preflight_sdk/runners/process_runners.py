@@ -34,6 +34,7 @@ from ..config import LoadedConfig, SuiteConfig
 from ..config.model import ShellExpect
 from ..durations import parse_duration
 from ..engine.process import Completed, run_command
+from ..engine.process_groups import ProcessGroups
 from ..errors import InputError
 from ..results.run import AttemptResult, CaseResult, DiagnosticReport, SuiteResult
 from .cases import failure_from_text, window_diagnostics
@@ -69,15 +70,28 @@ def _environment(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig) -> d
     return env
 
 
-async def _execute(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> _Ran:
+async def _execute(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, groups: ProcessGroups
+) -> _Ran:
     started = datetime.now(UTC)
+    pgids: list[int] = []
+
+    def started_as(pgid: int) -> None:  # recorded, so a `clean` stops it should this process die
+        pgids.append(pgid)
+        groups.record(pgid, "suite")
+
     try:
-        done: Completed | None = await run_command(argv, cwd=str(cwd), env=env, timeout=timeout)
+        done: Completed | None = await run_command(
+            argv, cwd=str(cwd), env=env, timeout=timeout, on_start=started_as
+        )
     except TimeoutError:
         done = None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         done = Completed(returncode=_CANNOT_START, stdout="", stderr=f"cannot start {argv[0]}: {reason}")
+    finally:
+        for pgid in pgids:  # run_command killed whatever was left of it
+            groups.forget(pgid)
     return _Ran(done=done, started=started, ended=datetime.now(UTC))
 
 
@@ -172,6 +186,7 @@ async def run_pytest_suite(
         )
     if run.warm_pytest is not None and warm_enabled():
         # For the next run: a server warming up in the background (this run is over for pytest).
+        run.warm_pytest.groups = ProcessGroups(loaded.state_root)
         run.warm_pytest.prepare(last.python, root, env, per_run)
     has_failure = any(t.status in ("failed", "error") for t in last.tests)
     diagnostics = (
@@ -223,7 +238,10 @@ async def _pytest_once(
             ran = await _execute_warm(run, python, args, root, env, seconds, Path(scratch), per_run)
         warm = ran is not None
         if ran is None:
-            ran = await _execute([python, "-m", "pytest", *args], cwd=root, env=env, timeout=seconds)
+            groups = ProcessGroups(loaded.state_root)
+            ran = await _execute(
+                [python, "-m", "pytest", *args], cwd=root, env=env, timeout=seconds, groups=groups
+            )
         report = await anyio.to_thread.run_sync(read_junit, junit)
     return _PytestTry(ran=ran, report=report, python=python, warm=warm)
 
@@ -413,7 +431,9 @@ async def run_shell_suite(
     began = time.perf_counter()
 
     async def once(seconds: float) -> _ShellTry:
-        ran = await _execute(argv, cwd=root, env=env, timeout=seconds)
+        ran = await _execute(
+            argv, cwd=root, env=env, timeout=seconds, groups=ProcessGroups(loaded.state_root)
+        )
         return _check_shell(ran, suite.expect, shown, timeout)
 
     tries = await _with_retries(suite_policy(suite.retry, run.retry), timeout, once, lambda t: t.ok)

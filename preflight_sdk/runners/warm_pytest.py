@@ -38,6 +38,7 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from ..engine.process import Completed
+from ..engine.process_groups import ProcessGroups
 
 __all__ = ["WarmPytest", "warm_enabled"]
 
@@ -63,9 +64,12 @@ def warm_enabled() -> bool:
 class _Server:
     """One warm interpreter: its process (stdin a pipe only we hold) and its private folder."""
 
-    def __init__(self, process: subprocess.Popen[bytes], folder: str) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], folder: str, groups: ProcessGroups | None = None
+    ) -> None:
         self.process = process
         self.folder = folder
+        self.groups = groups  # where its process group is recorded (stopped by `clean` if we die)
         self.socket = os.path.join(folder, "socket")
         self.served = False  # it was seen ready: it may have children of its own sessions
 
@@ -91,6 +95,8 @@ class _Server:
         except subprocess.TimeoutExpired:
             _kill_group(self.process.pid)
             self.process.wait()
+        if self.groups is not None:
+            self.groups.forget(self.process.pid)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -103,6 +109,8 @@ class WarmPytest:
         self._failures: dict[Key, int] = {}
         self._busy: dict[Key, int] = {}  # runs in flight per server
         self._finalizer = weakref.finalize(self, _stop_all, self._servers, self._retired)
+        # The project's record of running process groups (set by the runner that knows the project).
+        self.groups: ProcessGroups | None = None
 
     async def run(
         self,
@@ -164,6 +172,8 @@ class WarmPytest:
                         self._retire(key, server)  # stale, or gone
                         return None
                     pid = int(first["pid"])
+                    if self.groups is not None:
+                        self.groups.record(pid, "pytest-run")
                     try:
                         last = await _message(lines)
                     except BaseException:
@@ -183,6 +193,9 @@ class WarmPytest:
                 _kill_group(pid)
             self._retire(key, server)
             return None
+        finally:
+            if pid is not None and self.groups is not None:
+                self.groups.forget(pid)
 
     def prepare(self, python: str, cwd: Path, env: Mapping[str, str], per_run: Collection[str]) -> None:
         """Start a server for this suite's interpreter, directory and environment unless one runs.
@@ -219,7 +232,9 @@ class WarmPytest:
             shutil.rmtree(folder, ignore_errors=True)
             self._failures[key] = _START_FAILURES
             return
-        self._servers[key] = _Server(process, folder)
+        if self.groups is not None:
+            self.groups.record(process.pid, "warm-pytest")
+        self._servers[key] = _Server(process, folder, self.groups)
 
     def _make_room(self) -> bool:
         """Stop the least recently used idle servers past the limit; False when all are busy."""

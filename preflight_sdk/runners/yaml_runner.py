@@ -144,6 +144,9 @@ async def _cases(state: _SuiteRun, taken: set[str]) -> None:
         state.reached += 1
         identifier = case_id(state.suite.id, case.name or "case", taken)
         if not state.run.selected(state.suite.id, identifier):
+            # Not run again (a resumed run): what it saved the first time, later cases still see.
+            for name, value in state.run.carried(state.suite.id, identifier):
+                state.scope.save(name, value)
             continue
         CURRENT_CASE.set(identifier)
         state.run.event("case_start", suite=state.suite.id, case=identifier)
@@ -250,6 +253,9 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
     case_start = datetime.now(UTC)
     last, attempts = await _attempts(run, state.scope, case, policy, state.test.service, state.windows)
     unsaved = save_values(state.scope, last, origin=f"case `{case.name or 'case'}`")
+    if last.passed and case.save:
+        saved = {name: state.scope.saved[name] for name in case.save if name in state.scope.saved}
+        run.note_saved(suite.id, identifier, saved)
     if not last.passed and not case.ignore_error:
         for name in unsaved:  # a later case that needs it fails because of this one: say so there
             state.scope.unsave(

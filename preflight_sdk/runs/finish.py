@@ -18,6 +18,7 @@ from ..results.lifecycle import BuildResult, SetupResult
 from ..results.run import GitState, ResumeOutcome, RunResult, Totals
 from ..runners.artifacts import write_artifacts
 from .history import case_rows, with_history
+from .resume_values import keep_values
 from .retention import prune_after_run
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ async def finish_test(
     commit = git.commit if git is not None and not git.dirty else None
     annotated = await sup.call(with_history, store, result, config_hash, commit)
     result = annotated or result
+    await keep_values(sup, store, result.run_id, plan.context)
     if resumed_from is not None:
         result = msgspec.structs.replace(result, resume=_resume_outcome(result, resumed_from))
     live.log.record("RUN_STATE_CHANGED", status=result.status)

@@ -7,11 +7,13 @@ import hashlib
 import os
 import re
 from collections.abc import Collection
+from functools import partial
 from pathlib import Path
 
 import anyio
 import msgspec
 
+from ..engine.process_groups import stop_groups
 from ..errors import InputError, StateError
 from ..results.run import Totals
 from ..results.runs import (
@@ -167,6 +169,9 @@ async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
         return CancelResult(cancelled=True, run=await sup.get(run_id, None))
     store = await sup.store()
     current = await sup.get(run_id, None)  # RUN_NOT_FOUND for an unknown id
+    # A run whose owner was killed reads `interrupted`: what its suites left running stops here.
+    state_root = (await sup.ctx.ensure_loaded(persist=False)).state_root
+    await anyio.to_thread.run_sync(partial(stop_groups, state_root, orphans_only=True))
     if current.finished:
         return CancelResult(cancelled=False, run=current)
     asked = await sup.call(store.request_cancel, run_id)
@@ -236,7 +241,9 @@ async def resume_selection(
                 "totals": msgspec.to_builtins(original.totals),
             },
         )
-    return suites, selection
+    from .resume_values import carry_values
+
+    return suites, await carry_values(sup, run_id, loaded, selection)
 
 
 async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:

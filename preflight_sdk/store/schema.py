@@ -115,6 +115,20 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX cases_by_suite ON cases(suite, run_id)
     """,
+    # 4: the values a run's YAML cases saved (`save:`), so resuming the run gives them back; a value
+    # the redaction policy would hide is kept as redacted only (value NULL).
+    """
+    CREATE TABLE run_values (
+        run_id   TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+        seq      INTEGER NOT NULL,
+        suite    TEXT NOT NULL,
+        case_id  TEXT NOT NULL,
+        name     TEXT NOT NULL,
+        value    TEXT,
+        redacted INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID
+    """,
 ]
 
 OUR_TABLES = frozenset(
@@ -128,5 +142,6 @@ OUR_TABLES = frozenset(
         "saved_tests",
         "saved_test_tags",
         "saved_suites",
+        "run_values",
     }
 )

@@ -1,4 +1,4 @@
-"""scripts/ensure-docker and scripts/base-images leave a daemon and two working local images."""
+"""scripts/ensure-docker and scripts/base-images leave a daemon and three working local images."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def test_base_images_exist_and_a_second_run_skips_them() -> None:
     assert done.returncode == 0, done.stderr
     assert "preflight-base/busybox exists, skipped" in done.stderr
     assert "preflight-base/python exists, skipped" in done.stderr
-    for image in ("preflight-base/busybox", "preflight-base/python"):
+    assert "preflight-base/postgres exists, skipped" in done.stderr
+    for image in ("preflight-base/busybox", "preflight-base/python", "preflight-base/postgres"):
         assert _run("docker", "image", "inspect", image).returncode == 0, image
 
 
@@ -47,3 +48,16 @@ def test_a_python_container_prints_its_version() -> None:
     done = _run("docker", "run", "--rm", "preflight-base/python", "python3", "--version")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Python 3.")
+
+
+def test_a_postgres_container_answers_sql_from_psql_and_python() -> None:
+    script = (
+        "pg-start >/dev/null 2>&1 & "
+        "until pg_isready -q -h 127.0.0.1; do sleep 0.05; done; "
+        "psql -h 127.0.0.1 -U postgres -Atc 'CREATE TABLE t (n int); INSERT INTO t VALUES (41)' >/dev/null && "
+        "python3 -c \"import psycopg2; c = psycopg2.connect(host='127.0.0.1', user='postgres'); "
+        "cur = c.cursor(); cur.execute('SELECT n + 1 FROM t'); print(cur.fetchone()[0])\""
+    )
+    done = _run("docker", "run", "--rm", "preflight-base/postgres", "sh", "-c", script, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "42"

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import httpx
 import junitparser
 import msgspec
 import pytest
@@ -72,6 +73,30 @@ async def test_the_shop_example_builds_runs_green_and_plays_the_mock_sequence(tm
     assert [(r.status, r.matched_route) for r in refunds] == [(201, "refund")]
     # the counter of the charge route numbered both calls: the accepted one was the second
     assert refunds[0].body == {"charge": "ch_2", "amount": 25}
+
+
+async def test_the_shop_db_example_migrates_seeds_and_runs_green_from_fresh(tmp_path: Path) -> None:
+    shop_db = _copy(tmp_path, "shop-db")["shop-db"]
+    project = Project.open(shop_db)
+    try:
+        result = await project.run(keep=True)
+        status = await project.status()
+        orders = next(s for s in status.services if s.name == "orders")
+        assert orders.url is not None
+        async with httpx.AsyncClient(base_url=orders.url, timeout=10) as client:
+            summary = (await client.get("/orders/summary")).json()
+        cleaned = await project.clean()
+    finally:
+        force_clean(shop_db)
+    assert [(c.id, c.failure.summary if c.failure else "") for c in result.failures()] == []
+    assert result.ok and result.totals.passed == 4
+    # The migration and the seed ran in order before the API started, each once.
+    actions = {s.name: s.action for s in result.setup.services} if result.setup else {}
+    assert set(actions) == {"db", "migrate", "seed", "orders"}
+    # The suite wrote to the database: the row it added is still there (a later run on the kept
+    # environment starts from these rows, not from the seed's).
+    assert summary == {"orders": 3, "items": 6}
+    assert cleaned is not None and labelled(shop_db) == ([], [])
 
 
 async def test_the_shop_broken_report_shows_each_defect_completely(tmp_path: Path) -> None:

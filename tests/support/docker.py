@@ -19,6 +19,19 @@ def labelled(root: Path, cli: str = "docker") -> tuple[list[str], list[str]]:
 
 
 def force_clean(root: Path, cli: str = "docker") -> None:
+    """Remove what the checkout at `root` left on the engine, and stop its detached mock host."""
+    from preflight_sdk.lifecycle.state import read_state
+    from preflight_sdk.mocks.detached import stop_detached
+
+    try:
+        state = read_state(root)
+    except Exception:  # a broken state file: nothing to read pids from
+        state = None
+    for pid in {m.pid for m in state.mocks} if state is not None else ():
+        stop_detached(pid)
+    # Without its state file the checkout has no kept environment: nothing hands its mocks to a
+    # detached host when the test process exits.
+    (root / ".preflight" / "state.json").unlink(missing_ok=True)
     containers, networks = labelled(root, cli)
     if containers:
         subprocess.run(

@@ -79,6 +79,25 @@ async def test_reset_endpoint_restarts_sequences_counters_times_and_the_journal(
         assert len(host.entries("m")) == 2
 
 
+async def test_a_run_reset_keeps_the_journal_but_restarts_sequences_counters_and_times(
+    serve, client: httpx.AsyncClient
+) -> None:
+    routes = [seq(500, 200), {"path": "/once", "times": 1, "response": {"body": "{{counter}}"}}]
+    async with serve(m=routes) as host:
+        url = host.url("m")
+        assert (await client.post(f"{url}/pay")).status_code == 500
+        assert (await client.post(f"{url}/pay")).status_code == 200
+        assert (await client.get(f"{url}/once")).json() == 1
+        reset = await client.post(f"{url}/_mock/reset", params={"keepJournal": "true"})
+        assert reset.json() == {"message": "reset"}
+        assert len(host.entries("m")) == 3  # what earlier runs sent is still there to read
+        assert (await client.post(f"{url}/pay")).status_code == 500
+        assert (await client.get(f"{url}/once")).json() == 1
+        host.reset(keep_journal=True)
+        assert (await client.post(f"{url}/pay")).status_code == 500
+        assert len(host.entries("m")) == 6
+
+
 async def test_host_reset_of_one_mock_leaves_the_others(serve, client: httpx.AsyncClient) -> None:
     async with serve(a=[seq(500, 200)], b=[seq(500, 200)]) as host:
         for name in ("a", "b"):

@@ -1,0 +1,130 @@
+"""Process groups a run started, recorded where any process finds them: `.preflight/procs/`.
+
+Every command a suite runs (a shell suite, a cold pytest) and every warm pytest server and its
+children run in a session of their own, so killing the group stops whatever they left running.
+The process that started them does that itself when they end, time out or are cancelled; but
+when it is killed (SIGKILL of the CLI, of `watch`, of the MCP server) the groups would go on. So
+each group is written down while it runs, one small file per group, and `clean`, `cancel_run` and
+the next run stop the groups whose owner is gone (`clean` stops them all).
+
+A record names the group's owner and the start time of its leader, so a pid reused by an
+unrelated process is never signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import msgspec
+
+__all__ = ["ProcessGroups", "stop_groups"]
+
+_FOLDER = ("procs",)
+
+
+class _Record(msgspec.Struct, frozen=True, kw_only=True):
+    pgid: int
+    owner: int  # the process that started the group (and forgets it when it ends)
+    owner_started: int | None  # its start time (clock ticks since boot), against pid reuse
+    started: int | None  # the group leader's start time
+    kind: str  # `suite`, `warm-pytest`, `pytest-run`
+
+
+def _folder(state_root: str | os.PathLike[str]) -> Path:
+    return Path(state_root).joinpath(".preflight", *_FOLDER)
+
+
+def _start_time(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (None when it is gone or unreadable)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: count from its closing one.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    try:
+        return int(fields[19])  # field 22: starttime
+    except (IndexError, ValueError):
+        return None
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ProcessGroups:
+    """The record of one project's running process groups (blocking calls: small files)."""
+
+    def __init__(self, state_root: str | os.PathLike[str]) -> None:
+        self.folder = _folder(state_root)
+
+    def record(self, pgid: int, kind: str) -> None:
+        """Note that group `pgid` runs for this process (best effort: a failing disk only loses the note)."""
+        me = os.getpid()
+        record = _Record(
+            pgid=pgid, owner=me, owner_started=_start_time(me), started=_start_time(pgid), kind=kind
+        )
+        with contextlib.suppress(OSError):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / f"{pgid}.json"
+            temporary = path.with_suffix(".tmp")
+            temporary.write_bytes(msgspec.json.encode(record))
+            temporary.replace(path)
+
+    def forget(self, pgid: int) -> None:
+        """Note that group `pgid` ended (its owner killed it or it finished)."""
+        with contextlib.suppress(OSError):
+            (self.folder / f"{pgid}.json").unlink(missing_ok=True)
+
+
+def stop_groups(state_root: str | os.PathLike[str], *, orphans_only: bool) -> int:
+    """SIGKILL the recorded process groups of the project at `state_root`; return how many were running.
+
+    `orphans_only`: only those whose owner is gone (a live owner stops its own). Blocking.
+    """
+    folder = _folder(state_root)
+    try:
+        files = sorted(folder.glob("*.json"))
+    except OSError:
+        return 0
+    stopped = 0
+    for path in files:
+        try:
+            record = msgspec.json.decode(path.read_bytes(), type=_Record)
+        except (OSError, msgspec.DecodeError):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+            continue
+        if orphans_only and _owner_alive(record):
+            continue
+        leader = _start_time(record.pgid)
+        reused = leader is not None and record.started is not None and leader != record.started
+        if not reused and _group_alive(record.pgid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(record.pgid, signal.SIGKILL)
+                stopped += 1
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+    return stopped
+
+
+def _owner_alive(record: _Record) -> bool:
+    started = _start_time(record.owner)
+    if started is None:
+        return False
+    if record.owner_started is not None and started != record.owner_started:
+        return False  # the pid now names another process
+    try:
+        state = Path(f"/proc/{record.owner}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rfind(")") + 2 :].split()[0] != "Z"  # a zombie has ended

@@ -1,0 +1,231 @@
+"""Mocks that outlive the command that started them: one detached mock host process per project.
+
+A kept environment (`setup`, `up`, `run --keep`, an MCP server leaving its environment running)
+must go on answering its containers' calls to the mocks after the process that started them
+exits. Mocks first run in that process (`MockHost`, a thread: cheapest for the inner loop); when
+it exits with the environment still up, `hand_off` stops them and starts the same mocks, on the
+same ports and addresses, in a process of its own (`python -m preflight_sdk.mocks.serve`) in a
+new session, so no terminal signal or closing pipe of the caller reaches it. That process serves
+until the environment is gone (`clean` stops it; it also stops by itself within a second once the
+state file no longer names its session) and answers the admin endpoints like any mock, so
+`status`, `mock_requests` and the run's reset reach it over HTTP from any process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..config.model import MockConfig
+from ..errors import MockError, PreflightError
+
+if TYPE_CHECKING:
+    from .host import MockHost
+
+logger = logging.getLogger("preflight_sdk.mocks")
+
+__all__ = [
+    "DetachedSpec",
+    "hand_off",
+    "is_detached_host",
+    "keep_on_exit",
+    "spawn_detached",
+    "stop_detached",
+]
+
+SERVE_MODULE = "preflight_sdk.mocks.serve"
+_READY_TIMEOUT = 20.0
+_STOP_TIMEOUT = 5.0
+
+
+class DetachedSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """What a detached mock host serves, and the session it serves for."""
+
+    mocks: dict[str, MockConfig]
+    bind_hosts: list[str]
+    state_file: str  # `.preflight/state.json` of the checkout
+    session_id: str  # the host stops once the state file names another session (or is gone)
+
+
+def spawn_detached(spec: DetachedSpec, folder: str | os.PathLike[str]) -> int:
+    """Start a detached mock host serving `spec` and return its pid once every mock answers.
+
+    Every mock must have its port set (the ports the containers already use). The spec and the
+    host's log are written to `folder` (`mocks.json`, `mocks.log`). Blocking.
+
+    Raises:
+        MockError: `MOCKS_NOT_RUNNING` when the host exited or did not answer in time (the last
+            lines of its log in the message); nothing is left running then.
+    """
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    spec_file = path / "mocks.json"
+    spec_file.write_bytes(msgspec.json.encode(spec))
+    log_file = path / "mocks.log"
+    with open(log_file, "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", SERVE_MODULE, str(spec_file)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # no SIGHUP/SIGINT of the caller's terminal reaches it
+            close_fds=True,
+            cwd=str(path),
+        )
+    ports = {name: mock.port for name, mock in spec.mocks.items()}
+    deadline = time.monotonic() + _READY_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        if _all_answer(ports):
+            return process.pid
+        time.sleep(0.02)
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    tail = log_file.read_text(errors="replace").splitlines()[-10:]
+    raise MockError(
+        "the detached mock host did not start: " + (" | ".join(tail) or "no output"),
+        code="MOCKS_NOT_RUNNING",
+        hint=f"see {log_file}; `setup` starts the mocks again in its own process",
+        details={"ports": ports},
+    )
+
+
+def is_detached_host(pid: int) -> bool:
+    """Whether process `pid` is a detached mock host (its command line names the serve module)."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return SERVE_MODULE.encode() in command
+
+
+def stop_detached(pid: int) -> bool:
+    """Stop the detached mock host `pid` (SIGTERM, then SIGKILL); False when none runs as `pid`.
+
+    The pid is checked to be a mock host first, so a recorded pid reused by another process is
+    never signalled. Blocking (at most a few seconds).
+    """
+    if pid <= 0 or pid == os.getpid() or not is_detached_host(pid):
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + _STOP_TIMEOUT
+    while time.monotonic() < deadline:
+        if not is_detached_host(pid):
+            return True
+        _reap(pid)
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    _reap(pid)
+    return True
+
+
+def _reap(pid: int) -> None:
+    """Collect `pid` if it is our own child (a host this process spawned), so it is not a zombie."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _all_answer(ports: Mapping[str, int]) -> bool:
+    import http.client
+
+    for name, port in ports.items():
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1.0)
+        try:
+            connection.request("GET", "/_mock/health")
+            response = connection.getresponse()
+            body = response.read()
+        except OSError:
+            return False
+        finally:
+            connection.close()
+        if response.status != 200 or msgspec.json.decode(body).get("name") != name:
+            return False
+    return True
+
+
+def hand_off(
+    host: MockHost, *, state_file: str, session_id: str, folder: str | os.PathLike[str]
+) -> int | None:
+    """Move `host`'s running mocks into a detached host on the same ports; return its pid.
+
+    None when `host` does not serve (stopped, or its environment was cleaned). Blocking: the
+    mocks stop here, then answer again from the new process within a fraction of a second.
+    """
+    if not host.running():
+        return None
+    ports = {name: host.port(name) for name in host.names}
+    spec = DetachedSpec(
+        mocks={name: msgspec.structs.replace(mock, port=ports[name]) for name, mock in host.configs.items()},
+        bind_hosts=host.bind_hosts,
+        state_file=state_file,
+        session_id=session_id,
+    )
+    host.stop_blocking()
+    return spawn_detached(spec, folder)
+
+
+class _Kept(msgspec.Struct, frozen=True):
+    host: MockHost
+    state_file: str
+    session_id: str
+    folder: str
+    wanted: Callable[[], bool]  # still kept now? (the environment runs for this session)
+    record: Callable[[int], None]  # note the detached host's pid where other processes look
+
+
+_kept: dict[str, _Kept] = {}
+_kept_lock = threading.Lock()
+
+
+def keep_on_exit(
+    host: MockHost,
+    *,
+    state_file: str,
+    session_id: str,
+    folder: str,
+    wanted: Callable[[], bool],
+    record: Callable[[int], None],
+) -> None:
+    """Hand `host` off to a detached host when this interpreter exits, if `wanted()` then says so.
+
+    One entry per state file: a later host of the same checkout replaces the earlier one. Called
+    at exit, `wanted` decides (the environment is still running for this session) and `record`
+    stores the new pid (in the state file). Nothing is done for a host that no longer serves.
+    """
+    with _kept_lock:
+        if not _kept:
+            atexit.register(_hand_off_all)
+        _kept[state_file] = _Kept(host, state_file, session_id, folder, wanted, record)
+
+
+def _hand_off_all() -> None:
+    with _kept_lock:
+        entries = list(_kept.values())
+        _kept.clear()
+    for entry in entries:
+        try:
+            if not entry.host.running() or not entry.wanted():
+                continue
+            pid = hand_off(
+                entry.host, state_file=entry.state_file, session_id=entry.session_id, folder=entry.folder
+            )
+            if pid is not None:
+                entry.record(pid)
+        except (PreflightError, OSError) as exc:  # at exit: say why, never raise
+            logger.warning("the mocks could not be kept running after exit: %s", exc)
