@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import click
@@ -31,10 +31,13 @@ class Extension(msgspec.Struct, frozen=True, kw_only=True):
         option: the `click.Option` to add (its `name` is the key `apply` receives the value under).
         apply: called with the option's value and the command's arguments (Python names, only the
             ones given) before validation; it may set, change or remove arguments.
+        after: called with the option's value, the project, the operation's result and the output
+            once the operation returned (e.g. `runs show ID --open` opens the run's page).
     """
 
     option: Any
     apply: Callable[[Any, dict[str, Any]], None]
+    after: Callable[[Any, Any, Any, Any], Awaitable[None]] | None = None
 
 
 _CLICK_TYPES = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}

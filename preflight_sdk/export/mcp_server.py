@@ -28,6 +28,7 @@ from ..progress import ProgressEvent, ProgressSink
 from ..tracing import TRACE_PARENT
 from .bounds import bound_reply
 from .list_cache import ListCache
+from .mcp_apps import install_apps
 from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .registry import Registry, reflect
@@ -107,6 +108,7 @@ class PreflightMcp:
         )
         self.list_cache = ListCache()
         self.server.middleware.append(self.list_cache.middleware)
+        install_apps(self)  # MCP Apps: the run tools show the run's page (mcp_apps.py)
 
     # -- tools --------------------------------------------------------------------------------
 

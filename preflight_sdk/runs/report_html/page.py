@@ -1,0 +1,311 @@
+"""The report page: verdict, failures grouped by cause, timeline, every case, changes, artifacts.
+
+`render_report` returns one self-contained HTML document (its CSS and script inline, no request
+to anywhere: it works from `file://`); `render_fragment` returns the same view as one element
+(with its style and script) to embed in a notebook or a host page. Everything a person needs is
+in the markup; the script only adds search, filters, keyboard keys and the timeline's zoom.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from importlib.resources import files
+
+import msgspec
+
+from ...redaction import DEFAULT, Redactor, redact_failure
+from ...results.run import CaseResult, RunResult
+from ...runners.events import Event
+from ..history import cause_of
+from .evidence import anchor, case_article, esc, human_ms
+from .timeline import build_timeline
+from .timeline_html import timeline_html
+
+__all__ = ["PreviousRun", "group_by_cause", "render_fragment", "render_report"]
+
+# The compact variant (a notebook showing a large run) keeps this many rows of passing cases.
+_COMPACT_ROWS = 150
+_COMPACT_SPANS = 400
+
+
+class PreviousRun(msgspec.Struct, frozen=True, kw_only=True):
+    """The run before this one with the same selection of suites: its id and each case's status."""
+
+    run_id: str
+    statuses: dict[str, str]
+    started_at: str | None = None
+
+
+@cache
+def asset(name: str) -> str:
+    """The text of a file of this package (`report.css`, `report.js`)."""
+    return (files(__package__) / name).read_text(encoding="utf-8")
+
+
+def group_by_cause(failures: Sequence[CaseResult]) -> list[list[CaseResult]]:
+    """Failed cases grouped by their cause (first failed assertion, status, log line), first seen first."""
+    groups: dict[str, list[CaseResult]] = {}
+    for case in failures:
+        key = cause_of(case) or f"case:{case.id}"
+        groups.setdefault(key, []).append(case)
+    return list(groups.values())
+
+
+def _redacted(result: RunResult, redactor: Redactor) -> RunResult:
+    """The result with every failure through the redaction policy (again: it is idempotent)."""
+    suites = []
+    for suite in result.suites:
+        cases = [
+            msgspec.structs.replace(c, failure=redact_failure(c.failure, redactor)) if c.failure else c
+            for c in suite.cases
+        ]
+        suites.append(msgspec.structs.replace(suite, cases=cases))
+    return msgspec.structs.replace(result, suites=suites, summary=redactor.text(result.summary))
+
+
+def _headline(result: RunResult) -> str:
+    t = result.totals
+    if result.error is not None:
+        return f"The run could not finish: {result.error.message}"
+    if result.status in ("running", "queued"):
+        return f"Running: {t.total} cases so far"
+    if t.failed:
+        return f"{t.failed} of {t.total} cases failed"
+    if result.status == "passed":
+        return f"All {t.total} cases passed" if t.total != 1 else "The case passed"
+    return f"Run {result.status}"
+
+
+def _header(result: RunResult, changes: str) -> str:
+    t = result.totals
+    git = ""
+    if result.git is not None:
+        git = f" · commit <code>{esc(result.git.commit[:12])}</code>{' (changed files)' if result.git.dirty else ''}"
+    meta = (
+        f"<b>{len(result.suites)}</b> suites · <b>{t.total}</b> cases: "
+        f'<span class="pfr-c-passed">{t.passed} passed</span> · <span class="pfr-c-failed">{t.failed} failed</span>'
+        f" · {t.skipped} skipped · {human_ms(result.duration)} · run <code>{esc(result.run_id)}</code>"
+        f" · started {esc(result.started_at.replace('T', ' ')[:19])} UTC{git}"
+    )
+    mark = {"passed": "✓ PASSED", "failed": "✗ FAILED"}.get(result.status, result.status.upper())
+    return (
+        f'<header class="pfr-head pfr-s-{esc(result.status)}"><div class="pfr-verdict">{esc(mark)}</div><div>'
+        f"<h1>{esc(_headline(result))}</h1>"
+        f'<p class="pfr-summary-line">{esc(result.summary)}</p><p class="pfr-meta">{meta}</p>{changes}</div></header>'
+    )
+
+
+def _failures(result: RunResult, artifacts: set[str]) -> str:
+    failed = result.failures()
+    if not failed:
+        return '<p class="pfr-empty">no failures</p>'
+    out = []
+    for group in group_by_cause(failed):
+        first = group[0]
+        href = first.failure.artifact if first.failure and first.failure.artifact in artifacts else None
+        article = case_article(first, result.run_id, artifact_href=href)
+        if len(group) == 1:
+            out.append(article)
+            continue
+        others = "".join(
+            f'<li id="{anchor(c.id)}" data-case="{esc(c.id)}"><b>{esc(c.name)}</b> <small>{esc(c.suite)} · '
+            f"{human_ms(c.duration)}</small> · {esc(c.failure.summary if c.failure else '')}</li>"
+            for c in group[1:]
+        )
+        out.append(
+            f'<div class="pfr-group"><p class="pfr-group-head">{len(group)} cases fail the same way: '
+            f"{esc((first.failure.summary if first.failure else '') or first.id)}</p>{article}"
+            f'<p class="pfr-note">the same cause in:</p><ul class="pfr-also">{others}</ul></div>'
+        )
+    return "".join(out)
+
+
+def _change_of(case: CaseResult, previous: PreviousRun | None) -> tuple[str, str]:
+    if previous is None:
+        return "", ""
+    before = previous.statuses.get(case.id)
+    if before is None:
+        return "new", "new case"
+    if case.status == "failed" and before != "failed":
+        return "new", "newly failing"
+    if case.status != "failed" and before == "failed":
+        return "fixed", "fixed"
+    return "", ""
+
+
+def _cases(result: RunResult, previous: PreviousRun | None, *, compact: bool) -> str:
+    rows = []
+    shown_others = 0
+    hidden = 0
+    for suite in result.suites:
+        for case in suite.cases:
+            if compact and case.status != "failed":
+                if shown_others >= _COMPACT_ROWS:
+                    hidden += 1
+                    continue
+                shown_others += 1
+            kind, change = _change_of(case, previous)
+            name = (
+                f'<a href="#{anchor(case.id)}">{esc(case.name)}</a>'
+                if case.status == "failed"
+                else esc(case.name)
+            )
+            note = f"<br><small>{esc(case.skip_reason)}</small>" if case.skip_reason else ""
+            mark = {"passed": "✓", "failed": "✗", "skipped": "–"}[case.status]
+            rows.append(
+                f'<tr class="pfr-r-{case.status}" data-status="{case.status}" data-suite="{esc(case.suite)}">'
+                f'<td><span class="pfr-badge pfr-b-{case.status}">{mark} {case.status}</span></td>'
+                f"<td>{name}{note}</td><td>{esc(case.suite)}</td><td>{human_ms(case.duration)}</td>"
+                f'<td class="pfr-change pfr-ch-{kind}">{esc(change)}</td></tr>'
+            )
+    suites = "".join(f'<option value="{esc(s.id)}">{esc(s.id)}</option>' for s in result.suites)
+    filters = (
+        '<div class="pfr-filters" hidden><input type="search" class="pfr-search" placeholder="Search cases  ( / )" '
+        'aria-label="search cases">'
+        '<button type="button" data-status="all" aria-pressed="true">all</button>'
+        '<button type="button" data-status="failed" aria-pressed="false">failed</button>'
+        '<button type="button" data-status="passed" aria-pressed="false">passed</button>'
+        '<button type="button" data-status="skipped" aria-pressed="false">skipped</button>'
+        f'<select class="pfr-suite" aria-label="suite"><option value="">every suite</option>{suites}</select>'
+        '<span class="pfr-shown pfr-dim"></span></div>'
+    )
+    cut = (
+        f'<p class="pfr-note">{hidden} more passing or skipped cases are in the full report.</p>'
+        if hidden
+        else ""
+    )
+    return (
+        f'{filters}<table class="pfr-cases"><thead><tr><th>status</th><th>case</th><th>suite</th><th>time</th>'
+        f"<th>vs previous</th></tr></thead><tbody>{''.join(rows)}</tbody></table>{cut}"
+    )
+
+
+def _changes(result: RunResult, previous: PreviousRun | None) -> tuple[str, str]:
+    """(the line under the header, the section body)."""
+    if previous is None:
+        text = "no earlier run of the same suites to compare with"
+        return "", f'<p class="pfr-empty">{text}</p>'
+    newly: list[CaseResult] = []
+    fixed: list[CaseResult] = []
+    still: list[CaseResult] = []
+    added: list[CaseResult] = []
+    for suite in result.suites:
+        for case in suite.cases:
+            before = previous.statuses.get(case.id)
+            if before is None:
+                added.append(case)
+            elif case.status == "failed":
+                (still if before == "failed" else newly).append(case)
+            elif before == "failed":
+                fixed.append(case)
+    line = (
+        f'<p class="pfr-changes-line">Since run <code>{esc(previous.run_id)}</code>: '
+        f'<b class="pfr-ch-new">{len(newly)} newly failing</b> · <b class="pfr-ch-fixed">{len(fixed)} fixed</b>'
+        f" · {len(still)} still failing · {len(added)} new cases</p>"
+    )
+
+    def listing(title: str, cases: list[CaseResult]) -> str:
+        if not cases:
+            return ""
+        items = "".join(
+            f'<li><a href="#{anchor(c.id)}">{esc(c.name)}</a> <small>{esc(c.suite)}</small></li>'
+            if c.status == "failed"
+            else f"<li>{esc(c.name)} <small>{esc(c.suite)}</small></li>"
+            for c in cases[:200]
+        )
+        more = f"<li>… {len(cases) - 200} more</li>" if len(cases) > 200 else ""
+        return f"<h4>{esc(title)} ({len(cases)})</h4><ul>{items}{more}</ul>"
+
+    body = line + "".join(
+        listing(t, c)
+        for t, c in (
+            ("newly failing", newly),
+            ("fixed", fixed),
+            ("still failing", still),
+            ("new cases", added),
+        )
+    )
+    return line, body
+
+
+def _artifacts(result: RunResult) -> str:
+    if not result.artifacts:
+        return '<p class="pfr-empty">no files listed</p>'
+    rows = "".join(
+        f'<tr><td><a href="{esc(a.name)}">{esc(a.name)}</a></td><td>{a.size:,} B</td>'
+        f'<td><code title="{esc(a.sha256)}">{esc(a.sha256[:16])}</code></td></tr>'
+        for a in result.artifacts
+    )
+    return f"<table><thead><tr><th>file</th><th>size</th><th>sha256</th></tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _body(
+    result: RunResult,
+    events: Sequence[Event],
+    previous: PreviousRun | None,
+    redactor: Redactor,
+    compact: bool,
+) -> str:
+    result = _redacted(result, redactor)
+    artifacts = {a.name for a in result.artifacts}
+    timeline = build_timeline(result, events)
+    line, changes = _changes(result, previous)
+    failures = result.totals.failed
+    nav = (
+        '<nav class="pfr-nav">'
+        f'<a href="#pfr-failures">Failures {failures}</a><a href="#pfr-timeline">Timeline</a>'
+        f'<a href="#pfr-cases">All cases {result.totals.total}</a><a href="#pfr-changes">Changes</a>'
+        '<a href="#pfr-artifacts">Files</a>'
+        '<span class="pfr-keys" hidden>keys: <b>j</b>/<b>k</b> next/previous failure · <b>/</b> search · '
+        "<b>f</b> failed only · <b>a</b> all · <b>t</b> timeline</span></nav>"
+    )
+    sections = [
+        ("pfr-failures", f"Failures <small>{failures}</small>", _failures(result, artifacts)),
+        ("pfr-timeline", f"Timeline <small>{human_ms(timeline.total)}</small>",
+         timeline_html(timeline, max_spans=_COMPACT_SPANS if compact else 5000)),
+        ("pfr-cases", "All cases", _cases(result, previous, compact=compact)),
+        ("pfr-changes", "Changes since the previous run", changes),
+        ("pfr-artifacts", "Files of this run", _artifacts(result)),
+    ]  # fmt: skip
+    body = "".join(
+        f'<section id="{ident}"><h2>{title}</h2>{content}</section>' for ident, title, content in sections
+    )
+    return (
+        f'<div class="pfr" id="pfr-run-{esc(result.run_id)}" data-run="{esc(result.run_id)}">'
+        f"{_header(result, line)}{nav}{body}</div>"
+    )
+
+
+def render_fragment(
+    result: RunResult,
+    events: Sequence[Event] = (),
+    *,
+    previous: PreviousRun | None = None,
+    redactor: Redactor = DEFAULT,
+    compact: bool = False,
+) -> str:
+    """The report as one element with its style and script, to embed (a notebook, a host page).
+
+    `compact` keeps the failures whole but cuts the passing rows and the timeline's case bars.
+    """
+    body = _body(result, events, previous, redactor, compact)
+    return f"<style>{asset('report.css')}</style>{body}<script>{asset('report.js')}</script>"
+
+
+def render_report(
+    result: RunResult,
+    events: Sequence[Event] = (),
+    *,
+    previous: PreviousRun | None = None,
+    redactor: Redactor = DEFAULT,
+) -> str:
+    """The report of a run as one self-contained HTML document (see the module docstring)."""
+    mark = {"passed": "✓", "failed": "✗"}.get(result.status, "•")
+    title = f"{mark} {result.status} · {result.totals.failed} failed of {result.totals.total} · run {result.run_id}"
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{asset('report.css')}body{{margin:0;background:#fff}}</style></head>"
+        f"<body>{_body(result, events, previous, redactor, False)}<script>{asset('report.js')}</script></body></html>"
+    )
