@@ -151,8 +151,11 @@ def test_quickstart_shows_the_broken_shop_failure_in_full(executed: dict[str, Ex
     assert all(style == "success" for *_, style in run.bars(live_setup))
     assert run.bars(live_run) == [("run 3/3", 3, 3, "danger"), ("orders 3", 3, 3, "danger")]
     html = run.text(cell, "text/html")
-    assert 'id="pf-run-' in html and "pf-badge-failed" in html and 'class="pf-case pf-failed"' in html
-    assert "POST /orders returned 500, expected 400" in html
+    # The run shows its page inline (its report.html): failures with their evidence, the timeline.
+    assert 'class="pfr"' in html and 'id="pfr-run-' in html and "pfr-s-failed" in html
+    assert html.count('class="pfr-failure"') == 2 and 'class="pfr-tl"' in html
+    assert "POST /orders returned 500, expected 400" in html and "KeyError: &#x27;price&#x27;" in html
+    assert "<script>" in html and ".pfr{" in html  # its script and its (scoped) style come with it
     assert "POST /orders returned 500, expected 400" in run.text(run.cell("first = failed.failures()[0]"))
     tree = run.tree(run.widgets(run.cell("from preflight_sdk.notebook import view"))[0])
     tabs = [s["titles"] for name, s in tree if name == "TabModel"]

@@ -77,6 +77,8 @@
         var left = (Math.max(s, from) - from) / span, width = (Math.min(e, to) - Math.max(s, from)) / span;
         if (el.classList.contains("pfr-now")) {
           el.style.left = "calc(160px + (100% - 170px) * " + left.toFixed(5) + ")";
+          var label = el.querySelector("span");
+          if (label) label.style.cssText = left > 0.6 ? "left:auto;right:4px" : "left:4px;right:auto";
         } else {
           el.style.left = (left * 100).toFixed(3) + "%";
           if (el.classList.contains("pfr-bar")) el.style.width = (width * 100).toFixed(3) + "%";
