@@ -1,9 +1,10 @@
 """Open notebooks/quickstart.ipynb in a real JupyterLab, run every cell from the menu, look at the page.
 
 Headless Debian Chromium driven by Python Playwright (no browser download: the system Chromium is
-used, installed by scripts/ensure-chromium when missing). The check: the live widgets rendered with green bars,
-the shop-broken run's page (`.pfr#pfr-run-<runId>`, its report.html inline) is in the page with
-its two failures, their bars on the timeline and the expected failure line, and a screenshot is saved to test-artifacts/quickstart.png.
+used, installed by scripts/ensure-chromium when missing). The check: the live widgets rendered
+with green bars, the shop-broken run's page (`.pfr#pfr-run-<runId>`, its report.html inline) is in
+the page with its two failures, their bars on the timeline and the expected failure line, and a
+screenshot is saved to test-artifacts/quickstart.png.
 """
 
 from __future__ import annotations
