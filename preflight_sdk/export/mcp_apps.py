@@ -10,7 +10,8 @@ For a client that declares the extension (with the `text/html;profile=mcp-app` M
   the tool's result) and the page of any run, `ui://preflight/runs/<runId>` (optionally
   `?project=<path>` when the server has no default project), which the view reads through the host.
 
-A client that does not declare it sees exactly what it saw before: the same `initialize` reply,
+A client that does not declare it sees exactly what it saw before: the same `initialize` (or
+`server/discover`) reply,
 the same tool list, the same tool replies, and no resources (`resources/*` is "method not found").
 """
 
@@ -66,7 +67,8 @@ def _apps_client(ctx: ServerRequestContext[Any]) -> bool:
 
 def _declares_apps(params: Any) -> bool:
     """Whether `initialize` params declare the extension with the app MIME type."""
-    capabilities = (params or {}).get("capabilities") or {}
+    capabilities = (params or {}).get("capabilities") if isinstance(params, dict) else None
+    capabilities = capabilities or {}
     settings = (capabilities.get("extensions") or {}).get(EXTENSION_ID)
     return isinstance(settings, dict) and APP_MIME_TYPE in (settings.get("mimeTypes") or [])
 
@@ -82,7 +84,8 @@ class McpApps:
         answer = await call_next(ctx)
         if not isinstance(answer, dict):
             return answer
-        if ctx.method == "initialize" and not _declares_apps(ctx.params):
+        handshake = ctx.method in ("initialize", "server/discover")
+        if handshake and not (_declares_apps(ctx.params) or _apps_client(ctx)):
             capabilities = dict(answer.get("capabilities") or {})
             capabilities.pop("resources", None)
             extensions = {
