@@ -13,7 +13,7 @@
 
     // -- filters: text, status, suite ------------------------------------------------------
     var rows = Array.prototype.slice.call(root.querySelectorAll(".pfr-cases tbody tr"));
-    var texts = rows.map(function (r) { return r.textContent.toLowerCase(); });
+    var texts = null;  // each row's text, read on the first search
     var search = root.querySelector(".pfr-search");
     var suiteSelect = root.querySelector(".pfr-suite");
     var shown = root.querySelector(".pfr-shown");
@@ -23,6 +23,7 @@
     function apply() {
       var count = 0;
       var words = state.text.toLowerCase().split(/\s+/).filter(Boolean);
+      if (words.length && !texts) texts = rows.map(function (r) { return r.textContent.toLowerCase(); });
       for (var i = 0; i < rows.length; i++) {
         var r = rows[i];
         var ok = (state.status === "all" || r.getAttribute("data-status") === state.status) &&
@@ -133,7 +134,8 @@
       }
       if (handled) event.preventDefault();
     });
-    apply();
+    // Nothing is filtered yet: only the count is written (touching every row would cost a style pass).
+    if (shown) shown.textContent = rows.length + " of " + rows.length + " cases";
   }
 
   function initAll() {
