@@ -27,6 +27,8 @@ __all__ = ["PreviousRun", "group_by_cause", "render_fragment", "render_report"]
 # The compact variant (a notebook showing a large run) keeps this many rows of passing cases.
 _COMPACT_ROWS = 150
 _COMPACT_SPANS = 400
+# Past this many cases the lists below the fold are laid out only when scrolled to (see report.css).
+_LARGE = 200
 
 
 class PreviousRun(msgspec.Struct, frozen=True, kw_only=True):
@@ -271,8 +273,9 @@ def _body(
     body = "".join(
         f'<section id="{ident}"><h2>{title}</h2>{content}</section>' for ident, title, content in sections
     )
+    large = " pfr-large" if result.totals.total > _LARGE else ""
     return (
-        f'<div class="pfr" id="pfr-run-{esc(result.run_id)}" data-run="{esc(result.run_id)}">'
+        f'<div class="pfr{large}" id="pfr-run-{esc(result.run_id)}" data-run="{esc(result.run_id)}">'
         f"{_header(result, line)}{nav}{body}</div>"
     )
 
