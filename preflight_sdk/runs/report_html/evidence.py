@@ -195,7 +195,11 @@ def case_article(case: CaseResult, run_id: str, *, artifact_href: str | None) ->
         f'<div class="pfr-panel pfr-mocks"><h4>Mock calls</h4>{_mocks(failure.diagnostics)}</div></div>'
     )
     if failure.output:
-        parts.append(f"<details><summary>output</summary>{_pre(json_text(failure.output, 8000))}</details>")
+        # A process's output is the evidence of a pytest or shell case: shown open when it has no exchange.
+        opened = " open" if failure.request is None and failure.response is None else ""
+        parts.append(
+            f"<details{opened}><summary>output</summary>{_pre(json_text(failure.output, 8000))}</details>"
+        )
     if artifact_href:
         parts.append(
             f'<p class="pfr-note">full record: <a href="{esc(artifact_href)}">{esc(artifact_href)}</a></p>'
