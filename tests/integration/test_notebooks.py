@@ -281,10 +281,10 @@ def test_history_follows_a_run_lists_runs_and_keeps_a_saved_test(executed: dict[
     started = run.text(run.cell("started = await"))
     assert "'queued'" in started or "'running'" in started  # answered before the verdict
     followed = run.text(run.cell("done = await"), "text/html")
-    assert "pf-run" in followed and "pf-badge-passed" in followed
+    assert 'class="pfr"' in followed and "pfr-s-passed" in followed  # the run's page, inline
     history = run.text(run.cell("await shop.list_runs"), "text/html")
     assert "pf-run-list" in history and history.count("pf-run-line") >= 1
     saved = run.text(run.cell("await shop.save_test"), "text/html")
     assert "pf-saved-tests-table" in saved and "orders-health" in saved
     checked = run.text(run.cell("checked = await"), "text/html")
-    assert "pf-badge-passed" in checked  # a saved test's run renders like any run
+    assert "pfr-s-passed" in checked and "pfr-b-passed" in checked  # a saved test's run shows its page like any run
