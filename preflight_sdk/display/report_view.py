@@ -20,6 +20,8 @@ from ..runs.report_html.page import asset
 __all__ = ["INLINE_LIMIT", "report_html"]
 
 INLINE_LIMIT = 600_000  # bytes of page shown whole in a notebook output; past it, the compact variant
+# Inside a notebook the page's navigation scrolls with it (a sticky bar would ride over the cells).
+_INLINE_CSS = ".pfr .pfr-nav{position:static}"
 
 
 def _file(result: RunResult, name: str) -> Path | None:
@@ -39,7 +41,8 @@ def report_html(result: RunResult) -> str | None:
             text = None
         if text is not None and "<body>" in text and "</body>" in text:
             body = text.split("<body>", 1)[1].rsplit("</body>", 1)[0]
-            return f"<style>{asset('report.css')}</style>{body}"
+            return f"<style>{asset('report.css')}{_INLINE_CSS}</style>{body}"
     events_file = _file(result, "events.ndjson")
     events = read_events(events_file) if events_file is not None else []
-    return render_fragment(result, events, compact=page is not None or result.totals.total > 300)
+    fragment = render_fragment(result, events, compact=page is not None or result.totals.total > 300)
+    return fragment.replace("</style>", f"{_INLINE_CSS}</style>", 1)
