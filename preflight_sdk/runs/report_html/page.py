@@ -26,6 +26,8 @@ from .timeline_html import timeline_html
 __all__ = ["PreviousRun", "group_by_cause", "render_fragment", "render_report"]
 
 _COMPACT_SPANS = 400
+# Causes told in full; the failures of any further cause are one line each (a page stays small).
+_FULL_CAUSES = 100
 # Past this many cases the lists below the fold are laid out only when scrolled to (see report.css).
 _LARGE = 200
 
@@ -94,7 +96,8 @@ def _failures(result: RunResult, artifacts: set[str]) -> str:
     if not failed:
         return '<p class="pfr-empty">no failures</p>'
     out = []
-    for group in group_by_cause(failed):
+    groups = group_by_cause(failed)
+    for group in groups[:_FULL_CAUSES]:
         first = group[0]
         href = first.failure.artifact if first.failure and first.failure.artifact in artifacts else None
         article = case_article(first, result.run_id, artifact_href=href)
@@ -110,6 +113,24 @@ def _failures(result: RunResult, artifacts: set[str]) -> str:
             f'<div class="pfr-group"><p class="pfr-group-head">{len(group)} cases fail the same way: '
             f"{esc((first.failure.summary if first.failure else '') or first.id)}</p>{article}"
             f'<p class="pfr-note">the same cause in:</p><ul class="pfr-also">{others}</ul></div>'
+        )
+    rest = [c for group in groups[_FULL_CAUSES:] for c in group]
+    if rest:
+        items = "".join(
+            f'<li id="{anchor(c.id)}" data-case="{esc(c.id)}"><b>{esc(c.name)}</b> <small>{esc(c.suite)}</small> · '
+            f"{esc(c.failure.summary if c.failure else '')}"
+            + (
+                f' · <a href="{esc(c.failure.artifact)}">record</a>'
+                if c.failure and c.failure.artifact in artifacts
+                else ""
+            )
+            + "</li>"
+            for c in rest
+        )
+        out.append(
+            f'<div class="pfr-group"><p class="pfr-group-head">{len(rest)} more failures, in '
+            f"{len(groups) - _FULL_CAUSES} more causes (each one's full record is its file)</p>"
+            f'<ul class="pfr-also">{items}</ul></div>'
         )
     return "".join(out)
 

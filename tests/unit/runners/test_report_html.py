@@ -210,3 +210,11 @@ def test_the_compact_variant_keeps_every_failure_and_cuts_the_passing_rows() -> 
     assert full.count('<tr class="pfr-r-passed"') == 400
     assert compact.count('<tr class="pfr-r-passed"') == 150 and "250 more passing" in compact
     assert compact.count('class="pfr-failure"') == 1 and len(compact) < len(full)
+
+
+def test_past_a_hundred_causes_the_further_failures_are_one_line_each() -> None:
+    cases = [_failed(f"api.case-{n}", f"returned {400 + n}", status=400 + n) for n in range(130)]
+    page = render_report(_run(cases))
+    assert page.count('class="pfr-failure"') == 100
+    assert "30 more failures, in 30 more causes" in page
+    assert 'id="pfr-case-api.case-129"' in page  # still linked from its row in the cases table
