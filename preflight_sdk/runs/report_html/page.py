@@ -87,8 +87,18 @@ def _header(result: RunResult, changes: str) -> str:
     return (
         f'<header class="pfr-head pfr-s-{esc(result.status)}"><div class="pfr-verdict">{esc(mark)}</div><div>'
         f"<h1>{esc(_headline(result))}</h1>"
-        f'<p class="pfr-summary-line">{esc(result.summary)}</p><p class="pfr-meta">{meta}</p>{changes}</div></header>'
+        f'<p class="pfr-summary-line">{esc(result.summary)}</p>{_error(result)}<p class="pfr-meta">{meta}</p>'
+        f"{changes}</div></header>"
     )
+
+
+def _error(result: RunResult) -> str:
+    """Why a run could not finish: its error's code and message, and what to do (the hint)."""
+    error = result.error
+    if error is None:
+        return ""
+    hint = f"<br><b>What to do:</b> {esc(error.hint)}" if error.hint else ""
+    return f'<p class="pfr-fix"><code>{esc(error.code)}</code> {esc(error.message)}{hint}</p>'
 
 
 def _failures(result: RunResult, artifacts: set[str]) -> str:

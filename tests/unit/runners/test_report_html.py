@@ -218,3 +218,13 @@ def test_past_a_hundred_causes_the_further_failures_are_one_line_each() -> None:
     assert page.count('class="pfr-failure"') == 100
     assert "30 more failures, in 30 more causes" in page
     assert 'id="pfr-case-api.case-129"' in page  # still linked from its row in the cases table
+
+
+def test_a_run_that_could_not_finish_says_why_and_what_to_do() -> None:
+    from preflight_sdk.errors import ErrorInfo
+
+    error = ErrorInfo(code="HEALTH_CHECK_TIMEOUT", message="orders <b>never</b> became healthy", retryable=False,
+                      hint="read the logs of orders")  # fmt: skip
+    page = render_report(msgspec.structs.replace(_run([]), status="error", error=error))
+    assert "The run could not finish" in page and "HEALTH_CHECK_TIMEOUT" in page
+    assert "orders &lt;b&gt;never&lt;/b&gt; became healthy" in page and "read the logs of orders" in page
