@@ -121,3 +121,57 @@ async def test_a_client_without_apps_sees_no_change(project: Path) -> None:
     assert isinstance(text, types.TextContent) and json.loads(text.text) == run.structured_content
     assert run.structured_content["data"]["status"] == "failed"
     assert set(run.structured_content) == set(apps["run"].structured_content)
+
+
+def _handshake(project: Path, capabilities: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The 2025-06-18 handshake over raw stdio: the `initialize` result and the `tools/list` tools."""
+    import subprocess
+
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": capabilities,
+                    "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    ]  # fmt: skip
+    replies: dict[int, dict[str, Any]] = {}
+    with subprocess.Popen(
+        [LAUNCHER, "--project", str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=dict(os.environ),
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        try:
+            server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+            server.stdin.flush()
+            while 1 not in replies:  # the reply to tools/list comes last; stdin stays open until then
+                line = server.stdout.readline()
+                assert line, "the server closed its output before answering"
+                reply = json.loads(line)
+                if "id" in reply:
+                    replies[reply["id"]] = reply
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+    return replies[0]["result"], replies[1]["result"]["tools"]
+
+
+def test_the_older_handshake_shows_the_extension_only_to_a_client_that_declares_it(project: Path) -> None:
+    plain, plain_tools = _handshake(project, {})
+    declared = {"extensions": {EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}}
+    apps, apps_tools = _handshake(project, declared)
+    assert "resources" not in plain["capabilities"] and EXTENSION_ID not in plain["capabilities"].get(
+        "extensions", {}
+    )
+    # (This protocol version has no `extensions` in the server's capabilities: the SDK leaves it out.)
+    assert "resources" in apps["capabilities"]
+    assert all("_meta" not in tool for tool in plain_tools)
+    marked = {
+        t["name"]
+        for t in apps_tools
+        if t.get("_meta", {}).get("ui", {}).get("resourceUri") == "ui://preflight/run"
+    }
+    assert marked == RUN_TOOLS
