@@ -2,7 +2,8 @@
 
 For a client that declares the extension (with the `text/html;profile=mcp-app` MIME type):
 
-- the server advertises the extension and the `resources` capability;
+- the server advertises the `resources` capability and the extension (where the protocol version
+  carries `extensions` in the server's capabilities);
 - the run tools (`preflight_run`, `preflight_run_suite`, `preflight_get_run`,
   `preflight_resume_run`, `preflight_run_test`, `preflight_get_latest_run`) carry
   `_meta.ui.resourceUri` = `ui://preflight/run`, the view a host renders in a sandboxed iframe;
