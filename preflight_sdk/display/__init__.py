@@ -51,14 +51,15 @@ def render_text(result: Any) -> str:
 
 
 def mimebundle(result: Any) -> dict[str, Any]:
-    """What Jupyter shows for `result`: text and HTML, or a live widget inside a kernel (a form).
+    """What Jupyter shows for `result`: text and HTML, or inside a kernel a live widget (a form) or a
+    test run's page (its report.html, see `report_view`).
 
-    A widget keeps the result's text beside it, for where widgets are not rendered (GitHub).
+    A widget or a page keeps the result's text beside it, for where they are not rendered (GitHub).
     """
     from . import kernel
 
     text = render_text(result)
-    live = kernel.live_bundle(result)
+    live = kernel.live_bundle(result) or kernel.page_bundle(result)
     if live is not None:
         return {**live, "text/plain": text}
     return {"text/plain": text, "text/html": render_html(result)}

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..progress import ProgressSink
 
-__all__ = ["default_progress", "in_kernel", "live_bundle"]
+__all__ = ["default_progress", "in_kernel", "live_bundle", "page_bundle"]
 
 
 def in_kernel() -> bool:
@@ -44,3 +44,15 @@ def live_bundle(result: Any) -> dict[str, Any] | None:
         return None
     form = live_form(result)
     return None if form is None else dict(form.widget._repr_mimebundle_())
+
+
+def page_bundle(result: Any) -> dict[str, Any] | None:
+    """Inside a kernel, a finished test run shows its page (report.html) inline; else None."""
+    from ..results.run import RunResult
+
+    if not isinstance(result, RunResult) or not in_kernel():
+        return None
+    from .report_view import report_html
+
+    page = report_html(result)
+    return None if page is None else {"text/html": page}

@@ -9,6 +9,8 @@ mock requests of that moment, and the artifact holding the full record.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..results.grouping import group_failures
 from ..results.run import CaseResult, DiagnosticReport, Failure, RunResult, SuiteResult
 from . import renders
@@ -127,6 +129,9 @@ def run_text(result: RunResult) -> str:
     report = _report_path(result)
     if report:
         lines += ["", f"report: {report}"]
+    page = next((a.path for a in result.artifacts if a.name == "report.html"), None)
+    if page:
+        lines.append(f"view:   {Path(page).absolute().as_uri()}")
     if result.truncated:
         lines.append("(the result was cut to stay small; the report holds everything)")
     return "\n".join(lines)

@@ -253,6 +253,9 @@ def operation_command(op: Operation, extensions: tuple[Extension, ...]) -> click
                 and interactive()
             ):
                 result = await follow_up(project, result, kwargs)
+            for extension in extensions:
+                if extension.after is not None:
+                    await extension.after(values.get(extension.option.name), project, result, out)
             return result
 
         execute(ctx, work)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import click
 
 from .cli_params import Extension
 
-__all__ = ["EXTENSIONS", "SHARD_ON"]
+__all__ = ["EXTENSIONS", "OPEN_REPORT", "SHARD_ON"]
 
 
 def _self(value: Any, args: dict[str, Any]) -> None:
@@ -44,6 +45,38 @@ def _written_before(value: Any, args: dict[str, Any]) -> None:
     """The composed `init` command writes the starter before the operation runs."""
 
 
+def _nothing(value: Any, args: dict[str, Any]) -> None:
+    """An option that changes no argument (it acts after the operation)."""
+
+
+async def _open_report(value: Any, project: Any, result: Any, out: Any) -> None:
+    """`runs show ID --open`: open the run's report.html in the browser (written first when missing)."""
+    if not value:
+        return
+    import webbrowser
+
+    from ..runs.report import report_of
+
+    _, path = await report_of(project._runs, result.run_id, write=True)
+    if path is None:
+        return
+    uri = path.resolve().as_uri()
+    opened = await anyio.to_thread.run_sync(webbrowser.open, uri)
+    out.note(f"opened {uri}" if opened else f"no browser found: open {uri}")
+
+
+OPEN_REPORT = Extension(
+    option=click.Option(
+        ["--open"],
+        is_flag=True,
+        default=False,
+        help="Open the run's report.html (its page: verdict, failures, timeline) in the browser.",
+    ),
+    apply=_nothing,
+    after=_open_report,
+)
+
+
 EXTENSIONS: dict[str, tuple[Extension, ...]] = {
     # `preflight test --shard-on local,ssh://ci@builder` (and `preflight run`): the readable `--shards`.
     "run": (SHARD_ON,),
@@ -59,6 +92,8 @@ EXTENSIONS: dict[str, tuple[Extension, ...]] = {
             apply=_written_before,
         ),
     ),
+    # `preflight runs show ID --open` (and `preflight get-run ID --open`): the run's page in a browser.
+    "get_run": (OPEN_REPORT,),
     # `preflight verify --self`: the spelling users know for `--self-check`.
     "verify": (
         Extension(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import click
@@ -33,11 +33,14 @@ class Extension(msgspec.Struct, frozen=True, kw_only=True):
             ones given) before validation; it may set, change or remove arguments.
         replaces: the generated option this one is the readable form of: it is still accepted,
             but left out of `--help`, so the command shows one way to say it.
+        after: called with the option's value, the project, the operation's result and the output
+            once the operation returned (e.g. `runs show ID --open` opens the run's page).
     """
 
     option: Any
     apply: Callable[[Any, dict[str, Any]], None]
     replaces: str | None = None
+    after: Callable[[Any, Any, Any, Any], Awaitable[None]] | None = None
 
 
 def hide_replaced(params: list[click.Parameter], extensions: tuple[Extension, ...]) -> None:

@@ -28,6 +28,7 @@ from ..progress import ProgressEvent, ProgressSink
 from ..tracing import TRACE_PARENT
 from .bounds import bound_reply
 from .list_cache import ListCache
+from .mcp_apps import install_apps
 from .mcp_tasks import install_tasks
 from .outcome import envelope_of, error_envelope, internal, unwrap
 from .pool import ProjectFactory, ProjectPool, default_factory
@@ -118,7 +119,8 @@ class PreflightMcp:
         )
         self.list_cache = ListCache()
         self.server.middleware.append(self.list_cache.middleware)
-        self.tasks = install_tasks(self)
+        install_apps(self)  # MCP Apps: the run tools show the run's page (mcp_apps.py)
+        self.tasks = install_tasks(self)  # last: a task wraps every other handling of tools/call
 
     # -- tools --------------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
 from .process_runners import run_pytest_suite, run_shell_suite
+from .traffic import record_mock_traffic
 from .yaml_runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
 __all__ = ["TestPlan", "partial_result", "run_suites", "select_suites"]
@@ -152,6 +153,7 @@ async def run_suites(
         plan.log.record("PHASE_STARTED", phase="teardown")
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
+            await record_mock_traffic(run)
         plan.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {
         key: loaded.redactor.scrub(redact_failure(f, loaded.redactor)) for key, f in run.full_failures.items()

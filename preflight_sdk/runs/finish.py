@@ -14,10 +14,12 @@ import msgspec
 
 from ..errors import PreflightError
 from ..progress import Reporter
+from ..redaction import DEFAULT
 from ..results.lifecycle import BuildResult, SetupResult
 from ..results.run import GitState, ResumeOutcome, RunResult, Totals
 from ..runners.artifacts import write_artifacts
 from .history import case_rows, with_history
+from .report import previous_run, report_writer
 from .resume_values import keep_values
 from .retention import prune_after_run
 
@@ -93,9 +95,11 @@ async def finish_test(
     failures = plan.context.full_failures if plan.context is not None else {}
     final_event = _FINAL_EVENT.get(result.status, "RUN_FAILED")
     root = Path(store.root)
+    previous = await sup.call(previous_run, store, result.run_id, [s.id for s in plan.suites])
+    pages = report_writer(previous, plan.redactor or DEFAULT)
     try:
         result = await anyio.to_thread.run_sync(
-            write_artifacts, root, result, live.log, failures, final_event
+            write_artifacts, root, result, live.log, failures, final_event, pages
         )
     except OSError as exc:
         result = msgspec.structs.replace(

@@ -13,15 +13,21 @@ from ..runners.orchestrator import TestPlan
 
 __all__ = ["LiveRun", "Relay"]
 
+_STEP_EVENTS = {"started": "STEP_STARTED", "failed": "STEP_FAILED"}
+
 
 class Relay:
     """A progress sink that forwards to whoever waits on the run, and to nobody once they left.
 
-    It also counts what the events say (phase, done/total) for the run's progress.
+    It also counts what the events say (phase, done/total) for the run's progress, and records
+    each step of a service, a mock or the network in the run's event log (`STEP_STARTED`,
+    `STEP_FINISHED`, `STEP_FAILED`, with the service as `name`): the report's timeline places
+    builds, container starts and health checks by them.
     """
 
-    def __init__(self, sink: ProgressSink | None) -> None:
+    def __init__(self, sink: ProgressSink | None, log: EventLog | None = None) -> None:
         self.sink = sink
+        self.log = log
         self.phase: str | None = None
         self.done = 0
         self.total = 0
@@ -31,6 +37,13 @@ class Relay:
             self.phase = event.scope or event.message
         if event.done is not None and event.total is not None:
             self.done, self.total = event.done, event.total
+        if self.log is not None and event.kind == "step" and event.scope is not None:
+            self.log.record(
+                _STEP_EVENTS.get(event.status or "started", "STEP_FINISHED"),
+                name=event.scope,
+                phase=event.operation,
+                message=event.message[:200],
+            )
         sink = self.sink
         if sink is not None:
             sink(event)

@@ -304,7 +304,7 @@ class RunSupervisor:
                 )
             return None, row.run_id
         log.path = store.runs_folder(run_id) / "events.ndjson"
-        live = LiveRun(run_id=run_id, kind=kind, log=log, relay=Relay(sink), started_at=started)
+        live = LiveRun(run_id=run_id, kind=kind, log=log, relay=Relay(sink, log), started_at=started)
         live.resumed_from, live.idempotency_key = resumed_from, idempotency_key
         log.record("RUN_CREATED", name=kind, status="queued")
         self.live[run_id] = live

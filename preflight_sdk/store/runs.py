@@ -297,6 +297,24 @@ class RunStore:
                     out[case_id] = found[0]
         return out
 
+    def previous_run(self, run_id: str, suites: Sequence[str]) -> tuple[str, str, dict[str, str]] | None:
+        """The newest finished test run before `run_id` that selected the same suites.
+
+        Returns its id, its start and each of its cases' status, or None when there is none.
+        """
+        with self.db.read() as conn:
+            found = conn.execute(
+                "SELECT run_id, started_at FROM runs WHERE kind = 'test' AND suites = ? AND run_id < ? "
+                "AND status IN ('passed', 'failed') AND test_id IS NULL ORDER BY run_id DESC LIMIT 1",
+                (json.dumps(list(suites)), run_id),
+            ).fetchone()
+            if found is None:
+                return None
+            statuses = dict(
+                conn.execute("SELECT case_id, status FROM cases WHERE run_id = ?", (found[0],)).fetchall()
+            )
+        return found[0], found[1], statuses
+
     def suite_durations(self, suites: Sequence[str], *, recent: int = 3) -> dict[str, int]:
         """Each suite's expected duration (ms): the mean over its `recent` newest complete runs of its cases' durations.
 

@@ -6,7 +6,7 @@
 1. Recording. The same N-case YAML suite against a local service (the runner benchmark's), on an
    initialized project, interleaved round by round:
    - baseline: the runner as it was before runs were recorded: `run_suites` plus the run's files
-     (report.json, junit.xml, events.ndjson, cases/), nothing in the store;
+     (report.json, junit.xml, events.ndjson, cases/, report.html), nothing in the store;
    - preflight: `Project.run()`: the same, plus the store row, every case's outcome, the history
      of failures, the config hash, the hash-chained event log and retention.
    Goal: preflight at most 1.05x the baseline (median of `--runs`; the runner alone varies by
@@ -41,9 +41,11 @@ def record_rounds(root: Path, cases: int, runs: int) -> tuple[list[float], list[
 
     from preflight_sdk import Project
     from preflight_sdk.progress import Reporter
+    from preflight_sdk.redaction import DEFAULT
     from preflight_sdk.runners.artifacts import write_artifacts
     from preflight_sdk.runners.events import EventLog
     from preflight_sdk.runners.orchestrator import TestPlan, run_suites
+    from preflight_sdk.runs.report import report_writer
     from preflight_sdk.store import new_run_id
     from preflight_sdk.tracing import new_span_id, new_trace_id
 
@@ -59,8 +61,9 @@ def record_rounds(root: Path, cases: int, runs: int) -> tuple[list[float], list[
             ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), plan=plan
         )
         assert plan.context is not None
+        pages = report_writer(None, DEFAULT)  # the run's page is one of its files (scripts/bench/report.py)
         result = await anyio.to_thread.run_sync(
-            write_artifacts, root, result, log, plan.context.full_failures, "RUN_COMPLETED"
+            write_artifacts, root, result, log, plan.context.full_failures, "RUN_COMPLETED", pages
         )
         assert result.totals.passed == cases
 

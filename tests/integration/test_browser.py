@@ -1,9 +1,10 @@
 """Open notebooks/quickstart.ipynb in a real JupyterLab, run every cell from the menu, look at the page.
 
 Headless Debian Chromium driven by Python Playwright (no browser download: the system Chromium is
-used, installed with apt when missing). The check: the live widgets rendered with green bars,
-the shop-broken run table (`table.pf-run#pf-run-<runId>`) is in the page with a failed badge and
-the expected failure line, and a screenshot is saved to test-artifacts/quickstart.png.
+used, installed by scripts/ensure-chromium when missing). The check: the live widgets rendered
+with green bars, the shop-broken run's page (`.pfr#pfr-run-<runId>`, its report.html inline) is in
+the page with its two failures, their bars on the timeline and the expected failure line, and a
+screenshot is saved to test-artifacts/quickstart.png.
 """
 
 from __future__ import annotations
@@ -22,20 +23,10 @@ from pathlib import Path
 import httpx
 import pytest
 from integration.notebook_env import REPO, clean_workspace, kernel_environment, make_workspace
+from support.browser import CHROMIUM_ARGS, ensure_chromium
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOT = REPO / "test-artifacts" / "quickstart.png"
 LAB_CONFIG = """
 c.LabApp.news_url = None
@@ -54,21 +45,8 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def chromium() -> Path:
-    """The system Chromium, installed with apt when it is missing (a failure, never a skip)."""
-    if not CHROMIUM.exists():
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        done = subprocess.run(
-            ["apt-get", "install", "-y", "chromium"], capture_output=True, text=True, env=env
-        )
-        if done.returncode != 0:
-            subprocess.run(["apt-get", "update"], capture_output=True, text=True, env=env)
-            done = subprocess.run(
-                ["apt-get", "install", "-y", "chromium"], capture_output=True, text=True, env=env
-            )
-        assert done.returncode == 0 and CHROMIUM.exists(), (
-            f"apt-get install chromium failed:\n{done.stderr[-2000:]}"
-        )
-    return CHROMIUM
+    """The system Chromium, installed by scripts/ensure-chromium when missing (a failure, never a skip)."""
+    return ensure_chromium()
 
 
 def _free_port() -> int:
@@ -158,7 +136,7 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         clean_workspace(root)
 
 
-def test_quickstart_runs_in_jupyterlab_and_shows_the_run_tables(
+def test_quickstart_runs_in_jupyterlab_and_shows_the_run_pages(
     chromium: Path, lab: tuple[str, Path]
 ) -> None:
     from playwright.sync_api import sync_playwright
@@ -191,13 +169,14 @@ def test_quickstart_runs_in_jupyterlab_and_shows_the_run_tables(
             errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
             tracebacks = [t for t in errors.all_text_contents() if "Traceback" in t]
             assert tracebacks == []
-            tables = page.locator("table.pf-run[id^='pf-run-']")
-            passed = page.locator("table.pf-run.pf-passed[id^='pf-run-']")
-            failed = page.locator("table.pf-run.pf-failed[id^='pf-run-']")
-            assert passed.count() == 1 and failed.count() >= 1, tables.count()
+            # Each run shows its page inline (report.html): the shop's passed, the broken shop's failed.
+            reports = page.locator(".pfr[id^='pfr-run-']")
+            passed = page.locator(".pfr:has(.pfr-head.pfr-s-passed)")
+            failed = page.locator(".pfr:has(.pfr-head.pfr-s-failed)")
+            assert passed.count() == 1 and failed.count() >= 1, reports.count()
             broken = failed.first
-            assert broken.locator(".pf-suite .pf-badge-failed").count() == 1
-            assert broken.locator("tr.pf-case.pf-failed").count() == 2
+            assert broken.locator(".pfr-failure").count() == 2
+            assert broken.locator(".pfr-tl .pfr-k-failed").count() == 2
             assert "POST /orders returned 500, expected 400" in broken.inner_text()
             # The live views rendered as widgets, their bars full: green for the shop, red for the broken one.
             assert page.locator(".widget-hprogress .progress-bar-success").count() >= 9
@@ -205,7 +184,7 @@ def test_quickstart_runs_in_jupyterlab_and_shows_the_run_tables(
             # The interactive view of the failed run: tabs with the evidence.
             assert page.locator(".lm-TabBar-tabLabel", has_text="Request / response").count() >= 2
             # The picture: the cell that ran the broken shop (its live views, then its run table).
-            broken.evaluate("table => table.closest('.jp-Cell').scrollIntoView({block: 'start'})")
+            broken.evaluate("report => report.closest('.jp-Cell').scrollIntoView({block: 'start'})")
             SCREENSHOT.parent.mkdir(exist_ok=True)
             page.screenshot(path=str(SCREENSHOT))
         finally:

@@ -151,8 +151,11 @@ def test_quickstart_shows_the_broken_shop_failure_in_full(executed: dict[str, Ex
     assert all(style == "success" for *_, style in run.bars(live_setup))
     assert run.bars(live_run) == [("run 3/3", 3, 3, "danger"), ("orders 3", 3, 3, "danger")]
     html = run.text(cell, "text/html")
-    assert 'id="pf-run-' in html and "pf-badge-failed" in html and 'class="pf-case pf-failed"' in html
-    assert "POST /orders returned 500, expected 400" in html
+    # The run shows its page inline (its report.html): failures with their evidence, the timeline.
+    assert 'class="pfr"' in html and 'id="pfr-run-' in html and "pfr-s-failed" in html
+    assert html.count('class="pfr-failure"') == 2 and 'class="pfr-tl"' in html
+    assert "POST /orders returned 500, expected 400" in html and "KeyError: &#x27;price&#x27;" in html
+    assert "<script>" in html and ".pfr{" in html  # its script and its (scoped) style come with it
     assert "POST /orders returned 500, expected 400" in run.text(run.cell("first = failed.failures()[0]"))
     tree = run.tree(run.widgets(run.cell("from preflight_sdk.notebook import view"))[0])
     tabs = [s["titles"] for name, s in tree if name == "TabModel"]
@@ -278,10 +281,10 @@ def test_history_follows_a_run_lists_runs_and_keeps_a_saved_test(executed: dict[
     started = run.text(run.cell("started = await"))
     assert "'queued'" in started or "'running'" in started  # answered before the verdict
     followed = run.text(run.cell("done = await"), "text/html")
-    assert "pf-run" in followed and "pf-badge-passed" in followed
+    assert 'class="pfr"' in followed and "pfr-s-passed" in followed  # the run's page, inline
     history = run.text(run.cell("await shop.list_runs"), "text/html")
     assert "pf-run-list" in history and history.count("pf-run-line") >= 1
     saved = run.text(run.cell("await shop.save_test"), "text/html")
     assert "pf-saved-tests-table" in saved and "orders-health" in saved
     checked = run.text(run.cell("checked = await"), "text/html")
-    assert "pf-badge-passed" in checked  # a saved test's run renders like any run
+    assert "pfr-s-passed" in checked and "pfr-b-passed" in checked  # a saved test's run shows its page like any run

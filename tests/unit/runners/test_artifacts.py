@@ -52,6 +52,7 @@ async def test_every_artifact_is_listed_with_its_digest(make_project: MakeProjec
         "cases/beta.fails-on-body.json",
         "events.ndjson",
         "junit.xml",
+        "report.html",
         "report.json",
     ]
     for artifact in result.artifacts:
