@@ -38,6 +38,8 @@ class ParsedYaml(msgspec.Struct, frozen=True, kw_only=True):
     values: dict[PathKey, Location]
     keys: dict[PathKey, Location]
     problems: list[ConfigProblem]
+    # Keys written as numbers (`123:`, `1.5:`), kept as their text in `data`; compose refuses them.
+    number_keys: frozenset[PathKey] = frozenset()
 
     def locate(self, path: PathKey, *, key: bool = False) -> Location | None:
         """Return where the value (or, with `key`, the key) at `path` is, else its nearest parent."""
@@ -92,7 +94,13 @@ def parse_yaml(text: str, *, file: str | None = None) -> ParsedYaml:
     finally:
         if walk.loader is not None:
             walk.loader.dispose()
-    return ParsedYaml(data=data, values=walk.values, keys=walk.keys, problems=walk.problems)
+    return ParsedYaml(
+        data=data,
+        values=walk.values,
+        keys=walk.keys,
+        problems=walk.problems,
+        number_keys=frozenset(walk.number_keys),
+    )
 
 
 def _syntax_problem(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, tuple[int, int] | None]:
@@ -118,6 +126,7 @@ def _location(node: yaml.Node) -> Location:
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 # libyaml parses about ten times faster; both report the same positions and errors.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -135,6 +144,7 @@ class _Walk:
         # Where each mapping's own keys start once flattened. A node reached again through an alias
         # is already flattened, so the split is remembered rather than recomputed.
         self.first_own: dict[int, int] = {}
+        self.number_keys: set[PathKey] = set()
 
     def problem(self, path: PathKey, message: str, where: tuple[int, int] | Location | None) -> None:
         line, column = (where.line, where.column) if isinstance(where, Location) else where or (None, None)
@@ -149,7 +159,9 @@ class _Walk:
         self.budget -= 1
         if self.budget < 0:
             if self.budget == -1:
-                self.problem(path, "the document is too large (too many values once aliases expand)", None)
+                self.problem(
+                    path, "the document is too large (too many values once aliases expand)", _location(node)
+                )
             return None
         self.values[path] = _location(node)
         if isinstance(node, yaml.MappingNode):
@@ -197,6 +209,8 @@ class _Walk:
     def _key(self, key_node: yaml.Node, path: PathKey) -> str | None:
         if isinstance(key_node, yaml.ScalarNode):
             # Keys are names: `on`, `1`, `2024-01-01` stay the text that was written.
+            if key_node.tag in _NUMBER_TAGS:
+                self.number_keys.add((*path, str(key_node.value)))
             return str(key_node.value)
         self.problem(path, "mapping keys must be plain strings", _location(key_node))
         return None

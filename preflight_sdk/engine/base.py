@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 import msgspec
 
 from ..config.ports import PortSpec
+from ..config.run_options import RunOptions
 from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
 from .probe import Prober
 
@@ -81,6 +82,7 @@ class HealthSpec(msgspec.Struct, frozen=True, kw_only=True):
     timeout: float
     retries: int
     start_period: float
+    start_interval: float | None = None
 
 
 class ContainerSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -102,6 +104,8 @@ class ContainerSpec(msgspec.Struct, frozen=True, kw_only=True):
     init: bool = False
     read_only: bool = False
     health: HealthSpec | None = None
+    # Further `docker run` options (capabilities, sysctls, limits...): see `engine.run_options`.
+    options: RunOptions = msgspec.field(default_factory=RunOptions)
 
 
 class ContainerInfo(msgspec.Struct, frozen=True, kw_only=True):

@@ -16,6 +16,7 @@ from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..config.model import DockerHealthcheckConfig
 from ..durations import parse_duration
 from ..engine.base import BuildSpec, ContainerSpec, HealthSpec
+from ..engine.run_options import SHARED_NETWORK
 from ..errors import EnvironmentError_
 from ..templates import render
 from .context import LABEL_MANAGED, LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
@@ -141,6 +142,9 @@ def container_spec(
         entrypoint, command = (
             (entrypoint[0], [*entrypoint[1:], *(command or [])]) if entrypoint else ("", command)
         )
+    if container.options.network_of:
+        # compose `network_mode: service:NAME`: that service's container's network namespace.
+        network = f"{SHARED_NETWORK}{container_name(loaded, session, container.options.network_of)}"
     return ContainerSpec(
         name=container_name(loaded, session, service.name),
         image=service.build.image,
@@ -158,6 +162,7 @@ def container_spec(
         init=container.init,
         read_only=container.read_only,
         health=_health(container.docker_healthcheck),
+        options=container.options,
     )
 
 
@@ -172,6 +177,7 @@ def _health(check: DockerHealthcheckConfig | None) -> HealthSpec | None:
         timeout=parse_duration(check.timeout),
         retries=check.retries,
         start_period=parse_duration(check.start_period),
+        start_interval=parse_duration(check.start_interval) if check.start_interval is not None else None,
     )
 
 
