@@ -140,9 +140,6 @@ class DockerHealthcheckConfig(_Config, frozen=True, kw_only=True):
     timeout: Annotated[str | int, Duration("Timeout of one check.")] = "30s"
     retries: Annotated[int, Meta(ge=1, description="Failures in a row that make it unhealthy.")] = 3
     start_period: Annotated[str | int, Duration("Grace time before failures count.")] = "0s"
-    start_interval: Annotated[str | int, Duration("Time between checks during the start period.")] | None = (
-        None
-    )
 
 
 class ContainerConfig(_Config, frozen=True, kw_only=True):

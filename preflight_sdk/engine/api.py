@@ -429,8 +429,6 @@ def container_body(spec: ContainerSpec) -> dict[str, Any]:
             "StartPeriod": nanos(health.start_period, 0),
             "Retries": health.retries,
         }
-        if health.start_interval is not None:
-            body["Healthcheck"]["StartInterval"] = nanos(health.start_interval)
     apply_options(body, spec.options)
     return body
 

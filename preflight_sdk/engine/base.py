@@ -82,7 +82,6 @@ class HealthSpec(msgspec.Struct, frozen=True, kw_only=True):
     timeout: float
     retries: int
     start_period: float
-    start_interval: float | None = None
 
 
 class ContainerSpec(msgspec.Struct, frozen=True, kw_only=True):

@@ -478,8 +478,6 @@ def run_flags(spec: ContainerSpec) -> list[str]:
             ("--health-start-period", health.start_period),
         ):
             argv += [flag, f"{max(seconds, 0.001 if flag != '--health-start-period' else 0):g}s"]
-        if health.start_interval is not None:
-            argv += ["--health-start-interval", f"{max(health.start_interval, 0.001):g}s"]
     return argv
 
 

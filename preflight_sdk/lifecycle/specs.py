@@ -177,7 +177,6 @@ def _health(check: DockerHealthcheckConfig | None) -> HealthSpec | None:
         timeout=parse_duration(check.timeout),
         retries=check.retries,
         start_period=parse_duration(check.start_period),
-        start_interval=parse_duration(check.start_interval) if check.start_interval is not None else None,
     )
 
 

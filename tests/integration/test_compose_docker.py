@@ -134,3 +134,89 @@ async def test_compose_build_with_args_target_and_a_wget_health_check(tmp_path: 
     finally:
         force_clean(root)
         subprocess.run(["docker", "image", "rm", "-f", "cf-build-web"], capture_output=True)
+
+
+# -- a compose file alone, with most honoured keys: checked on the running containers -------------
+
+
+def _exec(name: str, *argv: str) -> str:
+    done = subprocess.run(["docker", "exec", name, *argv], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+async def test_a_compose_only_project_honours_its_keys_on_the_running_containers(  # type: ignore[no-untyped-def]
+    copy_fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_fixture("keys")
+    monkeypatch.setenv("CF_KEYS_API_KEY", "k-123")
+    assert not (root / "e2e.yaml").exists()
+    try:
+        async with Project.open(root) as project:
+            result = await project.setup()
+            by = {s.name: s for s in result.services}
+            assert (by["app"].status, by["sidecar"].status) == ("healthy", "running")
+            # Keys set aside are said once per key and file, on the result of every setup.
+            assert sorted(w.split(": `")[1].split("`")[0] for w in result.warnings) == [
+                "logging",
+                "restart",
+                "volumes.*.labels",
+            ]
+            app = _inspect(by["app"].container_name)
+            host, config = app["HostConfig"], app["Config"]
+            assert host["CapAdd"] == ["NET_ADMIN"] and host["CapDrop"] == ["MKNOD"]  # type: ignore[index]
+            assert host["Sysctls"] == {"net.core.somaxconn": "1024"}  # type: ignore[index]
+            assert host["Tmpfs"] == {"/scratch": "", "/cache": "size=1048576"}  # type: ignore[index]
+            assert "printer.local:10.0.0.9" in host["ExtraHosts"]  # type: ignore[index]
+            assert (host["Dns"], host["DnsSearch"], host["DnsOptions"]) == (  # type: ignore[index]
+                ["9.9.9.9"],
+                ["example.test"],
+                ["ndots:2"],
+            )
+            assert host["ShmSize"] == 64 * 1024 * 1024  # type: ignore[index]
+            assert sorted((u["Name"], u["Soft"], u["Hard"]) for u in host["Ulimits"]) == [  # type: ignore[index]
+                ("nofile", 1024, 2048),
+                ("nproc", 512, 512),
+            ]
+            assert host["SecurityOpt"] == ["no-new-privileges:true"]  # type: ignore[index]
+            assert host["GroupAdd"] == ["2000"]  # type: ignore[index]
+            assert (host["Memory"], host["MemoryReservation"]) == (128 * 1024**2, 64 * 1024**2)  # type: ignore[index]
+            assert (host["NanoCpus"], host["CpuShares"], host["PidsLimit"]) == (500_000_000, 512, 100)  # type: ignore[index]
+            assert (host["OomScoreAdj"], host["Init"]) == (100, True)  # type: ignore[index]
+            assert host["RestartPolicy"]["Name"] == "no"  # type: ignore[index]
+            assert host["LogConfig"]["Type"] != "none"  # type: ignore[index]
+            assert (config["StopSignal"], config["StopTimeout"]) == ("SIGUSR1", 7)  # type: ignore[index]
+            assert (config["Hostname"], config["Domainname"]) == ("apphost", "example.test")  # type: ignore[index]
+            assert (config["User"], config["WorkingDir"]) == ("1000:1000", "/tmp")  # type: ignore[index]
+            assert (config["Tty"], config["OpenStdin"]) == (True, True)  # type: ignore[index]
+            assert config["Labels"]["com.example.team"] == "qa"  # type: ignore[index]
+            assert config["Labels"]["com.example.from-file"] == "yes"  # type: ignore[index]
+            assert config["Healthcheck"]["Interval"] == 1_000_000_000  # type: ignore[index]
+            env = config["Env"]  # type: ignore[index]
+            assert {"FROM_ENV_FILE=plain", "QUOTED=a b", 'RAW="kept quotes"', "FROM_LIST=1"} <= set(env)  # type: ignore[arg-type]
+            ports = {p.container: p.host for p in by["app"].ports}
+            assert set(ports) == {8081, 8082} and ports[8082] != 18082  # free host ports by default
+            network = next(iter(app["NetworkSettings"]["Networks"].values()))  # type: ignore[index]
+            assert {"app", "apphost", "app-alias", "legacy-app"} <= set(network["Aliases"])
+            mounts = {m["Destination"]: m for m in app["Mounts"]}  # type: ignore[union-attr]
+            assert mounts["/data"]["RW"] is False
+            assert mounts["/store"]["Name"] == "cf-keys_store"
+            name = by["app"].container_name
+            assert _exec(name, "cat", "/run/secrets/token") == "s3cret-token\n"
+            assert _exec(name, "cat", "/run/secrets/api.key") == "k-123"
+            assert _exec(name, "cat", "/etc/app/settings.conf") == "mode=test\n"
+            assert _exec(name, "cat", "/motd") == "welcome to the test"
+            assert _exec(name, "cat", "/data/hello.txt") == "hello\n"
+            sidecar = _inspect(by["sidecar"].container_name)
+            assert sidecar["HostConfig"]["NetworkMode"] in (f"container:{app['Id']}", f"container:{name}")  # type: ignore[index]
+
+            status = await project.status()
+            assert status.warnings == result.warnings
+            run = await project.run()
+            assert [(s.id, s.passed) for s in run.suites] == [("e2e", 1)]
+            cleaned = await project.clean()
+            assert {c.name for c in cleaned.containers} >= {by["app"].container_name, by["sidecar"].container_name}
+            after = await project.status()
+            assert {s.status for s in after.services} == {"missing"}, after
+        assert labelled(root) == ([], [])
+    finally:
+        subprocess.run(["docker", "volume", "rm", "-f", "cf-keys_store"], capture_output=True)

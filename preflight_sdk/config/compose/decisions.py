@@ -146,10 +146,13 @@ _BUILD: dict[str, Decision] = {
     "ulimits": ("aside", "the build runs with the builder's defaults"),
 }
 
-_HEALTHCHECK: dict[str, Decision] = dict.fromkeys(
-    ("disable", "interval", "retries", "test", "timeout", "start_period", "start_interval"),
-    ("honoured", "as Docker's check, or a host-side HTTP probe"),
-)
+_HEALTHCHECK: dict[str, Decision] = {
+    **dict.fromkeys(
+        ("disable", "interval", "retries", "test", "timeout", "start_period"),
+        ("honoured", "as Docker's check, or a host-side HTTP probe"),
+    ),
+    "start_interval": ("honoured", "the check runs at the shorter of `interval` and `start_interval`"),
+}
 
 _NETWORK: dict[str, Decision] = {
     "name": ("honoured", "accepted: every service joins the session's one private network"),

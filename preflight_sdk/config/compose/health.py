@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...durations import parse_duration
 from .values import Reader
 
 __all__ = ["translate_healthcheck"]
@@ -22,12 +23,7 @@ _HTTP_PROBE = re.compile(r"^https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::(\
 _OPTION_WITH_VALUE = frozenset(
     {"-o", "-O", "--output", "--output-document", "-m", "--max-time", "-T", "--timeout"}
 )
-_TIMINGS = (
-    ("interval", "interval"),
-    ("timeout", "timeout"),
-    ("start_period", "startPeriod"),
-    ("start_interval", "startInterval"),
-)
+_TIMINGS = (("interval", "interval"), ("timeout", "timeout"), ("start_period", "startPeriod"))
 
 
 def translate_healthcheck(
@@ -49,6 +45,13 @@ def translate_healthcheck(
             written = read.duration(health[key], (*path, key))
             if written is not None:
                 timing[target] = written
+    if health.get("start_interval") is not None:
+        # Docker's own start interval needs Engine 25 (older ones drop it without a word): the check
+        # runs at the shorter of the two all along instead, which only checks a running service more often.
+        start = read.duration(health["start_interval"], (*path, "start_interval"))
+        current = timing.get("interval", "1s")
+        if start is not None and parse_duration(start) < parse_duration(current):
+            timing["interval"] = start
     if health.get("retries") is not None:
         retries = read.integer(health["retries"], (*path, "retries"))
         if retries is not None and retries < 1:
@@ -65,8 +68,7 @@ def translate_healthcheck(
     probe = _http_probe(command)
     if probe is not None:
         port, probe_path = probe
-        host_timing = {k: v for k, v in timing.items() if k != "startInterval"}
-        container["healthcheck"] = {"path": probe_path, "port": port, **host_timing}
+        container["healthcheck"] = {"path": probe_path, "port": port, **timing}
         if not any(_container_port(spec) == port for spec in ports):
             ports = [*ports, f"0:{port}"]  # the host probe needs a published port
         return ports
