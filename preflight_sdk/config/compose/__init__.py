@@ -18,12 +18,12 @@ import msgspec
 
 from ...errors import ConfigProblem
 from ..dotenv import read_dotenv
-from ..yaml_source import format_path
+from ..yaml_source import PathKey, format_path
 from .context import Context
 from .decisions import DECISIONS
 from .document import Files, merge, overridden, read_file, resolve_extends
 from .schema import schema_problems
-from .service import check_depends_on, depends_on, translate_service
+from .service import check_depends_on, decide_keys, depends_on, translate_service
 
 __all__ = ["COMPOSE_NAMES", "ComposeServices", "load_compose"]
 
@@ -90,6 +90,7 @@ def load_compose(
             state.problems.append(
                 ConfigProblem(path=format_path(where), message=f"after `compose.override`: {message}")
             )
+            state.schema_paths.add(where)
     services = merged.get("services")
     if isinstance(services, dict):
         resolve_extends(services, directory, env, state)
@@ -107,7 +108,7 @@ def load_compose(
         warn=state.warn,
     )
     _top_level(merged, ctx)
-    translated = _translate(merged, active, ctx, set(included.services))
+    translated = _translate(merged, active, ctx, set(included.services), state.schema_paths)
     for name, body in included.services.items():
         if name in translated:
             state.report(("services", name), f"service `{name}` is also defined by an included file")
@@ -212,10 +213,10 @@ def _definition_key(kind: str, path: tuple[str, str, str], key: str, value: Any,
 
 
 def _translate(
-    data: Mapping[str, Any], active: set[str], ctx: Context, elsewhere: set[str]
+    data: Mapping[str, Any], active: set[str], ctx: Context, elsewhere: set[str], broken: set[PathKey]
 ) -> dict[str, dict[str, Any]]:
     declared = data.get("services")
-    if not isinstance(declared, dict):
+    if not isinstance(declared, dict) or any(len(p) < 2 and p[:1] in ((), ("services",)) for p in broken):
         return {}
     enabled = {
         name: service
@@ -227,6 +228,11 @@ def _translate(
     result: dict[str, dict[str, Any]] = {}
     jobs: set[str] = set()
     for name, service in enabled.items():
+        if any(p[:2] == ("services", name) for p in broken):
+            # The schema said what is wrong with it, and its parts may not have their shapes: only
+            # its keys are judged.
+            decide_keys(service, ("services", name), ctx)
+            continue
         body = translate_service(name, service, ctx)
         check_depends_on(service, ("services", name, "depends_on"), ctx)
         needs: list[str] = []

@@ -21,7 +21,7 @@ from .mounts import file_mounts, translate_volume
 from .options import run_options
 from .ports import translate_ports
 
-__all__ = ["check_depends_on", "depends_on", "translate_service"]
+__all__ = ["check_depends_on", "decide_keys", "depends_on", "translate_service"]
 
 _SERVICE = DECISIONS["service"]
 _BUILD = DECISIONS["build"]
@@ -31,7 +31,7 @@ _NETWORK_ENTRY_ASIDE = "addresses and priorities on the session's network are Do
 def translate_service(name: str, service: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
     """Return the e2e.yaml body of compose service `name` (problems and warnings go to `ctx`)."""
     where = ("services", name)
-    _decide(service, where, ctx)
+    decide_keys(service, where, ctx)
     ctx.tmpfs = []
     container: dict[str, Any] = {}
     body: dict[str, Any] = {"build": _build(name, service, ctx), "container": container}
@@ -115,7 +115,7 @@ def check_depends_on(service: Mapping[str, Any], where: tuple[str | int, ...], c
 # -- parts -------------------------------------------------------------------------------------
 
 
-def _decide(service: Mapping[str, Any], where: tuple[str | int, ...], ctx: Context) -> None:
+def decide_keys(service: Mapping[str, Any], where: tuple[str | int, ...], ctx: Context) -> None:
     """Warn about keys set aside and report refused ones (value-dependent cases included)."""
     for key, value in service.items():
         verdict, note = _SERVICE.get(str(key), ("honoured", ""))

@@ -314,6 +314,8 @@ def test_schema_violations_and_refused_keys_carry_file_and_line(tmp_path: Path) 
                     imagee: typo
                     ports: {a: 1}
                     gpus: all
+                  web:
+                    image: web
                     network_mode: host
                     volumes: [{type: npipe, source: x, target: /tmp}]
                 secrets:
@@ -327,9 +329,9 @@ def test_schema_violations_and_refused_keys_carry_file_and_line(tmp_path: Path) 
         f"{file}:5:5: $.services.api.imagee: compose schema: unknown key `imagee`",
         f"{file}:6:12: $.services.api.ports: compose schema: {{'a': 1}} is not of type 'array'",
         f"{file}:7:5: $.services.api.gpus: `gpus` is not supported by preflight",
-        f"{file}:8:19: $.services.api.network_mode: `network_mode: host` is not supported",
-        f"{file}:9:22: $.services.api.volumes[0].type: `npipe` mounts are not supported",
-        f"{file}:11:11: $.secrets.token.external: secret `external` is not supported",
+        f"{file}:10:19: $.services.web.network_mode: `network_mode: host` is not supported",
+        f"{file}:11:22: $.services.web.volumes[0].type: `npipe` mounts are not supported",
+        f"{file}:13:11: $.secrets.token.external: secret `external` is not supported",
     ]
     for line in expected:
         assert any(p.startswith(line) for p in found), (line, found)
