@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ from preflight_sdk.config import load_config
 from preflight_sdk.config.compose import load_compose
 from preflight_sdk.config.compose.decisions import DECISIONS
 from preflight_sdk.config.compose.schema import compose_schema
-from preflight_sdk.errors import ConfigError
 from preflight_sdk.lifecycle.specs import container_spec
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "compose.md"
