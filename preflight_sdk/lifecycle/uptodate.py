@@ -102,6 +102,7 @@ async def bring_up_to_date(
             inputs={name: plans[name][1] for name in rebuild},
         )
         images.update(await _inspect_images(ctx, {plans[name][0].image for name in rebuild}))
+    await _pull_missing(ctx, loaded, reporter)
     stamper = _Stamper(ctx, images)
     session = ctx.require_session()
     current = await _current(ctx, loaded) if session.state == "running" else None
@@ -139,6 +140,21 @@ async def reset_mocks(ctx: ProjectContext) -> None:
 
 
 # -- images ----------------------------------------------------------------------------------
+
+
+async def _pull_missing(ctx: ProjectContext, loaded: LoadedConfig, reporter: Reporter) -> None:
+    """Pull the ready-made images that are to be pulled when missing (`build.pull: missing`)."""
+    wanted = {
+        s.name: s.build.image
+        for s in loaded.services
+        if s.build.dockerfile is None and s.build.pull == "missing"
+    }
+    if not wanted:
+        return
+    present = await _inspect_images(ctx, set(wanted.values()))
+    missing = {name for name, image in wanted.items() if present.get(image) is None}
+    if missing:
+        await _build.build(ctx, no_cache=False, service=None, pull=True, reporter=reporter, only=missing)
 
 
 def _build_plans(loaded: LoadedConfig) -> dict[str, tuple[BuildSpec, BuildInputs]]:

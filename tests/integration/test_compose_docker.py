@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
+import tempfile
 import textwrap
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +17,8 @@ import pytest
 from support.docker import force_clean, labelled
 
 from preflight_sdk import Project
+from preflight_sdk.errors import PreflightError
+from preflight_sdk.progress import ProgressEvent
 
 pytestmark = pytest.mark.anyio
 
@@ -214,9 +220,99 @@ async def test_a_compose_only_project_honours_its_keys_on_the_running_containers
             run = await project.run()
             assert [(s.id, s.passed) for s in run.suites] == [("e2e", 1)]
             cleaned = await project.clean()
-            assert {c.name for c in cleaned.containers} >= {by["app"].container_name, by["sidecar"].container_name}
+            assert {c.name for c in cleaned.containers} >= {
+                by["app"].container_name,
+                by["sidecar"].container_name,
+            }
             after = await project.status()
             assert {s.status for s in after.services} == {"missing"}, after
         assert labelled(root) == ([], [])
     finally:
         subprocess.run(["docker", "volume", "rm", "-f", "cf-keys_store"], capture_output=True)
+
+
+# -- images that must be pulled: a local registry, and one that cannot be reached ------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def registry(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Debian's docker-registry (scripts/ensure-registry) on a free port, temp storage; stopped by pid."""
+    binary = shutil.which("docker-registry")
+    if binary is None:
+        message = "docker-registry is not installed; run scripts/ensure-registry"
+        if request.config.getoption("--require-docker"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    root = Path(tempfile.mkdtemp(prefix="pf-compose-registry-"))
+    port = _free_port()
+    (root / "config.yml").write_text(
+        "version: 0.1\nlog: {level: warn}\n"
+        f"storage: {{filesystem: {{rootdirectory: {root / 'data'}}}}}\n"
+        f"http: {{addr: '127.0.0.1:{port}'}}\n"
+    )
+    log = (root / "registry.log").open("wb")
+    process = subprocess.Popen([binary, "serve", str(root / "config.yml")], stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
+                    break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, (
+                    root / "registry.log"
+                ).read_text()
+                time.sleep(0.1)
+        yield f"localhost:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def test_an_image_to_pull_comes_from_the_registry_with_progress(registry: str, tmp_path: Path) -> None:
+    image = f"{registry}/cf-pull/busybox:1"
+    subprocess.run(["docker", "tag", "preflight-base/busybox", image], check=True)
+    subprocess.run(["docker", "push", image], check=True, capture_output=True)
+    subprocess.run(["docker", "image", "rm", image], check=True, capture_output=True)  # the tag only
+    root = tmp_path / "pulled"
+    root.mkdir()
+    (root / "compose.yaml").write_text(f"services:\n  box:\n    image: {image}\n    command: sleep 3600\n")
+    events: list[ProgressEvent] = []
+    try:
+        async with Project.open(root) as project:
+            result = await project.setup(progress=events.append)
+            (box,) = result.services
+            assert box.status == "running"
+            assert _inspect(box.container_name)["Config"]["Image"] == image  # type: ignore[index]
+        # The pull's own lines are the progress of the service, as a build's are.
+        pulled = [e.message for e in events if e.kind == "log" and e.scope == "box"]
+        assert any("Pulling from cf-pull/busybox" in line for line in pulled), events
+    finally:
+        force_clean(root)
+        subprocess.run(["docker", "image", "rm", image], capture_output=True)
+
+
+async def test_an_unreachable_registry_names_the_image_and_how_to_provide_it(tmp_path: Path) -> None:
+    image = f"localhost:{_free_port()}/cf-pull/nothing:1"  # nothing listens there
+    root = tmp_path / "unreachable"
+    root.mkdir()
+    (root / "compose.yaml").write_text(f"services:\n  box:\n    image: {image}\n")
+    try:
+        async with Project.open(root) as project:
+            with pytest.raises(PreflightError) as caught:
+                await project.setup()
+        error = caught.value
+        assert error.code == "NOT_BUILT"
+        assert image in error.message and "could not be pulled" in error.message
+        assert "docker load" in (error.hint or "") and "registry" in (error.hint or "")
+        assert labelled(root) == ([], [])
+    finally:
+        force_clean(root)

@@ -178,7 +178,9 @@ def _schema_keys(definition: str) -> set[str]:
         return set(schema["properties"])
     if definition == "build":
         return set(schema["definitions"]["service"]["properties"]["build"]["oneOf"][1]["properties"])
-    name = {"service": "service", "healthcheck": "healthcheck", "network": "network"}.get(definition, definition)
+    name = {"service": "service", "healthcheck": "healthcheck", "network": "network"}.get(
+        definition, definition
+    )
     return set(schema["definitions"][name]["properties"])
 
 
@@ -191,7 +193,9 @@ def test_every_key_of_the_specification_has_exactly_one_decision(definition: str
 
 
 def test_the_table_in_the_docs_is_the_decisions() -> None:
-    rows = re.findall(r"^\| (\S+) \| `([a-z0-9_]+)` \| (honoured|set aside|refused) \| (.+) \|$", DOCS.read_text(), re.M)
+    rows = re.findall(
+        r"^\| (\S+) \| `([a-z0-9_]+)` \| (honoured|set aside|refused) \| (.+) \|$", DOCS.read_text(), re.M
+    )
     documented = {(section, key): verdict for section, key, verdict, _ in rows}
     expected = {
         (section, key): {"aside": "set aside"}.get(verdict, verdict)
@@ -212,9 +216,7 @@ def test_every_service_key_has_a_sample_here() -> None:
 # -- set aside: a warning once per key and file; refused: a problem with its line and hint ---------
 
 
-@pytest.mark.parametrize(
-    "key", [k for k, (verdict, _) in DECISIONS["service"].items() if verdict == "aside"]
-)
+@pytest.mark.parametrize("key", [k for k, (verdict, _) in DECISIONS["service"].items() if verdict == "aside"])
 def test_a_key_set_aside_is_warned_about_once_per_file(tmp_path: Path, key: str) -> None:
     value = NOT_HONOURED_SAMPLES[key]
     loaded = _load(tmp_path, {"services": {"a": {**BASE, key: value}, "b": {**BASE, key: value}}})
@@ -273,7 +275,10 @@ def test_run_options_read_as_compose_reads_them(tmp_path: Path) -> None:
     options = spec["options"]
     assert options.sysctls == {"net.core.somaxconn": "1024"}
     assert options.extra_hosts == ["printer:10.0.0.9", "printer:::1"]
-    assert {n: (u.soft, u.hard) for n, u in options.ulimits.items()} == {"nofile": (10, 20), "nproc": (64, 64)}
+    assert {n: (u.soft, u.hard) for n, u in options.ulimits.items()} == {
+        "nofile": (10, 20),
+        "nproc": (64, 64),
+    }
     assert (options.shm_size, options.cpus, options.stop_grace_period) == (1024**3, 0.25, "1m30s")
     assert options.devices == ["/dev/null:/dev/x:r"]
 
@@ -294,7 +299,13 @@ DEFINITION_SAMPLES: dict[str, dict[str, Any]] = {
         "attachable": True,
         "labels": {"a": "b"},
     },
-    "volume": {"name": "v", "external": True, "driver": "nfs", "driver_opts": {"type": "nfs"}, "labels": {"a": "b"}},
+    "volume": {
+        "name": "v",
+        "external": True,
+        "driver": "nfs",
+        "driver_opts": {"type": "nfs"},
+        "labels": {"a": "b"},
+    },
     "secret": {
         "name": "s",
         "file": "./token.txt",

@@ -97,7 +97,9 @@ def test_an_environment_key_written_as_a_number_is_refused(tmp_path: Path) -> No
 def test_a_long_form_bind_mount_without_source_is_refused(tmp_path: Path) -> None:
     write(
         tmp_path,
-        {"compose.yaml": "services:\n  a:\n    image: x\n    volumes:\n      - {type: bind, target: /data}\n"},
+        {
+            "compose.yaml": "services:\n  a:\n    image: x\n    volumes:\n      - {type: bind, target: /data}\n"
+        },
     )
     ((path, line, message),) = problems(tmp_path)
     assert (path, line) == ("$.services.a.volumes[0]", 5)
