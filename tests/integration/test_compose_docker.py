@@ -316,3 +316,50 @@ async def test_an_unreachable_registry_names_the_image_and_how_to_provide_it(tmp
         assert labelled(root) == ([], [])
     finally:
         force_clean(root)
+
+
+# -- warnings on every face ------------------------------------------------------------------------
+
+
+async def test_keys_set_aside_are_said_once_per_key_and_file_on_every_face(tmp_path: Path) -> None:
+    import os
+
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from support.cli import BIN, preflight_json
+
+    root = tmp_path / "faces"
+    root.mkdir()
+    (root / "compose.yaml").write_text(
+        "services:\n"
+        "  a: {image: preflight-base/busybox, restart: always, logging: {driver: none}}\n"
+        "  b: {image: preflight-base/busybox, restart: unless-stopped}\n"
+    )
+    expected = [
+        f"{root / 'compose.yaml'}:2: `restart` set aside: preflight owns each container's lifetime and "
+        "reports a crash instead of restarting (and 1 more place in this file)",
+        f"{root / 'compose.yaml'}:2: `logging` set aside: preflight reads every service's logs through the engine",
+    ]
+    # CLI, --json and text.
+    status = preflight_json(root, "status")
+    assert status["success"] is True and status["data"]["warnings"] == expected
+    text = subprocess.run(
+        [str(BIN / "preflight"), "status", "-C", str(root)], capture_output=True, text=True, timeout=60
+    ).stdout
+    assert [line for line in text.splitlines() if line.startswith("warning: ")] == [
+        f"warning: {w}" for w in expected
+    ]
+    # MCP.
+    params = StdioServerParameters(
+        command=str(BIN / "preflight-mcp"), args=[], env=dict(os.environ), cwd=tmp_path
+    )
+    with (tmp_path / "server.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            reply = await client.call_tool("preflight_init", {"projectPath": str(root)})
+    assert reply.structured_content is not None
+    assert reply.structured_content["data"]["warnings"] == expected
+    # The notebook's rendering (text and HTML).
+    async with Project.open(root) as project:
+        bundle = (await project.init())._repr_mimebundle_()
+    assert all(bundle["text/plain"].count(w) == 1 for w in expected), bundle["text/plain"]
+    assert bundle["text/html"].count("set aside") == len(expected)
