@@ -40,6 +40,8 @@ class ParsedYaml(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[ConfigProblem]
     # Keys written as numbers (`123:`, `1.5:`), kept as their text in `data`; compose refuses them.
     number_keys: frozenset[PathKey] = frozenset()
+    # Values with a local tag (`!reset`, `!override`), when the caller reads them (`local_tags`).
+    tags: dict[PathKey, str] = msgspec.field(default_factory=dict)
 
     def locate(self, path: PathKey, *, key: bool = False) -> Location | None:
         """Return where the value (or, with `key`, the key) at `path` is, else its nearest parent."""
@@ -63,12 +65,14 @@ def format_path(path: PathKey) -> str:
     return text
 
 
-def parse_yaml(text: str, *, file: str | None = None) -> ParsedYaml:
+def parse_yaml(text: str, *, file: str | None = None, local_tags: bool = False) -> ParsedYaml:
     """Parse one YAML document.
 
     A syntax error does not raise: it comes back as a problem with its position, and `data` is None.
+    With `local_tags`, a value tagged `!name` is read as if untagged and its tag kept in `tags`
+    (compose's `!reset` and `!override`); otherwise such a scalar is an error.
     """
-    walk = _Walk(file)
+    walk = _Walk(file, local_tags)
     try:
         # The reader checks the characters as soon as it is created, so it belongs in the `try`.
         walk.loader = _LOADER(text)
@@ -100,6 +104,7 @@ def parse_yaml(text: str, *, file: str | None = None) -> ParsedYaml:
         keys=walk.keys,
         problems=walk.problems,
         number_keys=frozenset(walk.number_keys),
+        tags=walk.tags,
     )
 
 
@@ -134,9 +139,11 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class _Walk:
     """One walk over a composed node tree, building data and recording positions."""
 
-    def __init__(self, file: str | None) -> None:
+    def __init__(self, file: str | None, local_tags: bool = False) -> None:
         self.loader: Any = None  # a yaml.SafeLoader once the text is accepted
         self.file = file
+        self.local_tags = local_tags
+        self.tags: dict[PathKey, str] = {}
         self.values: dict[PathKey, Location] = {}
         self.keys: dict[PathKey, Location] = {}
         self.problems: list[ConfigProblem] = []
@@ -164,6 +171,11 @@ class _Walk:
                 )
             return None
         self.values[path] = _location(node)
+        if self.local_tags and node.tag.startswith("!") and not node.tag.startswith("!!"):
+            self.tags[path] = node.tag
+            if isinstance(node, yaml.ScalarNode):
+                implicit = self.loader.resolve(yaml.ScalarNode, node.value, (True, False))
+                node = yaml.ScalarNode(implicit, node.value, node.start_mark, node.end_mark, node.style)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):

@@ -21,7 +21,7 @@ from ..dotenv import read_dotenv
 from ..yaml_source import PathKey, format_path
 from .context import Context
 from .decisions import DECISIONS
-from .document import Files, merge, overridden, read_file, resolve_extends
+from .document import Files, merge, overridden, read_file, resolve_extends, untagged
 from .schema import schema_problems
 from .service import check_depends_on, decide_keys, depends_on, translate_service
 
@@ -84,6 +84,7 @@ def load_compose(
         data = read_file(path, env, state)
         if data is not None:
             merged = merge(merged, data)
+    merged = untagged(merged)
     if override:
         merged = overridden(merged, override)
         for where, message, _ in schema_problems(merged):

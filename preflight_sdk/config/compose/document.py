@@ -16,7 +16,7 @@ from ..yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
 from .interpolate import interpolate_value
 from .schema import schema_problems
 
-__all__ = ["Files", "merge", "overridden", "read_file", "resolve_extends"]
+__all__ = ["Files", "merge", "overridden", "read_file", "resolve_extends", "untagged"]
 
 # Sequences that a later file replaces rather than extends (everything else is merged).
 _REPLACED = frozenset({"command", "entrypoint", "test", "profiles"})
@@ -84,7 +84,7 @@ def read_file(path: Path, env: Mapping[str, str], files: Files) -> dict[str, Any
             ConfigProblem(path="$", message=f"cannot read the compose file: {exc}", file=name)
         )
         return None
-    source = parse_yaml(text, file=name)
+    source = parse_yaml(text, file=name, local_tags=True)
     files.parsed.append((name, source))
     files.problems.extend(source.problems)
     if source.data is None and source.problems:
@@ -110,19 +110,61 @@ def read_file(path: Path, env: Mapping[str, str], files: Files) -> dict[str, Any
                 hint=f"quote it: '{where[-1]}'",
             )
     data = interpolate_value(source.data, env, (), lambda where, message: files.report(where, message))
-    found = list(schema_problems(data))
+    for where, tag in source.tags.items():
+        if tag not in ("!reset", "!override"):
+            files.report(where, f"unknown tag `{tag}`", hint="compose knows `!reset` and `!override`")
+    data = _tagged(data, source.tags, ())
+    found = list(schema_problems(untagged(data)))
     for where, message, is_key in found:
         files.report(where, message, key=is_key)
     files.schema_paths.update(where for where, _, _ in found)
     return data if isinstance(data, dict) else None
 
 
+class Reset:
+    """A value tagged `!reset`: merging it removes the key from what came before."""
+
+
+class Override:
+    """A value tagged `!override`: merging it replaces what came before instead of merging."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _tagged(value: Any, tags: Mapping[PathKey, str], path: PathKey) -> Any:
+    tag = tags.get(path)
+    if tag == "!reset":
+        return Reset()
+    if isinstance(value, dict):
+        value = {k: _tagged(v, tags, (*path, k)) for k, v in value.items()}
+    elif isinstance(value, list):
+        value = [_tagged(v, tags, (*path, i)) for i, v in enumerate(value)]
+    return Override(value) if tag == "!override" else value
+
+
+def untagged(value: Any) -> Any:
+    """`value` without `!reset` keys and `!override` wrappers (once every file is merged)."""
+    if isinstance(value, Override):
+        return untagged(value.value)
+    if isinstance(value, dict):
+        return {k: untagged(v) for k, v in value.items() if not isinstance(v, Reset)}
+    if isinstance(value, list):
+        return [untagged(v) for v in value if not isinstance(v, Reset)]
+    return value
+
+
 def merge(base: Any, override: Any, key: str | None = None) -> Any:
-    """Lay `override` over `base` as `docker compose -f base -f override` does."""
+    """Lay `override` over `base` as `docker compose -f base -f override` does (`!reset`, `!override` too)."""
+    if isinstance(override, Override):
+        return override.value
     if isinstance(base, dict) and isinstance(override, dict):
         result = dict(base)
         for name, value in override.items():
-            result[name] = merge(base[name], value, name) if name in base else value
+            if isinstance(value, Reset):
+                result.pop(name, None)
+            else:
+                result[name] = merge(base[name], value, name) if name in base else value
         return result
     if isinstance(base, list) and isinstance(override, list) and key not in _REPLACED:
         return base + [item for item in override if item not in base]
@@ -168,7 +210,7 @@ def _extended(
     if spec.get("file"):
         path = (directory / str(spec["file"])).resolve()
         files.sources.append(str(path))
-        data = read_file(path, env, files) if path.is_file() else None
+        data = untagged(read_file(path, env, files)) if path.is_file() else None
         if data is None:
             if not path.is_file():
                 files.report(where, f"extends: file {path} does not exist")

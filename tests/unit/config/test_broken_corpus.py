@@ -110,7 +110,14 @@ def test_a_missing_directory_is_config_not_found_with_the_path_named(tmp_path: P
     with pytest.raises(ConfigError) as caught:
         load_config(missing)
     assert caught.value.code == "CONFIG_NOT_FOUND"
-    names = ["e2e.yaml", "e2e.yml", "compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"]
+    names = [
+        "e2e.yaml",
+        "e2e.yml",
+        "compose.yaml",
+        "compose.yml",
+        "docker-compose.yaml",
+        "docker-compose.yml",
+    ]
     assert caught.value.details == {"tried": [str(missing / name) for name in names]}
     assert "does not exist" in (caught.value.hint or "")
 
@@ -119,7 +126,14 @@ def test_a_directory_without_a_config_lists_every_name_tried(tmp_path: Path) -> 
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)
     assert caught.value.code == "CONFIG_NOT_FOUND"
-    names = ["e2e.yaml", "e2e.yml", "compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"]
+    names = [
+        "e2e.yaml",
+        "e2e.yml",
+        "compose.yaml",
+        "compose.yml",
+        "docker-compose.yaml",
+        "docker-compose.yml",
+    ]
     assert caught.value.details == {"tried": [str(tmp_path / name) for name in names]}
     assert "e2e.yaml" in caught.value.message
 

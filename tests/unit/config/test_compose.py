@@ -109,7 +109,9 @@ def test_prest_fixture_loads_with_logging_set_aside_and_the_link_honoured(tmp_pa
         f"{compose}:17: `logging` set aside: preflight reads every service's logs through the engine"
     ]
     # `links: ["postgres:postgres"]`: the alias is the service's own name, reachable already.
-    assert "postgres" in (container_spec(loaded, loaded.services[0], session="s", network="n", mocks={}).aliases)
+    assert "postgres" in (
+        container_spec(loaded, loaded.services[0], session="s", network="n", mocks={}).aliases
+    )
 
 
 # -- keys, one by one ----------------------------------------------------------------------------

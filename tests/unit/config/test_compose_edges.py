@@ -5,10 +5,16 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from typing import Any
+
 import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from preflight_sdk.config import load_config
 from preflight_sdk.config.compose import load_compose
+from preflight_sdk.config.compose.schema import compose_schema
 from preflight_sdk.errors import ConfigError
 
 AWESOME = Path(__file__).resolve().parents[2] / "fixtures" / "compose" / "awesome"
@@ -182,6 +188,43 @@ def test_compose_override_changes_and_drops_keys_without_editing_the_file(tmp_pa
     assert loaded.warnings == []  # `restart` was dropped, so nothing was set aside
 
 
+def test_reset_and_override_tags_of_an_override_file(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "compose.yaml": """
+                services:
+                  db:
+                    image: x
+                    restart: always
+                    ports: ["5432:5432"]
+                    environment: {A: "1", B: "2"}
+            """,
+            "compose.test.yaml": """
+                services:
+                  db:
+                    restart: !reset null
+                    ports: !reset []
+                    environment: !override {C: "3"}
+            """,
+            "e2e.yaml": "project: {name: tags}\ncompose: [compose.yaml, compose.test.yaml]\n",
+        },
+    )
+    loaded = load_config(tmp_path, environ={})
+    (db,) = loaded.services
+    assert (db.container.ports, db.container.environment, loaded.warnings) == ([], {"C": "3"}, [])
+
+
+def test_an_unknown_tag_is_a_problem(tmp_path: Path) -> None:
+    write(tmp_path, {"compose.yaml": "services:\n  a:\n    image: !custom x\n"})
+    ((path, line, message),) = problems(tmp_path)
+    assert (path, line, message) == (
+        "$.services.a.image",
+        3,
+        "unknown tag `!custom` (compose knows `!reset` and `!override`)",
+    )
+
+
 def test_an_override_that_breaks_the_schema_is_a_problem(tmp_path: Path) -> None:
     write(
         tmp_path,
@@ -270,3 +313,46 @@ def test_a_sample_application_loads(sample: str) -> None:
     assert loaded.problems == []
     assert loaded.services
     assert all(w.startswith(f"{path}:") for w in loaded.warnings)
+
+
+# -- whatever a service holds, loading says so or succeeds ------------------------------------------
+
+_SERVICE_KEYS = sorted(compose_schema()["definitions"]["service"]["properties"])
+_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 70000),
+    st.sampled_from(["", "x", "1", "64m", "1s", "service:a", "./data:/data", "a:b:c", "${V}", "true"]),
+)
+_VALUE = st.recursive(
+    _LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["a", "source", "target", "type", "test", "soft", "file"]), inner, max_size=3
+        ),
+    ),
+    max_leaves=6,
+)
+
+
+@settings(
+    max_examples=120,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    services=st.dictionaries(
+        st.sampled_from(["a", "b"]),
+        st.dictionaries(st.sampled_from(_SERVICE_KEYS), _VALUE, max_size=4),
+        max_size=2,
+    )
+)
+def test_random_services_load_or_are_problems_never_a_crash(tmp_path: Path, services: dict[str, Any]) -> None:
+    path = tmp_path / "compose.yaml"
+    path.write_text(
+        yaml.safe_dump({"services": services, "secrets": {"s": {"file": "x"}}, "volumes": {"v": {}}})
+    )
+    loaded = load_compose([path], environ={"V": "1"}, project="p")
+    assert all(p.path.startswith("$") for p in loaded.problems)
