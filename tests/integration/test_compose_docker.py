@@ -363,3 +363,43 @@ async def test_keys_set_aside_are_said_once_per_key_and_file_on_every_face(tmp_p
         bundle = (await project.init())._repr_mimebundle_()
     assert all(bundle["text/plain"].count(w) == 1 for w in expected), bundle["text/plain"]
     assert bundle["text/html"].count("set aside") == len(expected)
+
+
+# -- a real sample application, its registry images swapped by an override -------------------------
+
+
+async def test_a_sample_application_comes_up_with_its_images_overridden(tmp_path: Path) -> None:
+    root = tmp_path / "nginx-golang-postgres"
+    shutil.copytree(REAL / "awesome" / "nginx-golang-postgres", root)
+    # The file stays as it is; e2e.yaml swaps what cannot be pulled or built here for busybox.
+    (root / "e2e.yaml").write_text(
+        textwrap.dedent("""
+            project: {name: cf-ngp}
+            compose:
+              files: [compose.yaml]
+              override:
+                services:
+                  db:
+                    image: preflight-base/busybox
+                    user: null
+                    command: [sh, -c, "test -s /run/secrets/db-password && touch /tmp/ready; exec sleep 3600"]
+                    healthcheck: {test: [CMD, test, -f, /tmp/ready], interval: 1s}
+                  backend: {build: null, image: preflight-base/busybox, command: sleep 3600}
+                  proxy: null
+        """)
+    )
+    try:
+        async with Project.open(root) as project:
+            result = await project.setup()
+            by = {s.name: s for s in result.services}
+            assert set(by) == {"db", "backend"}
+            assert by["db"].status == "healthy"  # `backend` waited on `condition: service_healthy`
+            assert by["db"].readiness is not None and by["db"].readiness.probe == "docker"
+            secret = "/run/secrets/db-password"
+            assert _exec(by["backend"].container_name, "cat", secret) == "preflight-test-password\n"
+            mounts = {m["Destination"]: m for m in _inspect(by["db"].container_name)["Mounts"]}  # type: ignore[union-attr]
+            assert mounts["/var/lib/postgresql/data"]["Name"] == "cf-ngp_db-data"
+            assert [w.split("`")[1] for w in result.warnings] == ["restart"]
+    finally:
+        force_clean(root)
+        subprocess.run(["docker", "volume", "rm", "-f", "cf-ngp_db-data"], capture_output=True)
