@@ -340,7 +340,10 @@ async def test_keys_set_aside_are_said_once_per_key_and_file_on_every_face(tmp_p
         "reports a crash instead of restarting (and 1 more place in this file)",
         f"{root / 'compose.yaml'}:2: `logging` set aside: preflight reads every service's logs through the engine",
     ]
-    # CLI, --json and text.
+    # CLI, --json and text; `init` loads the compose project and writes no e2e.yaml beside it.
+    init = preflight_json(root, "init")
+    assert (init["data"]["projectName"], init["data"]["warnings"]) == ("faces", expected)
+    assert sorted(p.name for p in root.iterdir() if p.is_file()) == ["compose.yaml"]
     status = preflight_json(root, "status")
     assert status["success"] is True and status["data"]["warnings"] == expected
     text = subprocess.run(
