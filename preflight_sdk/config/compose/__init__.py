@@ -140,6 +140,12 @@ def _include(
     for index, entry in enumerate(value if isinstance(value, list) else []):
         spec = {"path": entry} if isinstance(entry, str) else dict(entry)
         where = ("include", index)
+        if "project_directory" in spec:
+            state.warn(
+                (*where, "project_directory"),
+                "include.project_directory",
+                "paths in an included file are relative to that file",
+            )
         written = spec.get("path")
         paths = [
             (directory / str(p)).resolve() for p in (written if isinstance(written, list) else [written])

@@ -40,7 +40,11 @@ def translate_service(name: str, service: Mapping[str, Any], ctx: Context) -> di
     if environment:
         container["environment"] = environment
     ports = translate_ports(
-        service.get("ports") or [], keep_host=ctx.keep_host_ports, path=(*where, "ports"), report=ctx.report
+        service.get("ports") or [],
+        keep_host=ctx.keep_host_ports,
+        path=(*where, "ports"),
+        report=ctx.report,
+        warn=ctx.warn,
     )
     if service.get("command") is not None:
         container["command"] = service["command"]

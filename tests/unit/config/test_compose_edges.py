@@ -275,6 +275,28 @@ def test_extends_include_and_profiles(tmp_path: Path) -> None:
     assert {s.name for s in with_debug.services} == {"web", "cache", "debug"}
 
 
+def test_metadata_of_ports_and_includes_is_set_aside_with_a_warning(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "compose.yaml": """
+                include: [{path: other.yaml, project_directory: elsewhere}]
+                services:
+                  a:
+                    image: x
+                    ports:
+                      - {target: 80, name: web, app_protocol: http, mode: ingress}
+                      - {target: 81, mode: host}
+            """,
+            "other.yaml": "services:\n  b: {image: x}\n",
+        },
+    )
+    loaded = load_config(tmp_path, environ={})
+    keys = sorted(w.split("`")[1] for w in loaded.warnings)
+    assert keys == ["include.project_directory", "ports.app_protocol", "ports.mode", "ports.name"]
+    assert {s.name for s in loaded.services} == {"a", "b"}
+
+
 def test_an_include_cycle_and_a_self_extend_are_problems(tmp_path: Path) -> None:
     write(
         tmp_path,
