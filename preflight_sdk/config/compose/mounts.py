@@ -36,6 +36,8 @@ def translate_volume(value: Any, ctx: Context, path: tuple[str | int, ...]) -> s
             ctx.report(path, f"`{value}` has an empty source", hint="is a variable in it unset?")
             return None
         modes = [m for m in mode.split(",") if m in ("ro", "rw", "z", "Z")]
+        for other in sorted({m for m in mode.split(",") if m} - set(modes)):
+            ctx.warn(path, f"volumes: :{other}", "a mount option Docker's defaults stand in for")
         kind = "bind" if source.startswith((".", "/", "~")) else "volume"
         return _mount(kind, source, target, modes, ctx, path)
     spec = dict(value)

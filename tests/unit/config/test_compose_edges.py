@@ -287,13 +287,22 @@ def test_metadata_of_ports_and_includes_is_set_aside_with_a_warning(tmp_path: Pa
                     ports:
                       - {target: 80, name: web, app_protocol: http, mode: ingress}
                       - {target: 81, mode: host}
+                    volumes: ["./data:/data:ro,nocopy", "./more:/more:cached"]
             """,
             "other.yaml": "services:\n  b: {image: x}\n",
         },
     )
     loaded = load_config(tmp_path, environ={})
     keys = sorted(w.split("`")[1] for w in loaded.warnings)
-    assert keys == ["include.project_directory", "ports.app_protocol", "ports.mode", "ports.name"]
+    assert keys == [
+        "include.project_directory",
+        "ports.app_protocol",
+        "ports.mode",
+        "ports.name",
+        "volumes: :cached",
+        "volumes: :nocopy",
+    ]
+    assert loaded.services[0].container.volumes == [f"{tmp_path / 'data'}:/data:ro", f"{tmp_path / 'more'}:/more"]
     assert {s.name for s in loaded.services} == {"a", "b"}
 
 
