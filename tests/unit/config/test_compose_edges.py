@@ -302,7 +302,10 @@ def test_metadata_of_ports_and_includes_is_set_aside_with_a_warning(tmp_path: Pa
         "volumes: :cached",
         "volumes: :nocopy",
     ]
-    assert loaded.services[0].container.volumes == [f"{tmp_path / 'data'}:/data:ro", f"{tmp_path / 'more'}:/more"]
+    assert loaded.services[0].container.volumes == [
+        f"{tmp_path / 'data'}:/data:ro",
+        f"{tmp_path / 'more'}:/more",
+    ]
     assert {s.name for s in loaded.services} == {"a", "b"}
 
 
