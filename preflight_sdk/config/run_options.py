@@ -85,6 +85,12 @@ class RunOptions(_Options, frozen=True, kw_only=True):
     ipc: Annotated[str | None, Meta(description="IPC namespace (`host`, `shareable`).")] = None
     uts: Annotated[str | None, Meta(description="UTS namespace (`host`).")] = None
     userns_mode: Annotated[str | None, Meta(description="User namespace (`host`).")] = None
+    volumes_from: Annotated[
+        list[str],
+        Meta(
+            description="Mount every volume of these services (`name` or `name:ro`; compose `volumes_from`)."
+        ),
+    ] = field(default_factory=list)
     network_of: Annotated[
         str | None,
         Meta(description="Share this service's network namespace (compose `network_mode: service:NAME`)."),

@@ -1,9 +1,9 @@
 """A container's run options (`RunOptions`) as the Docker API body and as `docker run` flags.
 
 Both forms say the same thing, so a container started over the socket and one started by the CLI
-(a remote engine, Podman) are alike. `network_of` is resolved by the caller into
-`ContainerSpec.network = "container:<name>"`; a container in another's network namespace has no
-network of its own: no aliases, no published ports, no host name.
+(a remote engine, Podman) are alike. The caller resolves `network_of` into `ContainerSpec.network
+= "container:<name>"` and `volumes_from` into container names. A container in another's network
+namespace has no network of its own: no aliases, no published ports, no host name.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ def apply_options(body: dict[str, Any], options: RunOptions) -> None:
         "DnsOptions": options.dns_opt,
         "SecurityOpt": options.security_opt,
         "GroupAdd": options.group_add,
+        "VolumesFrom": options.volumes_from,
     }
     host.update({key: list(value) for key, value in lists.items() if value})
     if options.extra_hosts:
@@ -88,6 +89,7 @@ def option_flags(options: RunOptions) -> list[str]:
         "--dns-option": options.dns_opt,
         "--security-opt": options.security_opt,
         "--group-add": options.group_add,
+        "--volumes-from": options.volumes_from,
         "--add-host": options.extra_hosts,
         "--tmpfs": options.tmpfs,
         "--device": options.devices,

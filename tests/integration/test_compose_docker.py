@@ -214,6 +214,8 @@ async def test_a_compose_only_project_honours_its_keys_on_the_running_containers
             assert _exec(name, "cat", "/data/hello.txt") == "hello\n"
             sidecar = _inspect(by["sidecar"].container_name)
             assert sidecar["HostConfig"]["NetworkMode"] in (f"container:{app['Id']}", f"container:{name}")  # type: ignore[index]
+            assert sidecar["HostConfig"]["VolumesFrom"] == [f"{name}:ro"]  # type: ignore[index]
+            assert _exec(by["sidecar"].container_name, "cat", "/data/hello.txt") == "hello\n"
 
             status = await project.status()
             assert status.warnings == result.warnings

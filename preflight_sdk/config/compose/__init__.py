@@ -257,11 +257,15 @@ def _translate(
             needs.append(dependency)
             if condition == "service_completed_successfully":
                 jobs.add(dependency)
-        network_of = body["container"].get("options", {}).get("networkOf")
-        if network_of is not None:
-            if network_of not in known:
-                ctx.report(("services", name, "network_mode"), f"`{network_of}` is not a service")
-            needs.append(network_of)
+        options = body["container"].get("options", {})
+        shared = [("network_mode", options.get("networkOf"))]
+        shared += [("volumes_from", entry.partition(":")[0]) for entry in options.get("volumesFrom", [])]
+        for key, other in shared:
+            if other is None:
+                continue
+            if other not in known:
+                ctx.report(("services", name, key), f"`{other}` is not a service")
+            needs.append(other)  # its container must exist first
         if needs:
             body["dependsOn"] = list(dict.fromkeys(needs))
         result[name] = body

@@ -117,7 +117,10 @@ _SERVICE: dict[str, Decision] = {
     "userns_mode": ("honoured", "`--userns`"),
     "uts": ("honoured", "`--uts`"),
     "volumes": ("honoured", "bind mounts and named volumes, short and long forms; `tmpfs` mounts"),
-    "volumes_from": ("refused", "declare a named volume and mount it in both services"),
+    "volumes_from": (
+        "honoured",
+        "`--volumes-from` the service's container (`NAME[:ro]`); `container:` is refused",
+    ),
     "working_dir": ("honoured", "`--workdir`"),
 }
 

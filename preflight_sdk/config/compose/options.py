@@ -92,6 +92,8 @@ def run_options(service: Mapping[str, Any], ctx: Context, where: tuple[str | int
         out["ulimits"] = _ulimits(service["ulimits"], ctx, (*where, "ulimits"))
     if service.get("devices") is not None:
         out["devices"] = [_device(entry) for entry in service["devices"]]
+    if service.get("volumes_from") is not None:
+        out["volumesFrom"] = _volumes_from(service["volumes_from"], ctx, (*where, "volumes_from"))
     if isinstance(service.get("hostname"), str):
         out["hostname"] = service["hostname"]
     return out
@@ -109,6 +111,21 @@ def _label_files(value: Any, ctx: Context, path: tuple[str | int, ...]) -> dict[
         ctx.sources.append(str(file))
         labels.update(read_dotenv(file))
     return labels
+
+
+def _volumes_from(value: Any, ctx: Context, path: tuple[str | int, ...]) -> list[str]:
+    """`[service, service:ro]`; a `container:NAME` (a container outside the project) is refused."""
+    sources = []
+    for index, entry in enumerate(ctx.read.strings(value)):
+        if entry.startswith("container:"):
+            ctx.report(
+                (*path, index),
+                f"`{entry}`: a container outside the project",
+                hint="declare a named volume and mount it in both services",
+            )
+        else:
+            sources.append(entry)
+    return sources
 
 
 def _extra_hosts(value: Any) -> list[str]:

@@ -54,7 +54,6 @@ NOT_HONOURED_SAMPLES: dict[str, Any] = {
     "scale": 2,
     "storage_opt": {"size": "1G"},
     "use_api_socket": True,
-    "volumes_from": ["other"],
 }
 
 # A value for each honoured service key, and what it must change in the container spec.
@@ -114,6 +113,7 @@ HONOURED_SAMPLES: dict[str, tuple[Any, str]] = {
     "uts": ("host", "options"),
     "volumes": (["./data:/data"], "volumes"),
     "working_dir": ("/srv", "working_dir"),
+    "volumes_from": (["base:ro"], "options"),
     # Honoured with nothing to do: a service reaches every port of another already.
     "expose": (["9000"], "nothing"),
     "depends_on": (["base"], "depends"),

@@ -389,3 +389,14 @@ def test_random_services_load_or_are_problems_never_a_crash(tmp_path: Path, serv
     )
     loaded = load_compose([path], environ={"V": "1"}, project="p")
     assert all(p.path.startswith("$") for p in loaded.problems)
+
+
+def test_volumes_from_a_service_waits_for_it_and_a_foreign_container_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, {"compose.yaml": "services:\n  a: {image: x}\n  b: {image: x, volumes_from: ['a:ro']}\n"})
+    loaded = load_config(tmp_path, environ={})
+    b = loaded.service("b")
+    assert b is not None and (b.depends_on, b.container.options.volumes_from) == (["a"], ["a:ro"])
+    write(tmp_path, {"compose.yaml": "services:\n  b:\n    image: x\n    volumes_from: ['container:db']\n"})
+    ((path, line, message),) = problems(tmp_path)
+    assert (path, line) == ("$.services.b.volumes_from[0]", 4)
+    assert "outside the project" in message
