@@ -336,7 +336,9 @@ class Project:
 
         outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=[timeout])
         if isinstance(outcome, SetupResult):
-            return outcome
+            # What the configuration set aside (compose keys), said with every environment started.
+            loaded = self._ctx.loaded
+            return msgspec.structs.replace(outcome, warnings=list(loaded.warnings)) if loaded else outcome
         return SetupResult(
             services=[],
             mocks=[],

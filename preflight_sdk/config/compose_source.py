@@ -3,7 +3,8 @@
 A service that e2e.yaml also names is the compose service with e2e.yaml's entry laid over it
 (mappings merged key by key, anything else replaced): that is where host-side health checks,
 `kind: job`, or a locally built image for a registry one are added. Services only in e2e.yaml
-are kept after the compose ones.
+are kept after the compose ones. `compose.override` changes or drops the compose keys themselves,
+as an override file would, so the file shared with production stays as it is.
 """
 
 from __future__ import annotations
@@ -12,49 +13,74 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..errors import ConfigProblem
 from .compose import load_compose
 
-__all__ = ["apply_compose", "compose_files"]
+__all__ = ["ComposeApplied", "ComposeSpec", "apply_compose", "compose_files"]
 
 
-def compose_files(spec: Any) -> tuple[list[str], list[str], bool] | None:
-    """Return (files, profiles, keep host ports) from a `compose:` value, or None when malformed."""
+class ComposeSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """What `compose:` asks for."""
+
+    files: list[str]
+    profiles: list[str] = msgspec.field(default_factory=list)
+    keep_host_ports: bool = False
+    override: dict[str, Any] | None = None
+
+
+class ComposeApplied(msgspec.Struct, frozen=True, kw_only=True):
+    """The outcome of reading the compose files: problems, files read, keys set aside."""
+
+    problems: list[ConfigProblem] = msgspec.field(default_factory=list)
+    sources: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+def compose_files(spec: Any) -> ComposeSpec | None:
+    """Return what a `compose:` value asks for, or None when it is malformed (the validator says how)."""
     if isinstance(spec, str):
-        return [spec], [], False
+        return ComposeSpec(files=[spec])
     if isinstance(spec, list) and spec and all(isinstance(item, str) for item in spec):
-        return list(spec), [], False
+        return ComposeSpec(files=list(spec))
     if isinstance(spec, dict) and isinstance(spec.get("files"), list):
-        files = [str(item) for item in spec["files"]]
-        profiles = [str(item) for item in spec.get("profiles") or [] if isinstance(item, str)]
-        return files, profiles, spec.get("hostPorts") == "asWritten"
+        override = spec.get("override")
+        return ComposeSpec(
+            files=[str(item) for item in spec["files"]],
+            profiles=[str(item) for item in spec.get("profiles") or [] if isinstance(item, str)],
+            keep_host_ports=spec.get("hostPorts") == "asWritten",
+            override=override if isinstance(override, dict) else None,
+        )
     return None
 
 
-def apply_compose(
-    data: dict[str, Any], root: Path, environ: Mapping[str, str], file: str
-) -> tuple[list[ConfigProblem], list[str]]:
+def apply_compose(data: dict[str, Any], root: Path, environ: Mapping[str, str], file: str) -> ComposeApplied:
     """Merge the services of `data["compose"]` into `data["services"]` in place.
 
-    Returns the problems found in the compose files and every file read. A malformed `compose:`
-    value is left for the validator to report.
+    Returns the problems found in the compose files, every file read and the keys set aside. A
+    malformed `compose:` value is left for the validator to report.
     """
-    parsed = compose_files(data.get("compose"))
-    if parsed is None:
-        return [], []
-    names, profiles, keep_host_ports = parsed
-    paths = [_resolve(root, name) for name in names]
+    spec = compose_files(data.get("compose"))
+    if spec is None:
+        return ComposeApplied()
+    paths = [_resolve(root, name) for name in spec.files]
     missing = [
         ConfigProblem(path="$.compose", message=f"compose file {path} does not exist", file=file)
         for path in paths
         if not path.is_file()
     ]
     if missing:
-        return missing, [str(path) for path in paths]
+        return ComposeApplied(problems=missing, sources=[str(path) for path in paths])
     info = data.get("project")
     project = str(info.get("name") or "project") if isinstance(info, dict) else "project"
     loaded = load_compose(
-        paths, environ=environ, project=project, profiles=profiles, keep_host_ports=keep_host_ports
+        paths,
+        environ=environ,
+        project=project,
+        profiles=spec.profiles,
+        keep_host_ports=spec.keep_host_ports,
+        override=spec.override,
     )
     own = data.get("services")
     if isinstance(own, list):
@@ -71,7 +97,7 @@ def apply_compose(
         merged = {name: _overlay(body, overlays.get(name)) for name, body in loaded.services.items()}
         merged.update({name: body for name, body in overlays.items() if name not in merged})
         data["services"] = merged
-    return loaded.problems, loaded.sources
+    return ComposeApplied(problems=loaded.problems, sources=loaded.sources, warnings=loaded.warnings)
 
 
 def _overlay(base: Any, extra: Any) -> Any:

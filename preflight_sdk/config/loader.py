@@ -2,7 +2,8 @@
 
 Order of work, so that every problem is reported at once with its line:
 
-1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`);
+1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`); without one, a
+   compose file alone stands for the project (`compose_project`);
 2. read `.env` beside it (it never overrides the real environment);
 3. parse YAML keeping positions (`yaml_source`);
 4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` (`interpolate`);
@@ -23,6 +24,7 @@ import msgspec
 
 from ..errors import ConfigError, ConfigProblem
 from ..redaction import Redactor, redactor_for, secret_values
+from .compose_project import COMPOSE_NAMES, compose_project_text, is_compose_file
 from .compose_source import apply_compose
 from .dotenv import read_dotenv
 from .interpolate import interpolate
@@ -61,6 +63,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
             and env files), whose edits call for a reload like an edit of e2e.yaml.
         shard: the name of the shard this copy of the environment serves (see `sharded`), or
             None for the project's own environment.
+        warnings: what was read but set aside (compose keys that cannot change what a test
+            sees), once per key and file; every face shows them.
     """
 
     config: ProjectConfig
@@ -72,6 +76,7 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     test_files: dict[str, TestFile]
     sources: list[str] = msgspec.field(default_factory=list)
     shard: str | None = None
+    warnings: list[str] = msgspec.field(default_factory=list)
 
     @property
     def label_root(self) -> str:
@@ -132,7 +137,8 @@ def config_candidates(path: str | os.PathLike[str], config_file: str | None = No
         return [explicit if explicit.is_absolute() else folder / explicit]
     if base.is_file():
         return [base]
-    return [base / name for name in CONFIG_NAMES]
+    # Without an e2e.yaml, a compose file alone is the project (`compose_project`).
+    return [base / name for name in (*CONFIG_NAMES, *COMPOSE_NAMES)]
 
 
 def find_config(path: str | os.PathLike[str], config_file: str | None = None) -> Path:
@@ -149,7 +155,10 @@ def find_config(path: str | os.PathLike[str], config_file: str | None = None) ->
     if not base.exists():
         hint = f"the project path {str(base)!r} does not exist; pass the directory that holds e2e.yaml"
     else:
-        hint = "create one with `preflight init`, or pass `config_file` / `--config` to name another file"
+        hint = (
+            "create one with `preflight init` (or add a compose.yaml), or pass `config_file` / "
+            "`--config` to name another file"
+        )
     raise ConfigError(
         f"no configuration file found (tried {', '.join(str(p) for p in tried)})",
         code="CONFIG_NOT_FOUND",
@@ -182,7 +191,10 @@ def load_config(
         ConfigError: `CONFIG_NOT_FOUND`, or `CONFIG_INVALID` with every problem found.
     """
     config_path = find_config(path, config_file)
-    raw_bytes = _read_bytes(config_path, kind="configuration")
+    if is_compose_file(config_path):
+        raw_bytes = compose_project_text(config_path).encode("utf-8")
+    else:
+        raw_bytes = _read_bytes(config_path, kind="configuration")
     dotenv_path = config_path.parent / ".env"
     dotenv = read_dotenv(dotenv_path)
     merged_env = {**dotenv, **(os.environ if environ is None else environ)}
@@ -209,8 +221,9 @@ def load_config(
 
     data, template_problems, templated = interpolate(source, merged_env, file)
     problems.extend(template_problems)
-    compose_problems, sources = apply_compose(data, config_path.parent, merged_env, file)
-    problems.extend(compose_problems)
+    composed = apply_compose(data, config_path.parent, merged_env, file)
+    problems.extend(composed.problems)
+    sources = composed.sources
     digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
@@ -229,6 +242,7 @@ def load_config(
         services=normalise_services(config),
         test_files=test_files,
         sources=sources,
+        warnings=composed.warnings,
     )
 
 

@@ -22,6 +22,7 @@ from .compat import (
     RepoConfig,
     ResilienceConfig,
 )
+from .run_options import RunOptions
 
 __all__ = [
     "BuildConfig",
@@ -88,6 +89,13 @@ class BuildConfig(_Config, frozen=True, kw_only=True):
         default_factory=dict
     )
     target: Annotated[str | None, Meta(description="Multi-stage build target.")] = None
+    pull: Annotated[
+        Literal["missing", "never"],
+        Meta(
+            description="`missing` pulls `image` when it is not present locally (compose's default for "
+            "an image without a build); `never` (the default) asks for it to be built or pulled first."
+        ),
+    ] = "never"
 
 
 class HealthcheckConfig(_Config, frozen=True, kw_only=True):
@@ -175,6 +183,9 @@ class ContainerConfig(_Config, frozen=True, kw_only=True):
             "reports it healthy. Prefer `healthcheck` (probed from the host, much faster) where it fits."
         ),
     ] = None
+    options: Annotated[
+        RunOptions, Meta(description="Further `docker run` options: capabilities, sysctls, limits, tmpfs...")
+    ] = field(default_factory=RunOptions)
 
 
 class ServiceBody(_Config, frozen=True, kw_only=True):
@@ -439,6 +450,13 @@ class ComposeConfig(_Config, frozen=True, kw_only=True):
             "by side; `asWritten` uses the host ports the compose file names."
         ),
     ] = "ephemeral"
+    override: Annotated[
+        dict[str, Any] | None,
+        Meta(
+            description="Compose keys laid over the files before they are read, like an override file: "
+            "mappings merge, any other value replaces, `null` drops the key (`services: {db: {restart: null}}`)."
+        ),
+    ] = None
 
 
 class EngineSettings(_Config, frozen=True, kw_only=True):

@@ -38,6 +38,10 @@ class ParsedYaml(msgspec.Struct, frozen=True, kw_only=True):
     values: dict[PathKey, Location]
     keys: dict[PathKey, Location]
     problems: list[ConfigProblem]
+    # Keys written as numbers (`123:`, `1.5:`), kept as their text in `data`; compose refuses them.
+    number_keys: frozenset[PathKey] = frozenset()
+    # Values with a local tag (`!reset`, `!override`), when the caller reads them (`local_tags`).
+    tags: dict[PathKey, str] = msgspec.field(default_factory=dict)
 
     def locate(self, path: PathKey, *, key: bool = False) -> Location | None:
         """Return where the value (or, with `key`, the key) at `path` is, else its nearest parent."""
@@ -61,12 +65,14 @@ def format_path(path: PathKey) -> str:
     return text
 
 
-def parse_yaml(text: str, *, file: str | None = None) -> ParsedYaml:
+def parse_yaml(text: str, *, file: str | None = None, local_tags: bool = False) -> ParsedYaml:
     """Parse one YAML document.
 
     A syntax error does not raise: it comes back as a problem with its position, and `data` is None.
+    With `local_tags`, a value tagged `!name` is read as if untagged and its tag kept in `tags`
+    (compose's `!reset` and `!override`); otherwise such a scalar is an error.
     """
-    walk = _Walk(file)
+    walk = _Walk(file, local_tags)
     try:
         # The reader checks the characters as soon as it is created, so it belongs in the `try`.
         walk.loader = _LOADER(text)
@@ -92,7 +98,14 @@ def parse_yaml(text: str, *, file: str | None = None) -> ParsedYaml:
     finally:
         if walk.loader is not None:
             walk.loader.dispose()
-    return ParsedYaml(data=data, values=walk.values, keys=walk.keys, problems=walk.problems)
+    return ParsedYaml(
+        data=data,
+        values=walk.values,
+        keys=walk.keys,
+        problems=walk.problems,
+        number_keys=frozenset(walk.number_keys),
+        tags=walk.tags,
+    )
 
 
 def _syntax_problem(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, tuple[int, int] | None]:
@@ -118,6 +131,7 @@ def _location(node: yaml.Node) -> Location:
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 # libyaml parses about ten times faster; both report the same positions and errors.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -125,9 +139,11 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class _Walk:
     """One walk over a composed node tree, building data and recording positions."""
 
-    def __init__(self, file: str | None) -> None:
+    def __init__(self, file: str | None, local_tags: bool = False) -> None:
         self.loader: Any = None  # a yaml.SafeLoader once the text is accepted
         self.file = file
+        self.local_tags = local_tags
+        self.tags: dict[PathKey, str] = {}
         self.values: dict[PathKey, Location] = {}
         self.keys: dict[PathKey, Location] = {}
         self.problems: list[ConfigProblem] = []
@@ -135,6 +151,7 @@ class _Walk:
         # Where each mapping's own keys start once flattened. A node reached again through an alias
         # is already flattened, so the split is remembered rather than recomputed.
         self.first_own: dict[int, int] = {}
+        self.number_keys: set[PathKey] = set()
 
     def problem(self, path: PathKey, message: str, where: tuple[int, int] | Location | None) -> None:
         line, column = (where.line, where.column) if isinstance(where, Location) else where or (None, None)
@@ -149,9 +166,16 @@ class _Walk:
         self.budget -= 1
         if self.budget < 0:
             if self.budget == -1:
-                self.problem(path, "the document is too large (too many values once aliases expand)", None)
+                self.problem(
+                    path, "the document is too large (too many values once aliases expand)", _location(node)
+                )
             return None
         self.values[path] = _location(node)
+        if self.local_tags and node.tag.startswith("!") and not node.tag.startswith("!!"):
+            self.tags[path] = node.tag
+            if isinstance(node, yaml.ScalarNode):
+                implicit = self.loader.resolve(yaml.ScalarNode, node.value, (True, False))
+                node = yaml.ScalarNode(implicit, node.value, node.start_mark, node.end_mark, node.style)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):
@@ -197,6 +221,8 @@ class _Walk:
     def _key(self, key_node: yaml.Node, path: PathKey) -> str | None:
         if isinstance(key_node, yaml.ScalarNode):
             # Keys are names: `on`, `1`, `2024-01-01` stay the text that was written.
+            if key_node.tag in _NUMBER_TAGS:
+                self.number_keys.add((*path, str(key_node.value)))
             return str(key_node.value)
         self.problem(path, "mapping keys must be plain strings", _location(key_node))
         return None

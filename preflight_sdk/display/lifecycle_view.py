@@ -28,6 +28,16 @@ def _ports(pairs: list[tuple[int, int]]) -> str:
     return ", ".join(f"{host}→{container}" for host, container in pairs) or "-"
 
 
+def _warning_lines(warnings: list[str]) -> list[str]:
+    return [f"warning: {shorten(w, 300)}" for w in warnings]
+
+
+def _warnings_html(warnings: list[str]) -> str:
+    return "".join(
+        f'<div class="pf-warning" style="color:#9a6700">{esc(shorten(w, 300))}</div>' for w in warnings
+    )
+
+
 def _probe(kind: str, target: str, attempts: int) -> str:
     what = target if target.startswith(kind) or kind in ("exit", "running") else f"{kind} {target}"
     return f"{what} ({plural(attempts, 'try', 'tries')})"
@@ -90,7 +100,9 @@ def render_init(r: InitResult) -> tuple[str, str]:
                 ),
             )
         )
-    return "\n".join(text), wrap("".join(html), cls="pf-init")
+    return "\n".join(text + _warning_lines(r.warnings)), wrap(
+        "".join(html) + _warnings_html(r.warnings), cls="pf-init"
+    )
 
 
 # -- build --------------------------------------------------------------------------------------
@@ -212,7 +224,8 @@ def render_setup(r: SetupResult) -> tuple[str, str]:
         for m in r.mocks
     ]
     html = f"<div><b>{esc(head)}</b></div>" + table(["", "name", "url", "ports", "ready in", "probe"], rows)
-    return "\n".join(text), wrap(html, cls="pf-setup")
+    html += _warnings_html(r.warnings)
+    return "\n".join(text + _warning_lines(r.warnings)), wrap(html, cls="pf-setup")
 
 
 # -- status -------------------------------------------------------------------------------------
@@ -285,7 +298,8 @@ def render_status(r: StatusResult) -> tuple[str, str]:
     ]
     html = f"<div>{badge(r.state)} {esc(head[len('state: ' + r.state) :].lstrip(' ·'))}</div>"
     html += table(["", "name", "health", "url", "ports", ""], rows, cls="pf-status")
-    return "\n".join(text), wrap(html, cls="pf-status-result")
+    html += _warnings_html(r.warnings)
+    return "\n".join(text + _warning_lines(r.warnings)), wrap(html, cls="pf-status-result")
 
 
 # -- logs ---------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from .base import ContainerSpec, RemoveOutcome
 from .endpoint import on_local_socket
 from .errors import daemon_unreachable, translate
 from .exec_output import STDOUT, BoundedOutput, Frames
+from .run_options import apply_options
 
 __all__ = ["EngineAPI", "container_body", "local_socket"]
 
@@ -215,7 +216,13 @@ class EngineAPI:
         """Create and start the container `spec` (`docker run --detach --pull never`); return its id."""
         action = f"start container {spec.name}"
         status, created = self.request(
-            "POST", "/containers/create", params={"name": spec.name}, body=container_body(spec)
+            "POST",
+            "/containers/create",
+            params={
+                "name": spec.name,
+                **({"platform": spec.options.platform} if spec.options.platform else {}),
+            },
+            body=container_body(spec),
         )
         if status >= 400:
             if "no such image" in _message(created).lower():
@@ -422,6 +429,7 @@ def container_body(spec: ContainerSpec) -> dict[str, Any]:
             "StartPeriod": nanos(health.start_period, 0),
             "Retries": health.retries,
         }
+    apply_options(body, spec.options)
     return body
 
 

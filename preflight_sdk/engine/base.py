@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 import msgspec
 
 from ..config.ports import PortSpec
+from ..config.run_options import RunOptions
 from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
 from .probe import Prober
 
@@ -102,6 +103,8 @@ class ContainerSpec(msgspec.Struct, frozen=True, kw_only=True):
     init: bool = False
     read_only: bool = False
     health: HealthSpec | None = None
+    # Further `docker run` options (capabilities, sysctls, limits...): see `engine.run_options`.
+    options: RunOptions = msgspec.field(default_factory=RunOptions)
 
 
 class ContainerInfo(msgspec.Struct, frozen=True, kw_only=True):

@@ -50,6 +50,7 @@ from .inspect import (
 )
 from .outcomes import removal_outcomes
 from .probe import NetworkProber, Prober
+from .run_options import SHARED_NETWORK, option_flags
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
@@ -206,11 +207,12 @@ class DockerEngine(DockerImages):
         argv = await self._cmd(
             "run", "--detach", "--pull", "never", "--name", spec.name, "--network", spec.network
         )
-        argv += [a for alias in spec.aliases for a in ("--network-alias", alias)]
-        argv += [a for port in spec.ports for a in ("--publish", self._publish_arg(port))]
+        if not spec.network.startswith(SHARED_NETWORK):  # another container's namespace has neither
+            argv += [a for alias in spec.aliases for a in ("--network-alias", alias)]
+            argv += [a for port in spec.ports for a in ("--publish", self._publish_arg(port))]
         argv += [a for volume in spec.volumes for a in ("--volume", volume)]
         argv += [a for host, address in spec.add_hosts for a in ("--add-host", f"{host}:{address}")]
-        argv += run_flags(spec)
+        argv += run_flags(spec) + option_flags(spec.options)
         argv += [spec.image, *(spec.command or [])]
         out = await self._call(
             partial(run_cli, argv), action=f"start container {spec.name}", subject=spec.name

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
+from ..config.run_options import RunOptions
 from ..errors import EnvironmentError_
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine, _bridge_gateway, run_cli, run_flags
@@ -109,6 +110,14 @@ class SwarmEngine(DockerEngine):
 
     async def run(self, spec: ContainerSpec) -> str:
         """Create a one-replica service for `spec` and return its id (the task starts on its own)."""
+        if spec.options != RunOptions():
+            # `docker service create` takes few of them; dropping the rest would change the container.
+            raise EnvironmentError_(
+                f"service {spec.name} sets Docker run options (capabilities, sysctls, limits...) a swarm cannot apply",
+                code="UNSUPPORTED_ON_ENGINE",
+                hint="run it on a local engine, or leave out `container.options` (the compose keys behind it)",
+                details={"engine": "swarm", "feature": "container.options"},
+            )
         swarm = await self._facts()
         image = await self._push(spec.image, spec.name)
         hosts = []

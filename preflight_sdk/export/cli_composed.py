@@ -327,11 +327,14 @@ def _init_command(op: Operation) -> click.Command:
 
     def callback(from_compose: str | None = None, **values: Any) -> None:
         from ..config import CONFIG_NAMES
+        from ..config.compose import COMPOSE_NAMES
 
         settings = _settings(click.get_current_context())
         directory = Path(settings.project)
         if settings.config is None and not directory.is_file():
-            if not any((directory / name).exists() for name in CONFIG_NAMES):
+            # A compose file alone is a project already: `init` loads it, writing nothing.
+            names = CONFIG_NAMES if from_compose else (*CONFIG_NAMES, *COMPOSE_NAMES)
+            if not any((directory / name).exists() for name in names):
                 out = Output(json=settings.json)
                 made = (
                     write_compose_starter(directory, Path(from_compose))

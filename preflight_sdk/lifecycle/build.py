@@ -231,7 +231,7 @@ async def _use_image(
         # Built a moment ago for another service (a job on the same image), or present locally.
         shared = any(s.build.image == svc.build.image and s.build.dockerfile for s in loaded.services)
         return outcome.success("built" if shared else "local")
-    if not pull:
+    if not pull and svc.build.pull != "missing":
         return outcome.failure(
             "none", f"image {svc.build.image} is not present locally (this service has no Dockerfile)"
         )
@@ -250,6 +250,15 @@ def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentErro
             f"image {first.image} of service `{first.name}` is not present locally",
             code="NOT_BUILT",
             hint="build or pull it yourself, add a `build.dockerfile`, or call `build` with pull=true to pull it",
+            details=_details(result),
+        )
+    if first.source == "pulled":
+        return EnvironmentError_(
+            f"image {first.image} of service `{first.name}` could not be pulled: {first.error}",
+            code="NOT_BUILT",
+            hint="provide the image another way: build it (a `build:` with a Dockerfile), `docker load -i "
+            "<file>.tar` it, or push it to a registry this engine reaches (a local one: `image: "
+            "localhost:5000/<name>`)",
             details=_details(result),
         )
     return EnvironmentError_(

@@ -58,4 +58,5 @@ def describe(loaded: LoadedConfig, session_id: str, state: str, *, reloaded: boo
         session_id=session_id,
         state=state,  # type: ignore[arg-type]
         reloaded=reloaded,
+        warnings=list(loaded.warnings),
     )

@@ -139,6 +139,15 @@ def plan_builds(observed: Observed, *, build: bool, fresh: bool) -> dict[str, st
     return stale
 
 
+def plan_pulls(observed: Observed) -> dict[str, str]:
+    """The services whose ready-made image is pulled because it is missing (`build.pull: missing`)."""
+    return {
+        s.name: "not present locally"
+        for s in observed.loaded.services
+        if s.build.dockerfile is None and s.build.pull == "missing" and observed.images.get(s.build.image) is None
+    }
+
+
 def _built_from(label: str | None, image_id: str, inputs: BuildInputs, last: BuildInputs | None) -> bool:
     """Whether an image was built from `inputs`: its label says so, or this checkout built that very id."""
     if label is not None:

@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..config import LoadedConfig, ServiceConfig, parse_port
 from ..config.model import DockerHealthcheckConfig
 from ..durations import parse_duration
 from ..engine.base import BuildSpec, ContainerSpec, HealthSpec
+from ..engine.run_options import SHARED_NETWORK
 from ..errors import EnvironmentError_
 from ..templates import render
 from .labels import LABEL_MANAGED, LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
@@ -141,6 +144,19 @@ def container_spec(
         entrypoint, command = (
             (entrypoint[0], [*entrypoint[1:], *(command or [])]) if entrypoint else ("", command)
         )
+    options = container.options
+    if options.network_of:
+        # compose `network_mode: service:NAME`: that service's container's network namespace.
+        network = f"{SHARED_NETWORK}{container_name(loaded, session, options.network_of)}"
+    if options.volumes_from:
+        # compose `volumes_from: [NAME[:ro]]`: the volumes of that service's container.
+        options = msgspec.structs.replace(
+            options,
+            volumes_from=[
+                container_name(loaded, session, name) + (f":{mode}" if mode else "")
+                for name, _, mode in (entry.partition(":") for entry in options.volumes_from)
+            ],
+        )
     return ContainerSpec(
         name=container_name(loaded, session, service.name),
         image=service.build.image,
@@ -158,6 +174,7 @@ def container_spec(
         init=container.init,
         read_only=container.read_only,
         health=_health(container.docker_healthcheck),
+        options=options,
     )
 
 

@@ -55,7 +55,7 @@ async def status(ctx: ProjectContext) -> StatusResult:
                 tg.start_soon(read_networks)
                 tg.start_soon(read_reach)
 
-    warnings: list[str] = []
+    warnings: list[str] = list(loaded.warnings)  # compose keys set aside, once per key and file
     state, session_id = session.state, session.session_id
     if ctx.state_problem is not None:
         warnings.append(ctx.state_problem)

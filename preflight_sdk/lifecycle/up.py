@@ -26,7 +26,7 @@ from .context import ProjectContext
 from .execute import carry_out
 from .facts import Given, Observed, observe
 from .inputs import ServiceInputs, mock_digest, read_record, write_record
-from .plan import plan_builds, plan_setup
+from .plan import plan_pulls, plan_builds, plan_setup
 
 __all__ = ["bring_up_to_date", "reset_mocks"]
 
@@ -84,6 +84,9 @@ async def bring_up_to_date(
             state=session.state if session.state == "running" else "built", images={**session.images, **built}
         )
         observed = msgspec.structs.replace(observed, session=session)
+    pulls = plan_pulls(observed)
+    if pulls:
+        observed = await _pull(given.engine, observed, pulls, reporter=reporter)
     plan = plan_setup(observed, builds)
     outcome = await carry_out(plan, observed, given, timeout=timeout, reporter=reporter)
     with anyio.CancelScope(shield=True):
@@ -120,6 +123,19 @@ async def _build(
     async with anyio.create_task_group() as tg:
         for ref in sorted({observed.build_specs[name].image for name in builds}):
             tg.start_soon(inspect, ref)
+    return msgspec.structs.replace(observed, images=images)
+
+
+async def _pull(engine: Engine, observed: Observed, pulls: dict[str, str], *, reporter: Reporter) -> Observed:
+    """Pull the planned images; return the facts with the images as they now are."""
+    loaded = observed.loaded
+    targets = [s for s in loaded.services if s.name in pulls]
+    for service in targets:
+        reporter.step(f"pulling {service.build.image} for {service.name}: {pulls[service.name]}", scope=service.name)
+    await build_images(engine, loaded, targets, no_cache=False, pull=True, reporter=reporter)
+    images = dict(observed.images)
+    for ref in sorted({s.build.image for s in targets}):
+        images[ref] = await engine.inspect_image(ref)
     return msgspec.structs.replace(observed, images=images)
 
 

@@ -94,6 +94,7 @@ class InitResult(Result, frozen=True, kw_only=True):
     session_id: str
     state: LifecycleState
     reloaded: bool = False
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 # -- build ------------------------------------------------------------------------------------
@@ -221,6 +222,7 @@ class SetupResult(Result, frozen=True, kw_only=True):
     network: NetworkSetup | None = None
     run_id: str | None = None
     pending: BuildProgress | None = None
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 # -- status -----------------------------------------------------------------------------------

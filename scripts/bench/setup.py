@@ -6,7 +6,13 @@ Compared in the same run, on the same machine and images:
   floor           a plain script: `docker network create`, every `docker run -d` at once, then
                   GET /health on each published port every 10 ms; teardown `docker rm -f` + network rm
   preflight       Project.setup() / Project.clean()
-  compose         docker-compose v1 `up -d` + the same polling; `down`
+  compose         Debian's docker-compose 1.29 (v1, which has no `up --wait`): `up -d` + the same
+                  polling of /health every 10 ms; `down`
+  preflight-compose  Project.setup() / Project.clean() on the very compose file the compose row
+                  uses, alone in its directory (no e2e.yaml); its wget health check is probed
+                  from the host
+
+Goal (exit 1 when missed): preflight-compose's setup at most 0.7x compose's.
   testcontainers  testcontainers-python, containers started from threads, HttpWaitStrategy (10 ms)
 
 Prints the median of each over the repetitions and its ratio to the floor, as a markdown table.
@@ -127,18 +133,53 @@ def run_preflight(n: int) -> tuple[float, float]:
     return timings[0], timings[1]
 
 
-def run_compose(n: int) -> tuple[float, float]:
-    ports = free_ports(n)
-    root = Path(tempfile.mkdtemp(prefix="bench-compose-"))
+COMPOSE_GOAL = 0.7
+
+
+def write_compose(root: Path, ports: list[int]) -> Path:
+    """The compose file both compose rows bring up: n web servers, each with an HTTP health check."""
     services = "".join(
         f"""
   s{i}:
     image: {IMAGE}
     command: ["sh", "-c", "{COMMAND}"]
-    ports: ["{ports[i]}:8080"]"""
-        for i in range(n)
+    ports: ["{port}:8080"]
+    healthcheck:
+      test: ["CMD", "wget", "-q", "-O", "-", "http://localhost:8080/health"]
+      interval: 1s"""
+        for i, port in enumerate(ports)
     )
-    (root / "docker-compose.yml").write_text(f"version: '3'\nservices:{services}\n")
+    path = root / "docker-compose.yml"
+    path.write_text(f"services:{services}\n")
+    return path
+
+
+def run_preflight_compose(n: int) -> tuple[float, float]:
+    from preflight_sdk import Project
+
+    root = Path(tempfile.mkdtemp(prefix="bench-pfc-"))
+    write_compose(root, free_ports(n))
+    timings: list[float] = []
+
+    async def main() -> None:
+        project = Project.open(root)
+        await project.init()
+        begin = time.perf_counter()
+        await project.setup(progress=False)
+        timings.append(time.perf_counter() - begin)
+        begin = time.perf_counter()
+        await project.clean()
+        timings.append(time.perf_counter() - begin)
+
+    anyio.run(main)
+    shutil.rmtree(root, ignore_errors=True)
+    return timings[0], timings[1]
+
+
+def run_compose(n: int) -> tuple[float, float]:
+    ports = free_ports(n)
+    root = Path(tempfile.mkdtemp(prefix="bench-compose-"))
+    write_compose(root, ports)
     name = f"benchcompose{os.getpid()}"
     base = ["docker-compose", "-p", name, "-f", str(root / "docker-compose.yml")]
     begin = time.perf_counter()
@@ -185,12 +226,13 @@ VARIANTS: dict[str, Callable[[int], tuple[float, float]]] = {
     "floor": run_floor,
     "preflight": run_preflight,
     "compose": run_compose,
+    "preflight-compose": run_preflight_compose,
     "testcontainers": run_testcontainers,
 }
 
 
 def ensure_tools(skip: set[str]) -> None:
-    if "compose" not in skip and shutil.which("docker-compose") is None:
+    if not {"compose", "preflight-compose"} <= skip and shutil.which("docker-compose") is None:
         print("installing docker-compose (apt)", file=sys.stderr)
         subprocess.run(["apt-get", "install", "-y", "-q", "docker-compose"], check=True, capture_output=True)
     if "testcontainers" not in skip:
@@ -241,6 +283,18 @@ def main() -> None:
     for n, name, up, down in rows:
         floor = next(r for r in rows if r[0] == n and r[1] == "floor")
         print(f"| {n} | {name} | {up:.3f} | {up / floor[2]:.2f}x | {down:.3f} | {down / floor[3]:.2f}x |")
+    missed = False
+    if {"compose", "preflight-compose"} <= set(names):
+        print("\nThe same compose file, preflight against docker-compose (setup ratio; goal <= 0.7x)\n")
+        for n in sizes:
+            ours = next(r for r in rows if r[0] == n and r[1] == "preflight-compose")
+            theirs = next(r for r in rows if r[0] == n and r[1] == "compose")
+            ratio = ours[2] / theirs[2]
+            missed |= ratio > COMPOSE_GOAL
+            verdict = "met" if ratio <= COMPOSE_GOAL else "MISSED"
+            print(f"- {n} service(s): {ours[2]:.3f}s vs {theirs[2]:.3f}s = {ratio:.2f}x ({verdict})")
+    if missed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -18,10 +18,22 @@ _SHORT = re.compile(
 _LONG_KEYS = frozenset({"target", "published", "host_ip", "protocol", "mode", "name", "app_protocol"})
 
 
+_ASIDE = {
+    "mode": "ports are published on this engine's host (swarm's `ingress` does not apply)",
+    "name": "a port's name and protocol label are metadata nothing in the container reads",
+    "app_protocol": "a port's name and protocol label are metadata nothing in the container reads",
+}
+
+
 def translate_ports(
-    ports: list[Any], *, keep_host: bool, path: tuple[str | int, ...], report: Callable[..., None]
+    ports: list[Any],
+    *,
+    keep_host: bool,
+    path: tuple[str | int, ...],
+    report: Callable[..., None],
+    warn: Callable[[tuple[str | int, ...], str, str], None] | None = None,
 ) -> list[str]:
-    """Return the port specs; a malformed or unsupported entry is reported at its index."""
+    """Return the port specs; a malformed entry is reported at its index, metadata keys warned about."""
     specs: list[str] = []
     for index, entry in enumerate(ports):
         where = (*path, index)
@@ -29,6 +41,8 @@ def translate_ports(
             for key in entry:
                 if key not in _LONG_KEYS and not str(key).startswith("x-"):
                     report((*where, key), f"`{key}` is not supported by preflight", key=True)
+                elif key in _ASIDE and warn is not None and not (key == "mode" and entry[key] == "host"):
+                    warn((*where, key), f"ports.{key}", _ASIDE[key])
             target = str(entry.get("target", ""))
             published = str(entry.get("published") or "")
             ip, proto = entry.get("host_ip"), entry.get("protocol") or "tcp"

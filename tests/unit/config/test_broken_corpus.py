@@ -110,15 +110,31 @@ def test_a_missing_directory_is_config_not_found_with_the_path_named(tmp_path: P
     with pytest.raises(ConfigError) as caught:
         load_config(missing)
     assert caught.value.code == "CONFIG_NOT_FOUND"
-    assert caught.value.details == {"tried": [str(missing / "e2e.yaml"), str(missing / "e2e.yml")]}
+    names = [
+        "e2e.yaml",
+        "e2e.yml",
+        "compose.yaml",
+        "compose.yml",
+        "docker-compose.yaml",
+        "docker-compose.yml",
+    ]
+    assert caught.value.details == {"tried": [str(missing / name) for name in names]}
     assert "does not exist" in (caught.value.hint or "")
 
 
-def test_a_directory_without_a_config_lists_both_names_tried(tmp_path: Path) -> None:
+def test_a_directory_without_a_config_lists_every_name_tried(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)
     assert caught.value.code == "CONFIG_NOT_FOUND"
-    assert caught.value.details == {"tried": [str(tmp_path / "e2e.yaml"), str(tmp_path / "e2e.yml")]}
+    names = [
+        "e2e.yaml",
+        "e2e.yml",
+        "compose.yaml",
+        "compose.yml",
+        "docker-compose.yaml",
+        "docker-compose.yml",
+    ]
+    assert caught.value.details == {"tried": [str(tmp_path / name) for name in names]}
     assert "e2e.yaml" in caught.value.message
 
 

@@ -101,13 +101,17 @@ def test_testcontainers_fixture_short_and_long_port_syntax(
     assert "$d/81.conf" in loaded.services[0].container.command[2]  # type: ignore[index]
 
 
-def test_prest_fixture_unsupported_keys_are_reported_with_their_lines(tmp_path: Path) -> None:
+def test_prest_fixture_loads_with_logging_set_aside_and_the_link_honoured(tmp_path: Path) -> None:
     compose = REAL / "prest" / "docker-compose.yml"
     write(tmp_path, {"e2e.yaml": f"project: {{name: p}}\ncompose: '{compose}'\n"})
-    found = problems(tmp_path)
-    assert any(f"{compose}:17:5: $.services.postgres.logging: `logging` is not supported" in p for p in found)
-    assert any(f"{compose}:25:5: $.services.prest-test.links: `links` is not supported" in p for p in found)
-    assert len(found) == 2
+    loaded = load_config(tmp_path, environ={})
+    assert loaded.warnings == [
+        f"{compose}:17: `logging` set aside: preflight reads every service's logs through the engine"
+    ]
+    # `links: ["postgres:postgres"]`: the alias is the service's own name, reachable already.
+    assert "postgres" in (
+        container_spec(loaded, loaded.services[0], session="s", network="n", mocks={}).aliases
+    )
 
 
 # -- keys, one by one ----------------------------------------------------------------------------
@@ -300,7 +304,7 @@ def test_interpolation_with_dotenv_defaults_and_required_variables(tmp_path: Pat
     ]
 
 
-def test_schema_violations_and_unsupported_keys_carry_file_and_line(tmp_path: Path) -> None:
+def test_schema_violations_and_refused_keys_carry_file_and_line(tmp_path: Path) -> None:
     write(
         tmp_path,
         {
@@ -311,11 +315,13 @@ def test_schema_violations_and_unsupported_keys_carry_file_and_line(tmp_path: Pa
                     image: api
                     imagee: typo
                     ports: {a: 1}
-                    privileged: true
-                    restart: always
-                    volumes: [{type: tmpfs, target: /tmp}]
+                    gpus: all
+                  web:
+                    image: web
+                    network_mode: host
+                    volumes: [{type: npipe, source: x, target: /tmp}]
                 secrets:
-                  token: {file: ./token}
+                  token: {external: true}
             """,
         },
     )
@@ -324,10 +330,10 @@ def test_schema_violations_and_unsupported_keys_carry_file_and_line(tmp_path: Pa
     expected = [
         f"{file}:5:5: $.services.api.imagee: compose schema: unknown key `imagee`",
         f"{file}:6:12: $.services.api.ports: compose schema: {{'a': 1}} is not of type 'array'",
-        f"{file}:7:5: $.services.api.privileged: `privileged` is not supported by preflight",
-        f"{file}:8:14: $.services.api.restart: restart policy `always` is not supported",
-        f"{file}:9:22: $.services.api.volumes[0].type: `tmpfs` mounts are not supported",
-        f"{file}:10:1: $.secrets: top-level `secrets` is not supported by preflight",
+        f"{file}:7:5: $.services.api.gpus: `gpus` is not supported by preflight",
+        f"{file}:10:19: $.services.web.network_mode: `network_mode: host` is not supported",
+        f"{file}:11:22: $.services.web.volumes[0].type: `npipe` mounts are not supported",
+        f"{file}:13:11: $.secrets.token.external: secret `external` is not supported",
     ]
     for line in expected:
         assert any(p.startswith(line) for p in found), (line, found)
