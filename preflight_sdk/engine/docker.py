@@ -4,10 +4,10 @@ This module holds the daemon's facts, networks, containers, logs, exec and event
 builds are in `docker_images.py`, the plumbing every call goes through in `docker_calls.py`.
 
 Every call goes through one `python_on_whales.DockerClient` built from the project's host and
-context, and runs off the event loop: blocking calls in worker threads, streams (build, pull,
-logs --follow, events) in a thread of their own; cancelling either kills its docker process
-(`children.py`). A handful of calls use the client's command line (`client_config.docker_cmd`)
-with python-on-whales' own runner and typed errors instead of a typed wrapper; each says why.
+context, and runs off the event loop: short calls in worker threads, calls that may last
+(build, pull, logs --follow, events, wait, exec) as children that cancelling kills (`cli.py`).
+A handful of calls use the client's command line (`client_config.docker_cmd`) with
+python-on-whales' own runner and typed errors instead of a typed wrapper; each says why.
 On this machine's socket the calls on setup's and clean's critical path, and exec, go to the
 Engine API instead (`api.py` says why and which).
 """
@@ -27,7 +27,8 @@ import anyio
 from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
 from ..results.lifecycle import LogLine
-from . import children
+from . import cli
+from .api import quoted
 from .base import (
     ContainerInfo,
     ContainerSpec,
@@ -36,7 +37,7 @@ from .base import (
     NetworkInfo,
     RemoveOutcome,
 )
-from .docker_calls import labels_of, run_cli
+from .docker_calls import labels_of, run_cli, translated
 from .docker_images import DockerImages
 from .endpoint import LOOPBACK, endpoint_address, on_local_socket
 from .errors import daemon_unreachable, is_daemon_down
@@ -45,6 +46,7 @@ from .inspect import (
     container_from_api_list,
     container_from_inspect,
     container_from_ps,
+    docker_time,
     merge_log_streams,
     parse_log_bytes,
 )
@@ -78,10 +80,10 @@ class DockerEngine(DockerImages):
         if (api := self._api()) is not None:
             # Two requests instead of python-on-whales' import (0.36 s) and three docker processes;
             # the builder is asked by the first build (`_builder`).
-            version = await self._on_socket(partial(api.expect, "GET", "/version", action="ask the daemon"))
+            version = await api.api.expect("GET", "/version", action="ask the daemon")
             if not (version or {}).get("Version"):
                 raise daemon_unreachable("the daemon did not say its version")
-            _, bridge = await self._on_socket(partial(api.request, "GET", "/networks/bridge"))
+            bridge = await api.api.inspect("network", "bridge")
             address, routable = endpoint_address(self._host)
             info = EngineInfo(
                 server_version=str(version["Version"]),
@@ -148,7 +150,7 @@ class DockerEngine(DockerImages):
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
         if (api := self._api()) is not None:
-            network_id = await self._on_socket(partial(api.create_network, name, labels))
+            network_id = await api.create_network(name, labels)
             return NetworkInfo(id=network_id, name=name, labels=dict(labels))
         client = await self._whales()
         network = await self._call(
@@ -160,7 +162,7 @@ class DockerEngine(DockerImages):
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         if (api := self._api()) is not None:
-            found = await self._on_socket(partial(api.list_networks, labels))
+            found = await api.listed("network", labels)
             return [
                 NetworkInfo(
                     id=str(n.get("Id", "")), name=str(n.get("Name", "")), labels=dict(n.get("Labels") or {})
@@ -199,7 +201,7 @@ class DockerEngine(DockerImages):
 
     async def run(self, spec: ContainerSpec) -> str:
         if (api := self._api()) is not None:
-            return await self._on_socket(partial(api.run, spec))
+            return await api.run(spec)
         # The client's command line: `container.run(detach=True)` inspects the container it
         # started (one more docker process and a pydantic parse per service on setup's critical
         # path: +25 ms a service, 1.08x the floor for one service instead of 1.00x).
@@ -225,12 +227,15 @@ class DockerEngine(DockerImages):
         tail: int | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
-        follow: bool = False,
     ) -> Iterable[tuple[str, bytes]]:
         """`(stream, line)` pairs of `logs --timestamps` (blocking; a swarm reads a service's)."""
         return client.container.logs(  # type: ignore[return-value]
-            ref, tail=tail, since=since, until=until, timestamps=True, follow=follow, stream=True
+            ref, tail=tail, since=since, until=until, timestamps=True, stream=True
         )
+
+    def _follow_args(self, ref: str) -> list[str]:
+        """The command that follows a container's logs (a swarm follows its service's)."""
+        return ["container", "logs", ref]
 
     def _log_line(self, raw: bytes) -> bytes:
         """One line of `logs --timestamps` as the parser reads it (Podman's needs mending)."""
@@ -246,7 +251,7 @@ class DockerEngine(DockerImages):
         if not refs:
             return []
         if (api := self._api()) is not None:
-            found = await self._each_on_socket(partial(api.inspect, "container"), refs)
+            found = await self._each_on_socket(partial(api.api.inspect, "container"), refs)
             return [container_from_inspect(item) for item in found if item is not None]
         # The client's command line: `container.inspect([...])` runs one `docker inspect` per
         # container and parses each into pydantic models; status and clean inspect every
@@ -273,7 +278,7 @@ class DockerEngine(DockerImages):
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         if (api := self._api()) is not None:
-            listed = await self._on_socket(partial(api.list_containers, labels))
+            listed = await api.listed("container", labels)
             if detail:
                 return await self.inspect([str(item.get("Id", "")) for item in listed])
             return [container_from_api_list(item) for item in listed]
@@ -316,7 +321,13 @@ class DockerEngine(DockerImages):
 
     async def rename_container(self, ref: str, name: str) -> bool:
         if (api := self._api()) is not None:
-            await self._on_socket(partial(api.rename, ref, name))
+            await api.api.expect(
+                "POST",
+                f"/containers/{quoted(ref)}/rename",
+                params={"name": name},
+                action=f"rename container {ref}",
+                subject=ref,
+            )
             return True
         client = await self._whales()
         await self._call(
@@ -358,29 +369,25 @@ class DockerEngine(DockerImages):
         return lines[-tail:] if tail is not None and tail > 0 else ([] if tail == 0 else lines)
 
     async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
-        client = await self._whales()
-
-        def follow() -> Iterable[tuple[str, bytes]]:
-            return self._log_pieces(client, ref, since=since, follow=True)
-
-        async for source, raw in self._stream(follow, action=f"follow the logs of {ref}", subject=ref):
+        # The client's command line, as a child that closing the stream kills: python-on-whales'
+        # `logs(follow=True, stream=True)` leaves its docker process running when closed.
+        argv = await self._cmd(*self._follow_args(ref), "--timestamps", "--follow")
+        argv += ["--since", docker_time(since)] if since is not None else []
+        async for source, raw in self._stream(argv, action=f"follow the logs of {ref}", subject=ref):
             parsed = parse_log_bytes(self._log_line(raw), "stderr" if source == "stderr" else "stdout")
             if parsed is not None:
                 yield parsed
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         out, err = BoundedOutput(), BoundedOutput()
-        if (api := self._api()) is not None:
-            on_socket = partial(api.exec, ref, list(command), out, err)
-            run = partial(children.call, on_socket, limiter=self._limiter, lasting=True)
-        else:
-            on_cli = partial(self._exec_on_cli, await self._whales(), ref, list(command), out, err)
-            run = partial(self._call, on_cli, action=f"exec in {ref}", subject=ref, lasting=True)
         started = anyio.current_time()
         code: int | None = None
         with anyio.move_on_after(timeout):
-            # Cancelling ends the docker process, or shuts the socket; the command itself runs on.
-            code = await run()
+            # Cancelling closes the connection, or kills the docker process; the command runs on.
+            if (api := self._api()) is not None:
+                code = await api.exec(ref, list(command), out, err)
+            else:
+                code = await self._exec_on_cli(ref, list(command), out, err)
         elapsed = anyio.current_time() - started
         if code is None:
             return ExecResult(
@@ -392,16 +399,16 @@ class DockerEngine(DockerImages):
             )
         return ExecResult(exit_code=code, stdout=out.text(), stderr=err.text(), duration=elapsed)
 
-    def _exec_on_cli(
-        self, client: DockerClient, ref: str, command: list[str], out: BoundedOutput, err: BoundedOutput
-    ) -> int:
-        """`docker exec` (blocking): its output into `out` and `err`; return its exit code."""
+    async def _exec_on_cli(self, ref: str, command: list[str], out: BoundedOutput, err: BoundedOutput) -> int:
+        """`docker exec`: its output into `out` and `err`; return its exit code."""
         from python_on_whales.exceptions import DockerException
 
+        argv = await self._cmd("exec", ref, *command)
         try:
-            pieces: Any = client.container.execute(ref, command, stream=True)
-            for source, chunk in pieces:
-                (err if source == "stderr" else out).add(chunk)
+            with translated(f"exec in {ref}", ref, keep=DockerException):
+                async with aclosing(cli.lines([str(a) for a in argv], chunks=True)) as pieces:
+                    async for source, chunk in pieces:
+                        (err if source == "stderr" else out).add(chunk)
         except DockerException as exc:
             stderr = exc.stderr or ""
             # docker's own failures, before the command ran: "No such container: x" (typed
@@ -409,7 +416,8 @@ class DockerEngine(DockerImages):
             if exc.return_code in (1, 125, 126, 127) and (
                 "No such container" in stderr or "is not running" in stderr
             ):
-                raise
+                with self._named_engine(), translated(f"exec in {ref}", ref):
+                    raise
             return exc.return_code
         return 0
 
@@ -417,40 +425,27 @@ class DockerEngine(DockerImages):
         self, labels: Mapping[str, str], *, since: datetime | None = None
     ) -> AsyncGenerator[str, None]:
         if (api := self._api()) is not None:
-            wanted = {
-                "type": ["container"],
-                "event": ["die"],
-                "label": [f"{k}={v}" for k, v in labels.items()],
-            }
-            async with aclosing(children.stream(partial(api.events, wanted, since))) as dying:
+            async with aclosing(api.deaths(labels, since)) as dying:
                 async for died in dying:
-                    yield str(died.get("id") or (died.get("Actor") or {}).get("ID", ""))
+                    yield died
             return
-        client = await self._whales()
-        items = list(labels.items())
-        # One label goes to the daemon (python-on-whales takes filters as a mapping, one value per
-        # key); the others are checked on each event's attributes, which carry the labels.
-        rest = dict(items[1:])
-        filters = {"type": "container", "event": "die"}
-        if items:
-            filters["label"] = f"{items[0][0]}={items[0][1]}"
-
-        def events() -> Iterable[Any]:
-            return client.system.events(since=since, filters=filters)
-
-        async for event in self._stream(events, action="watch container exits"):
-            attributes = dict(getattr(event.actor, "attributes", None) or {})
-            if all(attributes.get(k) == v for k, v in rest.items()):
-                yield str(event.actor.id)
+        # The client's command line, as a child that closing the stream kills: python-on-whales'
+        # `system.events` leaves its docker process running when closed.
+        argv = await self._cmd(
+            "events", "--format", "{{.ID}}", "--filter", "type=container", "--filter", "event=die"
+        )
+        argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
+        argv += ["--since", docker_time(since)] if since is not None else []
+        async for source, raw in self._stream(argv, action="watch container exits"):
+            if source == "stdout" and raw.strip():
+                yield raw.decode().strip()
 
     async def wait_exit(self, ref: str) -> int:
         if (api := self._api()) is not None:
-            return await children.call(partial(api.wait, ref), limiter=self._limiter)
-        client = await self._whales()
-        code = await self._call(
-            lambda: client.container.wait(ref), action=f"wait for {ref}", subject=ref, lasting=True
-        )
-        return int(code)
+            return await api.wait(ref)
+        argv = await self._cmd("container", "wait", ref)
+        out = await self._lasting(argv, action=f"wait for {ref}", subject=ref)
+        return int(out.strip().splitlines()[-1])
 
 
 def run_flags(spec: ContainerSpec) -> list[str]:

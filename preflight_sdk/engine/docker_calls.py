@@ -2,14 +2,14 @@
 
 `DockerCalls` holds the plumbing every Docker call goes through: the project's one
 `python_on_whales.DockerClient` (built from its host and context), the Engine API on this
-machine's socket when it applies (`api.py`), worker threads and streams that cancelling ends
-(`children.py`), and the translation of python-on-whales' errors into `PreflightError`s.
+machine's socket when it applies (`api.py`), worker threads and command lines that cancelling
+ends (`cli.py`), and the translation of python-on-whales' errors into `PreflightError`s.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing, contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from ..errors import EnvironmentError_
-from . import children
-from .api import EngineAPI, local_socket
+from . import cli
+from .api import EngineAPI, SocketCalls, local_socket
 from .base import RemoveOutcome
 from .errors import name_the_engine, no_cli, translate_exception
 from .outcomes import removal_outcomes
@@ -43,7 +43,7 @@ class DockerCalls:
         self._client: DockerClient | None = None
         self._limiter = anyio.CapacityLimiter(16)
         self._creating = anyio.Lock()
-        self._engine_api: EngineAPI | bool | None = False  # False: not looked for yet
+        self._engine_api: SocketCalls | bool | None = False  # False: not looked for yet
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -58,24 +58,17 @@ class DockerCalls:
     def _create_client(self) -> DockerClient:
         from python_on_whales import DockerClient
 
-        children.install()
         return DockerClient(client_call=[self._docker], host=self._host, context=self._context)
 
-    def _api(self) -> EngineAPI | None:
+    def _api(self) -> SocketCalls | None:
         """The Engine API on this machine's socket, for the stock `docker` client only (else None).
 
         A client given by path or name (Podman, a test's stand-in) gets every call.
         """
         if self._engine_api is False:
             path = local_socket(self._host, self._context) if self._docker == "docker" else None
-            self._engine_api = EngineAPI(path) if path else None
-        return self._engine_api if isinstance(self._engine_api, EngineAPI) else None
-
-    async def _on_socket(self, fn: Callable[[], T]) -> T:
-        """Run a blocking Engine API call in a worker thread; a cancelled caller waits for its answer
-        (under a second), so nothing it creates is left unseen by the clean that follows.
-        """
-        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+            self._engine_api = SocketCalls(EngineAPI(path)) if path else None
+        return self._engine_api if isinstance(self._engine_api, SocketCalls) else None
 
     async def _cmd(self, *args: str) -> list[Any]:
         """The client's docker command line (binary, host, context, config) followed by `args`."""
@@ -87,17 +80,27 @@ class DockerCalls:
         except ClientNotFoundError as exc:
             raise no_cli() from exc
 
-    async def _call(
-        self, fn: Callable[[], T], *, action: str, subject: str | None = None, lasting: bool = False
-    ) -> T:
+    async def _call(self, fn: Callable[[], T], *, action: str, subject: str | None = None) -> T:
         with self._named_engine(), translated(action, subject):
-            return await children.call(fn, limiter=self._limiter, lasting=lasting)
+            return await cli.call(fn, limiter=self._limiter)
+
+    async def _lasting(self, argv: list[Any], *, action: str, subject: str | None = None) -> str:
+        """Run a command line that may last (killed when cancelled); return its stdout."""
+        with self._named_engine(), translated(action, subject):
+            return await cli.run([str(a) for a in argv])
 
     async def _stream(
-        self, make: Callable[[], Iterable[T]], *, action: str, subject: str | None = None
-    ) -> AsyncGenerator[T, None]:
+        self,
+        argv: list[Any],
+        *,
+        action: str,
+        subject: str | None = None,
+        env: dict[str, str] | None = None,
+        chunks: bool = False,
+    ) -> AsyncGenerator[tuple[str, bytes], None]:
+        """`(stream, line)` pairs of a command line that may last; closing the stream kills it."""
         with self._named_engine(), translated(action, subject):
-            async with aclosing(children.stream(make)) as items:
+            async with aclosing(cli.lines([str(a) for a in argv], env=env, chunks=chunks)) as items:
                 async for item in items:
                     yield item
 
@@ -121,17 +124,17 @@ class DockerCalls:
         )
 
     async def _remove_on_socket(
-        self, api: EngineAPI, kind: str, refs: Sequence[str], *, force: bool
+        self, api: SocketCalls, kind: str, refs: Sequence[str], *, force: bool
     ) -> list[RemoveOutcome]:
         """Remove each of `refs` at once, as `docker rm` and `docker network rm` do."""
         return await self._each_on_socket(partial(api.remove, kind, force=force), refs)
 
-    async def _each_on_socket(self, fn: Callable[[str], T], refs: Sequence[str]) -> list[T]:
-        """`fn(ref)` for every ref, each in a worker thread of its own; the answers in `refs`' order."""
+    async def _each_on_socket(self, fn: Callable[[str], Awaitable[T]], refs: Sequence[str]) -> list[T]:
+        """`fn(ref)` for every ref, all at once; the answers in `refs`' order."""
         answers: dict[int, T] = {}
 
         async def one(index: int, ref: str) -> None:
-            answers[index] = await self._on_socket(partial(fn, ref))
+            answers[index] = await fn(ref)
 
         if len(refs) == 1:
             await one(0, refs[0])

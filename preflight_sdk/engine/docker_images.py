@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from functools import partial
 from typing import Any, Literal
 
 from ..errors import EnvironmentError_
-from . import children
+from . import cli
+from .api import quoted
 from .base import BuildSpec, EngineInfo, ImageInfo, LineSink, RemoveOutcome
 from .docker_calls import DockerCalls, first_line, translated
 from .errors import is_daemon_down, translate
@@ -54,7 +55,7 @@ class DockerImages(DockerCalls):
         from python_on_whales.exceptions import NoSuchImage
 
         if (api := self._api()) is not None:
-            found = await self._on_socket(partial(api.inspect, "image", ref))
+            found = await api.api.inspect("image", ref)
             return None if found is None else str(found.get("Id", ""))
         client = await self._whales()
 
@@ -70,7 +71,7 @@ class DockerImages(DockerCalls):
         from python_on_whales.exceptions import NoSuchImage
 
         if (api := self._api()) is not None:
-            found = await self._on_socket(partial(api.inspect, "image", ref))
+            found = await api.api.inspect("image", ref)
             if found is None:
                 return None
             labels = (found.get("Config") or {}).get("Labels") or {}
@@ -91,16 +92,12 @@ class DockerImages(DockerCalls):
         return await self._call(ask, action=f"inspect image {ref}", subject=ref)
 
     async def pull(self, ref: str, on_line: LineSink) -> None:
-        from python_on_whales.utils import stream_stdout_and_stderr
-
         # The client's command line: `image.pull(stream_logs=True)` starts the CLI from a thread
         # pool of its own, out of reach of the cancellation of this call.
         argv = await self._cmd("image", "pull", ref)
         lines = BuildLines(on_line, tail=_BUILD_TAIL)
         try:
-            async for source, raw in self._stream(
-                lambda: stream_stdout_and_stderr(argv), action=f"pull {ref}", subject=ref
-            ):
+            async for source, raw in self._stream(argv, action=f"pull {ref}", subject=ref):
                 lines.feed(raw, source)
         except EnvironmentError_:
             raise translate("\n".join(lines.tail), action=f"pull {ref}", subject=ref) from None
@@ -111,52 +108,35 @@ class DockerImages(DockerCalls):
 
     async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
         from python_on_whales.exceptions import DockerException
-        from python_on_whales.utils import stream_stdout_and_stderr
 
         builder = await self._builder(await self.info())
-        client = await self._whales()
         before = await self.inspect_image(spec.image)
         lines = BuildLines(on_line, tail=_BUILD_TAIL, legacy=builder == "legacy")
         labels = {} if self._labels_cost_steps(builder) else dict(spec.labels)
-
-        def buildx() -> Iterator[str]:
-            return client.buildx.build(  # type: ignore[return-value]
-                spec.context,
-                file=spec.dockerfile,
-                tags=[spec.image],
-                labels=labels,
-                build_args=dict(spec.args),
-                target=spec.target,
-                cache=not spec.no_cache,
-                load=True,
-                progress="plain",
-                stream_logs=True,
+        # The client's command line, run as a child that cancelling kills: `buildx.build` and
+        # `image.legacy_build` run the CLI out of reach of a cancel, and the latter prints its
+        # output instead of yielding it and has no `--force-rm` (the legacy builder otherwise
+        # keeps the intermediate container of a failed step).
+        if builder == "buildx":
+            argv = await self._cmd(
+                "buildx", "build", "--progress", "plain", "--load", "--file", spec.dockerfile
             )
-
-        # The client's command line for the legacy builder: `image.legacy_build` prints its output
-        # instead of yielding it and has no `--force-rm` (the legacy builder otherwise keeps the
-        # intermediate container of a failed step).
-        argv = await self._cmd("build", "--force-rm", "-f", spec.dockerfile, "-t", spec.image)
+            env = {"DOCKER_CLI_EXPERIMENTAL": "enabled"}
+        else:
+            argv = await self._cmd("build", "--force-rm", "-f", spec.dockerfile)
+            env = {"DOCKER_BUILDKIT": "0"}
+        argv += ["--tag", spec.image]
         argv += ["--no-cache"] if spec.no_cache else []
         argv += ["--target", spec.target] if spec.target else []
         argv += [a for k, v in spec.args.items() for a in ("--build-arg", f"{k}={v}")]
         argv += [a for k, v in labels.items() for a in ("--label", f"{k}={v}")]
         argv.append(spec.context)
-
-        def legacy() -> Iterable[tuple[str, bytes]]:
-            return stream_stdout_and_stderr(argv, env={"DOCKER_BUILDKIT": "0"})
-
         failure: DockerException | None = None
         try:
             with translated(f"build {spec.image}", spec.image, keep=DockerException):
-                if builder == "buildx":
-                    async with aclosing(children.stream(buildx)) as text:
-                        async for piece in text:
-                            lines.feed(piece.encode())
-                else:
-                    async with aclosing(children.stream(legacy)) as pairs:
-                        async for source, raw in pairs:
-                            lines.feed(raw, source)
+                async with aclosing(cli.lines([str(a) for a in argv], env=env)) as pairs:
+                    async for source, raw in pairs:
+                        lines.feed(raw, source)
         except DockerException as exc:
             failure = exc
         lines.flush()
@@ -202,7 +182,11 @@ class DockerImages(DockerCalls):
         ref = spec.image
         if (api := self._api()) is not None:
             # Two requests instead of two docker processes (about 45 ms) after each rebuild.
-            await self._on_socket(partial(api.drop_untagged, before.id))
+            found = await api.api.inspect("image", before.id)
+            if found is not None and not found.get("RepoTags"):
+                await api.api.send(
+                    "DELETE", f"/images/{quoted(before.id)}", action=f"remove the image {ref} replaced"
+                )
             return
         client = await self._whales()
 

@@ -235,8 +235,6 @@ class PodmanEngine(DockerEngine):
     async def watch_exits(
         self, labels: Mapping[str, str], *, since: datetime | None = None
     ) -> AsyncGenerator[str, None]:
-        from python_on_whales.utils import stream_stdout_and_stderr
-
         # The command line: python-on-whales reads Docker's event JSON; Podman's differs
         # (`ID`, `Status: died`, labels among `Attributes`).
         argv = await self._cmd(
@@ -245,9 +243,7 @@ class PodmanEngine(DockerEngine):
         argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
         if since is not None:
             argv += ["--since", since.isoformat()]
-        async for source, raw in self._stream(
-            lambda: stream_stdout_and_stderr(argv), action="watch container exits"
-        ):
+        async for source, raw in self._stream(argv, action="watch container exits"):
             if source != "stdout":
                 continue
             try:

@@ -31,8 +31,10 @@ import anyio
 import msgspec
 
 from ..errors import EnvironmentError_
+from . import cli
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine, _bridge_gateway, run_cli, run_flags
+from .docker_calls import translated
 from .endpoint import can_bind
 from .errors import is_daemon_down, translate
 from .inspect import docker_time, normalise_timestamp
@@ -175,16 +177,14 @@ class SwarmEngine(DockerEngine):
         if self._pushed.get(ref) == local.id:
             return ref
         client = await self._whales()
-
-        def push() -> str | None:
-            client.image.tag(image, ref)
-            try:
-                client.image.push(ref, quiet=True)
-            except DockerException as exc:
-                return (exc.stderr or str(exc)).strip()
-            return None
-
-        failure = await self._call(push, action=f"push {ref}", subject=ref, lasting=True)
+        await self._call(partial(client.image.tag, image, ref), action=f"tag {ref}", subject=ref)
+        failure: str | None = None
+        try:
+            # The client's command line, as a child that cancelling kills (a push may last).
+            with translated(f"push {ref}", ref, keep=DockerException):
+                await cli.run([str(a) for a in await self._cmd("image", "push", "--quiet", ref)])
+        except DockerException as exc:
+            failure = (exc.stderr or str(exc)).strip()
         if failure is not None:
             raise EnvironmentError_(
                 f"cannot push {image} to the registry {self._registry}: {failure.splitlines()[-1]}",
@@ -311,17 +311,19 @@ class SwarmEngine(DockerEngine):
         tail: int | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
-        follow: bool = False,
     ) -> Iterable[tuple[str, bytes]]:
         # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
         pieces: Iterable[tuple[str, bytes]] = client.service.logs(
-            ref, tail=tail, since=since, timestamps=True, raw=True, follow=follow, stream=True
+            ref, tail=tail, since=since, timestamps=True, raw=True, stream=True
         )
         if until is None:
             return pieces
         # `docker service logs` has no `--until`: lines after it are left out here.
         limit = normalise_timestamp(docker_time(until)) or ""
         return (p for p in pieces if (normalise_timestamp(_stamp(p[1])) or "") <= limit)
+
+    def _follow_args(self, ref: str) -> list[str]:
+        return ["service", "logs", "--raw", ref]
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         """Run a command in the service's task container, when that runs on this manager."""

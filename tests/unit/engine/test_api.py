@@ -7,10 +7,11 @@ import struct
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from preflight_sdk import PreflightError
-from preflight_sdk.engine.api import EngineAPI, container_body, local_socket
+from preflight_sdk.engine.api import EngineAPI, SocketCalls, container_body, local_socket
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.exec_output import BoundedOutput, Frames
@@ -34,7 +35,7 @@ def test_the_lane_applies_to_the_stock_client_on_a_local_socket_only(
 ) -> None:
     assert local_socket(None, None) == str(sock)
     engine = DockerEngine()
-    assert engine._api() is not None and engine._api().path == str(sock)  # type: ignore[union-attr]
+    assert engine._api() is not None and engine._api().api.path == str(sock)  # type: ignore[union-attr]
     # A client given by path (a stand-in, another build of docker) and Podman get every call.
     assert DockerEngine("/usr/local/bin/docker")._api() is None
     assert PodmanEngine()._api() is None
@@ -48,11 +49,12 @@ def test_the_lane_applies_to_the_stock_client_on_a_local_socket_only(
     assert local_socket(None, None) is None and DockerEngine()._api() is None
 
 
-def test_a_socket_that_does_not_answer_is_a_retryable_docker_error(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_socket_that_does_not_answer_is_a_retryable_docker_error(tmp_path: Path) -> None:
     refused = tmp_path / "refused.sock"
     refused.write_text("")  # a file, not a socket: connecting is refused
     with pytest.raises(PreflightError) as caught:
-        EngineAPI(str(refused)).list_containers({"preflight.root": "/x"})
+        await SocketCalls(EngineAPI(str(refused))).listed("container", {"preflight.root": "/x"})
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
     assert "not reachable" in caught.value.message and caught.value.hint
     assert str(refused) in caught.value.message
@@ -69,7 +71,8 @@ def test_the_create_body_says_what_docker_run_would() -> None:
     assert reset["Entrypoint"] == [""] and reset["Cmd"] == ["x"]
 
 
-def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Path) -> None:
     # A stand-in daemon: it starts a chunked answer to the events request, then hangs up.
     path = tmp_path / "dies.sock"
     server = socket.socket(socket.AF_UNIX)
@@ -85,11 +88,12 @@ def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Path) ->
 
     thread = threading.Thread(target=answer_then_hang_up)
     thread.start()
-    events = EngineAPI(str(path)).events({"type": ["container"]}, None)
-    assert next(events) == {"id": "abc"}
+    seen: list[str] = []
     with pytest.raises(PreflightError) as caught:
-        next(events)
-    thread.join()
+        async for died in SocketCalls(EngineAPI(str(path))).deaths({}, None):
+            seen.append(died)
+    await anyio.to_thread.run_sync(thread.join)
+    assert seen == ["abc"]
     server.close()
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
 
@@ -193,7 +197,8 @@ def _stand_in_daemon(path: Path, answers: list[bytes]) -> threading.Thread:
     return thread
 
 
-def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_path: Path) -> None:
     created = (
         b'HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"Id":"e1"}\n'
     )
@@ -209,7 +214,42 @@ def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_path: 
         thread = _stand_in_daemon(path, answers)
         out, err = BoundedOutput(), BoundedOutput()
         with pytest.raises(PreflightError) as caught:
-            EngineAPI(str(path)).exec("c1", ["true"], out, err)
-        thread.join()
+            await SocketCalls(EngineAPI(str(path))).exec("c1", ["true"], out, err)
+        await anyio.to_thread.run_sync(thread.join)
         assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable, caught.value
         assert said in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_a_daemon_that_hangs_up_mid_answer_is_a_retryable_docker_error(tmp_path: Path) -> None:
+    # It announces 100 bytes of JSON, sends 10, and hangs up.
+    cut = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"Id\": \"a"
+    thread = _stand_in_daemon(tmp_path / "cut.sock", [cut])
+    with pytest.raises(PreflightError) as caught:
+        await SocketCalls(EngineAPI(str(tmp_path / "cut.sock"))).listed("container", {})
+    await anyio.to_thread.run_sync(thread.join)
+    assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
+    assert "not reachable" in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_request_closes_its_connection_and_leaves_no_thread(tmp_path: Path) -> None:
+    # A daemon that takes the wait and never answers: the caller gives up after 0.2 s.
+    path = tmp_path / "silent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    threads = threading.active_count()
+    calls = SocketCalls(EngineAPI(str(path)))
+    with anyio.move_on_after(0.2) as scope:
+        await calls.wait("c1")
+    assert scope.cancelled_caught
+    conn, _ = server.accept()
+    conn.settimeout(5)
+    try:
+        _read_request(conn)
+        assert conn.recv(1) == b"", "the cancelled request's connection is still open"
+    finally:
+        conn.close()
+        server.close()
+    assert threading.active_count() <= threads  # none started (an idle worker of an earlier test may end)
