@@ -23,24 +23,28 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import anyio
 
 from ..errors import EnvironmentError_
-from .base import ContainerSpec, RemoveOutcome
-from .endpoint import on_local_socket
+from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
+from .endpoint import endpoint_address, on_local_socket
 from .errors import daemon_unreachable, translate
 from .exec_output import STDOUT, BoundedOutput, Frames
+from .inspect import bridge_gateway, container_from_api_list, container_from_inspect
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["EngineAPI", "SocketCalls", "container_body", "failure", "local_socket", "message", "quoted"]
+__all__ = ["EngineAPI", "SocketLane", "container_body", "local_socket"]
+
+T = TypeVar("T")
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 # Creating, starting and removing answer in well under a second; removing a container that does
@@ -103,17 +107,10 @@ class EngineAPI:
         return reply.status_code, _decoded(reply.content)
 
     async def expect(
-        self,
-        method: str,
-        path: str,
-        *,
-        action: str,
-        subject: str | None = None,
-        params: Mapping[str, str] | None = None,
-        body: Any = None,
+        self, method: str, path: str, *, action: str, subject: str | None = None, **options: Any
     ) -> Any:
-        """Send one request; return its JSON, or raise the `PreflightError` its error message reads as."""
-        status, data = await self.send(method, path, action=action, subject=subject, params=params, body=body)
+        """Send one request (`params`, `body`); return its JSON, or raise the `PreflightError` its error reads as."""
+        status, data = await self.send(method, path, action=action, subject=subject, **options)
         if status >= 400:
             raise failure(data, action=action, subject=subject)
         return data
@@ -201,11 +198,74 @@ def failure(data: Any, *, action: str, subject: str | None) -> EnvironmentError_
     return translate(f"Error response from daemon: {message(data)}", action=action, subject=subject)
 
 
-class SocketCalls:
-    """The Docker operations the engine sends to the socket: one request (or two) each."""
+class SocketLane:
+    """The engine's lane on this machine's socket: each operation as one request (or two)."""
 
-    def __init__(self, api: EngineAPI) -> None:
-        self.api = api
+    def __init__(self, path: str, *, host: str | None = None) -> None:
+        self.api = EngineAPI(path)
+        self.host = host
+
+    async def facts(self) -> EngineInfo:
+        """Two requests instead of python-on-whales' import (0.36 s) and three docker processes;
+        the builder is asked by the first build."""
+        version = await self.api.expect("GET", "/version", action="ask the daemon")
+        if not (version or {}).get("Version"):
+            raise daemon_unreachable("the daemon did not say its version")
+        bridge = await self.api.inspect("network", "bridge")
+        address, routable = endpoint_address(self.host)
+        return EngineInfo(
+            server_version=str(version["Version"]),
+            host_gateway=bridge_gateway(((bridge or {}).get("IPAM") or {}).get("Config") or []),
+            endpoint=self.host,
+            address=address,
+            routable=routable,
+        )
+
+    async def inspect_image(self, ref: str) -> ImageInfo | None:
+        found = await self.api.inspect("image", ref)
+        if found is None:
+            return None
+        labels = (found.get("Config") or {}).get("Labels") or {}
+        return ImageInfo(
+            id=str(found.get("Id", "")), labels=dict(labels), tags=list(found.get("RepoTags") or [])
+        )
+
+    async def drop_untagged(self, image_id: str) -> None:
+        """Remove image `image_id` (and its untagged parents) when no tag names it any more.
+
+        One a container still uses, or one already gone, stays as it is: nothing to tidy.
+        """
+        found = await self.api.inspect("image", image_id)
+        if found is not None and not found.get("RepoTags"):
+            await self.api.send("DELETE", f"/images/{quoted(image_id)}", action=f"remove image {image_id}")
+
+    async def rename(self, ref: str, name: str) -> None:
+        await self.api.expect(
+            "POST",
+            f"/containers/{quoted(ref)}/rename",
+            params={"name": name},
+            action=f"rename container {ref}",
+            subject=ref,
+        )
+
+    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
+        found = await _each(partial(self.api.inspect, "container"), refs)
+        return [container_from_inspect(item) for item in found if item is not None]
+
+    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
+        return [container_from_api_list(item) for item in await self._listed("container", labels)]
+
+    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
+        return [
+            NetworkInfo(
+                id=str(n.get("Id", "")), name=str(n.get("Name", "")), labels=dict(n.get("Labels") or {})
+            )
+            for n in await self._listed("network", labels)
+        ]
+
+    async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
+        """Remove each of `refs` at once, as `docker rm` and `docker network rm` do."""
+        return await _each(partial(self._remove, kind, force=force), refs)
 
     async def run(self, spec: ContainerSpec) -> str:
         """Create and start the container `spec` (`docker run --detach --pull never`); return its id."""
@@ -242,7 +302,7 @@ class SocketCalls:
         )
         return str(created["Id"])
 
-    async def remove(self, kind: str, ref: str, *, force: bool = False) -> RemoveOutcome:
+    async def _remove(self, kind: str, ref: str, *, force: bool = False) -> RemoveOutcome:
         """Remove one container (with its anonymous volumes) or network; say what happened to it."""
         params = {"v": "1", "force": "1" if force else "0"} if kind == "container" else {}
         status, data = await self.api.send(
@@ -254,7 +314,7 @@ class SocketCalls:
             return RemoveOutcome(ref=ref, action="not_found")
         return RemoveOutcome(ref=ref, action="failed", error=message(data) or f"HTTP {status}")
 
-    async def listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+    async def _listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         """Every container (running or not) or network carrying all `labels`, as the API lists them."""
         filters = json.dumps({"label": [f"{k}={v}" for k, v in labels.items()]})
         params = {"all": "1", "filters": filters} if kind == "container" else {"filters": filters}
@@ -312,6 +372,19 @@ class SocketCalls:
             params["since"] = f"{since.timestamp():.9f}"
         async for died in self.api.lines("GET", "/events", action="watch container exits", params=params):
             yield str(died.get("id") or (died.get("Actor") or {}).get("ID", ""))
+
+
+async def _each(fn: Callable[[str], Awaitable[T]], refs: Sequence[str]) -> list[T]:
+    """`fn(ref)` for every ref, all at once; the answers in `refs`' order."""
+    answers: dict[int, T] = {}
+
+    async def one(index: int, ref: str) -> None:
+        answers[index] = await fn(ref)
+
+    async with anyio.create_task_group() as tg:
+        for index, ref in enumerate(refs):
+            tg.start_soon(one, index, ref)
+    return [answers[index] for index in range(len(refs))]
 
 
 def container_body(spec: ContainerSpec) -> dict[str, Any]:

@@ -11,11 +11,12 @@ import anyio
 import pytest
 
 from preflight_sdk import PreflightError
-from preflight_sdk.engine.api import EngineAPI, SocketCalls, container_body, local_socket
+from preflight_sdk.engine.api import SocketLane, container_body, local_socket
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.exec_output import BoundedOutput, Frames
-from preflight_sdk.engine.podman import PodmanEngine
+from preflight_sdk.engine.podman import PodmanLane, podman_engine
+from preflight_sdk.engine.whales import CliLane
 
 
 @pytest.fixture
@@ -35,10 +36,10 @@ def test_the_lane_applies_to_the_stock_client_on_a_local_socket_only(
 ) -> None:
     assert local_socket(None, None) == str(sock)
     engine = DockerEngine()
-    assert engine._api() is not None and engine._api().api.path == str(sock)  # type: ignore[union-attr]
+    assert isinstance(engine.lane, SocketLane) and engine.lane.api.path == str(sock)
     # A client given by path (a stand-in, another build of docker) and Podman get every call.
-    assert DockerEngine("/usr/local/bin/docker")._api() is None
-    assert PodmanEngine()._api() is None
+    assert isinstance(DockerEngine("/usr/local/bin/docker").lane, CliLane)
+    assert isinstance(podman_engine().lane, PodmanLane)
     # Engines elsewhere keep the CLI.
     assert local_socket("tcp://192.0.2.2:2375", None) is None
     assert local_socket("ssh://root@192.0.2.2", None) is None
@@ -46,7 +47,7 @@ def test_the_lane_applies_to_the_stock_client_on_a_local_socket_only(
     # A socket that is not there: the CLI, which says so in its own words.
     assert local_socket(f"unix://{tmp_path}/absent.sock", None) is None
     monkeypatch.setenv("PREFLIGHT_DOCKER_API", "0")
-    assert local_socket(None, None) is None and DockerEngine()._api() is None
+    assert local_socket(None, None) is None and isinstance(DockerEngine().lane, CliLane)
 
 
 @pytest.mark.anyio
@@ -54,7 +55,7 @@ async def test_a_socket_that_does_not_answer_is_a_retryable_docker_error(tmp_pat
     refused = tmp_path / "refused.sock"
     refused.write_text("")  # a file, not a socket: connecting is refused
     with pytest.raises(PreflightError) as caught:
-        await SocketCalls(EngineAPI(str(refused))).listed("container", {"preflight.root": "/x"})
+        await SocketLane(str(refused)).list_containers({"preflight.root": "/x"})
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
     assert "not reachable" in caught.value.message and caught.value.hint
     assert str(refused) in caught.value.message
@@ -90,7 +91,7 @@ async def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Pa
     thread.start()
     seen: list[str] = []
     with pytest.raises(PreflightError) as caught:
-        async for died in SocketCalls(EngineAPI(str(path))).deaths({}, None):
+        async for died in SocketLane(str(path)).deaths({}, None):
             seen.append(died)
     await anyio.to_thread.run_sync(thread.join)
     assert seen == ["abc"]
@@ -214,7 +215,7 @@ async def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_
         thread = _stand_in_daemon(path, answers)
         out, err = BoundedOutput(), BoundedOutput()
         with pytest.raises(PreflightError) as caught:
-            await SocketCalls(EngineAPI(str(path))).exec("c1", ["true"], out, err)
+            await SocketLane(str(path)).exec("c1", ["true"], out, err)
         await anyio.to_thread.run_sync(thread.join)
         assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable, caught.value
         assert said in caught.value.message
@@ -226,7 +227,7 @@ async def test_a_daemon_that_hangs_up_mid_answer_is_a_retryable_docker_error(tmp
     cut = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"Id\": \"a"
     thread = _stand_in_daemon(tmp_path / "cut.sock", [cut])
     with pytest.raises(PreflightError) as caught:
-        await SocketCalls(EngineAPI(str(tmp_path / "cut.sock"))).listed("container", {})
+        await SocketLane(str(tmp_path / "cut.sock")).list_containers({})
     await anyio.to_thread.run_sync(thread.join)
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
     assert "not reachable" in caught.value.message
@@ -240,7 +241,7 @@ async def test_a_cancelled_request_closes_its_connection_and_leaves_no_thread(tm
     server.bind(str(path))
     server.listen()
     threads = threading.active_count()
-    calls = SocketCalls(EngineAPI(str(path)))
+    calls = SocketLane(str(path))
     with anyio.move_on_after(0.2) as scope:
         await calls.wait("c1")
     assert scope.cancelled_caught
