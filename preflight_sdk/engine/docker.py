@@ -1,7 +1,7 @@
 """`DockerEngine`: the `Engine` protocol as one façade over a lane and its parts.
 
 The lane is chosen once, when the engine is made: the Engine API on this machine's socket
-(`api.py`) when the engine is a unix socket here and the client is the stock `docker`, else
+(`socket_lane.py`) when the engine is a unix socket here and the client is the stock `docker`, else
 python-on-whales and the docker command line (`whales.py`; any host, ssh, context), or Podman's
 (`podman.py`). Every operation below has one body, written against the lane; builds, pulls,
 images and logs go through the CLI on every engine (`images.py`, `logs.py`). A swarm is a
@@ -17,7 +17,7 @@ from datetime import datetime
 import anyio
 
 from ..results.lifecycle import LogLine
-from .api import SocketLane, local_socket
+from .api import local_socket
 from .base import (
     BuildSpec,
     ContainerInfo,
@@ -35,6 +35,7 @@ from .images import Images
 from .lane import Lane
 from .logs import follow_logs, read_logs
 from .probe import NetworkProber, Prober
+from .socket_lane import SocketLane
 from .whales import CliLane
 
 __all__ = ["DockerEngine"]

@@ -26,9 +26,9 @@ from support.docker import force_clean, labelled
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.config.ports import PortSpec
-from preflight_sdk.engine.api import SocketLane
 from preflight_sdk.engine.base import ContainerSpec, HealthSpec
 from preflight_sdk.engine.docker import DockerEngine
+from preflight_sdk.engine.socket_lane import SocketLane
 
 pytestmark = pytest.mark.anyio
 
