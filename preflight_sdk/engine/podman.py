@@ -121,10 +121,7 @@ class PodmanLane:
             # As newer Podman does: `host.containers.internal` is the host, where the mocks listen
             # (Podman 4.x points it at the network's gateway, which they do not listen on).
             add_hosts.append(("host.containers.internal", str(address)))
-        try:
-            container_id = await self.cli.run(msgspec.structs.replace(spec, add_hosts=add_hosts))
-        except EnvironmentError_ as exc:
-            raise podman_error(exc, spec) from exc
+        container_id = await self.cli.run(msgspec.structs.replace(spec, add_hosts=add_hosts))
         if spec.health is not None:
             self._checks[container_id] = (max(spec.health.interval, _CHECK_FLOOR), 0.0)
         return container_id
@@ -227,25 +224,6 @@ class PodmanLane:
             attributes = event.get("Attributes") or {}
             if event.get("Status") == "died" and all(attributes.get(k, v) == v for k, v in labels.items()):
                 yield str(event.get("ID", ""))
-
-
-def podman_error(exc: EnvironmentError_, spec: ContainerSpec) -> EnvironmentError_:
-    """Podman's own words for what `translate` knows in Docker's: a missing image, a missing init."""
-    stderr = str((exc.details or {}).get("stderr", ""))
-    if "image not known" in stderr:
-        return EnvironmentError_(
-            f"cannot start container {spec.name}: image {spec.image} is not built (or not present locally)",
-            code="NOT_BUILT",
-            hint="call build first (or build with pull=true for images without a Dockerfile)",
-            details={"image": spec.image, "subject": spec.name},
-        )
-    if "container-init binary not found" in stderr:
-        return unsupported(
-            "container.init",
-            "Podman's init (catatonit) is not installed on this host",
-            "install catatonit (`scripts/ensure-podman` does on Debian), or drop `init: true`",
-        )
-    return exc
 
 
 def host_address() -> str | None:

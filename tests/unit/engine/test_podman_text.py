@@ -8,11 +8,10 @@ import pytest
 
 from preflight_sdk import PreflightError
 from preflight_sdk.config.ports import parse_port
-from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.docker import DockerEngine
+from preflight_sdk.engine.errors import translate
 from preflight_sdk.engine.inspect import container_from_inspect, merge_log_streams
-from preflight_sdk.engine.podman import host_address, json_items, mend_log_line, podman_error, publish_arg
-from preflight_sdk.errors import EnvironmentError_
+from preflight_sdk.engine.podman import host_address, json_items, mend_log_line, publish_arg
 from preflight_sdk.lifecycle.context import ProjectContext
 
 
@@ -105,11 +104,10 @@ async def test_an_engine_named_in_the_file_must_be_one_preflight_knows(tmp_path:
     ],
 )
 def test_podmans_own_words_become_the_codes_docker_gets(stderr: str, code: str, feature: str | None) -> None:
-    spec = ContainerSpec(name="pf-x-api", image="shop-api:e2e", network="n", init=True)
-    error = podman_error(
-        EnvironmentError_("cannot start", code="DOCKER_ERROR", details={"stderr": stderr}), spec
-    )
+    error = translate(stderr, action="start container pf-x-api", subject="pf-x-api")
     assert error.code == code
+    if code == "NOT_BUILT":
+        assert (error.details or {}).get("image") == "shop-api:e2e" and "shop-api:e2e" in error.message
     assert (error.details or {}).get("feature") == feature
 
 
