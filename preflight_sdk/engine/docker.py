@@ -1,335 +1,144 @@
-"""`DockerEngine`: the `Engine` protocol on a real Docker daemon, through python-on-whales.
+"""`DockerEngine`: the `Engine` protocol as one façade over a lane and its parts.
 
-This module holds the daemon's facts, networks, containers, logs, exec and events; images and
-builds are in `docker_images.py`, the plumbing every call goes through in `docker_calls.py`.
-
-Every call goes through one `python_on_whales.DockerClient` built from the project's host and
-context, and runs off the event loop: blocking calls in worker threads, streams (build, pull,
-logs --follow, events) in a thread of their own; cancelling either kills its docker process
-(`children.py`). A handful of calls use the client's command line (`client_config.docker_cmd`)
-with python-on-whales' own runner and typed errors instead of a typed wrapper; each says why.
-On this machine's socket the calls on setup's and clean's critical path, and exec, go to the
-Engine API instead (`api.py` says why and which).
+The lane is chosen once, when the engine is made: the Engine API on this machine's socket
+(`socket_lane.py`) when the engine is a unix socket here and the client is the stock `docker`, else
+python-on-whales and the docker command line (`whales.py`; any host, ssh, context), or Podman's
+(`podman.py`). Every operation below has one body, written against the lane; builds, pulls,
+images and logs go through the CLI on every engine (`images.py`, `logs.py`). A swarm is a
+façade of its own that owns a `DockerEngine` for its manager (`swarm.py`).
 """
 
 from __future__ import annotations
 
-import ipaddress
-import json
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from datetime import datetime
-from functools import partial
-from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..config.ports import PortSpec
-from ..errors import EnvironmentError_
 from ..results.lifecycle import LogLine
-from . import children
+from .api import local_socket
 from .base import (
+    BuildSpec,
     ContainerInfo,
     ContainerSpec,
     EngineInfo,
     ExecResult,
+    ImageInfo,
+    LineSink,
     NetworkInfo,
     RemoveOutcome,
 )
-from .docker_calls import labels_of, run_cli
-from .docker_images import DockerImages
-from .endpoint import LOOPBACK, endpoint_address, on_local_socket
-from .errors import daemon_unreachable, is_daemon_down
+from .endpoint import LOOPBACK, on_local_socket
 from .exec_output import BoundedOutput
-from .inspect import (
-    container_from_api_list,
-    container_from_inspect,
-    container_from_ps,
-    merge_log_streams,
-    parse_log_bytes,
-)
-from .outcomes import removal_outcomes
+from .images import Images
+from .lane import Lane
+from .logs import follow_logs, read_logs
 from .probe import NetworkProber, Prober
-from .run_options import SHARED_NETWORK, option_flags
+from .socket_lane import SocketLane
+from .whales import CliLane
 
-if TYPE_CHECKING:
-    from python_on_whales import DockerClient
-
-__all__ = ["DockerEngine", "run_cli"]
+__all__ = ["DockerEngine"]
 
 _INFO_CACHE: dict[tuple[str, ...], EngineInfo] = {}
-# How many raw log bytes one `logs` call may read while looking for N whole lines.
-_LOGS_READ_LIMIT = 8 * 1024 * 1024
 
 
-class DockerEngine(DockerImages):
-    """The Engine on a Docker daemon: the local one, or `host`/`context` (else `DOCKER_HOST`/`DOCKER_CONTEXT`)."""
+class DockerEngine:
+    """The Engine on a Docker daemon: the local one, or `host`/`context` (else `DOCKER_HOST`/`DOCKER_CONTEXT`).
+
+    Attributes:
+        cli: python-on-whales and the client's command line (builds, pulls, images, logs).
+        lane: the transport of every other call, chosen once (the socket, or `cli`).
+        images: the images part.
+    """
 
     prober: Prober = NetworkProber()  # stateless: one for every engine
 
-    # -- daemon and images -------------------------------------------------------------------
+    def __init__(
+        self,
+        docker: str = "docker",
+        *,
+        host: str | None = None,
+        context: str | None = None,
+        cli: CliLane | None = None,
+        lane: Lane | None = None,
+    ) -> None:
+        self.cli = cli or CliLane(docker, host=host, context=context)
+        # The socket only for the stock `docker`: a client given by path (a test's stand-in,
+        # another build of docker) or Podman gets every call.
+        path = local_socket(host, context) if lane is None and self.cli.docker == "docker" else None
+        self.lane: Lane = lane or (SocketLane(path, host=host) if path else self.cli)
+        self.images = Images(self.lane, self.cli, self.info)
+
+    # -- the daemon --------------------------------------------------------------------------
 
     async def info(self) -> EngineInfo:
-        # DOCKER_HOST, DOCKER_CONTEXT and DOCKER_CONFIG (where contexts live) choose the engine
-        # when the project names none: each is part of the key.
-        key = self._info_key()
-        cached = _INFO_CACHE.get(key)
-        if cached is not None:
-            return cached
-        if (api := self._api()) is not None:
-            # Two requests instead of python-on-whales' import (0.36 s) and three docker processes;
-            # the builder is asked by the first build (`_builder`).
-            version = await self._on_socket(partial(api.expect, "GET", "/version", action="ask the daemon"))
-            if not (version or {}).get("Version"):
-                raise daemon_unreachable("the daemon did not say its version")
-            _, bridge = await self._on_socket(partial(api.request, "GET", "/networks/bridge"))
-            address, routable = endpoint_address(self._host)
-            info = EngineInfo(
-                server_version=str(version["Version"]),
-                host_gateway=_bridge_gateway(((bridge or {}).get("IPAM") or {}).get("Config") or []),
-                endpoint=self._host,
-                address=address,
-                routable=routable,
-            )
-            _INFO_CACHE[key] = info
-            return info
-        client = await self._whales()
-        results: dict[str, Any] = {}
-
-        async def ask(name: str, fn: Callable[[], Any]) -> None:
-            try:
-                results[name] = await self._call(fn, action="ask the daemon")
-            except EnvironmentError_ as exc:
-                results[name] = exc
-
-        def endpoint() -> str | None:
-            # The context's docker endpoint (the default context's is DOCKER_HOST, else the socket).
-            context: Any = client.context.inspect(self._context)
-            found = (context.endpoints or {}).get("docker")
-            return str(found.host) if found is not None and found.host else None
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(ask, "version", client.version)
-            tg.start_soon(ask, "buildx", client.buildx.version)
-            tg.start_soon(ask, "bridge", lambda: client.network.inspect("bridge").ipam.config)
-            if not self._host and not self._local_default():
-                tg.start_soon(ask, "endpoint", endpoint)
-        version = results["version"]
-        if isinstance(version, EnvironmentError_):
-            raise version
-        server = getattr(getattr(version, "server", None), "version", None)
-        if not server:
-            raise daemon_unreachable("the daemon did not say its version")
-        bridge = results["bridge"]
-        found = self._host or results.get("endpoint")
-        where = found if isinstance(found, str) else None
-        address, routable = endpoint_address(where)
-        info = EngineInfo(
-            server_version=str(server),
-            builder="legacy" if isinstance(results["buildx"], EnvironmentError_) else "buildx",
-            host_gateway=None if isinstance(bridge, EnvironmentError_) else _bridge_gateway(bridge or []),
-            endpoint=where,
-            address=address,
-            routable=routable,
-        )
-        # The daemon's facts do not change while it runs: ask once per process.
-        _INFO_CACHE[key] = info
-        return info
+        # The daemon's facts do not change while it runs: asked once per process and engine.
+        key = self.cli.key()
+        if key not in _INFO_CACHE:
+            _INFO_CACHE[key] = await self.lane.facts()
+        return _INFO_CACHE[key]
 
     async def reach(self) -> tuple[str, bool]:
-        if self._local_default():
+        if self.cli.docker == "docker" and on_local_socket(self.cli.host, self.cli.context):
             return LOOPBACK, True  # no daemon call: status and setup ask this often
         info = await self.info()
         return info.address, info.routable
 
-    def _local_default(self) -> bool:
-        return on_local_socket(self._host, self._context)
+    # -- images ------------------------------------------------------------------------------
+
+    async def image_exists(self, ref: str) -> bool:
+        return await self.images.exists(ref)
+
+    async def inspect_image(self, ref: str) -> ImageInfo | None:
+        return await self.lane.inspect_image(ref)
+
+    async def pull(self, ref: str, on_line: LineSink) -> None:
+        await self.images.pull(ref, on_line)
+
+    async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
+        return await self.images.build(spec, on_line)
+
+    async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
+        return await self.images.labelled(labels)
+
+    async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
+        return await self.images.remove(refs)
 
     # -- networks ----------------------------------------------------------------------------
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
-        if (api := self._api()) is not None:
-            network_id = await self._on_socket(partial(api.create_network, name, labels))
-            return NetworkInfo(id=network_id, name=name, labels=dict(labels))
-        client = await self._whales()
-        network = await self._call(
-            lambda: client.network.create(name, labels=dict(labels)),
-            action=f"create network {name}",
-            subject=name,
-        )
-        return NetworkInfo(id=str(network.id), name=name, labels=dict(labels))
+        return NetworkInfo(id=await self.lane.create_network(name, labels), name=name, labels=dict(labels))
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
-        if (api := self._api()) is not None:
-            found = await self._on_socket(partial(api.list_networks, labels))
-            return [
-                NetworkInfo(
-                    id=str(n.get("Id", "")), name=str(n.get("Name", "")), labels=dict(n.get("Labels") or {})
-                )
-                for n in found
-            ]
-        # The client's command line: `network.list` returns bare ids, and each name would be one
-        # more `docker network inspect` (a docker process each) on clean's critical path.
-        argv = await self._cmd("network", "ls", "--no-trunc", "--format", "{{json .}}")
-        argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        out = await self._call(partial(run_cli, argv), action="list networks")
-        networks = []
-        for raw in out.splitlines():
-            if raw.strip():
-                item = json.loads(raw)
-                networks.append(
-                    NetworkInfo(
-                        id=item.get("ID", ""),
-                        name=item.get("Name", ""),
-                        labels=labels_of(item.get("Labels", "")),
-                    )
-                )
-        return networks
+        return await self.lane.list_networks(labels)
 
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
-        if not names:
-            return []
-        if (api := self._api()) is not None:
-            return await self._remove_on_socket(api, "network", names, force=False)
-        client = await self._whales()
-        return await self._removal(
-            lambda: client.network.remove(list(names)), names, action="remove networks"
-        )
+        return await self.lane.remove("network", names) if names else []
 
     # -- containers --------------------------------------------------------------------------
 
     async def run(self, spec: ContainerSpec) -> str:
-        if (api := self._api()) is not None:
-            return await self._on_socket(partial(api.run, spec))
-        # The client's command line: `container.run(detach=True)` inspects the container it
-        # started (one more docker process and a pydantic parse per service on setup's critical
-        # path: +25 ms a service, 1.08x the floor for one service instead of 1.00x).
-        argv = await self._cmd(
-            "run", "--detach", "--pull", "never", "--name", spec.name, "--network", spec.network
-        )
-        if not spec.network.startswith(SHARED_NETWORK):  # another container's namespace has neither
-            argv += [a for alias in spec.aliases for a in ("--network-alias", alias)]
-            argv += [a for port in spec.ports for a in ("--publish", self._publish_arg(port))]
-        argv += [a for volume in spec.volumes for a in ("--volume", volume)]
-        argv += [a for host, address in spec.add_hosts for a in ("--add-host", f"{host}:{address}")]
-        argv += run_flags(spec) + option_flags(spec.options)
-        argv += [spec.image, *(spec.command or [])]
-        out = await self._call(
-            partial(run_cli, argv), action=f"start container {spec.name}", subject=spec.name
-        )
-        return out.strip().splitlines()[-1]
-
-    def _log_pieces(
-        self,
-        client: DockerClient,
-        ref: str,
-        *,
-        tail: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        follow: bool = False,
-    ) -> Iterable[tuple[str, bytes]]:
-        """`(stream, line)` pairs of `logs --timestamps` (blocking; a swarm reads a service's)."""
-        return client.container.logs(  # type: ignore[return-value]
-            ref, tail=tail, since=since, until=until, timestamps=True, follow=follow, stream=True
-        )
-
-    def _log_line(self, raw: bytes) -> bytes:
-        """One line of `logs --timestamps` as the parser reads it (Podman's needs mending)."""
-        return raw
-
-    def _publish_arg(self, port: PortSpec) -> str:
-        """The `--publish` argument for one port (Podman writes a free host port differently)."""
-        return port.docker_arg()
+        return await self.lane.run(spec)
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        from python_on_whales.exceptions import DockerException
-
-        if not refs:
-            return []
-        if (api := self._api()) is not None:
-            found = await self._each_on_socket(partial(api.inspect, "container"), refs)
-            return [container_from_inspect(item) for item in found if item is not None]
-        # The client's command line: `container.inspect([...])` runs one `docker inspect` per
-        # container and parses each into pydantic models; status and clean inspect every
-        # container of a project at once, in one process.
-        argv = await self._cmd("container", "inspect", *refs)
-
-        def ask() -> str:
-            try:
-                return run_cli(argv)
-            except DockerException as exc:
-                # Some refs unknown ("No such container"): the others are still on stdout.
-                if is_daemon_down(exc.stderr or "") or not (exc.stdout or "").strip().startswith("["):
-                    if "no such" in (exc.stderr or "").lower():
-                        return "[]"
-                    raise
-                return exc.stdout or "[]"
-
-        out = await self._call(ask, action="inspect containers")
-        try:
-            items = json.loads(out or "[]")
-        except json.JSONDecodeError:
-            return []
-        return [container_from_inspect(item) for item in items]
+        return await self.lane.inspect(refs) if refs else []
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
-        if (api := self._api()) is not None:
-            listed = await self._on_socket(partial(api.list_containers, labels))
-            if detail:
-                return await self.inspect([str(item.get("Id", "")) for item in listed])
-            return [container_from_api_list(item) for item in listed]
-        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        if detail:
-            client = await self._whales()
-            found = await self._call(
-                lambda: client.container.list(
-                    all=True, filters=[("label", f"{k}={v}") for k, v in labels.items()]
-                ),
-                action="list containers",
-            )
-            return await self.inspect([str(c.id) for c in found])
-        # The client's command line: `container.list` returns bare ids, and reading a name or a
-        # state inspects each container (a docker process each); `docker ps --format` gives id,
-        # name, state and labels of all of them in one.
-        argv = await self._cmd("ps", "-a", "--no-trunc", "--format", "{{json .}}", *filters)
-        out = await self._call(partial(run_cli, argv), action="list containers")
-        return [container_from_ps(json.loads(line)) for line in out.splitlines() if line.strip()]
+        listed = await self.lane.list_containers(labels)
+        return await self.inspect([c.id for c in listed]) if detail else listed
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
-        from python_on_whales.exceptions import DockerException
-
-        if not refs:
-            return []
-        if (api := self._api()) is not None:
-            return await self._remove_on_socket(api, "container", refs, force=force)
-        # The client's command line: `container.remove` drops docker's stdout, the only place
-        # that says which refs were removed (`rm -f` of a missing container exits 0 silently).
-        argv = await self._cmd("container", "rm", "--volumes", *(["--force"] if force else []), *refs)
-
-        def remove() -> tuple[str, str, int]:
-            try:
-                return run_cli(argv), "", 0
-            except DockerException as exc:
-                return exc.stdout or "", exc.stderr or "", exc.return_code
-
-        stdout, stderr, code = await self._call(remove, action="remove containers")
-        return removal_outcomes(refs, stdout, stderr, code, action="remove containers")
+        return await self.lane.remove("container", refs, force=force) if refs else []
 
     async def rename_container(self, ref: str, name: str) -> bool:
-        if (api := self._api()) is not None:
-            await self._on_socket(partial(api.rename, ref, name))
-            return True
-        client = await self._whales()
-        await self._call(
-            lambda: client.container.rename(ref, name), action=f"rename container {ref}", subject=ref
-        )
+        await self.lane.rename(ref, name)
         return True
 
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         if refs:
-            client = await self._whales()
-            await self._call(
+            client = await self.cli.client()
+            await self.cli.call(
                 lambda: client.container.stop(list(refs), time=int(grace)), action="stop containers"
             )
 
@@ -341,49 +150,22 @@ class DockerEngine(DockerImages):
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> list[LogLine]:
-        client = await self._whales()
-
-        def read(count: int | None) -> list[tuple[str, bytes]]:
-            return list(self._log_pieces(client, ref, tail=count, since=since, until=until))
-
-        ask = tail
-        while True:
-            pieces = await self._call(partial(read, ask), action=f"read the logs of {ref}", subject=ref)
-            lines, entries = merge_log_streams((source, self._log_line(raw)) for source, raw in pieces)
-            # `--tail` counts the daemon's log entries, and a line longer than 16 KB is several:
-            # ask for more until N whole lines came back (or the daemon has no more).
-            if tail is None or ask is None or len(lines) > tail or entries < ask:
-                break
-            if sum(len(raw) for _, raw in pieces) > _LOGS_READ_LIMIT:
-                break
-            ask *= 4
-        return lines[-tail:] if tail is not None and tail > 0 else ([] if tail == 0 else lines)
+        return await read_logs(self.cli, ["container", "logs"], ref, tail=tail, since=since, until=until)
 
     async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
-        client = await self._whales()
+        async with aclosing(follow_logs(self.cli, ["container", "logs"], ref, since=since)) as lines:
+            async for line in lines:
+                yield line
 
-        def follow() -> Iterable[tuple[str, bytes]]:
-            return self._log_pieces(client, ref, since=since, follow=True)
-
-        async for source, raw in self._stream(follow, action=f"follow the logs of {ref}", subject=ref):
-            parsed = parse_log_bytes(self._log_line(raw), "stderr" if source == "stderr" else "stdout")
-            if parsed is not None:
-                yield parsed
+    # -- execs, events -----------------------------------------------------------------------
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         out, err = BoundedOutput(), BoundedOutput()
-        if (api := self._api()) is not None:
-            on_socket = partial(api.exec, ref, list(command), out, err)
-            run = partial(children.call, on_socket, limiter=self._limiter, lasting=True)
-        else:
-            on_cli = partial(self._exec_on_cli, await self._whales(), ref, list(command), out, err)
-            run = partial(self._call, on_cli, action=f"exec in {ref}", subject=ref, lasting=True)
         started = anyio.current_time()
         code: int | None = None
         with anyio.move_on_after(timeout):
-            # Cancelling ends the docker process, or shuts the socket; the command itself runs on.
-            code = await run()
-        elapsed = anyio.current_time() - started
+            # Cancelling closes the connection, or kills the docker process; the command runs on.
+            code = await self.lane.exec(ref, list(command), out, err)
         if code is None:
             return ExecResult(
                 exit_code=-1,
@@ -392,103 +174,15 @@ class DockerEngine(DockerImages):
                 duration=timeout,
                 timed_out=True,
             )
+        elapsed = anyio.current_time() - started
         return ExecResult(exit_code=code, stdout=out.text(), stderr=err.text(), duration=elapsed)
-
-    def _exec_on_cli(
-        self, client: DockerClient, ref: str, command: list[str], out: BoundedOutput, err: BoundedOutput
-    ) -> int:
-        """`docker exec` (blocking): its output into `out` and `err`; return its exit code."""
-        from python_on_whales.exceptions import DockerException
-
-        try:
-            pieces: Any = client.container.execute(ref, command, stream=True)
-            for source, chunk in pieces:
-                (err if source == "stderr" else out).add(chunk)
-        except DockerException as exc:
-            stderr = exc.stderr or ""
-            # docker's own failures, before the command ran: "No such container: x" (typed
-            # NoSuchContainer), "Container x is not running" (not typed), exit 1 or 125-127.
-            if exc.return_code in (1, 125, 126, 127) and (
-                "No such container" in stderr or "is not running" in stderr
-            ):
-                raise
-            return exc.return_code
-        return 0
 
     async def watch_exits(
         self, labels: Mapping[str, str], *, since: datetime | None = None
     ) -> AsyncGenerator[str, None]:
-        if (api := self._api()) is not None:
-            wanted = {
-                "type": ["container"],
-                "event": ["die"],
-                "label": [f"{k}={v}" for k, v in labels.items()],
-            }
-            async with aclosing(children.stream(partial(api.events, wanted, since))) as dying:
-                async for died in dying:
-                    yield str(died.get("id") or (died.get("Actor") or {}).get("ID", ""))
-            return
-        client = await self._whales()
-        items = list(labels.items())
-        # One label goes to the daemon (python-on-whales takes filters as a mapping, one value per
-        # key); the others are checked on each event's attributes, which carry the labels.
-        rest = dict(items[1:])
-        filters = {"type": "container", "event": "die"}
-        if items:
-            filters["label"] = f"{items[0][0]}={items[0][1]}"
-
-        def events() -> Iterable[Any]:
-            return client.system.events(since=since, filters=filters)
-
-        async for event in self._stream(events, action="watch container exits"):
-            attributes = dict(getattr(event.actor, "attributes", None) or {})
-            if all(attributes.get(k) == v for k, v in rest.items()):
-                yield str(event.actor.id)
+        async with aclosing(self.lane.deaths(labels, since)) as dying:
+            async for died in dying:
+                yield died
 
     async def wait_exit(self, ref: str) -> int:
-        if (api := self._api()) is not None:
-            return await children.call(partial(api.wait, ref), limiter=self._limiter)
-        client = await self._whales()
-        code = await self._call(
-            lambda: client.container.wait(ref), action=f"wait for {ref}", subject=ref, lasting=True
-        )
-        return int(code)
-
-
-def run_flags(spec: ContainerSpec) -> list[str]:
-    """The flags `docker run` and `docker service create` share: env, labels, process, health."""
-    argv = [a for k, v in spec.env.items() for a in ("--env", f"{k}={v}")]
-    argv += [a for k, v in spec.labels.items() for a in ("--label", f"{k}={v}")]
-    if spec.entrypoint is not None:
-        argv += ["--entrypoint", spec.entrypoint]
-    if spec.working_dir is not None:
-        argv += ["--workdir", spec.working_dir]
-    if spec.user is not None:
-        argv += ["--user", spec.user]
-    if spec.init:
-        argv.append("--init")
-    if spec.read_only:
-        argv.append("--read-only")
-    if spec.health is not None:
-        health = spec.health
-        argv += ["--health-cmd", health.command, "--health-retries", str(health.retries)]
-        for flag, seconds in (
-            ("--health-interval", health.interval),
-            ("--health-timeout", health.timeout),
-            ("--health-start-period", health.start_period),
-        ):
-            argv += [flag, f"{max(seconds, 0.001 if flag != '--health-start-period' else 0):g}s"]
-    return argv
-
-
-def _bridge_gateway(configs: list[dict[str, Any]]) -> str | None:
-    """Return the default bridge's gateway: what `host-gateway` resolves to inside containers."""
-    for config in configs:
-        if config.get("Gateway") and ":" not in config["Gateway"]:
-            return str(config["Gateway"])
-        subnet = str(config.get("Subnet") or "")
-        if subnet and ":" not in subnet:
-            # Docker gives the bridge the first address of its subnet when no gateway is listed.
-            network = ipaddress.ip_network(subnet, strict=False)
-            return str(next(network.hosts()))
-    return None
+        return await self.lane.wait(ref)

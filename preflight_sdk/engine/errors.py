@@ -44,8 +44,9 @@ _PERMISSION_HINT = (
     "the daemon runs but refuses this user: add it to the docker group "
     "(`sudo usermod -aG docker $USER`, then log in again), or use a context this user may reach"
 )
-# The image named in "No such image: shop-api:e2e" (python-on-whales types the error, not the name).
-_NO_IMAGE = re.compile(r"No such image: *(\S+)", re.I)
+# The image named in "No such image: shop-api:e2e" (python-on-whales types the error, not the name),
+# or in Podman's "Error: shop-api:e2e: image not known".
+_NO_IMAGE = re.compile(r"No such image: *(\S+)|(\S+): image not known", re.I)
 # Not typed: "Bind for 0.0.0.0:8080 failed: port is already allocated" (docker-proxy), "listen tcp4
 # 127.0.0.1:57225: bind: address already in use" (userland proxy), "failed to bind host port for
 # 0.0.0.0:5432:...: address already in use" (the daemon's newer port mapper).
@@ -150,8 +151,15 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
     text = stderr.strip()
     if _DAEMON.search(text):
         return daemon_unreachable(text)
-    if "no such image" in text.lower():  # the same test python-on-whales types NoSuchImage by
+    if "no such image" in text.lower() or "image not known" in text:  # the second: Podman's words
         return _not_built(text, action=action, subject=subject)
+    if "container-init binary not found" in text:  # Podman's, for `init: true` without catatonit
+        return EnvironmentError_(
+            f"cannot {action}: container.init is not supported on Podman: its init (catatonit) is not installed",
+            code="UNSUPPORTED_ON_ENGINE",
+            hint="install catatonit (`scripts/ensure-podman` does on Debian), or drop `init: true`",
+            details={"engine": "podman", "feature": "container.init", "subject": subject},
+        )
     if _PORT.search(text):
         port = _conflicting_port(text)
         return EnvironmentError_(
@@ -172,7 +180,7 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
 def _not_built(text: str, *, action: str, subject: str | None) -> EnvironmentError_:
     named = _NO_IMAGE.search(text)
     # `docker run` of docker 20.10 ends its message with a period: not part of the name.
-    image = named.group(1).removesuffix(".").removesuffix(":") if named else subject
+    image = (named.group(1) or named.group(2)).removesuffix(".").removesuffix(":") if named else subject
     return EnvironmentError_(
         f"cannot {action}: image {image} is not built (or not present locally)",
         code="NOT_BUILT",

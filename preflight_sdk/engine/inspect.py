@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -11,10 +12,13 @@ from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
 from .base import ContainerInfo
 
 __all__ = [
+    "bridge_gateway",
     "container_from_api_list",
     "container_from_inspect",
     "docker_time",
+    "first_line",
     "join_fragments",
+    "labels_of",
     "merge_log_streams",
     "normalise_timestamp",
     "parse_log_bytes",
@@ -166,15 +170,42 @@ def container_from_inspect(item: dict[str, Any]) -> ContainerInfo:
     )
 
 
+def labels_of(text: str) -> dict[str, str]:
+    """The labels of a `docker ps`/`docker network ls` line (`k=v,k2=v2`)."""
+    labels = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if sep:
+            labels[key.strip()] = value
+    return labels
+
+
+def first_line(text: str) -> str:
+    """The first line of a docker error, without the daemon's prefix."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip().removeprefix("Error response from daemon: ")
+    return ""
+
+
+def bridge_gateway(configs: list[dict[str, Any]]) -> str | None:
+    """Return a bridge's IPv4 gateway (the default bridge's is what `host-gateway` resolves to)."""
+    for config in configs:
+        if config.get("Gateway") and ":" not in config["Gateway"]:
+            return str(config["Gateway"])
+        subnet = str(config.get("Subnet") or "")
+        if subnet and ":" not in subnet:
+            # Docker gives the bridge the first address of its subnet when no gateway is listed.
+            network = ipaddress.ip_network(subnet, strict=False)
+            return str(next(network.hosts()))
+    return None
+
+
 def container_from_ps(item: dict[str, Any]) -> ContainerInfo:
     """Reduce one `docker ps --format '{{json .}}'` line: id, name, state and labels only."""
     state = str(item.get("State", "unknown"))
     state = _PODMAN_STATUSES.get(state, state)
-    labels = {}
-    for part in str(item.get("Labels", "")).split(","):
-        key, sep, value = part.partition("=")
-        if sep:
-            labels[key] = value
+    labels = labels_of(str(item.get("Labels", "")))
     return ContainerInfo(
         id=str(item.get("ID", "")),
         name=str(item.get("Names", "")).split(",")[0],

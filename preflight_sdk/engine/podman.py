@@ -1,7 +1,7 @@
-"""`PodmanEngine`: the `Engine` protocol on Podman, through python-on-whales' podman support.
+"""Podman: the `Engine` on the podman command line, as a `DockerEngine` façade over `PodmanLane`.
 
-Podman speaks the docker command line closely enough for most calls, so this is `DockerEngine`
-with `client_call=["podman"]`; the calls below differ where Podman does:
+Podman speaks the docker command line closely enough for most calls, so the lane delegates them
+to a `CliLane` on `podman`; it differs where Podman does:
 
 - no buildx: images build with `podman build` (the legacy path, which reads `STEP` lines);
 - `-p 0:8080` is refused: a free host port is asked for as `-p [ip::]8080`;
@@ -14,7 +14,7 @@ with `client_call=["podman"]`; the calls below differ where Podman does:
 - `rm --force` of a missing ref silently removes nothing: `--ignore` is passed, and the names
   printed say what was removed;
 - health checks inside containers run from systemd timers, which a host without systemd lacks:
-  this engine runs the checks of the containers it started when their status is asked for.
+  this lane runs the checks of the containers it started when their status is asked for.
 """
 
 from __future__ import annotations
@@ -23,26 +23,31 @@ import json
 import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
-from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import msgspec
 
 from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
-from ..results.lifecycle import LogLine
-from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
-from .docker import DockerEngine, run_cli
+from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
+from .docker import DockerEngine
 from .endpoint import is_loopback, route_address
+from .exec_output import BoundedOutput
 from .inspect import container_from_ps
+from .whales import CliLane, run_cli
 
-__all__ = ["PodmanEngine", "unsupported"]
+__all__ = ["PodmanLane", "podman_engine", "unsupported"]
 
-_INFO_CACHE: dict[str, EngineInfo] = {}
 # The timestamp `podman logs --timestamps` puts before each record (RFC 3339, nanoseconds, UTC).
 _RECORD_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ")
 _CHECK_FLOOR = 0.25  # seconds: a health check runs at most this often, whatever its interval
+
+
+def podman_engine(podman: str = "podman") -> DockerEngine:
+    """The Engine on the local Podman (rootful or rootless), through the `podman` command line."""
+    lane = PodmanLane(podman)
+    return DockerEngine(cli=lane.cli, lane=lane)
 
 
 def unsupported(feature: str, why: str, hint: str) -> EnvironmentError_:
@@ -55,50 +60,52 @@ def unsupported(feature: str, why: str, hint: str) -> EnvironmentError_:
     )
 
 
-class PodmanEngine(DockerEngine):
-    """The Engine on the local Podman (rootful or rootless), through the `podman` command line."""
+class PodmanLane:
+    """The `Lane` on the podman command line: `cli` for the calls Podman answers as Docker does."""
 
     def __init__(self, podman: str = "podman") -> None:
-        super().__init__(podman)
-        # Health checks this engine runs itself: container id -> (interval, when last run).
+        self.cli = CliLane(podman, publish=publish_arg, log_line=mend_log_line, trusts_tail=False)
+        # Health checks this lane runs itself: container id -> (interval, when last run).
         self._checks: dict[str, tuple[float, float]] = {}
 
-    async def info(self) -> EngineInfo:
-        cached = _INFO_CACHE.get(self._docker)
-        if cached is not None:
-            return cached
+    async def facts(self) -> EngineInfo:
         # `podman version` has no `Server` part on a local Podman: its client is the engine.
-        argv = await self._cmd("version", "--format", "json")
-        out = await self._call(partial(run_cli, argv), action="ask podman its version")
+        out = await self.cli.text("version", "--format", "json", action="ask podman its version")
         version = str(json.loads(out or "{}").get("Client", {}).get("Version", "unknown"))
-        info = EngineInfo(
-            server_version=version,
-            builder="legacy",
-            host_gateway=host_address(),
-            name="podman",
+        return EngineInfo(
+            server_version=version, builder="legacy", host_gateway=host_address(), name="podman"
         )
-        _INFO_CACHE[self._docker] = info
-        return info
 
-    async def reach(self) -> tuple[str, bool]:
-        return "127.0.0.1", True  # the local Podman, whatever DOCKER_HOST says
+    async def inspect_image(self, ref: str) -> ImageInfo | None:
+        return await self.cli.inspect_image(ref)
 
-    def _labels_cost_steps(self, builder: Literal["buildx", "legacy"]) -> bool:
-        return False  # buildah sets every label on the image it commits at the end
+    async def drop_untagged(self, image_id: str) -> None:
+        await self.cli.drop_untagged(image_id)
+
+    async def create_network(self, name: str, labels: Mapping[str, str]) -> str:
+        return await self.cli.create_network(name, labels)
+
+    async def rename(self, ref: str, name: str) -> None:
+        await self.cli.rename(ref, name)
+
+    async def exec(self, ref: str, command: Sequence[str], out: BoundedOutput, err: BoundedOutput) -> int:
+        return await self.cli.exec(ref, command, out, err)
+
+    async def wait(self, ref: str) -> int:
+        return await self.cli.wait(ref)
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
-        argv = await self._cmd("network", "ls", "--format", "json")
-        argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        out = await self._call(partial(run_cli, argv), action="list networks")
+        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
+        out = await self.cli.text("network", "ls", "--format", "json", *filters, action="list networks")
         return [
             NetworkInfo(
                 id=str(item.get("id", "")), name=str(item.get("name", "")), labels=item.get("labels") or {}
             )
-            for item in _json_items(out)
+            for item in json_items(out)
         ]
 
     async def run(self, spec: ContainerSpec) -> str:
-        address = (await self.info()).host_gateway
+        address = host_address()
         add_hosts = []
         for host, target in spec.add_hosts:
             if target == "host-gateway":
@@ -114,23 +121,20 @@ class PodmanEngine(DockerEngine):
             # As newer Podman does: `host.containers.internal` is the host, where the mocks listen
             # (Podman 4.x points it at the network's gateway, which they do not listen on).
             add_hosts.append(("host.containers.internal", str(address)))
-        try:
-            container_id = await super().run(msgspec.structs.replace(spec, add_hosts=add_hosts))
-        except EnvironmentError_ as exc:
-            raise _podman_error(exc, spec) from exc
+        container_id = await self.cli.run(msgspec.structs.replace(spec, add_hosts=add_hosts))
         if spec.health is not None:
             self._checks[container_id] = (max(spec.health.interval, _CHECK_FLOOR), 0.0)
         return container_id
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
         """Inspect containers, first running the health checks that are due (see `_run_due_checks`)."""
-        found = await super().inspect(refs)
+        found = await self.cli.inspect(refs)
         if self._checks and await self._run_due_checks(found):
-            found = await super().inspect(refs)
+            found = await self.cli.inspect(refs)
         return found
 
     async def _run_due_checks(self, found: Sequence[ContainerInfo]) -> bool:
-        """Run `podman healthcheck run` for containers this engine started whose check is due.
+        """Run `podman healthcheck run` for containers this lane started whose check is due.
 
         Podman schedules health checks with systemd timers; a host without systemd (most CI
         containers) never runs them, and the health stays `starting`. Asking is when the verdict
@@ -147,44 +151,23 @@ class PodmanEngine(DockerEngine):
         ]
         for ref in due:
             self._checks[ref] = (self._checks[ref][0], now)
-            argv = await self._cmd("healthcheck", "run", ref)
+            argv = await self.cli.cmd("healthcheck", "run", ref)
 
-            def check(argv: list[Any] = argv) -> None:
+            def check(argv: list[str] = argv) -> None:
                 try:
                     run_cli(argv)
                 except DockerException:
                     pass  # exit 1: unhealthy (recorded by Podman); the verdict is read by inspect
 
-            await self._call(check, action=f"run the health check of {ref}", subject=ref)
+            await self.cli.call(check, action=f"run the health check of {ref}", subject=ref)
         return bool(due)
 
-    def _publish_arg(self, port: PortSpec) -> str:
-        return _publish(port)
-
-    async def logs(
-        self,
-        ref: str,
-        *,
-        tail: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[LogLine]:
-        # Podman 4's `logs --tail` mangles lines written in pieces (it counts and reorders their
-        # records): read them all and keep the last `tail` here.
-        lines = await super().logs(ref, since=since, until=until)
-        return lines[-tail:] if tail else ([] if tail == 0 else lines)
-
-    def _log_line(self, raw: bytes) -> bytes:
-        # A line the program wrote in pieces is one partial record each, and `podman logs
-        # --timestamps` prints every record's timestamp: keep the first, drop the others.
-        head, sep, rest = raw.partition(b" ")
-        return head + sep + _RECORD_STAMP.sub(b"", rest) if sep else raw
-
-    async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
+    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        argv = await self._cmd("ps", "-a", "--no-trunc", "--format", "json", *filters)
-        out = await self._call(partial(run_cli, argv), action="list containers")
-        found = [
+        out = await self.cli.text(
+            "ps", "-a", "--no-trunc", "--format", "json", *filters, action="list containers"
+        )
+        return [
             container_from_ps(
                 {
                     "ID": item.get("Id", ""),
@@ -194,21 +177,17 @@ class PodmanEngine(DockerEngine):
                     "Labels": ",".join(f"{k}={v}" for k, v in (item.get("Labels") or {}).items()),
                 }
             )
-            for item in _json_items(out)
+            for item in json_items(out)
         ]
-        if detail:
-            return await self.inspect([c.id for c in found])
-        return found
 
-    async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
+    async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         from python_on_whales.exceptions import DockerException
 
-        if not refs:
-            return []
+        if kind != "container":
+            return await self.cli.remove(kind, refs, force=force)
         # `--time 0`: `rm --force` otherwise waits 10 s for SIGTERM, where `docker rm -f` kills.
-        argv = await self._cmd(
-            "container", "rm", "--volumes", "--ignore", *(["--force", "--time", "0"] if force else []), *refs
-        )
+        flags = ["--force", "--time", "0"] if force else []
+        argv = await self.cli.cmd("container", "rm", "--volumes", "--ignore", *flags, *refs)
 
         def remove() -> tuple[str, str]:
             try:
@@ -216,7 +195,7 @@ class PodmanEngine(DockerEngine):
             except DockerException as exc:
                 return exc.stdout or "", exc.stderr or str(exc)
 
-        stdout, stderr = await self._call(remove, action="remove containers")
+        stdout, stderr = await self.cli.call(remove, action="remove containers")
         removed = {line.strip() for line in stdout.splitlines()}
         errors = [line for line in stderr.splitlines() if line.strip()]
         outcomes = []
@@ -232,50 +211,19 @@ class PodmanEngine(DockerEngine):
                 outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
         return outcomes
 
-    async def watch_exits(
-        self, labels: Mapping[str, str], *, since: datetime | None = None
-    ) -> AsyncGenerator[str, None]:
-        from python_on_whales.utils import stream_stdout_and_stderr
-
-        # The command line: python-on-whales reads Docker's event JSON; Podman's differs
-        # (`ID`, `Status: died`, labels among `Attributes`).
-        argv = await self._cmd(
-            "events", "--format", "json", "--filter", "type=container", "--filter", "event=died"
-        )
+    async def deaths(self, labels: Mapping[str, str], since: datetime | None) -> AsyncGenerator[str, None]:
+        # Podman's events are JSON of its own (`ID`, `Status: died`, labels among `Attributes`).
+        argv = ["events", "--format", "json", "--filter", "type=container", "--filter", "event=died"]
         argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        if since is not None:
-            argv += ["--since", since.isoformat()]
-        async for source, raw in self._stream(
-            lambda: stream_stdout_and_stderr(argv), action="watch container exits"
-        ):
-            if source != "stdout":
-                continue
+        argv += ["--since", since.isoformat()] if since is not None else []
+        async for source, raw in self.cli.stream(await self.cli.cmd(*argv), action="watch container exits"):
             try:
-                event = json.loads(raw)
+                event = json.loads(raw) if source == "stdout" else {}
             except ValueError:
                 continue
             attributes = event.get("Attributes") or {}
             if event.get("Status") == "died" and all(attributes.get(k, v) == v for k, v in labels.items()):
                 yield str(event.get("ID", ""))
-
-
-def _podman_error(exc: EnvironmentError_, spec: ContainerSpec) -> EnvironmentError_:
-    """Podman's own words for what `translate` knows in Docker's: a missing image, a missing init."""
-    stderr = str((exc.details or {}).get("stderr", ""))
-    if "image not known" in stderr:
-        return EnvironmentError_(
-            f"cannot start container {spec.name}: image {spec.image} is not built (or not present locally)",
-            code="NOT_BUILT",
-            hint="call `build` first (or build with pull=true for images without a Dockerfile)",
-            details={"image": spec.image, "subject": spec.name},
-        )
-    if "container-init binary not found" in stderr:
-        return unsupported(
-            "container.init",
-            "Podman's init (catatonit) is not installed on this host",
-            "install catatonit (`scripts/ensure-podman` does on Debian), or drop `init: true`",
-        )
-    return exc
 
 
 def host_address() -> str | None:
@@ -287,7 +235,7 @@ def host_address() -> str | None:
     return None if address is None or is_loopback(address) or address == "0.0.0.0" else address
 
 
-def _publish(spec: PortSpec) -> str:
+def publish_arg(spec: PortSpec) -> str:
     """The `--publish` argument, with a free host port asked for as Podman wants it (no `0`)."""
     target = f"{spec.container}/{spec.protocol}"
     if spec.host_ip:
@@ -295,7 +243,14 @@ def _publish(spec: PortSpec) -> str:
     return f"{spec.host}:{target}" if spec.host else target
 
 
-def _json_items(out: str) -> list[dict[str, Any]]:
+def mend_log_line(raw: bytes) -> bytes:
+    """A line the program wrote in pieces is one partial record each, and `podman logs
+    --timestamps` prints every record's timestamp: keep the first, drop the others."""
+    head, sep, rest = raw.partition(b" ")
+    return head + sep + _RECORD_STAMP.sub(b"", rest) if sep else raw
+
+
+def json_items(out: str) -> list[dict[str, Any]]:
     """Podman prints a JSON array (or nothing, or one object per line with a Go template)."""
     text = (out or "").strip()
     if not text:

@@ -1,5 +1,8 @@
 """`SwarmEngine`: the `Engine` protocol on a Docker Swarm, one single-replica service per container.
 
+A façade of its own over the manager's `DockerEngine` (its images, networks and CLI), not a kind
+of it: only what a swarm does differently is written here.
+
 The lifecycle asks for containers; on a swarm each becomes a service (`docker service create`)
 on an attachable overlay network, with the same preflight labels on the service and on its
 task's container. Inspect reads the service and its newest task (state, exit code, published
@@ -22,7 +25,8 @@ ingress routing mesh and service virtual IPs need both):
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -32,11 +36,22 @@ import msgspec
 
 from ..config.run_options import RunOptions
 from ..errors import EnvironmentError_
-from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
-from .docker import DockerEngine, _bridge_gateway, run_cli, run_flags
+from ..results.lifecycle import LogLine
+from . import cli
+from .base import (
+    ContainerInfo,
+    ContainerSpec,
+    EngineInfo,
+    ExecResult,
+    NetworkInfo,
+    RemoveOutcome,
+)
+from .docker import DockerEngine
 from .endpoint import can_bind
 from .errors import is_daemon_down, translate
-from .inspect import docker_time, normalise_timestamp
+from .inspect import bridge_gateway
+from .logs import follow_logs, read_logs
+from .probe import NetworkProber, Prober
 from .swarm_text import (
     TERMINAL,
     latest_tasks,
@@ -46,6 +61,7 @@ from .swarm_text import (
     publish_arg,
     service_info,
 )
+from .whales import run_cli, run_flags, translated
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
@@ -66,11 +82,23 @@ class _Swarm(msgspec.Struct, frozen=True):
     gateway: str | None  # the manager's docker_gwbridge gateway, when it is an address of this machine
 
 
-class SwarmEngine(DockerEngine):
+class SwarmEngine:
     """The Engine on the swarm of the Docker manager at `host`/`context`, pushing images to `registry`."""
 
+    prober: Prober = NetworkProber()
+
     def __init__(self, *, registry: str, host: str | None = None, context: str | None = None) -> None:
-        super().__init__(host=host, context=context)
+        self.docker = DockerEngine(host=host, context=context)  # the manager's engine
+        self.cli = self.docker.cli
+        # What a swarm does as its manager's engine does: images are built and read there.
+        self.reach = self.docker.reach
+        self.image_exists = self.docker.image_exists
+        self.inspect_image = self.docker.inspect_image
+        self.pull = self.docker.pull
+        self.build = self.docker.build
+        self.list_images = self.docker.list_images
+        self.list_networks = self.docker.list_networks
+        self._where = host or context
         self._registry = registry.rstrip("/")
         self._swarm: _Swarm | None = None
         self._pushed: dict[str, str] = {}  # registry ref -> id of the local image pushed there
@@ -79,27 +107,27 @@ class SwarmEngine(DockerEngine):
 
     async def info(self) -> EngineInfo:
         """The daemon's facts, with the gateway the services reach this machine at; `SWARM_NOT_ACTIVE`."""
-        base = await super().info()
+        base = await self.docker.info()
         return msgspec.structs.replace(base, host_gateway=(await self._facts()).gateway)
 
     async def _facts(self) -> _Swarm:
         if self._swarm is None:
-            client = await self._whales()
-            swarm = await self._call(
+            client = await self.cli.client()
+            swarm = await self.cli.call(
                 lambda: client.system.info().swarm, action="ask the engine about its swarm"
             )
             state = (swarm.local_node_state if swarm else None) or "inactive"
             if swarm is None or state != "active" or not swarm.control_available:
-                raise not_a_manager(state, self._host or self._context)
-            gateway = await self._call(partial(_gateway, client), action=f"read network {GATEWAY_BRIDGE}")
+                raise not_a_manager(state, self._where)
+            gateway = await self.cli.call(partial(_gateway, client), action=f"read network {GATEWAY_BRIDGE}")
             self._swarm = _Swarm(node_id=str(swarm.node_id), gateway=gateway)
         return self._swarm
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
         """Create an attachable overlay network (containers outside the swarm's services may join it)."""
         await self._facts()
-        client = await self._whales()
-        network = await self._call(
+        client = await self.cli.client()
+        network = await self.cli.call(
             lambda: client.network.create(name, driver="overlay", attachable=True, labels=dict(labels)),
             action=f"create network {name}",
             subject=name,
@@ -124,7 +152,7 @@ class SwarmEngine(DockerEngine):
         for host, address in spec.add_hosts:
             if address == "host-gateway":
                 if swarm.gateway is None:
-                    raise mocks_unreachable(self._host or self._context)
+                    raise mocks_unreachable(self._where)
                 address = swarm.gateway
             hosts.append((host, address))
         # A published port (mode=host) or a mock at the manager's gateway ties the task to the manager.
@@ -132,7 +160,7 @@ class SwarmEngine(DockerEngine):
         network = ",".join([f"name={spec.network}", *(f"alias={alias}" for alias in spec.aliases)])
         # The client's command line: `service.create` has no `--publish`, `--container-label`,
         # `--user`, `--workdir` or `--read-only`, and its `--host` loop reads a mapping's keys.
-        argv = await self._cmd("service", "create", "--detach", "--quiet", "--name", spec.name)
+        argv = await self.cli.cmd("service", "create", "--detach", "--quiet", "--name", spec.name)
         argv += ["--network", network, "--endpoint-mode", "dnsrr", "--restart-condition", "none"]
         argv += [a for port in spec.ports for a in ("--publish", publish_arg(port.container, port.host))]
         argv += [a for volume in spec.volumes for a in ("--mount", mount_arg(volume))]
@@ -140,7 +168,7 @@ class SwarmEngine(DockerEngine):
         argv += [a for k, v in spec.labels.items() for a in ("--container-label", f"{k}={v}")]
         argv += ["--constraint", f"node.id=={swarm.node_id}"] if local or spec.volumes else []
         argv += [*run_flags(spec), image, *(spec.command or [])]
-        out = await self._call(
+        out = await self.cli.call(
             partial(run_cli, argv), action=f"create service {spec.name}", subject=spec.name
         )
         service_id = out.strip().splitlines()[-1]
@@ -178,22 +206,20 @@ class SwarmEngine(DockerEngine):
         from python_on_whales.exceptions import DockerException
 
         ref = f"{self._registry}/{image}"
-        local = await self.inspect_image(image)
+        local = await self.docker.inspect_image(image)
         if local is None:
             raise translate(f"No such image: {image}", action=f"create service {service}", subject=image)
         if self._pushed.get(ref) == local.id:
             return ref
-        client = await self._whales()
-
-        def push() -> str | None:
-            client.image.tag(image, ref)
-            try:
-                client.image.push(ref, quiet=True)
-            except DockerException as exc:
-                return (exc.stderr or str(exc)).strip()
-            return None
-
-        failure = await self._call(push, action=f"push {ref}", subject=ref, lasting=True)
+        client = await self.cli.client()
+        await self.cli.call(partial(client.image.tag, image, ref), action=f"tag {ref}", subject=ref)
+        failure: str | None = None
+        try:
+            # The client's command line, as a child that cancelling kills (a push may last).
+            with translated(f"push {ref}", ref, keep=DockerException):
+                await cli.run(await self.cli.cmd("image", "push", "--quiet", ref))
+        except DockerException as exc:
+            failure = (exc.stderr or str(exc)).strip()
         if failure is not None:
             raise EnvironmentError_(
                 f"cannot push {image} to the registry {self._registry}: {failure.splitlines()[-1]}",
@@ -224,8 +250,8 @@ class SwarmEngine(DockerEngine):
 
     async def _text(self, *args: str) -> str:
         await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
-        argv = await self._cmd(*args)
-        return await self._call(partial(_tolerant, argv, ""), action=f"docker {' '.join(args[:2])}")
+        argv = await self.cli.cmd(*args)
+        return await self.cli.call(partial(_tolerant, argv, ""), action=f"docker {' '.join(args[:2])}")
 
     async def _json(self, *args: str) -> list[dict[str, Any]]:
         items = json.loads(await self._text(*args) or "[]")
@@ -246,10 +272,7 @@ class SwarmEngine(DockerEngine):
         """
         if not refs:
             return []
-        client = await self._whales()
-        outcomes = await self._removal(
-            lambda: client.service.remove(list(refs)), refs, action="remove services"
-        )
+        outcomes = await self.cli.remove("service", refs)
         gone = {o.ref for o in outcomes if o.action == "removed"}
         with anyio.move_on_after(_START_WAIT):
             while gone:
@@ -257,22 +280,22 @@ class SwarmEngine(DockerEngine):
                 if not left:
                     break
                 if force:
-                    await super().remove_containers(left, force=True)
+                    await self.docker.remove_containers(left, force=True)
                 else:
                     await anyio.sleep(0.1)  # the swarm removes a stopped task's container itself
         return outcomes
 
     async def _task_containers(self, services: set[str]) -> list[str]:
         """The ids of this node's containers of tasks of `services` (ids or names)."""
-        argv = await self._cmd("ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}")
+        argv = await self.cli.cmd("ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}")
         argv += ["--format", f'{{{{.ID}}}} {{{{.Label "{_SERVICE_ID}"}}}} {{{{.Label "{_SERVICE_NAME}"}}}}']
-        listed = await self._call(partial(run_cli, argv), action="list the tasks' containers")
+        listed = await self.cli.call(partial(run_cli, argv), action="list the tasks' containers")
         tasks = [line.split() for line in listed.splitlines()]
         return [t[0] for t in tasks if len(t) == 3 and services & {t[1], t[2]}]
 
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         """Remove networks, and wait (briefly) until the manager no longer lists them."""
-        outcomes = await super().remove_networks(names)
+        outcomes = await self.docker.remove_networks(names)
         removed = [o.ref for o in outcomes if o.action == "removed"]
         # The swarm removes an overlay network at once; the manager's own copy follows within
         # about half a second, and `clean` must not return while `docker network ls` shows it.
@@ -292,8 +315,8 @@ class SwarmEngine(DockerEngine):
             return
         # The command line: `service.scale` prints docker's output to our stdout. Not
         # `--detach=false` either: the CLI then also waits out a 5 s "stable" period.
-        argv = await self._cmd("service", "scale", "--detach", *(f"{ref}=0" for ref in refs))
-        await self._call(partial(run_cli, argv), action="stop services")
+        argv = await self.cli.cmd("service", "scale", "--detach", *(f"{ref}=0" for ref in refs))
+        await self.cli.call(partial(run_cli, argv), action="stop services")
         with anyio.move_on_after(grace + _POLL * 10):
             while True:
                 if not any(info.status in ("running", "created") for info in await self.inspect(refs)):
@@ -302,35 +325,32 @@ class SwarmEngine(DockerEngine):
 
     async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
         """Remove images, first dropping the registry names they were pushed under."""
-        client = await self._whales()
+        client = await self.cli.client()
         for ref in refs:
-            info = await self.inspect_image(ref)
+            info = await self.docker.inspect_image(ref)
             pushed = [tag for tag in (info.tags if info else []) if tag.startswith(f"{self._registry}/")]
             if pushed:
-                await self._call(partial(client.image.remove, pushed), action="untag images")
-        return await super().remove_images(refs)
+                await self.cli.call(partial(client.image.remove, pushed), action="untag images")
+        return await self.docker.remove_images(refs)
 
     # -- tasks -------------------------------------------------------------------------------
 
-    def _log_pieces(
+    async def logs(
         self,
-        client: DockerClient,
         ref: str,
         *,
         tail: int | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
-        follow: bool = False,
-    ) -> Iterable[tuple[str, bytes]]:
+    ) -> list[LogLine]:
         # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
-        pieces: Iterable[tuple[str, bytes]] = client.service.logs(
-            ref, tail=tail, since=since, timestamps=True, raw=True, follow=follow, stream=True
-        )
-        if until is None:
-            return pieces
-        # `docker service logs` has no `--until`: lines after it are left out here.
-        limit = normalise_timestamp(docker_time(until)) or ""
-        return (p for p in pieces if (normalise_timestamp(_stamp(p[1])) or "") <= limit)
+        command = ["service", "logs", "--raw"]
+        return await read_logs(self.cli, command, ref, tail=tail, since=since, until=until, has_until=False)
+
+    async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
+        async with aclosing(follow_logs(self.cli, ["service", "logs", "--raw"], ref, since=since)) as lines:
+            async for line in lines:
+                yield line
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         """Run a command in the service's task container, when that runs on this manager."""
@@ -345,7 +365,7 @@ class SwarmEngine(DockerEngine):
                 hint="run the step from a suite of its own on that node, or publish a port and test through it",
                 details={"engine": "swarm", "feature": "exec", "service": ref},
             )
-        return await super().exec(str(container["ContainerID"]), command, timeout=timeout)
+        return await self.docker.exec(str(container["ContainerID"]), command, timeout=timeout)
 
     async def watch_exits(
         self, labels: Mapping[str, str], *, since: datetime | None = None
@@ -392,12 +412,8 @@ def _gateway(client: DockerClient) -> str | None:
         except DockerException:
             pass  # created by the first task a moment ago: read it
         config = client.network.inspect(GATEWAY_BRIDGE).ipam.config
-    gateway = _bridge_gateway([dict(c) for c in config or []])
+    gateway = bridge_gateway([dict(c) for c in config or []])
     return gateway if gateway is not None and can_bind(gateway) else None
-
-
-def _stamp(raw: bytes) -> str:
-    return raw.split(b" ", 1)[0].decode("ascii", "replace")
 
 
 def _tolerant(argv: list[Any], empty: str) -> str:

@@ -51,9 +51,9 @@ class EngineTarget(msgspec.Struct, frozen=True, kw_only=True):
 def create_engine(target: EngineTarget) -> Engine:
     """Return the engine object for `target` (nothing is contacted yet)."""
     if target.kind == "podman":
-        from .podman import PodmanEngine
+        from .podman import podman_engine
 
-        return PodmanEngine()
+        return podman_engine()
     if target.swarm:
         from .swarm import SwarmEngine
 

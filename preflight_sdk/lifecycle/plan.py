@@ -144,7 +144,9 @@ def plan_pulls(observed: Observed) -> dict[str, str]:
     return {
         s.name: "not present locally"
         for s in observed.loaded.services
-        if s.build.dockerfile is None and s.build.pull == "missing" and observed.images.get(s.build.image) is None
+        if s.build.dockerfile is None
+        and s.build.pull == "missing"
+        and observed.images.get(s.build.image) is None
     }
 
 

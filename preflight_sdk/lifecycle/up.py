@@ -26,7 +26,7 @@ from .context import ProjectContext
 from .execute import carry_out
 from .facts import Given, Observed, observe
 from .inputs import ServiceInputs, mock_digest, read_record, write_record
-from .plan import plan_pulls, plan_builds, plan_setup
+from .plan import plan_builds, plan_pulls, plan_setup
 
 __all__ = ["bring_up_to_date", "reset_mocks"]
 
@@ -131,7 +131,9 @@ async def _pull(engine: Engine, observed: Observed, pulls: dict[str, str], *, re
     loaded = observed.loaded
     targets = [s for s in loaded.services if s.name in pulls]
     for service in targets:
-        reporter.step(f"pulling {service.build.image} for {service.name}: {pulls[service.name]}", scope=service.name)
+        reporter.step(
+            f"pulling {service.build.image} for {service.name}: {pulls[service.name]}", scope=service.name
+        )
     await build_images(engine, loaded, targets, no_cache=False, pull=True, reporter=reporter)
     images = dict(observed.images)
     for ref in sorted({s.build.image for s in targets}):

@@ -28,6 +28,7 @@ from preflight_sdk import PreflightError, Project
 from preflight_sdk.config.ports import PortSpec
 from preflight_sdk.engine.base import ContainerSpec, HealthSpec
 from preflight_sdk.engine.docker import DockerEngine
+from preflight_sdk.engine.socket_lane import SocketLane
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +59,7 @@ def tag() -> Iterator[str]:
 def _engine(monkeypatch: pytest.MonkeyPatch, lane: str) -> DockerEngine:
     monkeypatch.setenv("PREFLIGHT_DOCKER_API", "1" if lane == "api" else "0")
     engine = DockerEngine()
-    assert (engine._api() is not None) == (lane == "api")
+    assert isinstance(engine.lane, SocketLane) == (lane == "api")
     return engine
 
 
@@ -188,7 +189,7 @@ async def test_the_api_lane_fails_with_the_cli_s_codes(monkeypatch: pytest.Monke
     await engine.remove_containers([container_id], force=True)
     assert [o.action for o in await engine.remove_containers([container_id], force=True)] == ["not_found"]
     assert await engine.inspect([container_id]) == []
-    assert await engine.image_id(f"preflight-test/absent-{tag}") is None
+    assert await engine.inspect_image(f"preflight-test/absent-{tag}") is None
     assert [o.action for o in await engine.remove_networks([network.name])] == ["removed"]
 
 

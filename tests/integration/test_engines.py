@@ -288,13 +288,13 @@ async def test_the_shop_example_passes_on_podman(
 async def test_mocks_without_a_host_address_are_unsupported_on_podman_and_leave_nothing(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from preflight_sdk.engine import podman
+    from preflight_sdk.engine import docker, podman
 
     _require_podman(request.config)
     monkeypatch.setenv("PREFLIGHT_ENGINE", "podman")
     # A host with loopback only: containers would have no address to reach the mocks at.
     monkeypatch.setattr(podman, "host_address", lambda: None)
-    monkeypatch.setattr(podman, "_INFO_CACHE", {})
+    monkeypatch.setattr(docker, "_INFO_CACHE", {})  # the engine's facts, asked once per process
     root = tmp_path / "p"
     root.mkdir()
     (root / "e2e.yaml").write_text(CALLER)

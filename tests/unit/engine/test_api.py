@@ -7,14 +7,17 @@ import struct
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from preflight_sdk import PreflightError
-from preflight_sdk.engine.api import EngineAPI, container_body, local_socket
+from preflight_sdk.engine.api import local_socket
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.exec_output import BoundedOutput, Frames
-from preflight_sdk.engine.podman import PodmanEngine
+from preflight_sdk.engine.podman import PodmanLane, podman_engine
+from preflight_sdk.engine.socket_lane import SocketLane, container_body
+from preflight_sdk.engine.whales import CliLane
 
 
 @pytest.fixture
@@ -34,10 +37,10 @@ def test_the_lane_applies_to_the_stock_client_on_a_local_socket_only(
 ) -> None:
     assert local_socket(None, None) == str(sock)
     engine = DockerEngine()
-    assert engine._api() is not None and engine._api().path == str(sock)  # type: ignore[union-attr]
+    assert isinstance(engine.lane, SocketLane) and engine.lane.api.path == str(sock)
     # A client given by path (a stand-in, another build of docker) and Podman get every call.
-    assert DockerEngine("/usr/local/bin/docker")._api() is None
-    assert PodmanEngine()._api() is None
+    assert isinstance(DockerEngine("/usr/local/bin/docker").lane, CliLane)
+    assert isinstance(podman_engine().lane, PodmanLane)
     # Engines elsewhere keep the CLI.
     assert local_socket("tcp://192.0.2.2:2375", None) is None
     assert local_socket("ssh://root@192.0.2.2", None) is None
@@ -45,14 +48,15 @@ def test_the_lane_applies_to_the_stock_client_on_a_local_socket_only(
     # A socket that is not there: the CLI, which says so in its own words.
     assert local_socket(f"unix://{tmp_path}/absent.sock", None) is None
     monkeypatch.setenv("PREFLIGHT_DOCKER_API", "0")
-    assert local_socket(None, None) is None and DockerEngine()._api() is None
+    assert local_socket(None, None) is None and isinstance(DockerEngine().lane, CliLane)
 
 
-def test_a_socket_that_does_not_answer_is_a_retryable_docker_error(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_socket_that_does_not_answer_is_a_retryable_docker_error(tmp_path: Path) -> None:
     refused = tmp_path / "refused.sock"
     refused.write_text("")  # a file, not a socket: connecting is refused
     with pytest.raises(PreflightError) as caught:
-        EngineAPI(str(refused)).list_containers({"preflight.root": "/x"})
+        await SocketLane(str(refused)).list_containers({"preflight.root": "/x"})
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
     assert "not reachable" in caught.value.message and caught.value.hint
     assert str(refused) in caught.value.message
@@ -69,7 +73,8 @@ def test_the_create_body_says_what_docker_run_would() -> None:
     assert reset["Entrypoint"] == [""] and reset["Cmd"] == ["x"]
 
 
-def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Path) -> None:
     # A stand-in daemon: it starts a chunked answer to the events request, then hangs up.
     path = tmp_path / "dies.sock"
     server = socket.socket(socket.AF_UNIX)
@@ -85,11 +90,12 @@ def test_a_daemon_that_goes_away_mid_stream_is_a_docker_error(tmp_path: Path) ->
 
     thread = threading.Thread(target=answer_then_hang_up)
     thread.start()
-    events = EngineAPI(str(path)).events({"type": ["container"]}, None)
-    assert next(events) == {"id": "abc"}
+    seen: list[str] = []
     with pytest.raises(PreflightError) as caught:
-        next(events)
-    thread.join()
+        async for died in SocketLane(str(path)).deaths({}, None):
+            seen.append(died)
+    await anyio.to_thread.run_sync(thread.join)
+    assert seen == ["abc"]
     server.close()
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
 
@@ -193,7 +199,8 @@ def _stand_in_daemon(path: Path, answers: list[bytes]) -> threading.Thread:
     return thread
 
 
-def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_path: Path) -> None:
     created = (
         b'HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"Id":"e1"}\n'
     )
@@ -209,7 +216,42 @@ def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_path: 
         thread = _stand_in_daemon(path, answers)
         out, err = BoundedOutput(), BoundedOutput()
         with pytest.raises(PreflightError) as caught:
-            EngineAPI(str(path)).exec("c1", ["true"], out, err)
-        thread.join()
+            await SocketLane(str(path)).exec("c1", ["true"], out, err)
+        await anyio.to_thread.run_sync(thread.join)
         assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable, caught.value
         assert said in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_a_daemon_that_hangs_up_mid_answer_is_a_retryable_docker_error(tmp_path: Path) -> None:
+    # It announces 100 bytes of JSON, sends 10, and hangs up.
+    cut = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"Id\": \"a"
+    thread = _stand_in_daemon(tmp_path / "cut.sock", [cut])
+    with pytest.raises(PreflightError) as caught:
+        await SocketLane(str(tmp_path / "cut.sock")).list_containers({})
+    await anyio.to_thread.run_sync(thread.join)
+    assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
+    assert "not reachable" in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_request_closes_its_connection_and_leaves_no_thread(tmp_path: Path) -> None:
+    # A daemon that takes the wait and never answers: the caller gives up after 0.2 s.
+    path = tmp_path / "silent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    threads = threading.active_count()
+    calls = SocketLane(str(path))
+    with anyio.move_on_after(0.2) as scope:
+        await calls.wait("c1")
+    assert scope.cancelled_caught
+    conn, _ = server.accept()
+    conn.settimeout(5)
+    try:
+        _read_request(conn)
+        assert conn.recv(1) == b"", "the cancelled request's connection is still open"
+    finally:
+        conn.close()
+        server.close()
+    assert threading.active_count() <= threads  # none started (an idle worker of an earlier test may end)

@@ -8,10 +8,10 @@ import pytest
 
 from preflight_sdk import PreflightError
 from preflight_sdk.config.ports import parse_port
-from preflight_sdk.engine.base import ContainerSpec
+from preflight_sdk.engine.docker import DockerEngine
+from preflight_sdk.engine.errors import translate
 from preflight_sdk.engine.inspect import container_from_inspect, merge_log_streams
-from preflight_sdk.engine.podman import PodmanEngine, _json_items, _podman_error, _publish, host_address
-from preflight_sdk.errors import EnvironmentError_
+from preflight_sdk.engine.podman import host_address, json_items, mend_log_line, publish_arg
 from preflight_sdk.lifecycle.context import ProjectContext
 
 
@@ -26,13 +26,13 @@ from preflight_sdk.lifecycle.context import ProjectContext
     ],
 )
 def test_a_free_host_port_is_asked_for_without_a_zero(spec: str, argument: str) -> None:
-    assert _publish(parse_port(spec)) == argument
+    assert publish_arg(parse_port(spec)) == argument
 
 
 def test_json_lists_come_as_an_array_or_one_object_per_line() -> None:
-    assert _json_items("") == []
-    assert _json_items('[{"name": "a"}, {"name": "b"}]') == [{"name": "a"}, {"name": "b"}]
-    assert _json_items('{"name": "a"}\n{"name": "b"}\n') == [{"name": "a"}, {"name": "b"}]
+    assert json_items("") == []
+    assert json_items('[{"name": "a"}, {"name": "b"}]') == [{"name": "a"}, {"name": "b"}]
+    assert json_items('{"name": "a"}\n{"name": "b"}\n') == [{"name": "a"}, {"name": "b"}]
 
 
 def test_the_host_address_is_never_loopback() -> None:
@@ -51,10 +51,10 @@ def _context(tmp_path: Path, engine: str | None) -> ProjectContext:
 @pytest.mark.parametrize(
     ("in_file", "in_env", "chosen"),
     [
-        (None, None, "DockerEngine"),
-        ("podman", None, "PodmanEngine"),
-        ("podman", "docker", "DockerEngine"),  # the variable wins over the file
-        (None, "Podman", "PodmanEngine"),
+        (None, None, "docker"),
+        ("podman", None, "podman"),
+        ("podman", "docker", "docker"),  # the variable wins over the file
+        (None, "Podman", "podman"),
     ],
 )
 async def test_the_engine_comes_from_the_variable_then_the_file(
@@ -66,7 +66,8 @@ async def test_the_engine_comes_from_the_variable_then_the_file(
         monkeypatch.setenv("PREFLIGHT_ENGINE", in_env)
     ctx = _context(tmp_path, in_file)
     await ctx.ensure_loaded(persist=False)
-    assert type(ctx.engine).__name__ == chosen
+    engine = ctx.engine
+    assert isinstance(engine, DockerEngine) and engine.cli.docker == chosen
     assert ctx.engine is ctx.engine  # made once
 
 
@@ -103,11 +104,10 @@ async def test_an_engine_named_in_the_file_must_be_one_preflight_knows(tmp_path:
     ],
 )
 def test_podmans_own_words_become_the_codes_docker_gets(stderr: str, code: str, feature: str | None) -> None:
-    spec = ContainerSpec(name="pf-x-api", image="shop-api:e2e", network="n", init=True)
-    error = _podman_error(
-        EnvironmentError_("cannot start", code="DOCKER_ERROR", details={"stderr": stderr}), spec
-    )
+    error = translate(stderr, action="start container pf-x-api", subject="pf-x-api")
     assert error.code == code
+    if code == "NOT_BUILT":
+        assert (error.details or {}).get("image") == "shop-api:e2e" and "shop-api:e2e" in error.message
     assert (error.details or {}).get("feature") == feature
 
 
@@ -117,10 +117,10 @@ def test_a_line_written_in_pieces_keeps_only_its_first_timestamp() -> None:
         b"2026-11-24T23:32:12.4996349Z 201"
         b"2026-11-24T23:32:12.509780242Z \n"
     )
-    [line] = merge_log_streams([("stdout", PodmanEngine()._log_line(raw))])[0]
+    [line] = merge_log_streams([("stdout", mend_log_line(raw))])[0]
     assert (line.timestamp, line.text) == ("2026-11-24T23:32:12.493315662Z", "mock answered 201")
     whole = b"2026-11-24T23:32:12.493315662Z started at 2026-11-24 23:32\n"
-    assert PodmanEngine()._log_line(whole) == whole
+    assert mend_log_line(whole) == whole
 
 
 @pytest.mark.parametrize(

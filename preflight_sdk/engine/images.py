@@ -1,0 +1,173 @@
+"""`Images`: the engine's images part: inspect, pull, build (buildx or the legacy builder), list, remove.
+
+Builds, pulls and image lists go through python-on-whales and the client's command line on
+every engine (`CliLane`); inspecting an image and tidying the one a rebuild replaced go through
+the engine's lane (a request each on this machine's socket).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
+from functools import partial
+from typing import Any, Literal
+
+from ..errors import EnvironmentError_
+from . import cli
+from .base import BuildSpec, EngineInfo, ImageInfo, LineSink, RemoveOutcome
+from .errors import is_daemon_down, translate
+from .inspect import first_line
+from .lane import Lane
+from .output import BuildLines
+from .whales import CliLane, translated
+
+__all__ = ["LABEL_MANAGED", "Images"]
+
+_BUILD_TAIL = 30
+LABEL_MANAGED = "preflight.managed"  # on every image preflight builds (and its containers)
+_BUILDER_CACHE: dict[tuple[str, ...], Literal["buildx", "legacy"]] = {}
+
+
+class Images:
+    """The images of one engine: `lane` for inspecting, `cli` for everything else, `info` for its facts."""
+
+    def __init__(self, lane: Lane, cli: CliLane, info: Callable[[], Awaitable[EngineInfo]]) -> None:
+        self.lane = lane
+        self.cli = cli
+        self.info = info
+
+    async def _builder(self, info: EngineInfo) -> Literal["buildx", "legacy"]:
+        """buildx when the CLI has the plugin, else the legacy builder (asked once per process)."""
+        if info.builder is not None:
+            return info.builder
+        key = self.cli.key()
+        if key not in _BUILDER_CACHE:
+            client = await self.cli.client()
+            try:
+                await self.cli.call(client.buildx.version, action="ask the daemon")
+                _BUILDER_CACHE[key] = "buildx"
+            except EnvironmentError_:
+                _BUILDER_CACHE[key] = "legacy"
+        return _BUILDER_CACHE[key]
+
+    async def exists(self, ref: str) -> bool:
+        return await self.lane.inspect_image(ref) is not None
+
+    async def pull(self, ref: str, on_line: LineSink) -> None:
+        # The client's command line, as a child that cancelling kills: `image.pull(stream_logs=True)`
+        # starts the CLI from a thread pool of its own, out of reach of a cancel.
+        lines = BuildLines(on_line, tail=_BUILD_TAIL)
+        try:
+            argv = await self.cli.cmd("image", "pull", ref)
+            async for source, raw in self.cli.stream(argv, action=f"pull {ref}", subject=ref):
+                lines.feed(raw, source)
+        except EnvironmentError_:
+            raise translate("\n".join(lines.tail), action=f"pull {ref}", subject=ref) from None
+
+    async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
+        from python_on_whales.exceptions import DockerException
+
+        info = await self.info()
+        builder = await self._builder(info)
+        before = await self.lane.inspect_image(spec.image)
+        lines = BuildLines(on_line, tail=_BUILD_TAIL, legacy=builder == "legacy")
+        # Docker's legacy builder turns each label into a build step (about 70 ms apiece);
+        # buildah (Podman) sets them all on the image it commits at the end.
+        labels = dict(spec.labels) if builder == "buildx" or info.name == "podman" else {}
+        # The client's command line, as a child that cancelling kills: `buildx.build` and
+        # `image.legacy_build` run the CLI out of reach of a cancel, and the latter prints its
+        # output instead of yielding it and has no `--force-rm` (the legacy builder otherwise
+        # keeps the intermediate container of a failed step).
+        if builder == "buildx":
+            argv = ["buildx", "build", "--progress", "plain", "--load"]
+            env = {"DOCKER_CLI_EXPERIMENTAL": "enabled"}
+        else:
+            argv, env = ["build", "--force-rm"], {"DOCKER_BUILDKIT": "0"}
+        argv += ["--file", spec.dockerfile, "--tag", spec.image]
+        argv += ["--no-cache"] if spec.no_cache else []
+        argv += ["--target", spec.target] if spec.target else []
+        argv += [a for k, v in spec.args.items() for a in ("--build-arg", f"{k}={v}")]
+        argv += [a for k, v in labels.items() for a in ("--label", f"{k}={v}")]
+        command = await self.cli.cmd(*argv, spec.context)
+        failure: DockerException | None = None
+        try:
+            with translated(f"build {spec.image}", spec.image, keep=DockerException):
+                async with aclosing(cli.lines(command, env=env)) as pairs:
+                    async for source, raw in pairs:
+                        lines.feed(raw, source)
+        except DockerException as exc:
+            failure = exc
+        lines.flush()
+        if failure is None:
+            after = await self.lane.inspect_image(spec.image)
+            if after is None:
+                return ""  # removed already, by someone else: the next run builds it again
+            if _replaced(spec, before, after):
+                await self.lane.drop_untagged(before.id)  # type: ignore[union-attr]
+            return after.id
+        tail = lines.tail
+        error = translate(
+            "\n".join(tail) or (failure.stderr or ""), action=f"build {spec.image}", subject=spec.image
+        )
+        # Only an unreachable daemon is retryable: any other docker failure is the build's.
+        if error.code == "DOCKER_ERROR" and not error.retryable:
+            raise EnvironmentError_(
+                f"docker build of {spec.image} failed (exit {failure.return_code}): "
+                f"{lines.last_error or (tail[-1] if tail else 'no output')}",
+                code="BUILD_FAILED",
+                hint="read details.logTail (the last 30 lines of the build); fix the Dockerfile or the context",
+                details={
+                    "image": spec.image,
+                    "dockerfile": spec.dockerfile,
+                    "exitCode": failure.return_code,
+                    "logTail": list(tail),
+                },
+            ) from failure
+        raise error from failure
+
+    async def labelled(self, labels: Mapping[str, str]) -> list[ImageInfo]:
+        client = await self.cli.client()
+        filters: Any = [("label", f"{key}={value}") for key, value in labels.items()]
+
+        def ask() -> list[ImageInfo]:
+            # `image.list` gives ids; each image's tags are one inspect (a project has a few).
+            return [
+                ImageInfo(
+                    id=str(image.id), labels=dict(image.config.labels or {}), tags=list(image.repo_tags or [])
+                )
+                for image in client.image.list(filters=filters)
+            ]
+
+        return sorted(await self.cli.call(ask, action="list images"), key=lambda i: (i.tags, i.id))
+
+    async def remove(self, refs: Sequence[str]) -> list[RemoveOutcome]:
+        """Remove images (not forced: an image a container still uses stays, reported as failed)."""
+        from python_on_whales.exceptions import DockerException, NoSuchImage
+
+        client = await self.cli.client()
+
+        def remove(ref: str) -> RemoveOutcome:
+            try:
+                client.image.remove(ref, prune=True)
+            except NoSuchImage:
+                return RemoveOutcome(ref=ref, action="not_found")
+            except DockerException as exc:
+                if is_daemon_down(exc.stderr or ""):
+                    raise
+                return RemoveOutcome(ref=ref, action="failed", error=first_line(exc.stderr or str(exc)))
+            return RemoveOutcome(ref=ref, action="removed")
+
+        # One at a time: `docker rmi` of many stops at the first in use.
+        return [await self.cli.call(partial(remove, ref), action="remove images") for ref in refs]
+
+
+def _replaced(spec: BuildSpec, before: ImageInfo | None, after: ImageInfo) -> bool:
+    """Whether the image a build took the tag from is preflight's to tidy.
+
+    Rebuilding a tag (another checkout, changed labels or sources) leaves the former image
+    dangling (`<none>`); one a container still uses stays, as Docker refuses to remove it.
+    Preflight built it when it carries the managed label, or is the one `spec.replaces` names.
+    """
+    if before is None or after.id == before.id:
+        return False
+    return before.labels.get(LABEL_MANAGED) == "true" or before.id == spec.replaces

@@ -1,0 +1,64 @@
+"""`Lane`: the narrow transport an engine's operations are written against, chosen once per engine.
+
+`SocketLane` (`socket_lane.py`) speaks the Engine API on this machine's socket; `CliLane`
+(`whales.py`) goes through python-on-whales and the docker command line (remote hosts, ssh,
+contexts); `PodmanLane` (`podman.py`) through the podman command line. Each answers with the
+engine's Structs and raises `PreflightError`s only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from datetime import datetime
+from typing import Protocol
+
+from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
+from .exec_output import BoundedOutput
+
+__all__ = ["Lane"]
+
+
+class Lane(Protocol):
+    """The wire operations of one engine."""
+
+    async def facts(self) -> EngineInfo:
+        """The daemon's version and where it is (asked once per process: the engine caches it)."""
+        ...
+
+    async def inspect_image(self, ref: str) -> ImageInfo | None: ...
+
+    async def drop_untagged(self, image_id: str) -> None:
+        """Remove an image when no tag names it any more (one in use, or gone, stays as it is)."""
+        ...
+
+    async def create_network(self, name: str, labels: Mapping[str, str]) -> str: ...
+
+    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]: ...
+
+    async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
+        """Remove `container`s (with their anonymous volumes) or `network`s; say what happened to each."""
+        ...
+
+    async def run(self, spec: ContainerSpec) -> str:
+        """Create and start a container (`docker run --detach --pull never`); return its id."""
+        ...
+
+    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
+        """Inspect containers (at least one ref); unknown ones are left out."""
+        ...
+
+    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
+        """Id, name, state and labels of every container carrying all of `labels`."""
+        ...
+
+    async def rename(self, ref: str, name: str) -> None: ...
+
+    async def exec(self, ref: str, command: Sequence[str], out: BoundedOutput, err: BoundedOutput) -> int:
+        """Run a command in a container, its output into `out` and `err`; return its exit code."""
+        ...
+
+    async def wait(self, ref: str) -> int: ...
+
+    def deaths(self, labels: Mapping[str, str], since: datetime | None) -> AsyncGenerator[str, None]:
+        """The id of each container with all `labels` that dies, from `since` on."""
+        ...
