@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 import anyio
 
 from .api import EngineAPI, decoded, failure, message, quoted
-from .run_options import apply_options
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
 from .endpoint import endpoint_address
 from .errors import daemon_unreachable
 from .exec_output import STDOUT, BoundedOutput, Frames
 from .inspect import bridge_gateway, container_from_api_list, container_from_inspect
+from .run_options import apply_options
 
 __all__ = ["SocketLane", "container_body"]
 

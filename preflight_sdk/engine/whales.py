@@ -23,13 +23,13 @@ import anyio
 from ..config.ports import PortSpec
 from ..errors import EnvironmentError_
 from . import cli
-from .run_options import SHARED_NETWORK, option_flags
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
 from .endpoint import endpoint_address, on_local_socket
 from .errors import daemon_unreachable, is_daemon_down, name_the_engine, no_cli, translate_exception
 from .exec_output import BoundedOutput
 from .inspect import bridge_gateway, container_from_inspect, container_from_ps, docker_time, labels_of
 from .outcomes import removal_outcomes
+from .run_options import SHARED_NETWORK, option_flags
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient

@@ -6,7 +6,7 @@ import itertools
 
 from preflight_sdk.config.ports import parse_port
 from preflight_sdk.config.run_options import RunOptions, Ulimit
-from preflight_sdk.engine.api import container_body
+from preflight_sdk.engine.socket_lane import container_body
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.run_options import option_flags
 
