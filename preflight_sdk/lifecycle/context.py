@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import msgspec
@@ -24,9 +24,14 @@ from .state import SessionState, read_state_checked, state_path, write_state
 if TYPE_CHECKING:
     from ..engine.base import Engine
     from ..engine.target import EngineTarget
-    from ..runners.warm_pytest import WarmPytest
 
-__all__ = ["ProjectContext"]
+__all__ = ["Closable", "ProjectContext"]
+
+
+class Closable(Protocol):
+    """What the context keeps of the warm pytest servers (the runners' `WarmPytest`): a way to stop them."""
+
+    def close(self) -> None: ...
 
 
 class ProjectContext:
@@ -54,7 +59,7 @@ class ProjectContext:
         self.lock = anyio.Lock(fast_acquire=True)
         self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
         # pytest interpreters kept warm for the next run, once a run kept its environment
-        self.pytest_servers: WarmPytest | None = None
+        self.pytest_servers: Closable | None = None
         self.stale = False  # the file changed while an environment of the old one runs
         self.owns_environment = False  # this object's setup started what is running
         self.lock_wait = 120.0  # seconds to wait for another process changing the same checkout

@@ -38,6 +38,7 @@ from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
 from .process_runners import run_pytest_suite, run_shell_suite
 from .traffic import record_mock_traffic
+from .warm_pytest import WarmPytest
 from .yaml_runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
 __all__ = ["TestPlan", "partial_result", "run_suites", "select_suites"]
@@ -114,7 +115,7 @@ async def run_suites(
         total_cases=total,
         log=plan.log,
         selection=plan.selection,
-        warm_pytest=ctx.pytest_servers,
+        warm_pytest=ctx.pytest_servers if isinstance(ctx.pytest_servers, WarmPytest) else None,
         estimated=estimated,
     )
     plan.context = run
