@@ -6,9 +6,9 @@ import itertools
 
 from preflight_sdk.config.ports import parse_port
 from preflight_sdk.config.run_options import RunOptions, Ulimit
-from preflight_sdk.engine.socket_lane import container_body
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.run_options import option_flags
+from preflight_sdk.engine.socket_lane import container_body
 
 OPTIONS = RunOptions(
     cap_add=["NET_ADMIN"],
