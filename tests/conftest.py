@@ -18,6 +18,8 @@ from support.engines import SecondEngine, start_second_dockerd
 from support.sshd import SshServer, start_sshd
 
 REPO = Path(__file__).resolve().parent.parent
+# Projects the tests run (their own pytest suites among them) are data, not tests of preflight.
+collect_ignore = ["fixtures"]
 
 # A run that keeps its environment starts a warm pytest server after a pytest suite; most tests
 # run a project once, so it would only load the machine. The tests of that server turn it on.

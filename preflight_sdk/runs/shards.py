@@ -94,6 +94,11 @@ class _Merged:
         return sum(run.finished_cases for _, run in self._contexts())
 
     @property
+    def saved_values(self) -> list[Any]:
+        """The values the passing cases of every shard saved (kept for `resume_run`)."""
+        return [value for _, run in self._contexts() for value in run.saved_values]
+
+    @property
     def total_cases(self) -> int:
         return sum(run.total_cases for _, run in self._contexts())
 

@@ -29,6 +29,7 @@ VALUES = {
     "wait": "0s",
     "idempotencyKey": "inspector-key",
     "timeout": "30s",
+    "callTimeout": "20s",
     "since": "5m",
     "followFor": "1s",
     "filter": "quick",

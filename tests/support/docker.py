@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from pathlib import Path
 
@@ -31,7 +32,9 @@ def force_clean(root: Path, cli: str = "docker") -> None:
         stop_detached(pid)
     # Without its state file the checkout has no kept environment: nothing hands its mocks to a
     # detached host when the test process exits.
-    (root / ".preflight" / "state.json").unlink(missing_ok=True)
+    # (A test may have made it a folder, or .preflight a file: those are the test's to keep.)
+    with contextlib.suppress(OSError):
+        (root / ".preflight" / "state.json").unlink(missing_ok=True)
     containers, networks = labelled(root, cli)
     if containers:
         subprocess.run(
