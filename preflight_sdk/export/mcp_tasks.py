@@ -11,6 +11,10 @@ Two generations are served, chosen per request by the protocol version in use:
   extension in a request's capabilities gets `resultType: "task"` for a long tool; `tasks/get`
   (with the tool's reply once completed), `tasks/update` and `tasks/cancel`.
 
+Both push a task's changes to the clients that ask (`task_notify`): `notifications/tasks` on a
+2026-07-28 `subscriptions/listen` stream naming task ids, `notifications/tasks/status` to the
+2025-11-25 session that asked for the task.
+
 The methods and the 2026-07-28 `tools/call` interceptor are an `mcp.server.extension.Extension`;
 the 2025-11-25 answers go through a server middleware, because at that revision the SDK checks a
 `tools/call` result against `CallToolResult` and a task answer is not one. A client that declares
@@ -29,6 +33,7 @@ from mcp.server.extension import Extension, MethodBinding, compose_tool_call_han
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, ValidationError
 
+from .task_notify import TaskListen, TaskNotifier
 from .task_state import POLL_INTERVAL_MS, TTL_MS, TaskView
 from .task_support import TaskSupport
 
@@ -53,8 +58,9 @@ class TaskIdParams(types.RequestParams):
 class LegacyTasks:
     """The 2025-11-25 generation's answers that a `tools/call` handler cannot give (see the module doc)."""
 
-    def __init__(self, support: TaskSupport) -> None:
+    def __init__(self, support: TaskSupport, notifier: TaskNotifier) -> None:
         self.support = support
+        self.notifier = notifier
 
     async def middleware(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
         """Advertise tasks at `initialize`; answer a `tools/call` that asks for a task with one."""
@@ -76,7 +82,9 @@ class LegacyTasks:
                 typed = types.CallToolRequestParams.model_validate(params, by_name=False)
             except ValidationError:
                 return await call_next(ctx)  # the SDK answers malformed params as usual
-            return {"task": legacy_task(await self.support.start(ctx, typed))}
+            started = await self.support.start(ctx, typed)
+            self.notifier.tell_session(ctx, started, legacy_task)  # notifications/tasks/status
+            return {"task": legacy_task(started)}
         return await call_next(ctx)
 
 
@@ -172,7 +180,10 @@ def install_tasks(app: PreflightMcp) -> TaskSupport:
     handler = compose_tool_call_handler([extension], app.call_tool)
     server.add_request_handler("tools/call", types.CallToolRequestParams, handler)
     server.extensions[extension.identifier] = extension.settings()
-    server.middleware.append(LegacyTasks(support).middleware)
+    notifier = TaskNotifier(support)
+    listen = TaskListen(notifier, lambda view: modern_task(view, detailed=True))
+    server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, listen)
+    server.middleware.append(LegacyTasks(support, notifier).middleware)
     return support
 
 

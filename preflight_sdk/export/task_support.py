@@ -185,6 +185,18 @@ class TaskSupport:
                 data={"taskId": task_id, "code": exc.code},
             ) from None
 
+    async def settled(self, task_id: str, seconds: float) -> TaskView:
+        """The task after it ends or `seconds` pass, whichever comes first."""
+        call = self._calls.get(task_id)
+        if call is not None:
+            with anyio.move_on_after(seconds):
+                await call.done.wait()
+            return call.view
+        view, is_run = await self._stored(task_id, f"{seconds}s")  # a run's read waits for its end
+        if not is_run and not view.finished:
+            await anyio.sleep(seconds)  # a call task of another server: its file, read again later
+        return view
+
     async def outcome(self, task_id: str) -> TaskView:
         """Wait for the task to end; return it."""
         call = self._calls.get(task_id)

@@ -51,21 +51,41 @@ class RawMcp:
         for line in self.process.stdout:
             self._lines.put(line)
 
+    def send(self, method: str, params: dict[str, Any]) -> int:
+        """Send a request without waiting for its answer (a stream such as subscriptions/listen); its id."""
+        self._next += 1
+        self._write({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
+        return self._next
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification."""
+        self._write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _write(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
     def request(self, method: str, params: dict[str, Any], *, timeout: float = 120) -> dict[str, Any]:
         """The JSON-RPC response (with `result` or `error`) to one request."""
-        self._next += 1
-        assert self.process.stdin is not None
-        self.process.stdin.write(
-            json.dumps({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params}) + "\n"
-        )
-        self.process.stdin.flush()
+        request_id = self.send(method, params)
         deadline = time.monotonic() + timeout
         while True:
             line = self._lines.get(timeout=max(0.1, deadline - time.monotonic()))
             message: dict[str, Any] = json.loads(line)
-            if message.get("id") == self._next:
+            if message.get("id") == request_id and "method" not in message:
                 return message
             self.notifications.append(message)
+
+    def drain(self, seconds: float) -> list[dict[str, Any]]:
+        """Every message that arrives in the next `seconds` (added to `notifications`); all received so far."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                self.notifications.append(json.loads(self._lines.get(timeout=left)))
+            except queue.Empty:
+                break
+        return self.notifications
 
     def close(self) -> None:
         """Close stdin (the server cleans up and exits), or kill it after 60 s."""
