@@ -10,60 +10,28 @@ gets the plain reply, exactly as before.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from support.cli import BIN, preflight_json
-from support.docker import force_clean
+from support.cli import preflight_json
 from support.raw_mcp import TASKS, RawMcp, modern_meta
+from support.task_runs import shop_with_shell_suites, stable
 
 pytestmark = [pytest.mark.docker]
 
 REPO = Path(__file__).resolve().parents[2]
 DECLARED = modern_meta(extensions={TASKS: {}})
 PLAIN = modern_meta()
-VOLATILE = {
-    "runId",
-    "timestamp",
-    "duration",
-    "startedAt",
-    "finishedAt",
-    "totalDuration",
-    "traceId",
-    "artifacts",
-}
 
 
 @pytest.fixture
-def shop(tmp_path: Path) -> Any:
+def shop(tmp_path: Path) -> Iterator[Path]:
     """A copy of the shop example with a quick and a slow shell suite added."""
-    root = tmp_path / "shop"
-    shutil.copytree(REPO / "docs" / "examples" / "shop", root)
-    config = yaml.safe_load((root / "e2e.yaml").read_text())
-    config["tests"]["suites"] += [
-        {"id": "quick", "runner": "shell", "command": ["sh", "-c", "echo quick ok"]},
-        {"id": "slow", "runner": "shell", "command": ["sh", "-c", "sleep 60"], "timeout": "120s"},
-    ]
-    (root / "e2e.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    try:
+    with shop_with_shell_suites(tmp_path) as root:
         yield root
-    finally:
-        subprocess.run([str(BIN / "preflight"), "clean", "-C", str(root)], capture_output=True, timeout=180)
-        force_clean(root)
-
-
-def stable(value: Any) -> Any:
-    """`value` without what differs between two runs (see test_mcp_tasks_ts.stable)."""
-    if isinstance(value, dict):
-        return {k: stable(v) for k, v in value.items() if k not in VOLATILE | {"setup", "history", "_meta"}}
-    if isinstance(value, list):
-        return [stable(v) for v in value]
-    return value
 
 
 def call(server: RawMcp, arguments: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:

@@ -10,49 +10,28 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from support.cli import BIN, preflight_json
-from support.docker import force_clean, labelled
+from support.docker import labelled
 from support.node import require_node_tools
+from support.task_runs import shop_with_shell_suites, stable
 
 pytestmark = [pytest.mark.docker]
 
 REPO = Path(__file__).resolve().parents[2]
 # Fields that differ between two runs of the same thing (or two replies about one run).
-VOLATILE = {
-    "runId",
-    "timestamp",
-    "duration",
-    "startedAt",
-    "finishedAt",
-    "totalDuration",
-    "traceId",
-    "artifacts",
-}
 
 
 @pytest.fixture
-def shop(tmp_path: Path) -> Any:
+def shop(tmp_path: Path) -> Iterator[Path]:
     """A copy of the shop example with a quick and a slow shell suite added."""
-    root = tmp_path / "shop"
-    shutil.copytree(REPO / "docs" / "examples" / "shop", root)
-    config = yaml.safe_load((root / "e2e.yaml").read_text())
-    config["tests"]["suites"] += [
-        {"id": "quick", "runner": "shell", "command": ["sh", "-c", "echo quick ok"]},
-        {"id": "slow", "runner": "shell", "command": ["sh", "-c", "sleep 60"], "timeout": "120s"},
-    ]
-    (root / "e2e.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    try:
+    with shop_with_shell_suites(tmp_path) as root:
         yield root
-    finally:
-        subprocess.run([str(BIN / "preflight"), "clean", "-C", str(root)], capture_output=True, timeout=180)
-        force_clean(root)
 
 
 def tasks_client(scenario: str, project: Path, suite: str) -> dict[str, Any]:
@@ -91,17 +70,6 @@ def suite_processes(project: Path) -> list[int]:
         if argv[:2] == [b"sleep", b"60"] and cwd.is_relative_to(project):
             found.append(int(entry.name))
     return found
-
-
-def stable(value: Any) -> Any:
-    """`value` without what differs from one run (or reply) to the next."""
-    if isinstance(value, dict):
-        # `setup` says what this run's setup did (the first starts the environment, the next
-        # reuses it) and `history` counts the earlier runs: both differ between two runs.
-        return {k: stable(v) for k, v in value.items() if k not in VOLATILE | {"setup", "history"}}
-    if isinstance(value, list):
-        return [stable(v) for v in value]
-    return value
 
 
 def differences(a: Any, b: Any, path: str = "") -> list[str]:
