@@ -8,7 +8,10 @@ each group is written down while it runs, one small file per group, and `clean`,
 the next run stop the groups whose owner is gone (`clean` stops them all).
 
 A record names the group's owner and the start time of its leader, so a pid reused by an
-unrelated process is never signalled.
+unrelated process is never signalled. A record is written once the group exists, so an owner
+killed in the moment between the two would leave the group unknown: each group's environment
+therefore also carries a mark (`mark()`: the project and the owner), and stopping looks for
+marked processes too.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from pathlib import Path
 
 import msgspec
 
-__all__ = ["ProcessGroups", "stop_groups"]
+__all__ = ["MARK", "ProcessGroups", "stop_groups"]
 
 _FOLDER = ("procs",)
+MARK = "PREFLIGHT_PROCESS_GROUP_OF"  # `<owner pid>:<owner start time>:<project state root>`
 
 
 class _Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,6 +70,12 @@ class ProcessGroups:
 
     def __init__(self, state_root: str | os.PathLike[str]) -> None:
         self.folder = _folder(state_root)
+        self.root = str(Path(state_root).resolve())
+
+    def mark(self) -> dict[str, str]:
+        """The environment entry every group of this project started by this process carries."""
+        me = os.getpid()
+        return {MARK: f"{me}:{_start_time(me) or 0}:{self.root}"}
 
     def record(self, pgid: int, kind: str) -> None:
         """Note that group `pgid` runs for this process (best effort: a failing disk only loses the note)."""
@@ -114,6 +124,38 @@ def stop_groups(state_root: str | os.PathLike[str], *, orphans_only: bool) -> in
                 stopped += 1
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
+    return stopped + _stop_marked(str(Path(state_root).resolve()), orphans_only=orphans_only)
+
+
+def _stop_marked(root: str, *, orphans_only: bool) -> int:
+    """SIGKILL the groups of processes marked as this project's (see `mark`) that no record named."""
+    mine = os.getpgid(0)
+    groups: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        prefix = f"{MARK}=".encode()
+        value = next((v[len(prefix) :] for v in environ.split(b"\0") if v.startswith(prefix)), None)
+        if value is None:
+            continue
+        owner, owner_started, marked_root = value.decode(errors="replace").split(":", 2)
+        if marked_root != root or not owner.isdigit():
+            continue
+        if orphans_only and _owner_alive(
+            _Record(pgid=0, owner=int(owner), owner_started=int(owner_started) or None, started=None, kind="")
+        ):
+            continue
+        with contextlib.suppress(OSError):
+            groups.add(os.getpgid(int(entry.name)))
+    stopped = 0
+    for pgid in groups - {mine}:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+            stopped += 1
     return stopped
 
 

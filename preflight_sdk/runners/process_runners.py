@@ -82,7 +82,7 @@ async def _execute(
 
     try:
         done: Completed | None = await run_command(
-            argv, cwd=str(cwd), env=env, timeout=timeout, on_start=started_as
+            argv, cwd=str(cwd), env={**env, **groups.mark()}, timeout=timeout, on_start=started_as
         )
     except TimeoutError:
         done = None

@@ -217,6 +217,8 @@ class WarmPytest:
             return
         folder = tempfile.mkdtemp(prefix="preflight-pytest-")
         quiet = {name: value for name, value in full.items() if not _per_run(name, per_run)}
+        if self.groups is not None:
+            quiet.update(self.groups.mark())
         try:
             with open(os.path.join(folder, "server.log"), "wb") as log:
                 process = subprocess.Popen(

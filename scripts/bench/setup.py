@@ -15,13 +15,12 @@ Compared in the same run, on the same machine and images:
   preflight-compose  Project.setup() / Project.clean() on the very compose file the compose row
                   uses, alone in its directory (no e2e.yaml); its wget health check is probed
                   from the host
-
-Goal (exit 1 when missed): preflight-compose's setup at most 0.7x compose's.
   testcontainers  testcontainers-python, containers started from threads, HttpWaitStrategy (10 ms)
 
 Prints the median of each over the repetitions and its ratios to the socket floor and to
-testcontainers, as a markdown table, and exits 1 when a goal is missed: setup at most 1.1x the
-socket floor and at most testcontainers', teardown at most testcontainers'.
+testcontainers, as a markdown table, and exits 1 when a goal is missed: preflight's setup at
+most 1.1x the socket floor and at most testcontainers', its teardown at most testcontainers',
+and preflight-compose's setup at most 0.7x compose's.
 Usage: scripts/bench/setup.py [--reps 9] [--sizes 1,5] [--skip compose,floor]
 Needs: scripts/ensure-docker, scripts/base-images; docker-compose (apt) and testcontainers (pip)
 are installed on first use.

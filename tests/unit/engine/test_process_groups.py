@@ -83,3 +83,45 @@ def test_forget_removes_the_record_and_a_broken_one_is_dropped(tmp_path: Path, s
     assert stop_groups(tmp_path, orphans_only=False) == 0
     assert sleeper.poll() is None
     assert list((tmp_path / ".preflight" / "procs").iterdir()) == []
+
+
+def _marked(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        ["sh", "-c", "sleep 60 & sleep 61"], start_new_session=True, env={**os.environ, **env}
+    )
+    time.sleep(0.2)
+    return process
+
+
+def _stopped(process: subprocess.Popen[bytes]) -> bool:
+    """Whether `process` and its group ended (it is reaped here; its background child by init)."""
+    process.wait(timeout=5)
+    deadline = time.monotonic() + 3
+    while _group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _group_alive(process.pid)
+
+
+def test_a_group_never_recorded_is_found_by_its_mark(tmp_path: Path) -> None:
+    # The owner was killed between starting the group and writing its record: only the mark says.
+    mine = tmp_path / "mine"
+    other = tmp_path / "other"
+    ours = _marked(ProcessGroups(mine).mark())
+    theirs = _marked(ProcessGroups(other).mark())
+    dead_owner = subprocess.Popen(["true"])
+    dead_owner.wait()
+    orphan = _marked({"PREFLIGHT_PROCESS_GROUP_OF": f"{dead_owner.pid}:0:{mine.resolve()}"})
+    try:
+        # The next run stops only the orphan: this process, the owner of `ours`, is alive.
+        assert stop_groups(mine, orphans_only=True) == 1
+        assert _stopped(orphan) and _group_alive(ours.pid)
+        # clean stops every group of the project, and none of another project's.
+        assert stop_groups(mine, orphans_only=False) == 1
+        assert _stopped(ours) and _group_alive(theirs.pid)
+    finally:
+        for process in (ours, theirs, orphan):
+            try:
+                os.killpg(process.pid, 9)
+            except ProcessLookupError:
+                pass
+            process.wait()
