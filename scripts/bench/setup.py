@@ -170,8 +170,6 @@ def run_floor(n: int) -> tuple[float, float]:
 
 
 def run_preflight(n: int) -> tuple[float, float]:
-    from preflight_sdk import Project
-
     ports = free_ports(n)
     root = Path(tempfile.mkdtemp(prefix="bench-pf-"))
     services = "".join(
@@ -185,6 +183,13 @@ def run_preflight(n: int) -> tuple[float, float]:
         for i in range(n)
     )
     (root / "e2e.yaml").write_text(f"project: {{name: bench}}\nservices:{services}\n")
+    return time_project(root)
+
+
+def time_project(root: Path) -> tuple[float, float]:
+    """Time `Project.setup()` and then `Project.clean()` of the project at `root`; remove `root`."""
+    from preflight_sdk import Project
+
     timings: list[float] = []
 
     async def main() -> None:
@@ -224,25 +229,9 @@ def write_compose(root: Path, ports: list[int]) -> Path:
 
 
 def run_preflight_compose(n: int) -> tuple[float, float]:
-    from preflight_sdk import Project
-
     root = Path(tempfile.mkdtemp(prefix="bench-pfc-"))
     write_compose(root, free_ports(n))
-    timings: list[float] = []
-
-    async def main() -> None:
-        project = Project.open(root)
-        await project.init()
-        begin = time.perf_counter()
-        await project.setup(progress=False)
-        timings.append(time.perf_counter() - begin)
-        begin = time.perf_counter()
-        await project.clean()
-        timings.append(time.perf_counter() - begin)
-
-    anyio.run(main)
-    shutil.rmtree(root, ignore_errors=True)
-    return timings[0], timings[1]
+    return time_project(root)
 
 
 def run_compose(n: int) -> tuple[float, float]:
