@@ -11,9 +11,9 @@ await project.clean()
 ```
 
 Importing this package starts nothing and imports none of Docker, MCP, Click or ipywidgets. Its
-names load on first use, so `preflight-mcp` and `preflight --help` start quickly. It also plugs
-the faces (display, notebook, export) into the slots the core reaches them through
-(`preflight_sdk.plugs`), so the layers below never import a face.
+names load on first use, so `preflight-mcp` and `preflight --help` start quickly. The faces
+(`preflight_sdk.faces`: cli, mcp, pytest, notebook) sit above everything; the layers below reach
+them only through the entry points of `preflight_sdk.core.face_hooks`.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from preflight_sdk._version import __version__
 
 if TYPE_CHECKING:
-    from .config import LoadedConfig, ProjectConfig, json_schema, load_config
-    from .errors import (
+    from preflight_sdk.config import LoadedConfig, ProjectConfig, json_schema, load_config
+    from preflight_sdk.core.errors import (
         CancelledError_,
         ConfigError,
         ConfigProblem,
@@ -36,9 +36,9 @@ if TYPE_CHECKING:
         PreflightError,
         StateError,
     )
-    from .progress import ProgressEvent, ProgressSink
-    from .project import Project
-    from .results.envelope import Envelope
+    from preflight_sdk.core.progress import ProgressEvent, ProgressSink
+    from preflight_sdk.core.results.envelope import Envelope
+    from preflight_sdk.project import Project
 
 __all__ = [
     "CancelledError_",
@@ -66,49 +66,20 @@ _HOMES = {
     "ProjectConfig": "config",
     "json_schema": "config",
     "load_config": "config",
-    "CancelledError_": "errors",
-    "ConfigError": "errors",
-    "ConfigProblem": "errors",
-    "EnvironmentError_": "errors",
-    "ErrorInfo": "errors",
-    "InputError": "errors",
-    "MockError": "errors",
-    "PreflightError": "errors",
-    "StateError": "errors",
-    "ProgressEvent": "progress",
-    "ProgressSink": "progress",
+    "CancelledError_": "core.errors",
+    "ConfigError": "core.errors",
+    "ConfigProblem": "core.errors",
+    "EnvironmentError_": "core.errors",
+    "ErrorInfo": "core.errors",
+    "InputError": "core.errors",
+    "MockError": "core.errors",
+    "PreflightError": "core.errors",
+    "StateError": "core.errors",
+    "ProgressEvent": "core.progress",
+    "ProgressSink": "core.progress",
     "Project": "project",
-    "Envelope": "results.envelope",
+    "Envelope": "core.results.envelope",
 }
-
-
-def _plug_in_the_faces() -> None:
-    """Fill the slots the core reaches the faces through (`plugs`); each face loads on first use.
-
-    The layers below the faces never import them: a result asks `plugs.render` how it looks, a
-    `progress=None` asks `plugs.default_progress`, a self-check asks `plugs.self_check`.
-    """
-    from .plugs import plugs
-
-    def render(result: Any) -> dict[str, Any]:
-        from .display import mimebundle
-
-        return mimebundle(result)
-
-    def default_progress(operation: str) -> Any:
-        from .display.kernel import default_progress
-
-        return default_progress(operation)
-
-    def self_check(project_root: str) -> tuple[list[str], list[Any]]:
-        from .export.selfcheck import self_check_target
-
-        return self_check_target(project_root)
-
-    plugs.render, plugs.default_progress, plugs.self_check = render, default_progress, self_check
-
-
-_plug_in_the_faces()
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .export.cli import main
+from preflight_sdk.faces.cli.app import main
 
 if __name__ == "__main__":
     main()

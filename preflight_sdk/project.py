@@ -1,7 +1,7 @@
 """`Project`: the one object behind the SDK, the `preflight` CLI and the `preflight-mcp` tools.
 
 Every public coroutine method here is an operation. The CLI commands and the MCP tools are
-generated from these signatures and docstrings (see `preflight_sdk.export.registry`), so a
+generated from these signatures and docstrings (see `preflight_sdk.faces.reflection.registry`), so a
 docstring is also a tool description: it is written for the agent that will read it.
 """
 
@@ -18,18 +18,14 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 import msgspec
 
-from .clarify.results import ArchitectureResult, ClarifyResult
-from .config import McpConfig, find_config
-from .errors import ConfigError, InputError, PreflightError
-from .lifecycle.context import ProjectContext
-from .lifecycle.filelock import project_lock
-from .lifecycle.init import initialize
-from .lifecycle.state import STATE_DIR
-from .operations import operation
-from .plugs import plugs
-from .progress import ProgressArg, Reporter, resolve_sink
-from .redaction import DEFAULT, redact_logs
-from .results.lifecycle import (
+from preflight_sdk.clarify.results import ArchitectureResult, ClarifyResult
+from preflight_sdk.config import McpConfig, find_config
+from preflight_sdk.core import face_hooks
+from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
+from preflight_sdk.core.operations import operation
+from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
+from preflight_sdk.core.redaction import DEFAULT, redact_logs
+from preflight_sdk.core.results.lifecycle import (
     BuildResult,
     CleanResult,
     InitResult,
@@ -38,10 +34,10 @@ from .results.lifecycle import (
     SetupResult,
     StatusResult,
 )
-from .results.mocks import MockRequestsResult
-from .results.run import RunResult
-from .results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
-from .results.saved import (
+from preflight_sdk.core.results.mocks import MockRequestsResult
+from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.core.results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
+from preflight_sdk.core.results.saved import (
     DeleteResult,
     ExportResult,
     ImportResult,
@@ -50,13 +46,17 @@ from .results.saved import (
     SuiteList,
     TestList,
 )
-from .verify.result import VerifyResult
+from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.lifecycle.filelock import project_lock
+from preflight_sdk.lifecycle.init import initialize
+from preflight_sdk.lifecycle.state import STATE_DIR
+from preflight_sdk.verify.result import VerifyResult
 
 if TYPE_CHECKING:
-    from .engine.base import Engine
-    from .runs.supervisor import RunSupervisor
-    from .saved import SavedTests
-    from .sync import SyncProject
+    from preflight_sdk.engine.base import Engine
+    from preflight_sdk.runs.supervisor import RunSupervisor
+    from preflight_sdk.saved import SavedTests
+    from preflight_sdk.sync import SyncProject
 
 __all__ = ["Project"]
 
@@ -80,20 +80,21 @@ def _directory_of(path: str) -> Path:
 
 
 def _self_check_target(root: str) -> tuple[list[str], list[Any]]:
-    """The server and tools of a self-check, from the export face that generates them (see plugs)."""
-    if plugs.self_check is None:
+    """The server and tools of a self-check, from the MCP face that generates them (see face_hooks)."""
+    hook = face_hooks.self_check()
+    if hook is None:
         raise InputError(
-            "self_check needs preflight's MCP face, which is not plugged in",
-            hint="import preflight_sdk normally (the package root plugs its faces in)",
+            "self_check needs preflight's MCP face, which is not installed",
+            hint="reinstall preflight-sdk (pip install -e .): its entry points name the faces",
         )
-    return plugs.self_check(root)
+    return hook(root)
 
 
 def _wait_seconds(wait: str | int | None) -> float | None:
     """`wait` in seconds (None: to the end); INVALID_INPUT outside 0s..24h."""
     if wait is None:
         return None
-    from .durations import MAX_WAIT, parse_duration
+    from preflight_sdk.core.durations import MAX_WAIT, parse_duration
 
     seconds = parse_duration(wait, field="wait")
     if not 0 <= seconds <= MAX_WAIT:
@@ -119,12 +120,12 @@ class Project:
     ) -> None:
         target = None
         if engine_host or context:
-            from .engine.target import EngineTarget
+            from preflight_sdk.engine.target import EngineTarget
 
             target = EngineTarget(host=engine_host, context=context)
         self._ctx = ProjectContext(path, config_file, engine, target)
         # `run(keep=True)` keeps pytest warm for the next run in this process (see
-        # runners/warm_pytest.py); a caller that runs once and exits turns it off.
+        # suites/warm_pytest.py); a caller that runs once and exits turns it off.
         self.keep_warm = True
         self._sync: SyncProject | None = None
         self._supervisor: RunSupervisor | None = None
@@ -133,7 +134,7 @@ class Project:
     @property
     def _runs(self) -> RunSupervisor:
         if self._supervisor is None:
-            from .runs.supervisor import RunSupervisor
+            from preflight_sdk.runs.supervisor import RunSupervisor
 
             self._supervisor = RunSupervisor(self._ctx)
         return self._supervisor
@@ -141,7 +142,7 @@ class Project:
     @property
     def _saved(self) -> SavedTests:
         if self._saved_tests is None:
-            from .saved import SavedTests
+            from preflight_sdk.saved import SavedTests
 
             self._saved_tests = SavedTests(self._runs)
         return self._saved_tests
@@ -153,7 +154,7 @@ class Project:
         loaded = self._ctx.loaded
         if loaded is None:
             return  # no project file: nothing is written anywhere
-        from .store.calls import note_call
+        from preflight_sdk.store.calls import note_call
 
         note_call((loaded.root, name, started, duration, outcome, code, run_id, os.getpid()))
 
@@ -192,7 +193,7 @@ class Project:
         also works inside a Jupyter kernel. Use either the async methods or `sync` on one Project.
         """
         if self._sync is None:
-            from .sync import SyncProject
+            from preflight_sdk.sync import SyncProject
 
             self._sync = SyncProject(self)
         return self._sync
@@ -210,7 +211,7 @@ class Project:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        from .lifecycle.clean import clean_on_exit
+        from preflight_sdk.lifecycle.clean import clean_on_exit
 
         if self._supervisor is not None:
             await self._supervisor.shutdown()
@@ -276,7 +277,7 @@ class Project:
             BUILD_FAILED has each failed service's last 30 build lines in
             details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried.
         """
-        from .lifecycle import build as _build
+        from preflight_sdk.lifecycle import build as _build
 
         async def body(reporter: Reporter) -> BuildResult:
             return await _build.build(
@@ -327,7 +328,7 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
-        from .lifecycle.up import bring_up_to_date
+        from preflight_sdk.lifecycle.up import bring_up_to_date
 
         async def body(reporter: Reporter) -> SetupResult:
             return await bring_up_to_date(
@@ -366,7 +367,7 @@ class Project:
             A service `missing` or `exited` while the state is `running` means the environment
             broke: read its logs, then clean and setup again.
         """
-        from .lifecycle import status as _status
+        from preflight_sdk.lifecycle import status as _status
 
         return await _status.status(self._ctx)
 
@@ -401,7 +402,7 @@ class Project:
             CONTAINER_NOT_RUNNING still carries the last lines in details.lines, which usually
             say why the container stopped. CONTAINER_NOT_FOUND lists the valid names.
         """
-        from .lifecycle import logs as _logs
+        from preflight_sdk.lifecycle import logs as _logs
 
         reporter = Reporter(resolve_sink(progress, "logs"), "logs")
         try:
@@ -427,8 +428,8 @@ class Project:
 
         `async for line in project.follow_logs("api", since="1m"): print(line.stream, line.text)`
         """
-        from .durations import parse_since
-        from .lifecycle import logs as _logs
+        from preflight_sdk.core.durations import parse_since
+        from preflight_sdk.lifecycle import logs as _logs
 
         info = await _logs.find_container(self._ctx, container)
         async for line in _logs.follow(self._ctx, info.id, since=parse_since(since) if since else None):
@@ -437,7 +438,7 @@ class Project:
     def until_removed(self) -> Awaitable[None]:
         """Wait until this project's environment is removed by another process (a `clean` from
         elsewhere, or a new setup): `preflight up` stops waiting then. Not an operation."""
-        from .lifecycle.removal import until_removed
+        from preflight_sdk.lifecycle.removal import until_removed
 
         session = self._ctx.require_session()
         return until_removed(self._ctx.root, session.session_id)
@@ -465,7 +466,7 @@ class Project:
         Tips:
             Safe to call at any time and more than once; an empty result means nothing was left.
         """
-        from .lifecycle import clean as _clean
+        from preflight_sdk.lifecycle import clean as _clean
 
         async with self._operation(False, "clean", lock_if_possible=True):
             return await _clean.clean(self._ctx, force=force, images=images)
@@ -523,13 +524,13 @@ class Project:
 
         async def after() -> None:
             if not keep:
-                from .lifecycle.clean import clean as _clean
+                from preflight_sdk.lifecycle.clean import clean as _clean
 
                 await _clean(self._ctx, force=True)
 
         ids = [part.strip() for part in filter.split(",") if part.strip()] if filter else None
         if shards is not None:
-            from .runs.sharding import parse_shards
+            from preflight_sdk.runs.shard_plan import parse_shards
 
             specs = parse_shards(shards)
             parts = [fresh, [spec.name for spec in specs]]
@@ -553,7 +554,7 @@ class Project:
 
         `async for outcome in project.watch(): print(getattr(outcome, "summary", outcome))`
         """
-        from .lifecycle.watch import affected_suites, changes, watched_roots
+        from preflight_sdk.lifecycle.watch import affected_suites, changes, watched_roots
 
         async def once(suites: str | None) -> RunResult | PreflightError:
             try:
@@ -582,7 +583,7 @@ class Project:
                     yield await once(",".join(sorted(suites)) or None)
         finally:
             if not keep:
-                from .lifecycle.clean import clean as _clean
+                from preflight_sdk.lifecycle.clean import clean as _clean
 
                 with anyio.CancelScope(shield=True):
                     await _clean(self._ctx, force=True)
@@ -632,7 +633,7 @@ class Project:
         Tips:
             `interrupted` means the process that ran it died; resume_run re-runs what it left.
         """
-        from .runs.queries import resolve_run_id
+        from preflight_sdk.runs.queries import resolve_run_id
 
         seconds = _wait_seconds(wait)
         run_id = await resolve_run_id(self._runs, run_id)
@@ -666,10 +667,10 @@ class Project:
         Example:
             `await project.list_runs(status="failed", limit=5)`
         """
-        from .runs.queries import list_runs as _list
+        from preflight_sdk.runs.queries import list_runs as _list
 
         if test_id is not None:
-            from .saved.definition import check_id
+            from preflight_sdk.saved.definition import check_id
 
             check_id(test_id, field="testId")
         return await _list(
@@ -690,14 +691,14 @@ class Project:
         Example:
             `await project.cancel_run("01JDQ8ZK5X7N3V9G2H4M6P8R0T")`
         """
-        from .runs.queries import cancel_run as _cancel
+        from preflight_sdk.runs.queries import cancel_run as _cancel
 
         return await _cancel(self._runs, run_id)
 
     def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter], Awaitable[SetupResult]]:
         """What a test run does before its suites: the environment brought up to date, the mocks reset."""
-        from .engine.process_groups import stop_groups
-        from .lifecycle.up import bring_up_to_date, reset_mocks
+        from preflight_sdk.engine.process_groups import stop_groups
+        from preflight_sdk.lifecycle.up import bring_up_to_date, reset_mocks
 
         async def prepare(reporter: Reporter) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------
@@ -708,7 +709,7 @@ class Project:
             )
             await reset_mocks(self._ctx)
             if keep and self.keep_warm and self._ctx.pytest_servers is None:
-                from .runners.warm_pytest import WarmPytest, warm_enabled
+                from preflight_sdk.suites.warm_pytest import WarmPytest, warm_enabled
 
                 if warm_enabled():  # a next run is expected: its pytest suites may start warm
                     self._ctx.pytest_servers = WarmPytest()
@@ -740,7 +741,7 @@ class Project:
             pytest and shell suites are re-run whole. A run whose cases all passed has nothing to
             resume (INVALID_INPUT).
         """
-        from .runs.queries import resume_selection
+        from preflight_sdk.runs.queries import resume_selection
 
         suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
         test_id = await self._saved.test_of_run(run_id)  # a saved test's run resumes in its history
@@ -778,7 +779,7 @@ class Project:
         Tips:
             ARTIFACT_NOT_FOUND lists the run's files.
         """
-        from .runs.queries import get_artifact as _get
+        from preflight_sdk.runs.queries import get_artifact as _get
 
         return await _get(self._runs, run_id, name, offset, limit)
 
@@ -797,7 +798,7 @@ class Project:
         Example:
             `await project.diff_runs(base="01JDQ8…", head="01JDQA…")`
         """
-        from .runs.queries import diff_runs as _diff
+        from preflight_sdk.runs.queries import diff_runs as _diff
 
         return await _diff(self._runs, base, head)
 
@@ -817,7 +818,7 @@ class Project:
         Example:
             `await project.prune_runs(keep=50)`
         """
-        from .runs.queries import prune_runs as _prune
+        from preflight_sdk.runs.queries import prune_runs as _prune
 
         return await _prune(self._runs, keep, max_age)
 
@@ -1000,7 +1001,7 @@ class Project:
         Example:
             `await project.export_tests(path="tests/smoke.yaml", suite_id="smoke-saved")`
         """
-        from .saved import export_tests as _export
+        from preflight_sdk.saved import export_tests as _export
 
         return await _export(
             self._saved, path=path, test_ids=test_ids, suite_id=suite_id, overwrite=overwrite
@@ -1020,7 +1021,7 @@ class Project:
         Example:
             `await project.import_tests(path="tests/orders.yaml", tags=["orders"])`
         """
-        from .saved import import_tests as _import
+        from preflight_sdk.saved import import_tests as _import
 
         return await _import(self._saved, path=path, tags=tags, overwrite=overwrite)
 
@@ -1050,7 +1051,7 @@ class Project:
             A request with no matchedRoute got a 404 listing the closest routes and why each did
             not match. MOCKS_NOT_RUNNING: call `setup` first.
         """
-        from .lifecycle.mockrequests import mock_requests
+        from preflight_sdk.lifecycle.mockrequests import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
 
@@ -1106,8 +1107,8 @@ class Project:
             status `error`: the server could not be verified (start, timeout, exit, protocol): read
             findings and stderrTail. `command`, `manifest` and `self_check` exclude each other.
         """
-        from .verify import verify as _verify
-        from .verify.spec import check_sources
+        from preflight_sdk.verify import verify as _verify
+        from preflight_sdk.verify.spec import check_sources
 
         # Before anything is loaded: a bad combination must fail fast and start nothing.
         check_sources(command=command, manifest=manifest, self_check=self_check)
@@ -1176,7 +1177,7 @@ class Project:
             INVALID_ANSWER names the question and its options: fix the answer and call again.
             SESSION_EXPIRED / SESSION_NOT_FOUND: start again without session_id.
         """
-        from .clarify.flow import clarify as _clarify
+        from preflight_sdk.clarify.flow import clarify as _clarify
 
         return await _clarify(Path(self.path), intention, answers, session_id, context, force_adr)
 
@@ -1199,7 +1200,7 @@ class Project:
         Tips:
             Follow these decisions when implementing; change one only through clarify (a new ADR).
         """
-        from .clarify.flow import read_architecture as _read_architecture
+        from preflight_sdk.clarify.flow import read_architecture as _read_architecture
 
         return await _read_architecture(Path(self.path))
 
@@ -1254,8 +1255,8 @@ class Project:
         parts: object,
     ) -> Any:
         """Run a build or setup as a durable run: its result when it ended within `wait`, else a pending note."""
-        from .results.lifecycle import BuildProgress
-        from .runs.reading import snapshot_of
+        from preflight_sdk.core.results.lifecycle import BuildProgress
+        from preflight_sdk.runs.reading import snapshot_of
 
         seconds = _wait_seconds(wait)
         _check_key(idempotency_key)

@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 import anyio.from_thread
 
-from .operations import public_members
-from .progress import resolve_sink
+from preflight_sdk.core.operations import public_members
+from preflight_sdk.core.progress import resolve_sink
 
 if TYPE_CHECKING:
-    from .project import Project
+    from preflight_sdk.project import Project
 
 __all__ = ["SyncProject"]
 
@@ -229,7 +229,7 @@ def _copy_metadata(fn: Callable[..., Any], name: str, method: Callable[..., Any]
 
 
 def _reflect() -> None:
-    from .project import Project
+    from preflight_sdk.project import Project
 
     # The same scanner as the CLI and MCP registry: every face sees the same operations.
     for member in public_members(Project):

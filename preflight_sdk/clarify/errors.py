@@ -1,6 +1,6 @@
 """The errors a clarification raises, each with its code and the next step to take.
 
-Every constructor returns a `PreflightError` subclass from `preflight_sdk.errors`, so callers
+Every constructor returns a `PreflightError` subclass from `preflight_sdk.core.errors`, so callers
 catch one root. A malformed artifact is reported as `CONFIG_INVALID` with the file and line, and
 a failed write as `INTERNAL` with the path: both name the file to look at.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import ConfigError, ConfigProblem, InputError, PreflightError, StateError
+from preflight_sdk.core.errors import ConfigError, ConfigProblem, InputError, PreflightError, StateError
 
 __all__ = [
     "filesystem_error",

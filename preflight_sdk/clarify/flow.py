@@ -8,7 +8,8 @@ from pathlib import Path
 
 import anyio
 
-from ..errors import PreflightError
+from preflight_sdk.core.errors import PreflightError
+
 from . import sessions
 from .adr import ADR_DIR, Adr, latest_adr, read_adr, render_adr
 from .answers import apply_answers, pending

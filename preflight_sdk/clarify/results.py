@@ -1,4 +1,7 @@
-"""What `clarify` and `read_architecture` return (how they look is the display face's: display/clarify_view.py)."""
+"""What `clarify` and `read_architecture` return.
+
+How they look is the notebook face's: `faces/notebook/static/clarify_view.py`.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +9,21 @@ from typing import Literal
 
 import msgspec
 
-from ..results.base import Result
+from preflight_sdk.core.results.base import Part, Result
+
 from .questions import AnswerValue, Question
 
 __all__ = ["ArchitectureResult", "Artifact", "ClarifyResult", "Detected", "Progress", "Question"]
 
 
-class _Part(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
-    """A member of a result."""
-
-
-class Progress(_Part, frozen=True):
+class Progress(Part, frozen=True):
     """How far the session is: questions sent so far (at most 5) and how many are answered."""
 
     asked_so_far: int
     answered: int
 
 
-class Artifact(_Part, frozen=True):
+class Artifact(Part, frozen=True):
     """A file the clarification wrote, relative to the repository root."""
 
     path: str
@@ -31,7 +31,7 @@ class Artifact(_Part, frozen=True):
     uid: str | None = None
 
 
-class Detected(_Part, frozen=True):
+class Detected(Part, frozen=True):
     """An answer taken from the intention itself, so its question was not asked."""
 
     question_id: str

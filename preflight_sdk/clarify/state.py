@@ -14,7 +14,8 @@ from pathlib import Path
 
 import msgspec
 
-from ..errors import ConfigError
+from preflight_sdk.core.errors import ConfigError
+
 from .adr import Adr, AdrRef, latest_adr, read_adr
 from .files import read_text
 from .projection import PROJECTION

@@ -21,7 +21,7 @@ from .model import (
     SuiteConfig,
     TestsConfig,
 )
-from .ports import PortSpec, parse_port
+from .port_specs import PortSpec, parse_port
 from .schema import json_schema
 from .testfile import Expect, MockExpect, TestFile, TestStep
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from ..errors import ConfigProblem
+from preflight_sdk.core.errors import ConfigProblem
+
 from .compose import load_compose
 
 __all__ = ["ComposeApplied", "ComposeSpec", "apply_compose", "compose_files"]

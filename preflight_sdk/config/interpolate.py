@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..errors import ConfigProblem
-from ..templates import TEMPLATE, UnknownVariableError, lookup
+from preflight_sdk.core.errors import ConfigProblem
+from preflight_sdk.core.templates import TEMPLATE, UnknownVariableError, lookup
+
 from .validate import did_you_mean
 from .yaml_source import ParsedYaml, PathKey, format_path
 

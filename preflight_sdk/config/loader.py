@@ -22,8 +22,9 @@ from typing import Any
 
 import msgspec
 
-from ..errors import ConfigError, ConfigProblem
-from ..redaction import Redactor, redactor_for, secret_values
+from preflight_sdk.core.errors import ConfigError, ConfigProblem
+from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
+
 from .compose_project import COMPOSE_NAMES, compose_project_text, is_compose_file
 from .compose_source import apply_compose
 from .dotenv import read_dotenv

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from .model import ContainerConfig, MockConfig, ServiceBody, ServiceConfig, SingleServiceConfig, SuiteConfig
-from .ports import PortSpec, parse_port
+from .port_specs import PortSpec, parse_port
 from .validate import Validator, did_you_mean
 from .yaml_source import PathKey, format_path
 

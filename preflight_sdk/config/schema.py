@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from ..jsonschema_util import schema_of
+from preflight_sdk.core.json_schema import schema_of
+
 from .model import ProjectConfig
 from .testfile import TestFile
 

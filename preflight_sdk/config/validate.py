@@ -16,8 +16,9 @@ from typing import Any
 
 import msgspec.inspect as mi
 
-from ..durations import parse_duration
-from ..errors import ConfigProblem, InputError
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import ConfigProblem, InputError
+
 from .yaml_source import ParsedYaml, PathKey, format_path
 
 __all__ = ["Validator", "did_you_mean"]

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from ..errors import ConfigProblem
+from preflight_sdk.core.errors import ConfigProblem
 
 __all__ = ["Location", "ParsedYaml", "PathKey", "format_path", "parse_yaml"]
 

@@ -30,7 +30,8 @@ from urllib.parse import quote
 
 import anyio
 
-from ..errors import EnvironmentError_
+from preflight_sdk.core.errors import EnvironmentError_
+
 from .endpoint import on_local_socket
 from .errors import daemon_unreachable, translate
 

@@ -13,9 +13,10 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from ..config.ports import PortSpec
-from ..config.run_options import RunOptions
-from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
+from preflight_sdk.config.port_specs import PortSpec
+from preflight_sdk.config.run_options import RunOptions
+from preflight_sdk.core.results.lifecycle import ContainerStatus, LogLine, PortMapping
+
 from .probe import Prober
 
 __all__ = [

@@ -16,7 +16,8 @@ from datetime import datetime
 
 import anyio
 
-from ..results.lifecycle import LogLine
+from preflight_sdk.core.results.lifecycle import LogLine
+
 from .api import local_socket
 from .base import (
     BuildSpec,

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from ..errors import ConfigError, EnvironmentError_
+from preflight_sdk.core.errors import ConfigError, EnvironmentError_
 
 __all__ = [
     "LOOPBACK",

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..errors import EnvironmentError_
+from preflight_sdk.core.errors import EnvironmentError_
 
 if TYPE_CHECKING:
     from python_on_whales.exceptions import DockerException

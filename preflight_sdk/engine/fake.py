@@ -17,8 +17,9 @@ import anyio
 import msgspec
 from anyio.abc import TaskGroup
 
-from ..errors import EnvironmentError_, PreflightError
-from ..results.lifecycle import LogLine, PortMapping
+from preflight_sdk.core.errors import EnvironmentError_, PreflightError
+from preflight_sdk.core.results.lifecycle import LogLine, PortMapping
+
 from .base import (
     BuildSpec,
     ContainerInfo,

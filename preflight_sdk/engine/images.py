@@ -12,7 +12,8 @@ from contextlib import aclosing
 from functools import partial
 from typing import Any, Literal
 
-from ..errors import EnvironmentError_
+from preflight_sdk.core.errors import EnvironmentError_
+
 from . import cli
 from .base import BuildSpec, EngineInfo, ImageInfo, LineSink, RemoveOutcome
 from .errors import is_daemon_down, translate

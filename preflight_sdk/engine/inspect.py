@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from ..results.lifecycle import ContainerStatus, LogLine, PortMapping
+from preflight_sdk.core.results.lifecycle import ContainerStatus, LogLine, PortMapping
+
 from .base import ContainerInfo
 
 __all__ = [

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from datetime import datetime
 
-from ..results.lifecycle import LogLine
+from preflight_sdk.core.results.lifecycle import LogLine
+
 from .inspect import docker_time, merge_log_streams, normalise_timestamp, parse_log_bytes
 from .whales import CliLane
 

@@ -28,8 +28,9 @@ from typing import Any
 import anyio
 import msgspec
 
-from ..config.ports import PortSpec
-from ..errors import EnvironmentError_
+from preflight_sdk.config.port_specs import PortSpec
+from preflight_sdk.core.errors import EnvironmentError_
+
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
 from .endpoint import is_loopback, route_address

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config.run_options import RunOptions
-from ..durations import parse_duration
+from preflight_sdk.config.run_options import RunOptions
+from preflight_sdk.core.durations import parse_duration
 
 __all__ = ["SHARED_NETWORK", "apply_options", "option_flags"]
 

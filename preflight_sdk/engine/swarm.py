@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ..config.run_options import RunOptions
-from ..errors import EnvironmentError_
-from ..results.lifecycle import LogLine
+from preflight_sdk.config.run_options import RunOptions
+from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.results.lifecycle import LogLine
+
 from . import cli
 from .base import (
     ContainerInfo,

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 
-from ..errors import EnvironmentError_
-from ..results.lifecycle import ContainerStatus, PortMapping
+from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.results.lifecycle import ContainerStatus, PortMapping
+
 from .base import ContainerInfo
 from .inspect import parse_time
 

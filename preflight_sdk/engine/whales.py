@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from ..config.ports import PortSpec
-from ..errors import EnvironmentError_
+from preflight_sdk.config.port_specs import PortSpec
+from preflight_sdk.core.errors import EnvironmentError_
+
 from . import cli
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
 from .endpoint import endpoint_address, on_local_socket

@@ -8,12 +8,13 @@ from typing import Literal
 import anyio
 import msgspec
 
-from ..config import LoadedConfig, ServiceConfig
-from ..engine.base import BuildSpec, Engine
-from ..errors import EnvironmentError_, InputError, PreflightError
-from ..progress import Reporter
-from ..redaction import DEFAULT, Redactor
-from ..results.lifecycle import BuildResult, ServiceBuild
+from preflight_sdk.config import LoadedConfig, ServiceConfig
+from preflight_sdk.core.errors import EnvironmentError_, InputError, PreflightError
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.redaction import DEFAULT, Redactor
+from preflight_sdk.core.results.lifecycle import BuildResult, ServiceBuild
+from preflight_sdk.engine.base import BuildSpec, Engine
+
 from .build_order import image_dependencies
 from .context import ProjectContext
 from .inputs import LABEL_BUILD_INPUTS, BuildInputs, build_inputs, read_record, write_record

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..engine.base import BuildSpec
+from preflight_sdk.engine.base import BuildSpec
 
 __all__ = ["image_dependencies"]
 

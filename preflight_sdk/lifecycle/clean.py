@@ -13,11 +13,12 @@ from functools import partial
 
 import anyio
 
-from ..config.loader import find_config
-from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
-from ..engine.process_groups import stop_groups
-from ..errors import ConfigError, PreflightError
-from ..results.lifecycle import CleanAction, CleanResult
+from preflight_sdk.config.loader import find_config
+from preflight_sdk.core.errors import ConfigError, PreflightError
+from preflight_sdk.core.results.lifecycle import CleanAction, CleanResult
+from preflight_sdk.engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
+from preflight_sdk.engine.process_groups import stop_groups
+
 from .context import ProjectContext
 from .inputs import read_record
 from .labels import LABEL_MANAGED, LABEL_ROOT

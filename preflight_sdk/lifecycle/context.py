@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import msgspec
 
-from ..config import LoadedConfig, find_config, load_config
-from ..config.loader import config_candidates
-from ..errors import ConfigError, StateError
+from preflight_sdk.config import LoadedConfig, find_config, load_config
+from preflight_sdk.config.loader import config_candidates
+from preflight_sdk.core.errors import ConfigError, StateError
+
 from .engine_choice import choose_engine, engine_record
 from .shard_copy import shard_copy
 from .state import SessionState, read_state_checked, state_path, write_state
 
 if TYPE_CHECKING:
-    from ..engine.base import Engine
-    from ..engine.target import EngineTarget
+    from preflight_sdk.engine.base import Engine
+    from preflight_sdk.engine.target import EngineTarget
 
 __all__ = ["Closable", "ProjectContext"]
 
@@ -95,7 +96,7 @@ class ProjectContext:
             return self._engine
         target = self.engine_target()
         if self._engine is None or target != self._engine_target:
-            from ..engine.target import create_engine  # lazy: keeps `import preflight_sdk` light
+            from preflight_sdk.engine.target import create_engine  # lazy: keeps `import preflight_sdk` light
 
             self._engine = create_engine(target)
             self._engine_target = target

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..errors import ConfigError
+from preflight_sdk.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..config import LoadedConfig
-    from ..engine.target import EngineTarget
+    from preflight_sdk.config import LoadedConfig
+    from preflight_sdk.engine.target import EngineTarget
+
     from .state import SessionState
 
 __all__ = ["choose_engine", "engine_record"]
@@ -22,8 +23,8 @@ def choose_engine(
 ) -> EngineTarget:
     """The engine to use: `override` (the caller's host/context), else e2e.yaml's `engine:`;
     `PREFLIGHT_ENGINE` sets the kind. A running environment's recorded engine wins over e2e.yaml."""
-    from ..config.model import EngineSettings
-    from ..engine.target import EngineTarget  # lazy: keeps `import preflight_sdk` light
+    from preflight_sdk.config.model import EngineSettings
+    from preflight_sdk.engine.target import EngineTarget  # lazy: keeps `import preflight_sdk` light
 
     config = loaded.config if loaded is not None else None
     settings = config.engine if config is not None else "docker"

@@ -15,19 +15,20 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
-from ..config import ServiceConfig
-from ..durations import parse_duration
-from ..engine.base import ContainerSpec
-from ..engine.endpoint import is_loopback
-from ..errors import PreflightError
-from ..progress import Reporter
-from ..results.lifecycle import MockSetup, NetworkSetup, ServiceSetup, SetupResult
+from preflight_sdk.config import ServiceConfig
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import PreflightError
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.results.lifecycle import MockSetup, NetworkSetup, ServiceSetup, SetupResult
+from preflight_sdk.engine.base import ContainerSpec
+from preflight_sdk.engine.endpoint import is_loopback
+
 from .clean import remove_labelled
 from .facts import Given, Observed
 from .inputs import LABEL_INPUTS, ServiceInputs, service_inputs
 from .mockhost import mock_records, serve_mocks
 from .plan import SetupPlan
-from .ports import check_host_ports, refuse_loopback_ports
+from .port_check import check_host_ports, refuse_loopback_ports
 from .room import create_network, make_room, remove_leftovers, remove_retired
 from .signals import terminate_as_interrupt
 from .start import Started, start_services
@@ -35,7 +36,7 @@ from .state import ContainerRecord, SessionState
 from .status import running_service
 
 if TYPE_CHECKING:
-    from ..mocks import MockHost
+    from preflight_sdk.mocks import MockHost
 
 __all__ = ["Outcome", "carry_out"]
 

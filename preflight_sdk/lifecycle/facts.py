@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ..config import LoadedConfig
-from ..engine.base import BuildSpec, ContainerInfo, ContainerSpec, Engine, ImageInfo
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.engine.base import BuildSpec, ContainerInfo, ContainerSpec, Engine, ImageInfo
+
 from .inputs import BuildInputs, InputsRecord, build_inputs, read_record
 from .mockhost import mock_route, mocks_alive
 from .specs import build_spec, container_spec, network_name
 from .state import MockRecord, SessionState
 
 if TYPE_CHECKING:
-    from ..engine.target import EngineTarget
-    from ..mocks import MockHost
+    from preflight_sdk.engine.target import EngineTarget
+    from preflight_sdk.mocks import MockHost
 
 __all__ = ["Given", "Observed", "observe"]
 
@@ -191,6 +192,6 @@ def _free_port() -> int:
 
 
 def _detached(records: list[MockRecord]) -> bool:
-    from ..mocks.detached import is_detached_host
+    from preflight_sdk.mocks.detached import is_detached_host
 
     return any(is_detached_host(r.pid) for r in records if r.pid)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import anyio
 
-from ..errors import StateError
+from preflight_sdk.core.errors import StateError
+
 from .state import STATE_DIR
 
 __all__ = ["project_lock"]

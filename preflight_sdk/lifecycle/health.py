@@ -15,8 +15,8 @@ from typing import Literal
 import anyio
 import msgspec
 
-from ..engine.probe import Prober
-from ..results.lifecycle import ProbeOutcome, Readiness
+from preflight_sdk.core.results.lifecycle import ProbeOutcome, Readiness
+from preflight_sdk.engine.probe import Prober
 
 __all__ = ["ProbePlan", "intervals", "wait_docker_healthy", "wait_ready"]
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ..config import LoadedConfig
-from ..errors import StateError
-from ..results.lifecycle import InitMock, InitResult, InitService, InitSuite
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.core.errors import StateError
+from preflight_sdk.core.results.lifecycle import InitMock, InitResult, InitService, InitSuite
+
 from .context import ProjectContext
 
 __all__ = ["SCHEMA_VERSION", "describe", "initialize"]

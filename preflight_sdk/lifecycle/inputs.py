@@ -22,7 +22,8 @@ from pathlib import Path
 
 import msgspec
 
-from ..engine.base import BuildSpec, ContainerSpec
+from preflight_sdk.engine.base import BuildSpec, ContainerSpec
+
 from .dockerignore import context_files
 from .state import STATE_DIR
 

@@ -9,12 +9,13 @@ from datetime import datetime
 import anyio
 import msgspec
 
-from ..durations import parse_duration, parse_since
-from ..engine.base import ContainerInfo
-from ..errors import EnvironmentError_, InputError
-from ..progress import Reporter
-from ..redaction import DEFAULT, Redactor
-from ..results.lifecycle import LogLine, LogsResult
+from preflight_sdk.core.durations import parse_duration, parse_since
+from preflight_sdk.core.errors import EnvironmentError_, InputError
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.redaction import DEFAULT, Redactor
+from preflight_sdk.core.results.lifecycle import LogLine, LogsResult
+from preflight_sdk.engine.base import ContainerInfo
+
 from .context import ProjectContext
 from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
 

@@ -15,17 +15,19 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import msgspec
 
-from ..config import LoadedConfig, MockConfig
-from ..engine.base import Engine
-from ..engine.endpoint import MockRoute, decide_mock_route
-from ..progress import Reporter
-from ..results.lifecycle import MockSetup
+from preflight_sdk.config import LoadedConfig, MockConfig
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.results.lifecycle import MockSetup
+from preflight_sdk.engine.base import Engine
+from preflight_sdk.engine.endpoint import MockRoute, decide_mock_route
+
 from .removal import SessionWatch
 from .state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
 
 if TYPE_CHECKING:
-    from ..engine.target import EngineTarget
-    from ..mocks import MockHost
+    from preflight_sdk.engine.target import EngineTarget
+    from preflight_sdk.mocks import MockHost
+
     from .context import ProjectContext
     from .plan import MocksPlan
 
@@ -60,7 +62,7 @@ async def start_mock_host(
     are the addresses, besides 127.0.0.1, the engine's containers reach this machine on. With
     `detach_at_exit`, a kept environment's mocks move to a detached host when this process exits.
     """
-    from ..mocks import MockHost  # lazy: starlette and uvicorn load only when mocks are used
+    from preflight_sdk.mocks import MockHost  # lazy: starlette and uvicorn load only when mocks are used
 
     mocks: dict[str, MockConfig] = {
         name: msgspec.structs.replace(mock, port=ports[name])
@@ -79,7 +81,7 @@ async def start_mock_host(
 
 def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
     """At this interpreter's exit, move the mocks to a detached host if the environment is kept."""
-    from ..mocks.detached import keep_on_exit
+    from preflight_sdk.mocks.detached import keep_on_exit
 
     def wanted() -> bool:
         # Kept, for this session, with containers that call the mocks (a project of mocks and tests
@@ -111,7 +113,7 @@ def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
 
 async def stop_detached_mocks(records: list[MockRecord]) -> int:
     """Stop the detached mock hosts serving `records` (other processes are left alone); return how many."""
-    from ..mocks.detached import stop_detached
+    from preflight_sdk.mocks.detached import stop_detached
 
     pids = {r.pid for r in records if r.pid != os.getpid()}
     stopped = 0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
-from ..errors import MockError
-from ..redaction import Redactor, redact_recorded
-from ..results.mocks import MockRequestsMock, MockRequestsResult
+from preflight_sdk.core.errors import MockError
+from preflight_sdk.core.redaction import Redactor, redact_recorded
+from preflight_sdk.core.results.mocks import MockRequestsMock, MockRequestsResult
+
 from .context import ProjectContext
 
 __all__ = ["mock_requests"]
@@ -37,7 +38,7 @@ async def mock_requests(
             hint="call `setup` first: it starts the mocks",
             details={"mocks": names},
         )
-    from ..mocks import fetch_requests
+    from preflight_sdk.mocks import fetch_requests
 
     wanted = [mock_name] if mock_name is not None else names
     mocks: list[MockRequestsMock] = []

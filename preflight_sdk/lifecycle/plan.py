@@ -13,9 +13,10 @@ from typing import Literal
 
 import msgspec
 
-from ..config import LoadedConfig
-from ..engine.base import ContainerSpec
-from ..results.lifecycle import ServiceAction
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.core.results.lifecycle import ServiceAction
+from preflight_sdk.engine.base import ContainerSpec
+
 from .facts import Observed
 from .inputs import (
     LABEL_BUILD_INPUTS,

@@ -9,14 +9,15 @@ from __future__ import annotations
 import anyio
 import msgspec
 
-from ..config import ServiceConfig, parse_port
-from ..durations import parse_duration
-from ..engine.base import Engine
-from ..engine.endpoint import http_url
-from ..engine.probe import Prober
-from ..errors import EnvironmentError_, PreflightError
-from ..redaction import Redactor
-from ..results.lifecycle import PortMapping, Readiness, ServiceSetup
+from preflight_sdk.config import ServiceConfig, parse_port
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import EnvironmentError_, PreflightError
+from preflight_sdk.core.redaction import Redactor
+from preflight_sdk.core.results.lifecycle import PortMapping, Readiness, ServiceSetup
+from preflight_sdk.engine.base import Engine
+from preflight_sdk.engine.endpoint import http_url
+from preflight_sdk.engine.probe import Prober
+
 from .health import ProbePlan, wait_docker_healthy, wait_ready
 
 __all__ = ["await_ready", "run_job"]

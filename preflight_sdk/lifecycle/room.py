@@ -7,10 +7,11 @@ from collections.abc import Mapping
 
 import anyio
 
-from ..config import LoadedConfig
-from ..engine.base import ContainerInfo, Engine
-from ..errors import EnvironmentError_, PreflightError
-from ..progress import Reporter
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.core.errors import EnvironmentError_, PreflightError
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.engine.base import ContainerInfo, Engine
+
 from .clean import remove_labelled
 from .labels import LABEL_MANAGED, LABEL_ROOT
 from .plan import SetupPlan

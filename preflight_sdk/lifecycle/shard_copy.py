@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ..config import LoadedConfig
+from preflight_sdk.config import LoadedConfig
 
 __all__ = ["shard_copy"]
 
@@ -25,7 +25,7 @@ def shard_copy(loaded: LoadedConfig, shard: str) -> LoadedConfig:
 
 def _free_host_port(spec: str | int) -> str:
     """`8080:80` → `0:80` (keeping a host address and protocol); `80` is already Docker's choice."""
-    from ..config import parse_port
+    from preflight_sdk.config import parse_port
 
     port = parse_port(spec)
     address = f"{port.host_ip}:" if port.host_ip else ""

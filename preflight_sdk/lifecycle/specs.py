@@ -14,13 +14,14 @@ from typing import Any
 
 import msgspec
 
-from ..config import LoadedConfig, ServiceConfig, parse_port
-from ..config.model import DockerHealthcheckConfig
-from ..durations import parse_duration
-from ..engine.base import BuildSpec, ContainerSpec, HealthSpec
-from ..engine.run_options import SHARED_NETWORK
-from ..errors import EnvironmentError_
-from ..templates import render
+from preflight_sdk.config import LoadedConfig, ServiceConfig, parse_port
+from preflight_sdk.config.model import DockerHealthcheckConfig
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.templates import render
+from preflight_sdk.engine.base import BuildSpec, ContainerSpec, HealthSpec
+from preflight_sdk.engine.run_options import SHARED_NETWORK
+
 from .labels import LABEL_MANAGED, LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
 
 __all__ = [

@@ -13,12 +13,13 @@ from datetime import datetime
 
 import anyio
 
-from ..config import LoadedConfig, ServiceConfig
-from ..engine.base import ContainerSpec, Engine
-from ..engine.probe import Prober
-from ..errors import EnvironmentError_
-from ..progress import Reporter
-from ..results.lifecycle import ServiceSetup
+from preflight_sdk.config import LoadedConfig, ServiceConfig
+from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.results.lifecycle import ServiceSetup
+from preflight_sdk.engine.base import ContainerSpec, Engine
+from preflight_sdk.engine.probe import Prober
+
 from .labels import LABEL_ROOT, LABEL_SESSION
 from .readiness import await_ready, run_job
 from .specs import container_spec

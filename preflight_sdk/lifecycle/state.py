@@ -15,7 +15,7 @@ from typing import Literal
 
 import msgspec
 
-from ..errors import StateError
+from preflight_sdk.core.errors import StateError
 
 __all__ = [
     "STATE_DIR",

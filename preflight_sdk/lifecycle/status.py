@@ -7,10 +7,8 @@ from typing import Literal
 
 import anyio
 
-from ..config import ServiceConfig
-from ..engine.base import ContainerInfo
-from ..engine.endpoint import http_url
-from ..results.lifecycle import (
+from preflight_sdk.config import ServiceConfig
+from preflight_sdk.core.results.lifecycle import (
     LifecycleState,
     MockStatus,
     NetworkStatus,
@@ -20,6 +18,9 @@ from ..results.lifecycle import (
     ServiceStatus,
     StatusResult,
 )
+from preflight_sdk.engine.base import ContainerInfo
+from preflight_sdk.engine.endpoint import http_url
+
 from .clean import first_error
 from .context import ProjectContext
 from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION

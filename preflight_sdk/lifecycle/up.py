@@ -16,10 +16,11 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
-from ..config import LoadedConfig
-from ..engine.base import Engine
-from ..progress import Reporter
-from ..results.lifecycle import SetupResult
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.results.lifecycle import SetupResult
+from preflight_sdk.engine.base import Engine
+
 from .build import build_images
 from .clean import clean
 from .context import ProjectContext

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
-from ..config import LoadedConfig
+from preflight_sdk.config import LoadedConfig
+
 from .state import STATE_DIR
 
 __all__ = ["affected_suites", "changes", "watched_roots"]

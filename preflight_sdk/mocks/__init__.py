@@ -18,10 +18,16 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ..results.mocks import JournalEntry, MockRequestsMock, MockRequestsResult, RecordedRequest
+from preflight_sdk.core.results.mocks import (
+    JournalEntry,
+    MockRequestsMock,
+    MockRequestsResult,
+    RecordedRequest,
+)
+
 from .client import fetch_requests
 from .host import MockHost
-from .ports import PortHolder, find_port_holder
+from .listeners import PortHolder, find_port_holder
 
 if TYPE_CHECKING:
     from .expect import evaluate_mock_expect, select_requests

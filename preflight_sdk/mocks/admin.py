@@ -16,8 +16,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..durations import parse_since
-from ..errors import InputError
+from preflight_sdk.core.durations import parse_since
+from preflight_sdk.core.errors import InputError
+
 from .journal import to_entry
 from .request import parse_query
 from .responses import json_response

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ..templates import UnknownVariableError
+from preflight_sdk.core.templates import UnknownVariableError
+
 from .admin import handle_admin
 from .journal import Journal, Record
 from .matching import near_misses

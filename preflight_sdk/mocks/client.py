@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import msgspec
 
-from ..durations import parse_since
-from ..errors import MockError
-from ..results.mocks import MockRequestsMock, RecordedRequest
+from preflight_sdk.core.durations import parse_since
+from preflight_sdk.core.errors import MockError
+from preflight_sdk.core.results.mocks import MockRequestsMock, RecordedRequest
 
 __all__ = ["fetch_requests"]
 

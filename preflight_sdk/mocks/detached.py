@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..config.model import MockConfig
-from ..errors import MockError, PreflightError
+from preflight_sdk.config.model import MockConfig
+from preflight_sdk.core.errors import MockError, PreflightError
 
 if TYPE_CHECKING:
     from .host import MockHost

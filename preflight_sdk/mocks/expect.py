@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..assertions import MISSING, AssertionResult, check, compare_count
-from ..config.testfile import MockExpect
-from ..results.mocks import JournalEntry
+from preflight_sdk.config.testfile import MockExpect
+from preflight_sdk.core.assertions import MISSING, AssertionResult, check, compare_count
+from preflight_sdk.core.results.mocks import JournalEntry
+
 from .matching import ANY_METHODS, PathPattern, as_number, text_condition
 from .request import split_path
 

@@ -21,14 +21,15 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
-from ..config.model import MockConfig
-from ..durations import parse_since
-from ..errors import EnvironmentError_, MockError, PreflightError, StateError
-from ..results.lifecycle import CleanAction, MockSetup
-from ..results.mocks import JournalEntry, MockRequestsMock, MockRequestsResult
+from preflight_sdk.config.model import MockConfig
+from preflight_sdk.core.durations import parse_since
+from preflight_sdk.core.errors import EnvironmentError_, MockError, PreflightError, StateError
+from preflight_sdk.core.results.lifecycle import CleanAction, MockSetup
+from preflight_sdk.core.results.mocks import JournalEntry, MockRequestsMock, MockRequestsResult
+
 from .app import MockApp
 from .journal import to_entry
-from .ports import bind_all, check_bind_hosts
+from .listeners import bind_all, check_bind_hosts
 from .proxy import Forwarder
 from .routes import CompiledMock, compile_all
 

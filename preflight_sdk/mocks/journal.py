@@ -21,7 +21,8 @@ from typing import Any
 
 import msgspec
 
-from ..results.mocks import ClosestRoute, MockAnswer, RecordedRequest
+from preflight_sdk.core.results.mocks import ClosestRoute, MockAnswer, RecordedRequest
+
 from .request import parse_body, parse_headers, parse_query
 
 __all__ = ["BODY_KEEP_LIMIT", "Journal", "Record", "iso_time", "to_entry"]

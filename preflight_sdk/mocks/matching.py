@@ -2,7 +2,7 @@
 
 Paths are compiled once into segment tokens, so matching a request is a few string compares per
 route and never compiles a regular expression. `when` conditions reuse the assertion engine
-(`preflight_sdk.assertions.check`), so `{matches: "^ord_"}`, `{exists: true}` or `{gt: 10}` work on
+(`preflight_sdk.core.assertions.check`), so `{matches: "^ord_"}`, `{exists: true}` or `{gt: 10}` work on
 query values, headers and (nested, partial) JSON bodies alike. When nothing matches, `explain`
 says for the closest routes exactly which part did not fit.
 """
@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..assertions import MISSING, AssertionResult, check, is_operator_set, passed
+from preflight_sdk.core.assertions import MISSING, AssertionResult, check, is_operator_set, passed
+
 from .request import RequestView
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl
 
 import msgspec
 
-from ..assertions import MISSING
+from preflight_sdk.core.assertions import MISSING
 
 __all__ = [
     "ParsedBody",

@@ -16,10 +16,11 @@ from typing import Any
 
 import msgspec
 
-from ..assertions import MISSING
-from ..config.model import MockResponse
-from ..durations import parse_duration
-from ..templates import has_template, render
+from preflight_sdk.config.model import MockResponse
+from preflight_sdk.core.assertions import MISSING
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.templates import has_template, render
+
 from .request import RequestView
 
 __all__ = ["CompiledResponse", "encode", "json_response", "template_scope"]

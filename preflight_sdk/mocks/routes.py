@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..config.model import MockConfig, MockResponse, MockRoute
-from ..durations import parse_duration
-from ..errors import ConfigError, ConfigProblem, PreflightError
+from preflight_sdk.config.model import MockConfig, MockResponse, MockRoute
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import ConfigError, ConfigProblem, PreflightError
+
 from .matching import ANY_METHODS, Conditions, PathPattern, method_matches
 from .request import RequestView
 from .responses import CompiledResponse

@@ -12,19 +12,21 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ..errors import PreflightError
-from ..progress import Reporter
-from ..redaction import DEFAULT
-from ..results.lifecycle import BuildResult, SetupResult
-from ..results.run import GitState, ResumeOutcome, RunResult, Totals
-from ..runners.artifacts import write_artifacts
+from preflight_sdk.core.errors import PreflightError
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.redaction import DEFAULT
+from preflight_sdk.core.results.lifecycle import BuildResult, SetupResult
+from preflight_sdk.core.results.run import GitState, ResumeOutcome, RunResult, Totals
+from preflight_sdk.suites.artifacts import write_artifacts
+
 from .history import case_rows, with_history
 from .report import previous_run, report_writer
 from .resume_values import keep_values
 from .retention import prune_after_run
 
 if TYPE_CHECKING:
-    from ..store import ArtifactRow
+    from preflight_sdk.store import ArtifactRow
+
     from .live import LiveRun
     from .supervisor import RunSupervisor
 
@@ -55,7 +57,7 @@ async def finish_test(
     resumed_from: str | None,
 ) -> RunResult:
     """Complete, write and record a test run; return it as recorded."""
-    from ..runners.orchestrator import partial_result
+    from preflight_sdk.suites.orchestrator import partial_result
 
     plan = live.plan
     assert plan is not None
@@ -199,7 +201,7 @@ def _resume_outcome(result: RunResult, resumed_from: str) -> ResumeOutcome:
 
 
 def _artifact_rows(result: RunResult) -> list[ArtifactRow]:
-    from ..store import ArtifactRow
+    from preflight_sdk.store import ArtifactRow
 
     return [
         ArtifactRow(name=a.name, size=a.size, content_type=a.content_type, sha256=a.sha256)

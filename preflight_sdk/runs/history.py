@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from ..results.run import CaseHistory, CaseResult, RunResult, SuiteResult
-from ..store import CaseRow, RunStore
+from preflight_sdk.core.results.run import CaseHistory, CaseResult, RunResult, SuiteResult
+from preflight_sdk.store import CaseRow, RunStore
 
 __all__ = ["RECENT", "case_rows", "cause_of", "with_history"]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from ..config import LoadedConfig
-from ..results.run import GitState
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.core.results.run import GitState
 
 __all__ = ["config_hash", "git_state", "request_hash"]
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import anyio
 
-from ..progress import ProgressEvent, ProgressSink
-from ..results.run import RunResult
-from ..runners.events import EventLog
-from ..runners.orchestrator import TestPlan
+from preflight_sdk.core.progress import ProgressEvent, ProgressSink
+from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.suites.events import EventLog
+from preflight_sdk.suites.orchestrator import TestPlan
 
 __all__ = ["LiveRun", "Relay"]
 

@@ -13,10 +13,9 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from ..engine.process_groups import stop_groups
-from ..errors import InputError, StateError
-from ..results.run import Totals
-from ..results.runs import (
+from preflight_sdk.core.errors import InputError, StateError
+from preflight_sdk.core.results.run import Totals
+from preflight_sdk.core.results.runs import (
     ArtifactContent,
     CancelResult,
     CaseChange,
@@ -27,11 +26,13 @@ from ..results.runs import (
     RunLine,
     RunList,
 )
-from ..runners.artifacts import content_type_of
-from ..runners.context import case_id
-from ..store import is_run_id
-from ..store.calls import flush_calls
-from ..store.runs import RunStore
+from preflight_sdk.engine.process_groups import stop_groups
+from preflight_sdk.store import is_run_id
+from preflight_sdk.store.calls import flush_calls
+from preflight_sdk.store.runs import RunStore
+from preflight_sdk.suites.artifacts import content_type_of
+from preflight_sdk.suites.context import case_id
+
 from .history import cause_of
 from .retention import limits
 from .supervisor import RunSupervisor
@@ -361,7 +362,7 @@ async def prune_runs(sup: RunSupervisor, keep: int | None, max_age: str | None) 
     default_keep, default_age = limits(loaded)
     if keep is not None and keep < 0:
         raise InputError(f"keep must be >= 0, not {keep}", hint="keep=0 deletes every finished run")
-    from ..durations import parse_duration
+    from preflight_sdk.core.durations import parse_duration
 
     age = parse_duration(max_age, field="maxAge") if max_age is not None else default_age
     store = await sup.store()

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..results.run import RunProgress, RunResult, Totals
+from preflight_sdk.core.results.run import RunProgress, RunResult, Totals
 
 if TYPE_CHECKING:
-    from ..store import RunRow
+    from preflight_sdk.store import RunRow
+
     from .live import LiveRun
 
 __all__ = ["result_of_row", "snapshot_of"]
@@ -17,7 +18,7 @@ __all__ = ["result_of_row", "snapshot_of"]
 
 def snapshot_of(live: LiveRun) -> RunResult:
     """The live run as it stands: finished suites and cases so far, status and progress."""
-    from ..runners.orchestrator import partial_result
+    from preflight_sdk.suites.orchestrator import partial_result
 
     done, total = live.progress
     progress = RunProgress(phase=live.phase, done=done, total=total)

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import msgspec
 
-from ..results.run import RunResult
-from ..store import ArtifactRow, RunStore
+from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.store import ArtifactRow, RunStore
+
 from .history import case_rows
 
 __all__ = ["rebuild_history"]

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
-from ..redaction import DEFAULT, Redactor
-from ..results.run import RunResult
-from ..runners.events import Event
-from ..store import RunStore
+from preflight_sdk.core.redaction import DEFAULT, Redactor
+from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.store import RunStore
+from preflight_sdk.suites.events import Event
+
 from .report_html import PreviousRun, render_report
 
 if TYPE_CHECKING:

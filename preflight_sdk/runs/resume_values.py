@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..config import LoadedConfig
-from ..runners.context import Resumed, RunContext, case_id
-from ..store.values import SavedValue, read_values, write_values
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.store.values import SavedValue, read_values, write_values
+from preflight_sdk.suites.context import Resumed, RunContext, case_id
 
 if TYPE_CHECKING:
-    from ..store import RunStore
+    from preflight_sdk.store import RunStore
+
     from .supervisor import RunSupervisor
 
 __all__ = ["carry_values", "keep_values"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..config import LoadedConfig
-from ..durations import parse_duration
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.core.durations import parse_duration
 
 if TYPE_CHECKING:
-    from ..store import RunStore
+    from preflight_sdk.store import RunStore
+
     from .supervisor import RunSupervisor
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_MAX_AGE", "limits", "prune_after_run"]

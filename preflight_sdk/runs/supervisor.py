@@ -1,7 +1,7 @@
 """`RunSupervisor`: starts runs, builds and setups as durable runs and answers for them.
 
 Why a supervisor: a tool call must return before an MCP host cuts it (about 60 s), while a run
-may take minutes. So the work runs in a task of its own (see `background.py`), holding the
+may take minutes. So the work runs in a task of its own (see `detached.py`), holding the
 project's locks; the caller waits for it at most `wait` seconds and then gets the run as it
 stands, with its runId. A caller cancelled while it waits (an MCP request cancelled, Ctrl-C)
 cancels the run it started, which cleans up as before. Once the caller has its reply the run is
@@ -19,25 +19,26 @@ from typing import Any
 import anyio
 import msgspec
 
-from ..background import Background
-from ..config import SuiteConfig, TestFile
-from ..errors import InputError, PreflightError
-from ..lifecycle.context import ProjectContext
-from ..lifecycle.filelock import project_lock
-from ..progress import ProgressSink, Reporter
-from ..results.lifecycle import SetupResult
-from ..results.run import RunResult
-from ..runners.events import EventLog
-from ..runners.orchestrator import TestPlan, partial_result, run_suites, select_suites
-from ..store import RunStore, StoreError, StoreReplaced, new_run_id
-from ..tracing import current_parent, new_span_id, new_trace_id
+from preflight_sdk.config import SuiteConfig, TestFile
+from preflight_sdk.core.errors import InputError, PreflightError
+from preflight_sdk.core.progress import ProgressSink, Reporter
+from preflight_sdk.core.results.lifecycle import SetupResult
+from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.core.tracing import current_parent, new_span_id, new_trace_id
+from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.lifecycle.filelock import project_lock
+from preflight_sdk.store import RunStore, StoreError, StoreReplaced, new_run_id
+from preflight_sdk.suites.events import EventLog
+from preflight_sdk.suites.orchestrator import TestPlan, partial_result, run_suites, select_suites
+
+from .detached import Background
 from .finish import finish_lifecycle, finish_test, unwrap_error
 from .identity import config_hash, git_state, request_hash
 from .live import LiveRun, Relay
 from .reading import result_of_row, snapshot_of
 from .rebuild import rebuild_history
-from .sharding import ShardSpec, split_suites
-from .shards import ShardedPlan, run_sharded
+from .shard_plan import ShardSpec, split_suites
+from .sharded_run import ShardedPlan, run_sharded
 
 __all__ = ["HEARTBEAT", "RunSupervisor"]
 

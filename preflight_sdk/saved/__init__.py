@@ -4,7 +4,7 @@ A saved test is one case of the YAML test grammar; a saved suite lists saved tes
 as durable runs (the run store's RunResult) through the YAML runner, and go out to (or come in
 from) ordinary test files in the project.
 
-May import: `runs/`, `runners/`, `store/`, `config/`, and the core.
+May import: `runs/`, `suites/`, `store/`, `config/`, and the core.
 """
 
 from __future__ import annotations

@@ -13,12 +13,12 @@ from typing import Any
 
 import msgspec
 
-from ..config import SuiteConfig, TestFile, TestStep
-from ..config.steps import check_case
-from ..config.validate import Validator
-from ..config.yaml_source import ParsedYaml
-from ..errors import ConfigProblem, InputError
-from ..templates import find_templates
+from preflight_sdk.config import SuiteConfig, TestFile, TestStep
+from preflight_sdk.config.steps import check_case
+from preflight_sdk.config.validate import Validator
+from preflight_sdk.config.yaml_source import ParsedYaml
+from preflight_sdk.core.errors import ConfigProblem, InputError
+from preflight_sdk.core.templates import find_templates
 
 __all__ = [
     "MAX_DEFINITION_BYTES",

@@ -15,12 +15,13 @@ from typing import Any
 import anyio
 import yaml
 
-from ..config import load_test_file
-from ..config.yaml_source import parse_yaml
-from ..errors import InputError
-from ..results.saved import ExportResult, ImportResult
-from ..runs.supervisor import now_text
-from ..store import SavedTestRow
+from preflight_sdk.config import load_test_file
+from preflight_sdk.config.yaml_source import parse_yaml
+from preflight_sdk.core.errors import InputError
+from preflight_sdk.core.results.saved import ExportResult, ImportResult
+from preflight_sdk.runs.supervisor import now_text
+from preflight_sdk.store import SavedTestRow
+
 from .definition import check_id, parse_case
 from .service import SavedTests
 

@@ -13,15 +13,23 @@ from typing import Any
 
 import anyio
 
-from ..config import SuiteConfig, TestFile
-from ..errors import InputError, PreflightError, StateError
-from ..progress import ProgressSink
-from ..redaction import REDACTED, Redactor
-from ..results.run import RunResult
-from ..results.saved import DeleteResult, StoredSuite, StoredTest, SuiteList, TestLine, TestList
-from ..runs.supervisor import RunSupervisor, now_text
-from ..store import SavedStore, SavedSuiteRow, SavedTestRow, StoreError, TestLineRow
-from ..templates import has_template
+from preflight_sdk.config import SuiteConfig, TestFile
+from preflight_sdk.core.errors import InputError, PreflightError, StateError
+from preflight_sdk.core.progress import ProgressSink
+from preflight_sdk.core.redaction import REDACTED, Redactor
+from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.core.results.saved import (
+    DeleteResult,
+    StoredSuite,
+    StoredTest,
+    SuiteList,
+    TestLine,
+    TestList,
+)
+from preflight_sdk.core.templates import has_template
+from preflight_sdk.runs.supervisor import RunSupervisor, now_text
+from preflight_sdk.store import SavedStore, SavedSuiteRow, SavedTestRow, StoreError, TestLineRow
+
 from .definition import check_id, needs_environment, parse_case, suite_of
 
 __all__ = ["ADHOC_SUITE", "SavedTests", "stored_test"]

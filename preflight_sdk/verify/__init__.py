@@ -1,7 +1,7 @@
 """Check an MCP server against what it promises, over real stdio.
 
 ```python
-from preflight_sdk.verify import verify
+from . import verify
 
 result = await verify(root=None, command="python server.py", call_readonly=True)
 print(result.status, result.summary)

@@ -12,9 +12,10 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from ..config.model import McpConfig
-from ..durations import parse_duration
-from ..errors import InputError
+from preflight_sdk.config.model import McpConfig
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import InputError
+
 from .result import CallReport, Finding, ServerInfo, ToolReport, VerifyResult, decide_status, summarise
 from .spec import ExpectedTool, ServerSpec, resolve_spec
 

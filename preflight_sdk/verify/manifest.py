@@ -37,9 +37,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..config.validate import did_you_mean
-from ..config.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
-from ..errors import ConfigError, ConfigProblem, InputError
+from preflight_sdk.config.validate import did_you_mean
+from preflight_sdk.config.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
+from preflight_sdk.core.errors import ConfigError, ConfigProblem, InputError
+
 from .spec import CliContract, ExpectedTool, ServerSpec, load_schema_file, resolve_path, split_command
 
 __all__ = ["load_manifest"]

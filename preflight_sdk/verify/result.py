@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..results.base import Result
+from preflight_sdk.core.results.base import Part, Result
 
 __all__ = [
     "ERROR_CODES",
@@ -44,11 +44,7 @@ ERROR_CODES = frozenset({"SERVER_START_FAILED", "SERVER_TIMEOUT", "SERVER_EXITED
 """Finding codes meaning the verification itself could not finish: they make the status `error`."""
 
 
-class _Part(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
-    """A member of a verify result."""
-
-
-class Finding(_Part, frozen=True):
+class Finding(Part, frozen=True):
     """One thing `verify` noticed.
 
     Attributes:
@@ -67,7 +63,7 @@ class Finding(_Part, frozen=True):
     path: str | None = None
 
 
-class SchemaDiff(_Part, frozen=True):
+class SchemaDiff(Part, frozen=True):
     """How a served `inputSchema` differs from the declared one.
 
     Hashes are sha256 of the canonical JSON (sorted keys, no whitespace). Property names are the
@@ -84,7 +80,7 @@ class SchemaDiff(_Part, frozen=True):
     other_keys: list[str] = msgspec.field(default_factory=list)
 
 
-class ToolReport(_Part, frozen=True):
+class ToolReport(Part, frozen=True):
     """One tool: declared and/or served, and what was found about it."""
 
     name: str
@@ -95,7 +91,7 @@ class ToolReport(_Part, frozen=True):
     schema_diff: SchemaDiff | None = None
 
 
-class CliReport(_Part, frozen=True):
+class CliReport(Part, frozen=True):
     """One command-line contract of a manifest (`provides.cli`): run, exit status, output checked."""
 
     command: str
@@ -105,7 +101,7 @@ class CliReport(_Part, frozen=True):
     findings: list[Finding] = msgspec.field(default_factory=list)
 
 
-class CallReport(_Part, frozen=True):
+class CallReport(Part, frozen=True):
     """One tool `call_readonly` called, or chose not to call, and why.
 
     Attributes:
@@ -126,7 +122,7 @@ class CallReport(_Part, frozen=True):
     reason: str | None = None
 
 
-class ServerInfo(_Part, frozen=True):
+class ServerInfo(Part, frozen=True):
     """The server under test: how it was started and what it said about itself."""
 
     command: list[str]
@@ -136,7 +132,7 @@ class ServerInfo(_Part, frozen=True):
     cwd: str | None = None
 
 
-class VerifySummary(_Part, frozen=True):
+class VerifySummary(Part, frozen=True):
     """Counts over the whole result."""
 
     # No defaults: zero counts are written out, not omitted.

@@ -22,7 +22,8 @@ from mcp import Client, MCPError
 from mcp_types import Implementation
 from pydantic import ValidationError
 
-from .._version import __version__
+from preflight_sdk._version import __version__
+
 from .listing import list_all_tools, validation_summary
 from .procs import MARKER_VARIABLE
 from .result import Finding

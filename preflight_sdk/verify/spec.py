@@ -18,8 +18,8 @@ from typing import Any, Literal
 import msgspec
 import yaml
 
-from ..config.model import McpConfig
-from ..errors import ConfigError, ConfigProblem, InputError
+from preflight_sdk.config.model import McpConfig
+from preflight_sdk.core.errors import ConfigError, ConfigProblem, InputError
 
 __all__ = [
     "ExpectedTool",

@@ -39,10 +39,10 @@ from pathlib import Path
 import anyio
 
 from preflight_sdk import Project
-from preflight_sdk.progress import Reporter
-from preflight_sdk.runners.events import EventLog
-from preflight_sdk.runners.orchestrator import TestPlan, run_suites
-from preflight_sdk.tracing import new_span_id, new_trace_id
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.tracing import new_span_id, new_trace_id
+from preflight_sdk.suites.events import EventLog
+from preflight_sdk.suites.orchestrator import TestPlan, run_suites
 
 SHOP = Path(__file__).resolve().parents[2] / "docs" / "examples" / "shop"
 

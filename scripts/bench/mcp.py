@@ -180,7 +180,7 @@ def round_trips(
 STATUS = {"name": "preflight_status", "arguments": {}}
 WORK = """
 import sys, time, anyio
-import preflight_sdk.export.mcp_server, preflight_sdk.lifecycle.status, preflight_sdk.engine.docker, python_on_whales, httpx
+import preflight_sdk.faces.mcp.server, preflight_sdk.lifecycle.status, preflight_sdk.engine.docker, python_on_whales, httpx
 from preflight_sdk import Project
 
 async def main():

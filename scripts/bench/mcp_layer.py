@@ -14,11 +14,11 @@ import sys
 
 import anyio
 
-from preflight_sdk.export.mcp_launcher import configure_logging, serve
-from preflight_sdk.export.mcp_server import PreflightMcp
-from preflight_sdk.export.registry import reflect
-from preflight_sdk.operations import operation
-from preflight_sdk.results.base import Result
+from preflight_sdk.core.operations import operation
+from preflight_sdk.core.results.base import Result
+from preflight_sdk.faces.mcp.launcher import configure_logging, serve
+from preflight_sdk.faces.mcp.server import PreflightMcp
+from preflight_sdk.faces.reflection.registry import reflect
 
 
 class Loaded(Result, frozen=True, kw_only=True):

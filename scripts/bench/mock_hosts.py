@@ -37,7 +37,7 @@ import msgspec
 from preflight_sdk.config.model import MockConfig
 from preflight_sdk.mocks import MockHost
 from preflight_sdk.mocks.detached import DetachedSpec, spawn_detached, stop_detached
-from preflight_sdk.mocks.ports import bind_all
+from preflight_sdk.mocks.listeners import bind_all
 
 ROUTE = {"port": 0, "routes": [{"method": "GET", "path": "/ping", "response": {"body": {"ok": True}}}]}
 

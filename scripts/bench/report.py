@@ -46,9 +46,9 @@ def _ts(ms: int) -> str:
 
 def synthetic(cases: int, failed: int, suites: int) -> tuple[object, list[object]]:
     """A finished run of `cases` cases (`failed` of them failed, in 5 causes) and its events."""
-    from preflight_sdk.assertions import AssertionResult
-    from preflight_sdk.results.lifecycle import Readiness, ServiceSetup, SetupResult
-    from preflight_sdk.results.run import (
+    from preflight_sdk.core.assertions import AssertionResult
+    from preflight_sdk.core.results.lifecycle import Readiness, ServiceSetup, SetupResult
+    from preflight_sdk.core.results.run import (
         CaseHistory,
         CaseResult,
         ContainerHealthInfo,
@@ -63,7 +63,7 @@ def synthetic(cases: int, failed: int, suites: int) -> tuple[object, list[object
         SuiteResult,
         Totals,
     )  # fmt: skip
-    from preflight_sdk.runners.events import Event
+    from preflight_sdk.suites.events import Event
 
     events: list[Event] = []
 

@@ -40,14 +40,14 @@ def record_rounds(root: Path, cases: int, runs: int) -> tuple[list[float], list[
     import anyio
 
     from preflight_sdk import Project
-    from preflight_sdk.progress import Reporter
-    from preflight_sdk.redaction import DEFAULT
-    from preflight_sdk.runners.artifacts import write_artifacts
-    from preflight_sdk.runners.events import EventLog
-    from preflight_sdk.runners.orchestrator import TestPlan, run_suites
+    from preflight_sdk.core.progress import Reporter
+    from preflight_sdk.core.redaction import DEFAULT
+    from preflight_sdk.core.tracing import new_span_id, new_trace_id
     from preflight_sdk.runs.report import report_writer
     from preflight_sdk.store import new_run_id
-    from preflight_sdk.tracing import new_span_id, new_trace_id
+    from preflight_sdk.suites.artifacts import write_artifacts
+    from preflight_sdk.suites.events import EventLog
+    from preflight_sdk.suites.orchestrator import TestPlan, run_suites
 
     project = Project.open(root)
     anyio.run(project.init)
@@ -86,7 +86,7 @@ def record_rounds(root: Path, cases: int, runs: int) -> tuple[list[float], list[
 def fill_store(root: Path, count: int) -> list[str]:
     import msgspec
 
-    from preflight_sdk.results.run import CaseResult, RunResult, SuiteResult, Totals
+    from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, Totals
     from preflight_sdk.store import CaseRow, RunStore, new_run_id
 
     store = RunStore(root)

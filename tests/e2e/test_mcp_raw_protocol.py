@@ -94,7 +94,7 @@ def test_each_malformed_line_gets_a_json_rpc_error_and_a_log_line(tmp_path: Path
 
 
 def test_tools_list_is_one_ascii_line_the_same_for_every_request(tmp_path: Path) -> None:
-    from preflight_sdk.export.mcp_server import PreflightMcp
+    from preflight_sdk.faces.mcp.server import PreflightMcp
 
     (tmp_path / "e2e.yaml").write_text("project:\n  name: raw\n", encoding="utf-8")
     requests = [

@@ -154,7 +154,7 @@ async def test_sigterm_shuts_the_server_down_promptly(project: Path) -> None:
 
 async def test_the_module_entry_point_prints_its_version() -> None:
     done = await anyio.run_process(
-        [sys.executable, "-m", "preflight_sdk.mcp", "--version"], env=dict(os.environ)
+        [sys.executable, "-m", "preflight_sdk.faces.mcp", "--version"], env=dict(os.environ)
     )
     assert done.stdout.decode().startswith("preflight-mcp, version ")
 

@@ -17,8 +17,8 @@ import pytest
 from support.docker import force_clean, labelled
 
 from preflight_sdk import Project
-from preflight_sdk.errors import PreflightError
-from preflight_sdk.progress import ProgressEvent
+from preflight_sdk.core.errors import PreflightError
+from preflight_sdk.core.progress import ProgressEvent
 
 pytestmark = pytest.mark.anyio
 

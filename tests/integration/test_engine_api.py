@@ -25,7 +25,7 @@ import pytest
 from support.docker import force_clean, labelled
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.config.ports import PortSpec
+from preflight_sdk.config.port_specs import PortSpec
 from preflight_sdk.engine.base import ContainerSpec, HealthSpec
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.socket_lane import SocketLane

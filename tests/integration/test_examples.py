@@ -22,7 +22,7 @@ import pytest
 from support.docker import force_clean, labelled
 
 from preflight_sdk import Project
-from preflight_sdk.results.run import RunResult
+from preflight_sdk.core.results.run import RunResult
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 

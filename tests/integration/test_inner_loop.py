@@ -16,8 +16,8 @@ import pytest
 from support.docker import force_clean, labelled
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.results.lifecycle import SetupResult
-from preflight_sdk.results.run import RunResult
+from preflight_sdk.core.results.lifecycle import SetupResult
+from preflight_sdk.core.results.run import RunResult
 
 pytestmark = pytest.mark.anyio
 

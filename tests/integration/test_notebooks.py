@@ -157,7 +157,7 @@ def test_quickstart_shows_the_broken_shop_failure_in_full(executed: dict[str, Ex
     assert "POST /orders returned 500, expected 400" in html and "KeyError: &#x27;price&#x27;" in html
     assert "<script>" in html and ".pfr{" in html  # its script and its (scoped) style come with it
     assert "POST /orders returned 500, expected 400" in run.text(run.cell("first = failed.failures()[0]"))
-    tree = run.tree(run.widgets(run.cell("from preflight_sdk.notebook import view"))[0])
+    tree = run.tree(run.widgets(run.cell("from preflight_sdk.faces.notebook import view"))[0])
     tabs = [s["titles"] for name, s in tree if name == "TabModel"]
     assert tabs == [["Assertions", "Request / response", "Logs", "Mock requests"]] * 2
     assert any("KeyError" in s.get("value", "") for name, s in tree if name == "HTMLModel")

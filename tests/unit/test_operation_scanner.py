@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from preflight_sdk.export.registry import reflect
-from preflight_sdk.operations import public_members
+from preflight_sdk.core.operations import public_members
+from preflight_sdk.faces.reflection.registry import reflect
 from preflight_sdk.project import Project
 from preflight_sdk.sync import SyncProject
 

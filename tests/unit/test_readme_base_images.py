@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from preflight_sdk.export.starter import BASE_CANDIDATES
+from preflight_sdk.faces.cli.starter import BASE_CANDIDATES
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -16,9 +16,10 @@ from typing import Any
 
 import msgspec
 
-from ...errors import ConfigProblem
-from ..dotenv import read_dotenv
-from ..yaml_source import PathKey, format_path
+from preflight_sdk.config.dotenv import read_dotenv
+from preflight_sdk.config.yaml_source import PathKey, format_path
+from preflight_sdk.core.errors import ConfigProblem
+
 from .context import Context
 from .decisions import DECISIONS
 from .document import Files, merge, overridden, read_file, resolve_extends, untagged

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigProblem
-from ..yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
+from preflight_sdk.config.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
+from preflight_sdk.core.errors import ConfigProblem
+
 from .interpolate import interpolate_value
 from .schema import schema_problems
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...durations import parse_duration
+from preflight_sdk.core.durations import parse_duration
+
 from .values import Reader
 
 __all__ = ["translate_healthcheck"]

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..dotenv import read_dotenv
+from preflight_sdk.config.dotenv import read_dotenv
+
 from .context import Context
 
 __all__ = ["run_options"]

@@ -13,13 +13,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..dotenv import read_dotenv
+from preflight_sdk.config.dotenv import read_dotenv
+
 from .context import Context
 from .decisions import DECISIONS
 from .health import translate_healthcheck
 from .mounts import file_mounts, translate_volume
 from .options import run_options
-from .ports import translate_ports
+from .published_ports import translate_ports
 
 __all__ = ["check_depends_on", "decide_keys", "depends_on", "translate_service"]
 

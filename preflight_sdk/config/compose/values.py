@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...durations import parse_duration
-from ...errors import InputError
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import InputError
 
 __all__ = ["Reader"]
 

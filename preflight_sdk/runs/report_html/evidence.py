@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from ...results.run import CaseHistory, CaseResult, DiagnosticReport, Failure, MockRequestInfo
+from preflight_sdk.core.results.run import CaseHistory, CaseResult, DiagnosticReport, Failure, MockRequestInfo
 
 __all__ = ["anchor", "case_article", "esc", "human_ms", "json_text"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from ...results.run import CaseResult, RunResult
+from preflight_sdk.core.results.run import CaseResult, RunResult
+
 from .evidence import anchor, esc, human_ms
 
 __all__ = ["PreviousRun", "cases_html", "changes_html", "files_html"]

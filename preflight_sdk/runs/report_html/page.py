@@ -14,10 +14,11 @@ from importlib.resources import files
 
 import msgspec
 
-from ...redaction import DEFAULT, Redactor, redact_failure
-from ...results.run import CaseResult, RunResult
-from ...runners.events import Event
-from ..history import cause_of
+from preflight_sdk.core.redaction import DEFAULT, Redactor, redact_failure
+from preflight_sdk.core.results.run import CaseResult, RunResult
+from preflight_sdk.runs.history import cause_of
+from preflight_sdk.suites.events import Event
+
 from .evidence import anchor, case_article, esc, human_ms
 from .lists import PreviousRun, cases_html, changes_html, files_html
 from .timeline import build_timeline

@@ -23,8 +23,8 @@ from typing import Literal
 
 import msgspec
 
-from ...results.run import RunResult
-from ...runners.events import Event
+from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.suites.events import Event
 
 __all__ = ["Lane", "Mark", "Span", "Timeline", "build_timeline"]
 

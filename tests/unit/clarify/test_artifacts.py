@@ -12,7 +12,7 @@ from preflight_sdk.clarify.projection import parse_projection, render_projection
 from preflight_sdk.clarify.snapshot import Entry
 from preflight_sdk.clarify.task import Task, parse_task, render_task
 from preflight_sdk.clarify.text import escape_block, slugify, title_from
-from preflight_sdk.errors import ConfigError
+from preflight_sdk.core.errors import ConfigError
 
 # Written by preflights 1.1.4 (its FilesystemAdapter), trimmed to one category per file.
 ORIGIN_ADR = """<!-- UID: 20261122T135453.035Z-5CC2 -->

@@ -20,7 +20,7 @@ from preflight_sdk.clarify.adr import parse_adr
 from preflight_sdk.clarify.engine import analyze, make_plan
 from preflight_sdk.clarify.repo import RepoFacts
 from preflight_sdk.clarify.uid import UID_RE, parse_uid
-from preflight_sdk.errors import InputError, PreflightError
+from preflight_sdk.core.errors import InputError, PreflightError
 
 
 async def _complete(

@@ -14,7 +14,7 @@ from preflight_sdk.clarify import clarify, read_architecture
 from preflight_sdk.clarify.adr import parse_adr
 from preflight_sdk.clarify.projection import parse_projection
 from preflight_sdk.clarify.task import parse_task
-from preflight_sdk.errors import InputError, PreflightError, StateError
+from preflight_sdk.core.errors import InputError, PreflightError, StateError
 
 
 @pytest.mark.anyio

@@ -11,10 +11,9 @@ import pytest
 
 from preflight_sdk.clarify import ClarifyResult, clarify, read_architecture
 from preflight_sdk.clarify.origin import origin_of
-from preflight_sdk.display import kernel
-from preflight_sdk.errors import PreflightError
-from preflight_sdk.notebook import view
-from preflight_sdk.notebook.clarify_form import ClarifyForm, clarify_form, form_for
+from preflight_sdk.core.errors import PreflightError
+from preflight_sdk.faces.notebook import kernel, view
+from preflight_sdk.faces.notebook.clarify_form import ClarifyForm, clarify_form, form_for
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

@@ -12,10 +12,14 @@ import pytest
 from mcp import Client
 
 from preflight_sdk.clarify import clarify, read_architecture
-from preflight_sdk.errors import InputError, PreflightError, StateError
-from preflight_sdk.export.mcp_server import PreflightMcp
-from preflight_sdk.export.seed_aliases import READ_ARCHITECTURE_ALIAS, REQUIRE_CLARIFICATION_ALIAS, seed_error
-from preflight_sdk.operations import AliasSpec
+from preflight_sdk.core.errors import InputError, PreflightError, StateError
+from preflight_sdk.faces.mcp.aliases import (
+    READ_ARCHITECTURE_ALIAS,
+    REQUIRE_CLARIFICATION_ALIAS,
+    AliasSpec,
+    seed_error,
+)
+from preflight_sdk.faces.mcp.server import PreflightMcp
 
 
 async def _call(alias: AliasSpec, repo: Path, arguments: dict[str, Any]) -> dict[str, Any]:

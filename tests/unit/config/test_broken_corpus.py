@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk.config import load_config
-from preflight_sdk.errors import ConfigError, ConfigProblem
+from preflight_sdk.core.errors import ConfigError, ConfigProblem
 
 BROKEN = Path(__file__).resolve().parents[2] / "fixtures" / "config" / "broken"
 FILES = sorted(BROKEN.glob("*.yaml"))

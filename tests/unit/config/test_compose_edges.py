@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from preflight_sdk.config import load_config
 from preflight_sdk.config.compose import load_compose
 from preflight_sdk.config.compose.schema import compose_schema
-from preflight_sdk.errors import ConfigError
+from preflight_sdk.core.errors import ConfigError
 
 AWESOME = Path(__file__).resolve().parents[2] / "fixtures" / "compose" / "awesome"
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from preflight_sdk.config import load_config, load_test_file
-from preflight_sdk.errors import ConfigError, PreflightError
+from preflight_sdk.core.errors import ConfigError, PreflightError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "config"
 GOOD_CONFIGS = sorted([*(FIXTURES / "good").rglob("e2e.y*ml"), *(FIXTURES / "origin").rglob("e2e.yaml")])

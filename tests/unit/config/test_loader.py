@@ -10,7 +10,7 @@ import pytest
 
 from preflight_sdk import Project
 from preflight_sdk.config import load_config, load_test_file
-from preflight_sdk.errors import ConfigError
+from preflight_sdk.core.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "config"
 ORIGIN = FIXTURES / "origin"

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from preflight_sdk.core.errors import PreflightError
+from preflight_sdk.core.results.lifecycle import LogLine
 from preflight_sdk.engine.base import BuildSpec, RemoveOutcome
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.errors import DAEMON_HINT, translate
@@ -27,8 +29,6 @@ from preflight_sdk.engine.inspect import (
     merge_log_streams as merge,
 )
 from preflight_sdk.engine.outcomes import removal_outcomes
-from preflight_sdk.errors import PreflightError
-from preflight_sdk.results.lifecycle import LogLine
 
 # -- daemon down ---------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk import PreflightError
-from preflight_sdk.config.ports import parse_port
+from preflight_sdk.config.port_specs import parse_port
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.errors import translate
 from preflight_sdk.engine.inspect import container_from_inspect, merge_log_streams

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from preflight_sdk.config.ports import parse_port
+from preflight_sdk.config.port_specs import parse_port
 from preflight_sdk.config.run_options import RunOptions, Ulimit
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.run_options import option_flags

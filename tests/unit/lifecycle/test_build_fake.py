@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk import PreflightError, Project
+from preflight_sdk.core.progress import ProgressEvent
 from preflight_sdk.engine.fake import FakeEngine
-from preflight_sdk.progress import ProgressEvent
 
 pytestmark = pytest.mark.anyio
 

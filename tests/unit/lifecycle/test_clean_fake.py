@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk import PreflightError, Project
+from preflight_sdk.core.results.lifecycle import CleanAction
 from preflight_sdk.engine.base import ContainerInfo
 from preflight_sdk.engine.fake import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.state import read_state, state_path
-from preflight_sdk.results.lifecycle import CleanAction
 
 pytestmark = pytest.mark.anyio
 

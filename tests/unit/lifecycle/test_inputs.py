@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from preflight_sdk.engine.base import BuildSpec
-from preflight_sdk.export.registry import reflect
+from preflight_sdk.faces.reflection.registry import reflect
 from preflight_sdk.lifecycle.dockerignore import context_files
 from preflight_sdk.lifecycle.inputs import build_inputs, build_reasons
 

@@ -10,9 +10,9 @@ import msgspec
 import pytest
 
 from preflight_sdk import PreflightError, Project
+from preflight_sdk.core.results.lifecycle import LogsResult
 from preflight_sdk.engine.fake import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.logs import MAX_LINE_BYTES, MAX_REPLY_BYTES
-from preflight_sdk.results.lifecycle import LogsResult
 
 pytestmark = pytest.mark.anyio
 

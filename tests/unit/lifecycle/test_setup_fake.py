@@ -142,7 +142,7 @@ async def test_setup_before_build_says_not_built(
 async def test_a_port_conflict_from_docker_cleans_up_and_names_the_port(
     make_project: Callable[..., Path], engine: FakeEngine
 ) -> None:
-    from preflight_sdk.errors import EnvironmentError_
+    from preflight_sdk.core.errors import EnvironmentError_
 
     engine.behave(
         "web",

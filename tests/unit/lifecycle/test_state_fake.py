@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk import PreflightError, Project
+from preflight_sdk.core.errors import EnvironmentError_
 from preflight_sdk.engine.fake import Behaviour, FakeEngine
-from preflight_sdk.errors import EnvironmentError_
 from preflight_sdk.lifecycle.state import read_state
 
 pytestmark = pytest.mark.anyio

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from unit.runners.stub import write_project
+from support.stub import write_project
 
 from preflight_sdk import Project
-from preflight_sdk.display import render_text
 from preflight_sdk.engine.fake import FakeEngine
+from preflight_sdk.faces.notebook.static import render_text
 
 pytestmark = pytest.mark.anyio
 

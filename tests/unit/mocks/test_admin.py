@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from preflight_sdk.errors import InputError, MockError
+from preflight_sdk.core.errors import InputError, MockError
 from preflight_sdk.mocks import fetch_requests
 
 pytestmark = pytest.mark.anyio

@@ -104,7 +104,7 @@ async def test_an_invalid_count_is_a_failed_check_not_an_exception(traffic) -> N
 
 
 async def test_form_bodies_are_checked_by_field() -> None:
-    from preflight_sdk.results.mocks import RecordedRequest
+    from preflight_sdk.core.results.mocks import RecordedRequest
 
     entry = RecordedRequest(
         method="POST",

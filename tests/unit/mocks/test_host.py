@@ -12,7 +12,7 @@ import anyio
 import httpx
 import pytest
 
-from preflight_sdk.errors import ConfigError, EnvironmentError_, InputError, StateError
+from preflight_sdk.core.errors import ConfigError, EnvironmentError_, InputError, StateError
 from preflight_sdk.mocks import MockHost, find_port_holder
 
 pytestmark = pytest.mark.anyio

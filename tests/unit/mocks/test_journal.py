@@ -9,7 +9,7 @@ import anyio
 import httpx
 import pytest
 
-from preflight_sdk.errors import InputError, MockError
+from preflight_sdk.core.errors import InputError, MockError
 from preflight_sdk.mocks import MockHost
 
 pytestmark = pytest.mark.anyio

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from preflight_sdk.errors import InputError
-from preflight_sdk.mocks.ports import check_bind_hosts, find_port_holder
+from preflight_sdk.core.errors import InputError
+from preflight_sdk.mocks.listeners import check_bind_hosts, find_port_holder
 
 HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from preflight_sdk.config.model import McpConfig, McpToolDecl
-from preflight_sdk.display.verify_view import verify_text
-from preflight_sdk.errors import ConfigError
+from preflight_sdk.core.errors import ConfigError
+from preflight_sdk.faces.notebook.static.verify_view import verify_text
 from preflight_sdk.verify import ExpectedTool, VerifyResult, verify
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from preflight_sdk.display import render_html, render_text
+from preflight_sdk.faces.notebook.static import render_html, render_text
 from preflight_sdk.verify.result import (
     Finding,
     ServerInfo,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from preflight_sdk.config.model import McpConfig, McpToolDecl
-from preflight_sdk.errors import ConfigError, InputError
+from preflight_sdk.core.errors import ConfigError, InputError
 from preflight_sdk.verify import ExpectedTool, VerifyResult, verify
 
 if TYPE_CHECKING:
@@ -367,7 +367,7 @@ async def test_expected_tools_replace_the_declarations_and_compare_output_schema
 
 
 def result_text(result: object) -> str:
-    from preflight_sdk.display import render_text
+    from preflight_sdk.faces.notebook.static import render_text
 
     return render_text(result)
 

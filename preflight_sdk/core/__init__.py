@@ -1,0 +1,1 @@
+"""The core: errors, result Structs and the envelope, durations, templates, progress, redaction."""

@@ -1,0 +1,1 @@
+"""`preflight`: the command line, generated from the operation registry."""

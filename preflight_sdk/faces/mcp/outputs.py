@@ -1,0 +1,201 @@
+"""Output schemas: what a client needs to validate `structuredContent`, and nothing more.
+
+Every client downloads and parses `tools/list` on connect; no model reads output schemas. So a
+tool's output schema is an outline: the envelope, and the top-level fields of its `data` with their
+types (a nested object is `{"type": "object"}`, a list `{"type": "array"}`, a fixed set of values
+its `enum`), without titles, descriptions or defaults. Every reply validates against it. The whole
+result types, every field described, are in `docs/schema/results.schema.json` (`results_schema`,
+written by `scripts/gen-schema`); each outline's `description` names its type there.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterable
+from types import NoneType, UnionType
+from typing import Any, Union, get_args, get_origin
+
+import msgspec
+
+from preflight_sdk.core.errors import ErrorInfo
+from preflight_sdk.core.results.envelope import Envelope
+from preflight_sdk.faces.reflection.registry import Registry
+
+__all__ = [
+    "RESULTS_FILE",
+    "RESULTS_ID",
+    "envelope_schema",
+    "outline",
+    "output_schema",
+    "result_name",
+    "result_types",
+    "results_schema",
+    "results_text",
+]
+
+RESULTS_FILE = "results.schema.json"
+RESULTS_ID = f"https://preflight.dev/schema/{RESULTS_FILE}"
+_DEFS = "#/$defs/"
+# Subscripted at run time with each operation's result type.
+_ENVELOPE: Any = Envelope
+
+
+def envelope_schema(result: Any) -> dict[str, Any]:
+    """Return the output schema of a tool whose reply is the envelope with `result` as `data`.
+
+    The envelope's fields and the top-level fields of `data` are typed. `error` is an object whose
+    `code`, `message`, `retryable` and `hint` are always there (what a client reads when `success`
+    is false); its `details`, like every deeper object, is left to the results schema.
+    """
+    schema = output_schema(_ENVELOPE[result], levels=1)
+    properties = schema["properties"]
+    properties["data"] = output_schema(result | None, levels=1)
+    properties["error"]["required"] = [f.encode_name for f in msgspec.structs.fields(ErrorInfo) if f.required]
+    schema["description"] = f"data: {result_name(result)} in {RESULTS_FILE}"
+    return schema
+
+
+def output_schema(typ: Any, *, levels: int) -> dict[str, Any]:
+    """Return the outline of `typ`: `levels` levels of object properties, then types only."""
+    schema = msgspec.json.schema(typ)
+    return outline(schema, schema.get("$defs", {}), levels)
+
+
+def outline(node: Any, defs: dict[str, Any], levels: int) -> dict[str, Any]:
+    """The schema `node` with `levels` levels of object properties kept (see `output_schema`)."""
+    node = _resolve(node, defs)
+    if levels <= 0:
+        return _kind(node, defs)
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            # anyOf even for a oneOf: two branches cut to their outlines may both match a reply.
+            return _merge([outline(branch, defs, levels) for branch in node[key]])
+    kind = node.get("type")
+    if kind == "object":
+        out: dict[str, Any] = {"type": "object"}
+        properties = node.get("properties")
+        if properties:
+            out["properties"] = {name: outline(prop, defs, levels - 1) for name, prop in properties.items()}
+        if node.get("required"):
+            out["required"] = list(node["required"])
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) and extra:
+            out["additionalProperties"] = outline(extra, defs, levels - 1)
+        elif extra is False:
+            out["additionalProperties"] = False
+        return out
+    if kind == "array" and isinstance(node.get("items"), dict):
+        return {"type": "array", "items": outline(node["items"], defs, levels - 1)}
+    return _kind(node, defs)
+
+
+def _resolve(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        node = defs[node["$ref"].removeprefix(_DEFS)]
+    return node if isinstance(node, dict) else {}
+
+
+def _kind(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """What a value of `node` is, in one keyword: its `enum`, its `type`, or `{}` (anything)."""
+    if "enum" in node:
+        return {"enum": list(node["enum"])}
+    if "const" in node:
+        return {"enum": [node["const"]]}
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            return _merge([_kind(_resolve(branch, defs), defs) for branch in node[key]])
+    kind = node.get("type")
+    if isinstance(kind, (str, list)):
+        return {"type": kind}
+    return {}
+
+
+def _merge(branches: list[dict[str, Any]]) -> dict[str, Any]:
+    """One schema accepting what any branch accepts, written as shortly as it can be."""
+    if any(branch == {} for branch in branches):
+        return {}
+    unique = [branch for i, branch in enumerate(branches) if branch not in branches[:i]]
+    if len(unique) == 1:
+        return unique[0]
+    typed = [branch for branch in unique if branch != {"type": "null"}]
+    if len(typed) == 1 and isinstance(typed[0].get("type"), str):
+        # `{anyOf: [{type: object, properties…}, {type: null}]}`: keywords such as `properties`
+        # apply to objects only, so `type: [object, null]` beside them says the same, shorter.
+        return {**typed[0], "type": [typed[0]["type"], "null"]}
+    if all(set(branch) <= {"type"} for branch in unique):
+        kinds: list[str] = []
+        for branch in unique:
+            for kind in branch["type"] if isinstance(branch["type"], list) else [branch["type"]]:
+                if kind not in kinds:
+                    kinds.append(kind)
+        return {"type": kinds}
+    if all(set(branch) == {"enum"} or branch == {"type": "null"} for branch in unique):
+        values: list[Any] = []
+        for branch in unique:
+            for value in branch.get("enum", [None]):
+                if value not in values:
+                    values.append(value)
+        return {"enum": values}
+    return {"anyOf": unique}
+
+
+def result_name(typ: Any) -> str:
+    """The name of a result type in the results schema (`RunResult`; `StoredTest | null`)."""
+    if get_origin(typ) in (Union, UnionType):
+        return " | ".join(result_name(arg) for arg in get_args(typ))
+    if typ is None or typ is NoneType:
+        return "null"
+    return getattr(typ, "__name__", str(typ))
+
+
+def result_types(registry: Registry) -> list[Any]:
+    """Every type a tool of `registry` replies with: the operations' results, the aliases' replies."""
+    found: list[Any] = []
+    for op in registry:
+        found.append(op.return_type)
+        for alias in op.aliases:
+            found += (
+                [alias.output_type] if alias.error_type is None else [alias.output_type, alias.error_type]
+            )
+    return found
+
+
+def results_schema(types: Iterable[Any]) -> dict[str, Any]:
+    """Return the JSON Schema (2020-12) holding every result type in `$defs`, fully described."""
+    unique = list(dict.fromkeys(arg for typ in types for arg in _members(typ)))
+    _, components = msgspec.json.schema_components(unique, ref_template=_DEFS + "{name}")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": RESULTS_ID,
+        "description": (
+            "The result types of preflight's operations: the `data` of each MCP tool's envelope "
+            "and of `preflight --json`. A tool's outputSchema names its type here."
+        ),
+        "$defs": _dedent(components),
+    }
+
+
+def results_text(types: Iterable[Any]) -> str:
+    """Return the results schema as the committed file holds it (indented, sorted keys)."""
+    return json.dumps(results_schema(types), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _members(typ: Any) -> list[Any]:
+    if get_origin(typ) in (Union, UnionType):
+        return [arg for arg in get_args(typ) if arg is not NoneType]
+    return [typ]
+
+
+def _dedent(node: Any) -> Any:
+    """Dedent every `description` (msgspec copies class docstrings as they are indented)."""
+    if isinstance(node, dict):
+        return {
+            key: inspect.cleandoc(value)
+            if key == "description" and isinstance(value, str)
+            else _dedent(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_dedent(item) for item in node]
+    return node

@@ -1,0 +1,77 @@
+"""Static renderings of result Structs: a compact text form and self-contained HTML.
+
+Each result type may register a renderer pair with `renders(ResultType)`; anything without one
+falls back to a generic field table. Nothing here imports IPython or ipywidgets: the HTML is
+plain markup, so it survives in saved notebooks, nbviewer and GitHub.
+
+Layer: a face (the top). Owns how results read as text and HTML, and what a Jupyter kernel
+shows (`../kernel.py`); results reach it through the `render` entry point (`core/face_hooks.py`).
+May import anything below and the notebook face (inside a kernel only); nothing below imports it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+
+__all__ = ["mimebundle", "render_html", "render_text", "renders"]
+
+T = TypeVar("T")
+_TEXT: dict[type, Callable[[Any], str]] = {}
+_HTML: dict[type, Callable[[Any], str]] = {}
+
+
+def renders(kind: type[T]) -> Callable[[Callable[[T], tuple[str, str]]], Callable[[T], tuple[str, str]]]:
+    """Register a function returning `(text, html)` for results of type `kind`."""
+
+    def decorate(fn: Callable[[T], tuple[str, str]]) -> Callable[[T], tuple[str, str]]:
+        _TEXT[kind] = lambda value: fn(value)[0]
+        _HTML[kind] = lambda value: fn(value)[1]
+        return fn
+
+    return decorate
+
+
+def _load_renderers() -> None:
+    from . import views  # noqa: F401  (registers the renderers)
+
+
+def render_text(result: Any) -> str:
+    """Return a compact, human-readable text form of `result`."""
+    if result is None:
+        return "none"  # an operation that found nothing (get_test of an unknown id)
+    _load_renderers()
+    fn = _TEXT.get(type(result))
+    if fn is not None:
+        return fn(result)
+    return f"{type(result).__name__} " + msgspec.json.format(msgspec.json.encode(result), indent=2).decode()
+
+
+def mimebundle(result: Any) -> dict[str, Any]:
+    """What Jupyter shows for `result`: text and HTML, or inside a kernel a live widget (a form) or a
+    test run's page (its report.html, see `report_view`).
+
+    A widget or a page keeps the result's text beside it, for where they are not rendered (GitHub).
+    """
+    from preflight_sdk.faces.notebook import kernel
+
+    text = render_text(result)
+    live = kernel.live_bundle(result) or kernel.page_bundle(result)
+    if live is not None:
+        return {**live, "text/plain": text}
+    return {"text/plain": text, "text/html": render_html(result)}
+
+
+def render_html(result: Any) -> str:
+    """Return a self-contained HTML rendering of `result`."""
+    if result is None:
+        return "<i>none</i>"
+    _load_renderers()
+    fn = _HTML.get(type(result))
+    if fn is not None:
+        return fn(result)
+    body = msgspec.json.format(msgspec.json.encode(result), indent=2).decode()
+    return f'<div class="pf-result"><b>{html.escape(type(result).__name__)}</b><pre>{html.escape(body)}</pre></div>'

@@ -1,0 +1,1 @@
+"""The pytest plugin: `--preflight` and the `preflight_env` fixture."""

@@ -1,8 +1,0 @@
-"""`python -m preflight_sdk.mcp [--project PATH] …`: serve the MCP tools over stdio."""
-
-from __future__ import annotations
-
-from ..export.mcp_launcher import main
-
-if __name__ == "__main__":
-    main(prog_name="python -m preflight_sdk.mcp")

@@ -1,0 +1,437 @@
+"""`run` and `run_suite`: pick the suites, check the environment, run them, write the report.
+
+Suites run in file order; when parallel runs are on (`tests.parallel`, or `parallel=True`), the
+suites marked `parallel: true` then run together, up to `concurrency` at a time, each with its own
+variables. A suite that declares cases but records none is failed, never an empty pass.
+
+A `TestPlan` ties the run to its owner (the run supervisor): the run id and event log, the cases
+to run when it resumes another run, a cancel scope the owner can trip (the finished cases are
+kept, the suite in flight runs its teardown), and what has finished so far, for live snapshots.
+Writing the artifacts and recording the run are the owner's work, not this module's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from preflight_sdk.config import LoadedConfig, SuiteConfig, TestFile, load_test_file
+from preflight_sdk.config.model import ParallelConfig
+from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import ConfigError, InputError, PreflightError, StateError
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.redaction import Redactor, redact_failure
+from preflight_sdk.core.results.lifecycle import SetupResult
+from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, Totals
+from preflight_sdk.engine.endpoint import http_url
+from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.lifecycle.mockhost import ensure_mocks
+
+from .context import RunContext
+from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
+from .events import EventLog
+from .process_runners import run_pytest_suite, run_shell_suite
+from .traffic import record_mock_traffic
+from .warm_pytest import WarmPytest
+from .yaml_runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
+
+__all__ = ["TestPlan", "partial_result", "run_suites", "select_suites"]
+
+_DEFAULT_SUITE_TIMEOUT = 300.0
+_PROCESS_GRACE = 10.0
+
+
+class TestPlan:
+    """What the owner of a test run gives it, and sees of it while it runs."""
+
+    def __init__(
+        self,
+        run_id: str,
+        log: EventLog,
+        selection: dict[str, set[str]] | None = None,
+        synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
+        environment_optional: bool = False,
+    ) -> None:
+        self.run_id = run_id
+        self.log = log
+        self.selection = selection
+        # Suites that are not in e2e.yaml (saved tests and suites), with their test files, and
+        # whether they may run without the environment (they name no service and no mock).
+        self.synthetic = {suite.id: (suite, test) for suite, test in synthetic}
+        self.environment_optional = environment_optional
+        self.stop: anyio.CancelScope | None = None
+        self.cancel_requested = False
+        self.context: RunContext | None = None
+        self.results: dict[str, SuiteResult] = {}
+        self.suites: list[SuiteConfig] = []
+        self.phase: str | None = None
+        self.redactor: Redactor | None = None  # every output of the run shows secrets replaced
+        self.began = time.perf_counter()  # the run's duration counts from here: set-up included
+        self.engine: str | None = None  # the engine this plan's suites run on, in a sharded run
+        self.setup: SetupResult | None = None  # what bringing the environment up to date did
+
+    def tagged(self, suite: SuiteResult) -> SuiteResult:
+        """`suite` and its cases marked with the engine they ran on (in a sharded run)."""
+        if self.engine is None:
+            return suite
+        cases = [msgspec.structs.replace(c, engine=self.engine) for c in suite.cases]
+        return msgspec.structs.replace(suite, engine=self.engine, cases=cases)
+
+    def cancel(self) -> None:
+        """Stop the run: the suite in flight is cancelled (its teardown still runs), the rest skipped."""
+        self.cancel_requested = True
+        if self.stop is not None:
+            self.stop.cancel()
+
+
+async def run_suites(
+    ctx: ProjectContext,
+    *,
+    suite_ids: list[str] | None,
+    parallel: bool | None,
+    reporter: Reporter,
+    plan: TestPlan,
+) -> RunResult:
+    """Run the selected suites (all when `suite_ids` is None) and return the report (not yet written)."""
+    loaded = await ctx.ensure_loaded()
+    suites = select_suites(loaded, suite_ids, {i: s for i, (s, _) in plan.synthetic.items()})
+    plan.suites = suites
+    plan.phase = "environment"
+    env = await _environment(ctx, loaded, reporter, optional=plan.environment_optional)
+    given = {i: test for i, (_, test) in plan.synthetic.items()}
+    total = sum(_declared_cases(loaded, s, plan.selection, given.get(s.id)) for s in suites)
+    estimated = [s.id for s in suites if not _counted_ahead(loaded, s, plan.selection, given.get(s.id))]
+    run = RunContext(
+        run_id=plan.run_id,
+        env=env,
+        reporter=reporter,
+        retry=loaded.config.tests.retry if loaded.config.tests else None,
+        total_cases=total,
+        log=plan.log,
+        selection=plan.selection,
+        warm_pytest=ctx.pytest_servers if isinstance(ctx.pytest_servers, WarmPytest) else None,
+        estimated=estimated,
+    )
+    plan.context = run
+    plan.redactor = loaded.redactor
+    plan.log.redactor = loaded.redactor
+    results = plan.results
+    taken: set[str] = set()
+    enabled, concurrency = _parallel(loaded, parallel)
+    serial = [s for s in suites if not (enabled and s.parallel)]
+    together = [s for s in suites if enabled and s.parallel]
+    plan.phase = "suites"
+    plan.log.record("PHASE_STARTED", phase="suites")
+    try:
+        with anyio.CancelScope() as stop:
+            plan.stop = stop
+            if plan.cancel_requested:
+                stop.cancel()
+            for suite in serial:
+                results[suite.id] = plan.tagged(
+                    await _run_one(run, loaded, suite, taken, given.get(suite.id))
+                )
+            if together:
+                limiter = anyio.CapacityLimiter(concurrency)
+
+                async def one(suite: SuiteConfig) -> None:
+                    async with limiter:
+                        done = await _run_one(run, loaded, suite, taken, given.get(suite.id))
+                        results[suite.id] = plan.tagged(done)
+
+                async with anyio.create_task_group() as tg:
+                    for suite in together:
+                        tg.start_soon(one, suite)
+    finally:
+        plan.log.record("PHASE_FINISHED", phase="suites")
+        plan.phase = "teardown"
+        plan.log.record("PHASE_STARTED", phase="teardown")
+        with anyio.CancelScope(shield=True):
+            await run.http.aclose()
+            await record_mock_traffic(run)
+        plan.log.record("PHASE_FINISHED", phase="teardown")
+    run.full_failures = {
+        key: loaded.redactor.scrub(redact_failure(f, loaded.redactor)) for key, f in run.full_failures.items()
+    }
+    cancelled = stop.cancelled_caught or plan.cancel_requested
+    return partial_result(plan, status="cancelled" if cancelled else None)
+
+
+def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
+    """The run as it stands: finished suites, and the finished cases of the others.
+
+    With `status` None the run is complete and its status follows its cases; otherwise (`running`,
+    `cancelled`, …) the suites not finished are listed with the cases they finished.
+    """
+    run = plan.context
+    finished = run.finished if run is not None else []
+    ordered: list[SuiteResult] = []
+    for suite in plan.suites:
+        done = plan.results.get(suite.id)
+        if done is not None:
+            ordered.append(_redacted(done, plan.redactor) if plan.redactor else done)
+            continue
+        cases = [c for c in finished if c.suite == suite.id]
+        if status is None or (not cases and status == "running"):
+            continue
+        ordered.append(
+            SuiteResult(
+                id=suite.id,
+                name=suite.name or suite.id,
+                runner=suite.runner,
+                status="failed" if any(c.status == "failed" for c in cases) else "skipped",
+                duration=0,
+                passed=sum(c.status == "passed" for c in cases),
+                failed=sum(c.status == "failed" for c in cases),
+                skipped=sum(c.status == "skipped" for c in cases),
+                cases=[_redacted_case(c, plan.redactor) for c in cases] if plan.redactor else cases,
+                error=None if status == "running" else f"not finished: the run was {status}",
+            )
+        )
+        if status == "cancelled" and run is not None:
+            run.log.record("SUITE_FINISHED", suite=suite.id, status="cancelled")
+    return _assemble(plan, ordered, status)
+
+
+def select_suites(
+    loaded: LoadedConfig, suite_ids: list[str] | None, extra: Mapping[str, SuiteConfig] | None = None
+) -> list[SuiteConfig]:
+    """The suites to run, in the order asked (all, in file order, when `suite_ids` is None).
+
+    `extra` are suites from elsewhere than e2e.yaml (saved suites), addressable by their ids.
+    """
+    suites = loaded.suites
+    if suite_ids is None:
+        return suites
+    known = {s.id: s for s in suites}
+    known.update(extra or {})
+    unknown = [i for i in suite_ids if i not in known]
+    if unknown:
+        raise InputError(
+            f"no suite with id {', '.join(f'`{u}`' for u in unknown)}",
+            code="SUITE_NOT_FOUND",
+            hint=f"valid suite ids: {', '.join(known) or '(none configured)'}",
+            details={"unknown": unknown, "valid": list(known)},
+        )
+    return [known[i] for i in dict.fromkeys(suite_ids)]
+
+
+async def _environment(
+    ctx: ProjectContext, loaded: LoadedConfig, reporter: Reporter, *, optional: bool = False
+) -> RunEnvironment:
+    """The running environment; with `optional`, an empty one when it is not running."""
+    session = ctx.require_session()
+    needs = bool(loaded.services or loaded.config.mocks)
+    if not needs or (optional and session.state != "running"):
+        return RunEnvironment(loaded=loaded, services={}, mocks={}, engine=None)
+    if session.state != "running":
+        raise StateError(
+            f"the environment is not running (state: {session.state})",
+            code="NOT_RUNNING",
+            hint="call `setup` first (or `run`, which builds, sets up, runs and cleans)",
+            details={"state": session.state},
+        )
+    records = {r.service: r for r in session.containers}
+    infos = {i.id: i for i in await ctx.engine.inspect([r.id for r in records.values()])} if records else {}
+    address = (await ctx.engine.reach())[0] if records else "127.0.0.1"
+    services: dict[str, ServiceEndpoint] = {}
+    broken: list[str] = []
+    for service in loaded.services:
+        record = records.get(service.name)
+        info = infos.get(record.id) if record else None
+        if info is None or (service.kind == "service" and not info.running):
+            broken.append(f"{service.name} ({info.status if info else 'missing'})")
+            continue
+        ports = {p.container: p.host for p in info.ports}
+        first = info.ports[0] if info.ports else None
+        services[service.name] = ServiceEndpoint(
+            name=service.name,
+            url=http_url(address, first.host) if first else None,
+            host=address,
+            port=first.host if first else None,
+            ports=ports,
+            container_id=info.id,
+            container_name=info.name,
+        )
+    if broken:
+        raise StateError(
+            "the environment is broken: " + ", ".join(broken),
+            code="NOT_RUNNING",
+            hint="read the logs of those services, then clean and setup again",
+            details={"broken": broken},
+        )
+    await ensure_mocks(ctx, reporter)
+    mocks: dict[str, MockEndpoint] = {}
+    host = ctx.mocks
+    recorded = {r.name: r.port for r in ctx.require_session().mocks}
+    for name, mock in loaded.config.mocks.items():
+        port = host.port(name) if host is not None and host.running() else recorded.get(name, mock.port)
+        mocks[name] = MockEndpoint(name=name, url=f"http://127.0.0.1:{port}", port=port)
+    return RunEnvironment(
+        loaded=loaded,
+        services=services,
+        mocks=mocks,
+        engine=ctx.engine,
+        mock_host=host,
+        network=session.network,
+    )
+
+
+def _parallel(loaded: LoadedConfig, override: bool | None) -> tuple[bool, int]:
+    setting = loaded.config.tests.parallel if loaded.config.tests else None
+    concurrency = setting.concurrency if isinstance(setting, ParallelConfig) else 4
+    enabled = setting.enabled if isinstance(setting, ParallelConfig) else bool(setting)
+    return (override if override is not None else enabled), concurrency
+
+
+def _counted_ahead(
+    loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None, given: TestFile | None
+) -> bool:
+    """Whether `_declared_cases` knows the suite's cases before it runs: a pytest suite's are
+    only known once it has collected them (it counts as one until then)."""
+    chosen = selection.get(suite.id) if selection is not None else None
+    return chosen is not None or suite.runner != "pytest" or given is not None
+
+
+def _declared_cases(
+    loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None, given: TestFile | None
+) -> int:
+    chosen = selection.get(suite.id) if selection is not None else None
+    if chosen is not None:
+        return len(chosen)
+    test = given or loaded.test_files.get(suite.id)
+    return len(test.cases) if test is not None else 1
+
+
+async def _run_one(
+    run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str], given: TestFile | None = None
+) -> SuiteResult:
+    """Run one suite of any runner; a suite that cannot run at all is a failed suite with its error.
+
+    `given` is the test file of a suite that has none on disk (a saved suite).
+
+    `suite_start` is recorded here, before the test file is even read, so every `suite_end` has
+    its start, including a suite whose file does not load.
+    """
+    timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_SUITE_TIMEOUT
+    started = time.perf_counter()
+    run.reporter.step(f"suite {suite.id}", scope=suite.id)
+    run.event("suite_start", suite=suite.id)
+    # Every runner keeps its own deadline and reports it with the cases it finished (YAML suites
+    # then still run their teardown): this outer one only catches a runner that hangs past that.
+    outer = timeout + _PROCESS_GRACE + (TEARDOWN_LIMIT if suite.runner == "yaml" else 0.0)
+    try:
+        with anyio.fail_after(outer):
+            if suite.runner == "yaml":
+                test = given
+                if test is None:
+                    test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
+                return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
+            if suite.runner == "pytest":
+                return await run_pytest_suite(run, loaded, suite, taken)
+            return await run_shell_suite(run, loaded, suite, taken)
+    except TimeoutError:
+        error = f"the suite did not finish within {timeout_text(suite)} and was stopped"
+    except ConfigError as exc:
+        error = str(exc)
+    except PreflightError as exc:
+        error = f"[{exc.code}] {exc.message}"
+    return run.finish_suite(
+        id=suite.id,
+        name=suite.name or suite.id,
+        runner=suite.runner,
+        cases=[],
+        seconds=time.perf_counter() - started,
+        error=error,
+    )
+
+
+_PARSED: dict[str, tuple[bytes, TestFile]] = {}
+_PARSED_LIMIT = 64
+_PARSED_LOCK = threading.Lock()  # parallel suites load their files in worker threads
+
+
+def _test_file(path: Path) -> TestFile:
+    """Load a suite's test file, reusing the last parse while its content is unchanged (blocking).
+
+    Read at each run, so an edit made after `init` is picked up; parsed again only when it changed.
+    """
+    try:
+        digest = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+    except OSError:
+        return load_test_file(path)  # raises CONFIG_NOT_FOUND with the path
+    with _PARSED_LOCK:
+        cached = _PARSED.get(str(path))
+    if cached is not None and cached[0] == digest:
+        return cached[1]
+    test = load_test_file(path)
+    with _PARSED_LOCK:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[str(path)] = (digest, test)
+    return test
+
+
+def _redacted_case(case: CaseResult, redactor: Redactor) -> CaseResult:
+    named = (
+        msgspec.structs.replace(case, failure=redact_failure(case.failure, redactor))
+        if case.failure
+        else case
+    )
+    return redactor.scrub(named)
+
+
+def _redacted(suite: SuiteResult, redactor: Redactor) -> SuiteResult:
+    """The suite as every output shows it (report, junit, cases files, replies): secrets replaced."""
+    cases = [_redacted_case(c, redactor) for c in suite.cases]
+    error = redactor.text(suite.error) if suite.error else suite.error
+    return redactor.scrub(msgspec.structs.replace(suite, cases=cases, error=error))
+
+
+def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | None) -> RunResult:
+    run = plan.context
+    cases: list[CaseResult] = [c for s in suites for c in s.cases]
+    totals = Totals(
+        passed=sum(c.status == "passed" for c in cases),
+        failed=sum(c.status == "failed" for c in cases),
+        skipped=sum(c.status == "skipped" for c in cases),
+        total=len(cases),
+    )
+    verdict = "failed" if totals.failed or any(s.status == "failed" for s in suites) else "passed"
+    status = status_override or verdict
+    started = run.started if run is not None else datetime.now(UTC)
+    return RunResult(
+        run_id=plan.run_id,
+        status=status,  # type: ignore[arg-type]
+        summary=_summary(suites, totals, status),
+        totals=totals,
+        duration=int((time.perf_counter() - plan.began) * 1000),
+        suites=suites,
+        started_at=started.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        selected_suites=[s.id for s in plan.suites],
+        trace_id=plan.log.trace_id,
+    )
+
+
+def _summary(suites: list[SuiteResult], totals: Totals, status: str) -> str:
+    text = f"{status}: {len(suites)} suite(s), {totals.total} case(s): {totals.passed} passed, {totals.failed} failed"
+    if totals.skipped:
+        text += f", {totals.skipped} skipped"
+    broken = [s for s in suites if s.error]
+    first = next((c for s in suites for c in s.cases if c.status == "failed" and c.failure), None)
+    if first is not None and first.failure is not None:
+        text += f". First failure {first.id}: {first.failure.summary}"
+    elif broken:
+        text += f". Suite {broken[0].id}: {broken[0].error}"
+    return text[:400]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
