@@ -10,9 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 import anyio
@@ -127,25 +126,18 @@ class Project:
         # `run(keep=True)` keeps pytest warm for the next run in this process (see
         # suites/warm_pytest.py); a caller that runs once and exits turns it off.
         self.keep_warm = True
-        self._sync: SyncProject | None = None
-        self._supervisor: RunSupervisor | None = None
-        self._saved_tests: SavedTests | None = None
 
-    @property
+    @cached_property
     def _runs(self) -> RunSupervisor:
-        if self._supervisor is None:
-            from preflight_sdk.runs.supervisor import RunSupervisor
+        from preflight_sdk.runs.supervisor import RunSupervisor
 
-            self._supervisor = RunSupervisor(self._ctx)
-        return self._supervisor
+        return RunSupervisor(self._ctx)
 
-    @property
+    @cached_property
     def _saved(self) -> SavedTests:
-        if self._saved_tests is None:
-            from preflight_sdk.saved import SavedTests
+        from preflight_sdk.saved import SavedTests
 
-            self._saved_tests = SavedTests(self._runs)
-        return self._saved_tests
+        return SavedTests(self._runs)
 
     def _record_call(
         self, name: str, started: float, duration: int, outcome: str, code: str | None, run_id: str | None
@@ -185,18 +177,16 @@ class Project:
         """The project path given to `open`."""
         return str(self._ctx.path)
 
-    @property
+    @cached_property
     def sync(self) -> SyncProject:
         """The same operations, blocking: `project.sync.build()` for code that cannot `await`.
 
         Runs them on a private event loop in a background thread (an anyio blocking portal), so it
         also works inside a Jupyter kernel. Use either the async methods or `sync` on one Project.
         """
-        if self._sync is None:
-            from preflight_sdk.sync import SyncProject
+        from preflight_sdk.sync import SyncProject
 
-            self._sync = SyncProject(self)
-        return self._sync
+        return SyncProject(self)
 
     def __repr__(self) -> str:
         state = self._ctx.session.state if self._ctx.session else "not initialized"
@@ -205,16 +195,11 @@ class Project:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         from preflight_sdk.lifecycle.clean import clean_on_exit
 
-        if self._supervisor is not None:
-            await self._supervisor.shutdown()
+        if "_runs" in vars(self):  # a supervisor was started (`_runs` is cached on first use)
+            await self._runs.shutdown()
         await self._ctx.stop_pytest_servers()
         await clean_on_exit(self._ctx)
 
@@ -1113,30 +1098,18 @@ class Project:
         # Before anything is loaded: a bad combination must fail fast and start nothing.
         check_sources(command=command, manifest=manifest, self_check=self_check)
         root, mcp = await self._verify_source()
-        if self_check:
-            argv, expected = _self_check_target(str(root))
-            return await _verify(
-                root=root,
-                command=argv,
-                expected_tools=expected,
-                timeout=timeout,
-                call_timeout=call_timeout,
-                call_readonly=call_readonly,
-                call_open_world=call_open_world,
-                strict=True,
-            )
-        return await _verify(
+        verify = partial(
+            _verify,
             root=root,
-            mcp=mcp,
-            command=command,
-            manifest=manifest,
             timeout=timeout,
             call_timeout=call_timeout,
             call_readonly=call_readonly,
             call_open_world=call_open_world,
-            strict=strict,
-            mcp_only=mcp_only,
         )
+        if self_check:
+            argv, expected = _self_check_target(str(root))
+            return await verify(command=argv, expected_tools=expected, strict=True)
+        return await verify(mcp=mcp, command=command, manifest=manifest, strict=strict, mcp_only=mcp_only)
 
     @operation(title="Clarify an intention into ADR and task files", group="clarify")
     async def clarify(

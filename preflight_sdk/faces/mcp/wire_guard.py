@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextvars
 import logging
 import re
-from types import TracebackType
 from typing import Any, Self
 
 import anyio
@@ -39,12 +38,7 @@ class WrappedStream:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 
