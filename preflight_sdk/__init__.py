@@ -18,10 +18,10 @@ them only through the entry points of `preflight_sdk.core.face_hooks`.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from preflight_sdk._version import __version__
+from preflight_sdk.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from preflight_sdk.config import LoadedConfig, ProjectConfig, json_schema, load_config
@@ -82,13 +82,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_attributes(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:

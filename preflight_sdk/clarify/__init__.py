@@ -21,7 +21,9 @@ plain results: their rendering is the display face's, their form the notebook fa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from preflight_sdk.core.lazy import lazy_attributes
 
 from .questions import Question
 from .results import ArchitectureResult, Artifact, ClarifyResult, Detected, Progress
@@ -45,13 +47,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -17,8 +17,9 @@ clarification form. May import anything below; nothing below imports it.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from preflight_sdk.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .live import LOG_LINES, LiveView, live_sink
@@ -31,8 +32,4 @@ __all__ = ["LOG_LINES", "LiveView", "live_sink", "view"]
 _HOMES = {"LOG_LINES": "live", "LiveView": "live", "live_sink": "live", "view": "widgets"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_attributes(__name__, _HOMES)
