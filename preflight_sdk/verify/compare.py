@@ -152,45 +152,29 @@ def _compare_declaration(
     expected: ExpectedTool, tool: dict[str, Any], findings: list[Finding]
 ) -> SchemaDiff | None:
     diff = None
-    if expected.input_schema is not None:
-        diff = schema_diff(expected.input_schema, tool.get("inputSchema"))
-        if diff is not None:
-            findings.append(
-                Finding(
-                    severity="error",
-                    code="SCHEMA_MISMATCH",
-                    message=f"served inputSchema differs from the declared one: {describe_diff(diff)}",
-                    tool=expected.name,
-                    path="inputSchema",
-                )
-            )
-    if expected.output_schema is not None:
-        out = schema_diff(expected.output_schema, tool.get("outputSchema"))
-        if out is not None:
-            findings.append(
-                Finding(
-                    severity="error",
-                    code="OUTPUT_SCHEMA_MISMATCH",
-                    message=f"served outputSchema differs from the declared one: {describe_diff(out)}",
-                    tool=expected.name,
-                    path="outputSchema",
-                )
-            )
+    for field, declared, code in (
+        ("inputSchema", expected.input_schema, "SCHEMA_MISMATCH"),
+        ("outputSchema", expected.output_schema, "OUTPUT_SCHEMA_MISMATCH"),
+    ):
+        drift = schema_diff(declared, tool.get(field)) if declared is not None else None
+        if drift is not None:
+            message = f"served {field} differs from the declared one: {describe_diff(drift)}"
+            findings.append(_mismatch(expected, field, code, message))
+            if field == "inputSchema":
+                diff = drift  # the report carries the input schema's diff
     if expected.annotations:
         served = _mapping(tool.get("annotations"))
         wrong = {k: (v, served.get(k)) for k, v in expected.annotations.items() if served.get(k) != v}
         if wrong:
             detail = ", ".join(f"{k}: declared {d!r}, served {s!r}" for k, (d, s) in sorted(wrong.items()))
-            findings.append(
-                Finding(
-                    severity="error",
-                    code="ANNOTATIONS_MISMATCH",
-                    message=f"annotations differ from the declared ones ({detail})",
-                    tool=expected.name,
-                    path="annotations",
-                )
-            )
+            message = f"annotations differ from the declared ones ({detail})"
+            findings.append(_mismatch(expected, "annotations", "ANNOTATIONS_MISMATCH", message))
     return diff
+
+
+def _mismatch(expected: ExpectedTool, field: str, code: str, message: str) -> Finding:
+    """An error finding: the served tool's `field` is not what `expected` declares."""
+    return Finding(severity="error", code=code, message=message, tool=expected.name, path=field)
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -90,6 +90,21 @@ class _Reader:
             self.add(path, exc.message)
             return None
 
+    def schema(self, ref: Any, path: PathKey, base: Path, wrong_type: str) -> dict[str, Any] | None:
+        """The schema `ref` gives inline or as a JSON file relative to `base`; None (noted) if it can't be read."""
+        if isinstance(ref, dict):
+            return ref
+        if isinstance(ref, str):
+            try:
+                return load_schema_file(
+                    resolve_path(base, ref), where=format_path(path), code="MANIFEST_INVALID"
+                )
+            except ConfigError as exc:
+                self.add(path, exc.problems[0].message if exc.problems else exc.message)
+        elif ref is not None:
+            self.add(path, wrong_type)
+        return None
+
 
 def load_manifest(file: Path) -> ServerSpec:
     """Return the server spec a manifest describes (blocking: reads the manifest and schema files).
@@ -209,22 +224,12 @@ def _read_tools(reader: _Reader, entries: list[tuple[PathKey, Any]], base: Path)
             reader.add(path, f"tool {name!r} is declared twice")
             continue
         seen.add(name)
-        schema: dict[str, Any] | None = None
-        if isinstance(schema_ref, dict):
-            schema = schema_ref
-        elif isinstance(schema_ref, str):
-            try:
-                schema = load_schema_file(
-                    resolve_path(base, schema_ref),
-                    where=format_path((*path, "schema")),
-                    code="MANIFEST_INVALID",
-                )
-            except ConfigError as exc:
-                reader.add((*path, "schema"), exc.problems[0].message if exc.problems else exc.message)
-        elif schema_ref is not None:
-            reader.add(
-                (*path, "schema"), "`schema` is a path to a JSON file (relative to the manifest) or an object"
-            )
+        schema = reader.schema(
+            schema_ref,
+            (*path, "schema"),
+            base,
+            "`schema` is a path to a JSON file (relative to the manifest) or an object",
+        )
         declared.append(ExpectedTool(name=name, input_schema=schema, example_arguments=examples))
     return declared
 
@@ -260,21 +265,12 @@ def _read_cli(reader: _Reader, entries: Any, base: Path) -> list[CliContract]:
             continue
         reader.unknown_keys(entry, path, _CLI_KEYS)
         argv = reader.command(entry["command"], (*path, "command"))
-        schema: dict[str, Any] | None = None
-        ref = entry.get("output_schema")
-        if isinstance(ref, dict):
-            schema = ref
-        elif isinstance(ref, str):
-            try:
-                schema = load_schema_file(
-                    resolve_path(base, ref),
-                    where=format_path((*path, "output_schema")),
-                    code="MANIFEST_INVALID",
-                )
-            except ConfigError as exc:
-                reader.add((*path, "output_schema"), exc.problems[0].message if exc.problems else exc.message)
-        elif ref is not None:
-            reader.add((*path, "output_schema"), "`output_schema` is a JSON file path or an object")
+        schema = reader.schema(
+            entry.get("output_schema"),
+            (*path, "output_schema"),
+            base,
+            "`output_schema` is a JSON file path or an object",
+        )
         if argv is not None:
             contracts.append(CliContract(command=argv, output_schema=schema))
     return contracts
