@@ -17,7 +17,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
-__all__ = ["mimebundle", "render_html", "render_text", "renders"]
+from ..kit import esc, wrap
+
+__all__ = ["mimebundle", "render_html", "render_text", "renders", "renders_line"]
 
 T = TypeVar("T")
 _TEXT: dict[type, Callable[[Any], str]] = {}
@@ -30,6 +32,21 @@ def renders(kind: type[T]) -> Callable[[Callable[[T], tuple[str, str]]], Callabl
     def decorate(fn: Callable[[T], tuple[str, str]]) -> Callable[[T], tuple[str, str]]:
         _TEXT[kind] = lambda value: fn(value)[0]
         _HTML[kind] = lambda value: fn(value)[1]
+        return fn
+
+    return decorate
+
+
+def renders_line(kind: type[T], *, cls: str) -> Callable[[Callable[[T], str]], Callable[[T], str]]:
+    """Register a function returning the text of results of type `kind`: their HTML is that text
+    in a `<div class="{cls}">`, escaped, one line a line."""
+
+    def decorate(fn: Callable[[T], str]) -> Callable[[T], str]:
+        def both(value: T) -> tuple[str, str]:
+            text = fn(value)
+            return text, wrap(esc(text).replace("\n", "<br>"), cls=cls)
+
+        renders(kind)(both)
         return fn
 
     return decorate

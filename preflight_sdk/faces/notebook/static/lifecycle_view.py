@@ -11,19 +11,8 @@ from preflight_sdk.core.results.lifecycle import (
     SetupResult,
     StatusResult,
 )
-from preflight_sdk.faces.notebook.kit import (
-    badge,
-    block,
-    columns,
-    esc,
-    human_ms,
-    plural,
-    row,
-    shorten,
-    table,
-    wrap,
-)
 
+from ..kit import badge, block, columns, esc, human_ms, plural, row, shorten, table, wrap
 from . import renders
 
 __all__ = ["level_of", "link", "logs_lines_html"]

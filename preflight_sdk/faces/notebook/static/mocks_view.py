@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 from preflight_sdk.core.results.mocks import MockRequestsResult, RecordedRequest
-from preflight_sdk.faces.notebook.kit import (
-    badge,
-    block,
-    columns,
-    esc,
-    json_text,
-    plural,
-    row,
-    shorten,
-    table,
-    wrap,
-)
 
+from ..kit import badge, block, columns, esc, json_text, plural, row, shorten, table, wrap
 from . import renders
 
 __all__ = ["journal_html", "render_mock_requests"]

@@ -13,21 +13,8 @@ from pathlib import Path
 
 from preflight_sdk.core.results.grouping import group_failures
 from preflight_sdk.core.results.run import CaseResult, DiagnosticReport, Failure, RunResult, SuiteResult
-from preflight_sdk.faces.notebook.kit import (
-    MARKS,
-    badge,
-    block,
-    columns,
-    esc,
-    human_ms,
-    json_text,
-    plural,
-    row,
-    shorten,
-    table,
-    wrap,
-)
 
+from ..kit import MARKS, badge, block, columns, esc, human_ms, json_text, plural, row, shorten, table, wrap
 from . import renders
 
 __all__ = [

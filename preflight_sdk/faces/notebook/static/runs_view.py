@@ -12,20 +12,9 @@ from preflight_sdk.core.results.runs import (
     RunDiff,
     RunList,
 )
-from preflight_sdk.faces.notebook.kit import (
-    badge,
-    block,
-    columns,
-    esc,
-    human_ms,
-    plural,
-    row,
-    shorten,
-    table,
-    wrap,
-)
 
-from . import renders
+from ..kit import badge, block, columns, esc, human_ms, plural, row, shorten, table, wrap
+from . import renders, renders_line
 
 __all__ = [
     "render_artifact",
@@ -162,11 +151,10 @@ def render_artifact(a: ArtifactContent) -> tuple[str, str]:
     return f"{head}\n{body}{more}", wrap(f"<b>{esc(head)}</b>" + block(body[:20000]), cls="pf-artifact")
 
 
-@renders(PruneResult)
-def render_prune(p: PruneResult) -> tuple[str, str]:
+@renders_line(PruneResult, cls="pf-prune")
+def render_prune(p: PruneResult) -> str:
     """How many runs were deleted."""
-    text = f"deleted {plural(len(p.deleted), 'run')}; {p.remaining} remain"
-    return text, wrap(esc(text), cls="pf-prune")
+    return f"deleted {plural(len(p.deleted), 'run')}; {p.remaining} remain"
 
 
 @renders(OperationLog)

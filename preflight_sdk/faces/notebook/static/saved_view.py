@@ -13,9 +13,9 @@ from preflight_sdk.core.results.saved import (
     SuiteList,
     TestList,
 )
-from preflight_sdk.faces.notebook.kit import badge, block, columns, esc, json_text, plural, row, table, wrap
 
-from . import renders
+from ..kit import badge, block, columns, esc, json_text, plural, row, table, wrap
+from . import renders, renders_line
 
 __all__ = ["render_delete", "render_export", "render_import", "render_suites", "render_test", "render_tests"]
 
@@ -82,19 +82,17 @@ def render_suites(r: SuiteList) -> tuple[str, str]:
     return "\n".join(columns(lines, indent="")), wrap(html, cls="pf-saved-suites")
 
 
-@renders(StoredSuite)
-def render_suite(s: StoredSuite) -> tuple[str, str]:
+@renders_line(StoredSuite, cls="pf-saved-suite")
+def render_suite(s: StoredSuite) -> str:
     """A saved suite."""
-    text = f"{s.id}: {s.name} ({plural(len(s.test_ids), 'test')}: {', '.join(s.test_ids)})"
-    return text, wrap(esc(text), cls="pf-saved-suite")
+    return f"{s.id}: {s.name} ({plural(len(s.test_ids), 'test')}: {', '.join(s.test_ids)})"
 
 
-@renders(DeleteResult)
-def render_delete(d: DeleteResult) -> tuple[str, str]:
+@renders_line(DeleteResult, cls="pf-deleted")
+def render_delete(d: DeleteResult) -> str:
     """Whether something was deleted."""
     runs = f", with {plural(d.runs_deleted, 'run')}" if d.runs_deleted else ""
-    text = f"deleted{runs}" if d.deleted else "nothing to delete"
-    return text, wrap(esc(text), cls="pf-deleted")
+    return f"deleted{runs}" if d.deleted else "nothing to delete"
 
 
 @renders(ExportResult)
@@ -105,9 +103,8 @@ def render_export(e: ExportResult) -> tuple[str, str]:
     return text, wrap(html, cls="pf-export")
 
 
-@renders(ImportResult)
-def render_import(i: ImportResult) -> tuple[str, str]:
+@renders_line(ImportResult, cls="pf-import")
+def render_import(i: ImportResult) -> str:
     """The tests saved from a file."""
     text = f"saved {plural(len(i.saved), 'test')} from {i.path}: {', '.join(i.saved)}"
-    text += "".join(f"\nwarning: {w}" for w in i.warnings)
-    return text, wrap(esc(text).replace("\n", "<br>"), cls="pf-import")
+    return text + "".join(f"\nwarning: {w}" for w in i.warnings)

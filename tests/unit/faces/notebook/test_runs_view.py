@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from preflight_sdk.core.results.run import Totals
-from preflight_sdk.core.results.runs import CaseChange, RunDiff, RunLine, RunList
+from preflight_sdk.core.results.runs import CaseChange, PruneResult, RunDiff, RunLine, RunList
+from preflight_sdk.core.results.saved import DeleteResult, ImportResult, StoredSuite
 from preflight_sdk.faces.notebook.static import render_html, render_text
 
 
@@ -64,7 +65,9 @@ def test_the_text_diff_shows_every_cause_the_json_has() -> None:
     diff = RunDiff(
         base="01A",
         head="01B",
-        newly_failing=[CaseChange(id="s.new", base="passed", head="failed", head_cause="POST /pay returned 500")],
+        newly_failing=[
+            CaseChange(id="s.new", base="passed", head="failed", head_cause="POST /pay returned 500")
+        ],
         fixed=[CaseChange(id="s.fixed", base="failed", head="passed", base_cause="GET /stock returned 404")],
         still_failing=[
             CaseChange(
@@ -87,3 +90,25 @@ def test_the_text_diff_shows_every_cause_the_json_has() -> None:
     assert lines[lines.index("  s.new: passed → failed") + 1] == "    cause: POST /pay returned 500"
     assert lines[lines.index("  s.fixed: failed → passed") + 1] == "    cause: GET /stock returned 404"
     assert lines[lines.index("  s.same: failed → failed (same cause)") + 1] == "    cause: timed out after 5s"
+
+
+def test_one_line_results_read_the_same_as_text_and_as_escaped_html() -> None:
+    pruned = PruneResult(deleted=["01A", "01B"], remaining=3)
+    assert render_text(pruned) == "deleted 2 runs; 3 remain"
+    assert 'class="pf-result pf-prune"' in render_html(pruned)
+    assert render_html(pruned).endswith(">deleted 2 runs; 3 remain</div>")
+    assert render_text(DeleteResult(deleted=False)) == "nothing to delete"
+    assert "deleted, with 4 runs" in render_html(DeleteResult(deleted=True, runs_deleted=4))
+    suite = StoredSuite(id="smoke", name="<smoke>", test_ids=["a"], created_at="t", updated_at="t")
+    assert render_text(suite) == "smoke: <smoke> (1 test: a)"
+    assert "&lt;smoke&gt;" in render_html(suite) and "<smoke>" not in render_html(suite)
+
+
+def test_an_import_puts_each_warning_on_its_own_line() -> None:
+    imported = ImportResult(path="t.yaml", saved=["a", "b"], warnings=["x skipped", "y renamed"])
+    assert render_text(imported).splitlines() == [
+        "saved 2 tests from t.yaml: a, b",
+        "warning: x skipped",
+        "warning: y renamed",
+    ]
+    assert render_html(imported).count("<br>") == 2
