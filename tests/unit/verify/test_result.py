@@ -6,8 +6,12 @@ import json
 import subprocess
 import sys
 
+import msgspec
+
 from preflight_sdk.faces.notebook.static import render_html, render_text
 from preflight_sdk.verify.result import (
+    CallReport,
+    CliReport,
     Finding,
     ServerInfo,
     ToolReport,
@@ -113,6 +117,21 @@ def test_html_is_escaped_and_grouped_by_severity() -> None:
     assert "boom &lt;b&gt;" in page and "boom <b>" not in page
     assert page.index("Errors (1)") < page.index("Warnings (1)")
     assert "<code>delete_book</code>" in page
+
+
+def test_html_has_a_row_per_tool_command_and_call() -> None:
+    cli = CliReport(command="books --version", status="failed", duration=5, exit_code=2)
+    calls = [
+        CallReport(tool="search_books", outcome="answered", arguments={"q": "<dune>"}, duration=12),
+        CallReport(tool="admin_reset", outcome="skipped", reason="destructive"),
+    ]
+    page = render_html(msgspec.structs.replace(result([FOUND, MISSING]), cli=[cli], calls=calls))
+    tables = page.split("<table")[1:]
+
+    assert len(tables) == 3
+    assert tables[0].count("<tr") == 3 and "Not found in server" in tables[0]
+    assert "<code>books --version</code>" in tables[1] and ">2</td>" in tables[1]
+    assert tables[2].count("<tr") == 3 and "&lt;dune&gt;" in tables[2] and "destructive" in tables[2]
 
 
 def test_the_notebook_bundle_uses_these_renderers() -> None:

@@ -7,6 +7,7 @@ import json
 
 from preflight_sdk.verify.result import VerifyResult
 
+from ..kit import row, table
 from . import renders
 
 __all__ = ["verify_html", "verify_text"]
@@ -117,37 +118,44 @@ def verify_html(result: VerifyResult) -> str:
     if result.server is not None:
         parts.append(f"<div><code>{e(' '.join(result.server.command))}</code></div>")
     if result.tools:
-        rows = "".join(
-            f"<tr><td>{_TOOL_LINE[t.status][0]}</td><td><code>{e(t.name)}</code></td>"
-            f"<td>{e(_TOOL_LINE[t.status][1])}</td><td>{len(t.findings)}</td></tr>"
+        rows = [
+            row(
+                [
+                    _TOOL_LINE[t.status][0],
+                    f"<code>{e(t.name)}</code>",
+                    e(_TOOL_LINE[t.status][1]),
+                    str(len(t.findings)),
+                ]
+            )
             for t in result.tools
-        )
-        parts.append(
-            '<table style="border-collapse:collapse;margin:6px 0"><tr><th></th><th align="left">tool</th>'
-            f'<th align="left">status</th><th align="left">findings</th></tr>{rows}</table>'
-        )
+        ]
+        parts.append(table(["", "tool", "status", "findings"], rows))
     if result.cli:
-        rows = "".join(
-            f"<tr><td>{'&#10003;' if c.status == 'passed' else '&#10007;'}</td><td><code>{e(c.command)}</code></td>"
-            f"<td>{c.exit_code if c.exit_code is not None else '-'}</td></tr>"
+        rows = [
+            row(
+                [
+                    "&#10003;" if c.status == "passed" else "&#10007;",
+                    f"<code>{e(c.command)}</code>",
+                    "-" if c.exit_code is None else str(c.exit_code),
+                ]
+            )
             for c in result.cli
-        )
-        parts.append(
-            '<table style="border-collapse:collapse;margin:6px 0"><tr><th></th>'
-            f'<th align="left">command</th><th align="left">exit</th></tr>{rows}</table>'
-        )
+        ]
+        parts.append(table(["", "command", "exit"], rows))
     if result.calls:
-        rows = "".join(
-            f"<tr><td><code>{e(c.tool)}</code></td><td>{e(c.outcome)}</td>"
-            f"<td><code>{e(json.dumps(c.arguments)) if c.arguments is not None else ''}</code></td>"
-            f"<td>{c.duration if c.duration is not None else ''}</td><td>{e(c.reason or '')}</td></tr>"
+        rows = [
+            row(
+                [
+                    f"<code>{e(c.tool)}</code>",
+                    e(c.outcome),
+                    "" if c.arguments is None else f"<code>{e(json.dumps(c.arguments))}</code>",
+                    "" if c.duration is None else str(c.duration),
+                    e(c.reason or ""),
+                ]
+            )
             for c in result.calls
-        )
-        parts.append(
-            '<table style="border-collapse:collapse;margin:6px 0"><tr><th align="left">tool called</th>'
-            '<th align="left">outcome</th><th align="left">arguments</th><th align="left">ms</th>'
-            f'<th align="left">why</th></tr>{rows}</table>'
-        )
+        ]
+        parts.append(table(["tool called", "outcome", "arguments", "ms", "why"], rows))
     every = result.all_findings()
     for severity in ("error", "warning", "info"):
         group = [f for f in every if f.severity == severity]
