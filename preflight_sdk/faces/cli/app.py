@@ -122,46 +122,36 @@ def _set(field: str) -> Callable[[click.Context, click.Parameter, Any], None]:
 def global_options() -> list[click.Parameter]:
     """`-C/--project`, `--config`, `--engine-host`, `--context` and `--json`, for the group and every command."""
     return [
-        click.Option(
+        _setting(
             ["-C", "--project"],
+            "Project directory holding e2e.yaml (or the file itself). Default: `.`.",
             type=click.Path(file_okay=True, dir_okay=True),
-            default=None,
-            expose_value=False,
-            callback=_set("project"),
-            help="Project directory holding e2e.yaml (or the file itself). Default: `.`.",
         ),
-        click.Option(
-            ["--config"],
-            default=None,
-            expose_value=False,
-            callback=_set("config"),
-            help="Config file to use instead of e2e.yaml / e2e.yml, relative to the project.",
-        ),
-        click.Option(
+        _setting(["--config"], "Config file to use instead of e2e.yaml / e2e.yml, relative to the project."),
+        _setting(
             ["--engine-host"],
+            "Docker engine to run on (`ssh://user@host`, `tcp://host:2375`); default: e2e.yaml, DOCKER_HOST.",
             metavar="URL",
-            default=None,
-            expose_value=False,
-            callback=_set("engine_host"),
-            help="Docker engine to run on (`ssh://user@host`, `tcp://host:2375`); default: e2e.yaml, DOCKER_HOST.",
         ),
-        click.Option(
+        _setting(
             ["--context"],
+            "Docker context to run on; default: e2e.yaml's `engine:`, DOCKER_CONTEXT.",
             metavar="NAME",
-            default=None,
-            expose_value=False,
-            callback=_set("context"),
-            help="Docker context to run on; default: e2e.yaml's `engine:`, DOCKER_CONTEXT.",
         ),
-        click.Option(
+        _setting(
             ["--json"],
+            "Print only the result envelope as JSON on stdout (no progress).",
             is_flag=True,
             default=False,
-            expose_value=False,
-            callback=_set("json"),
-            help="Print only the result envelope as JSON on stdout (no progress).",
         ),
     ]
+
+
+def _setting(decls: list[str], help_text: str, **kwargs: Any) -> click.Option:
+    """An option that sets the `Settings` field its long name says (`--engine-host`: engine_host)."""
+    field = decls[-1].removeprefix("--").replace("-", "_")
+    kwargs.setdefault("default", None)
+    return click.Option(decls, expose_value=False, callback=_set(field), help=help_text, **kwargs)
 
 
 def execute(ctx: click.Context, work: Work) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -216,18 +217,7 @@ def _clarify_reply(result: ClarifyResult) -> RequireClarificationReply:
         return RequireClarificationReply(
             status="needs_clarification",
             session_id=result.session_id,
-            questions=[
-                SeedQuestion(
-                    id=q.id,
-                    type=q.type,
-                    question=q.question,
-                    options=q.options,
-                    min_selections=q.min_selections,
-                    max_selections=q.max_selections,
-                    optional=q.optional,
-                )
-                for q in result.questions
-            ],
+            questions=msgspec.convert(result.questions, list[SeedQuestion], from_attributes=True),
             progress=SeedProgress(
                 asked_so_far=result.progress.asked_so_far if result.progress else len(result.questions),
                 answered=result.progress.answered if result.progress else 0,
@@ -237,7 +227,7 @@ def _clarify_reply(result: ClarifyResult) -> RequireClarificationReply:
         )
     return RequireClarificationReply(
         status="completed",
-        artifacts_created=[SeedArtifact(path=a.path, type=a.type, uid=a.uid) for a in result.artifacts],
+        artifacts_created=msgspec.convert(result.artifacts, list[SeedArtifact], from_attributes=True),
         summary=result.summary or "",
         warning=result.warning,
         message=message,
@@ -274,15 +264,16 @@ def seed_error(error: PreflightError) -> SeedErrorReply:
 SEED_GROUP = "preflights"
 """The tool group of the alias pair (on by default: clients configured for Preflights expect it)."""
 
-REQUIRE_CLARIFICATION_ALIAS = AliasSpec(
+
+# The aliases of the `preflights` group answer errors in that tool's own shape.
+_seed_alias = partial(AliasSpec, from_error=seed_error, error_type=SeedErrorReply, group=SEED_GROUP)
+
+REQUIRE_CLARIFICATION_ALIAS = _seed_alias(
     name="require_clarification",
     input_type=RequireClarificationArgs,
     to_kwargs=_clarify_kwargs,
     output_type=RequireClarificationReply,
     from_result=_clarify_reply,
-    from_error=lambda error: seed_error(error),
-    error_type=SeedErrorReply,
-    group=SEED_GROUP,
     description=(
         "Start or continue a clarification and write ADR/TASK files (docs/adr/, docs/CURRENT_TASK.md, "
         "docs/ARCHITECTURE_STATE.md). First call: user_intention only; the reply is "
@@ -292,15 +283,12 @@ REQUIRE_CLARIFICATION_ALIAS = AliasSpec(
     ),
 )
 
-READ_ARCHITECTURE_ALIAS = AliasSpec(
+READ_ARCHITECTURE_ALIAS = _seed_alias(
     name="read_architecture",
     input_type=ReadArchitectureArgs,
     to_kwargs=lambda args: _project(args.repo_path),
     output_type=ReadArchitectureReply,
     from_result=_architecture_reply,
-    from_error=lambda error: seed_error(error),
-    error_type=SeedErrorReply,
-    group=SEED_GROUP,
     description=(
         "Read the current architecture decisions: {status: success, architecture: {uid, categories: "
         "{Category: {Field: value}}}, source_file}. uid is the latest ADR's UID, null when no ADR exists. "

@@ -190,33 +190,29 @@ def install_tasks(app: PreflightMcp) -> TaskSupport:
 # -- wire forms -------------------------------------------------------------------------------------
 
 
-def legacy_task(view: TaskView) -> dict[str, Any]:
-    """The 2025-11-25 `Task`."""
+def _task(view: TaskView, ttl_key: str, poll_key: str) -> dict[str, Any]:
+    """The fields both revisions share; they name the two durations differently."""
     task: dict[str, Any] = {
         "taskId": view.task_id,
         "status": view.status,
         "createdAt": view.created_at,
         "lastUpdatedAt": view.last_updated_at,
-        "ttl": TTL_MS,
-        "pollInterval": POLL_INTERVAL_MS,
+        ttl_key: TTL_MS,
+        poll_key: POLL_INTERVAL_MS,
     }
     if view.status_message:
         task["statusMessage"] = view.status_message
     return task
 
 
+def legacy_task(view: TaskView) -> dict[str, Any]:
+    """The 2025-11-25 `Task`."""
+    return _task(view, "ttl", "pollInterval")
+
+
 def modern_task(view: TaskView, *, detailed: bool = False) -> dict[str, Any]:
     """The 2026-07-28 task; `detailed` adds the result (completed) or the error (failed)."""
-    task: dict[str, Any] = {
-        "taskId": view.task_id,
-        "status": view.status,
-        "createdAt": view.created_at,
-        "lastUpdatedAt": view.last_updated_at,
-        "ttlMs": TTL_MS,
-        "pollIntervalMs": POLL_INTERVAL_MS,
-    }
-    if view.status_message:
-        task["statusMessage"] = view.status_message
+    task = _task(view, "ttlMs", "pollIntervalMs")
     if detailed and view.status == "completed" and view.result is not None:
         task["result"] = view.result.model_dump(by_alias=True, mode="json", exclude_none=True)
     if detailed and view.status == "failed" and view.error is not None:
