@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
-__all__ = ["inline_root", "schema_of"]
+__all__ = ["inline_root", "map_objects", "schema_of"]
 
 
 def inline_root(schema: dict[str, Any]) -> dict[str, Any]:
@@ -34,3 +35,16 @@ def inline_root(schema: dict[str, Any]) -> dict[str, Any]:
 def schema_of(typ: Any) -> dict[str, Any]:
     """Return the object-rooted JSON Schema (2020-12) of a msgspec type."""
     return inline_root(msgspec.json.schema(typ))
+
+
+def map_objects(node: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """Return `node` (a JSON value) with each object in it replaced by `rewrite(object)`, innermost first.
+
+    `rewrite` sees an object whose values are already rewritten, and every object is visited,
+    property names' values included.
+    """
+    if isinstance(node, list):
+        return [map_objects(item, rewrite) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return rewrite({key: map_objects(value, rewrite) for key, value in node.items()})

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from preflight_sdk.core.json_schema import inline_root
+from preflight_sdk.core.json_schema import inline_root, map_objects
 from preflight_sdk.faces.reflection.arguments import (
     Parameter,
     arguments_struct,
@@ -206,7 +206,8 @@ def input_schema(arguments: Any) -> dict[str, Any]:
     repeats the tool's), titles (they repeat the names), `"default": null` (an absent optional
     argument is null) and an empty `required`.
     """
-    schema: dict[str, Any] = _quiet(_type_lists(_clean(inline_root(msgspec.json.schema(arguments)))))
+    raw = inline_root(msgspec.json.schema(arguments))
+    schema: dict[str, Any] = _quiet(map_objects(raw, lambda node: _type_list(_dedented(node))))
     schema.pop("description", None)
     if schema.get("type") == "object":
         schema.setdefault("properties", {})
@@ -253,31 +254,20 @@ def _quiet(node: Any) -> Any:
     return out
 
 
-def _type_lists(node: Any) -> Any:
+def _type_list(schema: dict[str, Any]) -> dict[str, Any]:
     """Write `anyOf: [{type: string}, {type: null}]` as `type: [string, null]` (same meaning, shorter)."""
-    if isinstance(node, list):
-        return [_type_lists(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: _type_lists(value) for key, value in node.items()}
-    options = out.get("anyOf")
+    options = schema.get("anyOf")
     if (
         isinstance(options, list)
         and options
         and all(isinstance(o, dict) and set(o) == {"type"} and isinstance(o["type"], str) for o in options)
     ):
-        del out["anyOf"]
-        out["type"] = [o["type"] for o in options]
-    return out
+        del schema["anyOf"]
+        schema["type"] = [o["type"] for o in options]
+    return schema
 
 
-def _clean(node: Any) -> Any:
-    """Dedent every `description` (msgspec copies class docstrings as they are indented)."""
-    if isinstance(node, dict):
-        return {
-            key: inspect.cleandoc(value) if key == "description" and isinstance(value, str) else _clean(value)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_clean(item) for item in node]
-    return node
+def _dedented(schema: dict[str, Any]) -> dict[str, Any]:
+    """Dedent a `description` (msgspec copies class docstrings as they are indented)."""
+    text = schema.get("description")
+    return {**schema, "description": inspect.cleandoc(text)} if isinstance(text, str) else schema
