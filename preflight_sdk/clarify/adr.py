@@ -18,7 +18,7 @@ from .errors import parse_error
 from .markdown import comment, parse_snapshot, render_snapshot, section
 from .snapshot import Snapshot
 from .text import slugify
-from .uid import UID_RE, is_uid
+from .uid import UID_RE, header_uid, is_uid
 
 __all__ = ["ADR_DIR", "Adr", "AdrRef", "find_adrs", "latest_adr", "parse_adr", "read_adr", "render_adr"]
 
@@ -130,9 +130,7 @@ def parse_adr(text: str, path: Path) -> Adr:
     Raises:
         ConfigError: CONFIG_INVALID when the UID header is missing or malformed.
     """
-    uid = comment(text, "UID")
-    if uid is None or not is_uid(uid):
-        raise parse_error(path, f"missing or malformed `<!-- UID: ... -->` header (found {uid!r})", line=1)
+    uid = header_uid(text, path)
     title = re.search(r"^# ADR: (.+)$", text, re.MULTILINE)
     previous = comment(text, "Previous")
     consequences = section(text, "Consequences") or ""

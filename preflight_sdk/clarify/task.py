@@ -13,10 +13,9 @@ from pathlib import Path
 
 import msgspec
 
-from .errors import parse_error
 from .markdown import comment, section
 from .text import slugify
-from .uid import is_uid
+from .uid import header_uid
 
 __all__ = ["ARCHIVE_DIR", "CURRENT_TASK", "Task", "archive_name", "parse_task", "render_task"]
 
@@ -85,9 +84,7 @@ def parse_task(text: str, path: Path) -> Task:
     Raises:
         ConfigError: CONFIG_INVALID when the UID header is missing or malformed.
     """
-    uid = comment(text, "UID")
-    if uid is None or not is_uid(uid):
-        raise parse_error(path, f"missing or malformed `<!-- UID: ... -->` header (found {uid!r})", line=1)
+    uid = header_uid(text, path)
     title = re.search(r"^# (.+)$", text, re.MULTILINE)
     constraints = section(text, "Technical Constraints") or ""
     criteria = section(text, "Acceptance Criteria") or ""

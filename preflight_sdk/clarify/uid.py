@@ -14,10 +14,22 @@ import re
 import secrets
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-from .errors import invalid_input
+from .errors import invalid_input, parse_error
+from .markdown import comment
 
-__all__ = ["UID_RE", "format_uid", "is_uid", "max_uid", "next_uid", "parse_uid", "random_suffix", "utc"]
+__all__ = [
+    "UID_RE",
+    "format_uid",
+    "header_uid",
+    "is_uid",
+    "max_uid",
+    "next_uid",
+    "parse_uid",
+    "random_suffix",
+    "utc",
+]
 
 UID_RE = re.compile(r"^(\d{8}T\d{6}\.\d{3}Z)(?:-([0-9A-Fa-f]{4}))?$")
 _SUFFIX_RE = re.compile(r"^[0-9A-Fa-f]{4}$")
@@ -40,6 +52,18 @@ def random_suffix() -> str:
 def is_uid(text: str) -> bool:
     """Return whether `text` is a UID (suffixed or legacy form)."""
     return UID_RE.match(text) is not None
+
+
+def header_uid(text: str, path: Path) -> str:
+    """Return the UID an ADR or task file names in its `<!-- UID: ... -->` header.
+
+    Raises:
+        ConfigError: CONFIG_INVALID when the header is missing or malformed.
+    """
+    uid = comment(text, "UID")
+    if uid is None or not is_uid(uid):
+        raise parse_error(path, f"missing or malformed `<!-- UID: ... -->` header (found {uid!r})", line=1)
+    return uid
 
 
 def format_uid(moment: datetime, suffix: int) -> str:

@@ -196,6 +196,14 @@ def test_a_file_without_uid_is_a_parse_error_naming_the_file() -> None:
     assert caught.value.problems[0].file == "docs/adr/bad.md"
 
 
+def test_a_task_with_a_malformed_uid_is_a_parse_error_naming_the_file_and_the_uid() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_task("<!-- UID: yesterday -->\n# Task\n", Path("docs/CURRENT_TASK.md"))
+    assert caught.value.code == "PARSE_ERROR"
+    assert caught.value.problems[0].file == "docs/CURRENT_TASK.md"
+    assert "'yesterday'" in caught.value.problems[0].message
+
+
 def test_the_consequence_headings_are_not_read_as_snapshot_categories() -> None:
     adr = parse_adr(ORIGIN_ADR, Path("x.md"))
     assert set(adr.snapshot) == {"Authentication", "Database"}
