@@ -37,9 +37,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from preflight_sdk.config.validate import did_you_mean
+from preflight_sdk.config.validate import Validator, did_you_mean
 from preflight_sdk.config.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
-from preflight_sdk.core.errors import ConfigError, ConfigProblem, InputError
+from preflight_sdk.core.errors import ConfigError, InputError
 
 from .spec import CliContract, ExpectedTool, ServerSpec, load_schema_file, resolve_path, split_command
 
@@ -53,21 +53,13 @@ _RESOURCE_KEYS = ("resource", "schema", "description")
 class _Reader:
     def __init__(self, parsed: ParsedYaml, file: Path) -> None:
         self.parsed = parsed
-        self.file = file
-        self.problems: list[ConfigProblem] = list(parsed.problems)
+        # Problems are located in the YAML the way e2e.yaml's are (line, column of the key or value).
+        self._located = Validator(parsed, file=str(file))
+        self.problems = self._located.problems
+        self.problems.extend(parsed.problems)
 
     def add(self, path: PathKey, message: str, *, suggestion: str | None = None, key: bool = False) -> None:
-        where = self.parsed.locate(path, key=key)
-        self.problems.append(
-            ConfigProblem(
-                path=format_path(path),
-                message=message,
-                file=str(self.file),
-                line=where.line if where else None,
-                column=where.column if where else None,
-                suggestion=suggestion,
-            )
-        )
+        self._located.add(path, message, suggestion=suggestion, key=key)
 
     def unknown_keys(self, data: dict[str, Any], path: PathKey, allowed: tuple[str, ...]) -> None:
         for key in data:
