@@ -119,14 +119,9 @@ def _render_string(text: str, resolve: Callable[[str], Any]) -> Any:
 
 
 def _as_text(value: Any) -> str:
+    """A value as it reads inside a longer string: text as it is, anything else as compact JSON."""
     if isinstance(value, str):
         return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
     return json.dumps(value, separators=(",", ":"), default=str)
 
 
