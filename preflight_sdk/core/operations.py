@@ -54,47 +54,30 @@ class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
     open_world: bool = False
     group: str = ""
 
-
-def operation(
-    *,
-    title: str,
-    read_only: bool = False,
-    destructive: bool = False,
-    idempotent: bool = False,
-    open_world: bool = False,
-    group: str = "",
-) -> Callable[[F], F]:
-    """Attach `OperationMeta` to a `Project` method (see the class for the meaning of each flag)."""
-    meta = OperationMeta(
-        title=title,
-        read_only=read_only,
-        destructive=destructive,
-        idempotent=idempotent,
-        open_world=open_world,
-        group=group,
-    )
-
-    def decorate(fn: F) -> F:
+    def __call__(self, fn: F) -> F:
+        """Attach this metadata to `fn`, and note each of its calls for the operation log."""
         OPERATION_NAMES.add(fn.__name__)  # so hints name it in each face's words
 
         @functools.wraps(fn)
-        async def logged(self: Any, *args: Any, **kwargs: Any) -> Any:
+        async def logged(owner: Any, *args: Any, **kwargs: Any) -> Any:
             # Every call, on any face, is noted for the project's operation log (if the object
             # keeps one): name, start, duration, outcome or error code, and the run it made.
             started = time.time()
             clock = time.perf_counter()
             try:
-                result = await fn(self, *args, **kwargs)
+                result = await fn(owner, *args, **kwargs)
             except BaseException as exc:
-                _note(self, fn.__name__, started, clock, None, exc)
+                _note(owner, fn.__name__, started, clock, None, exc)
                 raise
-            _note(self, fn.__name__, started, clock, result, None)
+            _note(owner, fn.__name__, started, clock, result, None)
             return result
 
-        setattr(logged, OPERATION_ATTR, meta)
+        setattr(logged, OPERATION_ATTR, self)
         return logged  # type: ignore[return-value]
 
-    return decorate
+
+operation = OperationMeta
+"""`@operation(title=..., group=...)` on a `Project` method: its `OperationMeta`, as a decorator."""
 
 
 def _note(
