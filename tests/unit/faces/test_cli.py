@@ -159,6 +159,23 @@ def test_global_options_work_before_and_after_the_command() -> None:
         assert json.loads(result.stdout)["data"] == {"state": "initialized"}
 
 
+def test_the_engine_options_reach_the_project_factory() -> None:
+    opened: list[dict[str, Any]] = []
+
+    def factory(path: str, config_file: str | None, **engine: str | None) -> Demo:
+        opened.append({"path": path, **engine})
+        return Demo(path, config_file)
+
+    cli = build_cli(reflect(Demo), factory=factory)
+    args = ["status", "--engine-host", "ssh://ci@builder", "-C", "/work/c"]
+    assert CliRunner().invoke(cli, args, catch_exceptions=False).exit_code == 0
+    assert CliRunner().invoke(cli, ["--context", "remote", "status"], catch_exceptions=False).exit_code == 0
+    assert opened == [
+        {"path": "/work/c", "engine_host": "ssh://ci@builder", "context": None},
+        {"path": ".", "engine_host": None, "context": "remote"},
+    ]
+
+
 # -- exit codes and output -------------------------------------------------------------------------
 
 
