@@ -38,8 +38,8 @@ def renders(kind: type[T]) -> Callable[[Callable[[T], tuple[str, str]]], Callabl
 
 
 def renders_line(kind: type[T], *, cls: str) -> Callable[[Callable[[T], str]], Callable[[T], str]]:
-    """Register a function returning the text of results of type `kind`: their HTML is that text
-    in a `<div class="{cls}">`, escaped, one line a line."""
+    """Register a function returning the text of results of type `kind`; their HTML is that text,
+    escaped, with a `<br>` between lines, in the result `<div>` of class `cls` (see `kit.wrap`)."""
 
     def decorate(fn: Callable[[T], str]) -> Callable[[T], str]:
         def both(value: T) -> tuple[str, str]:
