@@ -18,7 +18,7 @@ __all__ = ["RunOptions", "Ulimit"]
 
 
 class _Options(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"):
-    """Base of the option sections (strict, camelCase like the rest of e2e.yaml)."""
+    """Base of the option sections: `_meta.Section` spelled out, so that linters see msgspec's `[]` defaults."""
 
 
 class Ulimit(_Options, frozen=True, kw_only=True):
