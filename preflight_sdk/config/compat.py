@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import msgspec
 from msgspec import Meta, field
 
-from ._meta import Duration
+from ._meta import Duration, Scalar, Section
 
 __all__ = [
     "CircuitBreakerConfig",
@@ -29,14 +28,8 @@ __all__ = [
     "ResilienceConfig",
 ]
 
-Scalar = str | int | float | bool
 
-
-class _Kept(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"):
-    """Base of the sections kept for compatibility."""
-
-
-class PresetEndpoint(_Kept, frozen=True, kw_only=True):
+class PresetEndpoint(Section, frozen=True, kw_only=True):
     """A saved request of the original dashboard (kept, unused)."""
 
     method: str
@@ -45,14 +38,14 @@ class PresetEndpoint(_Kept, frozen=True, kw_only=True):
     body: Any = None
 
 
-class Preset(_Kept, frozen=True, kw_only=True):
+class Preset(Section, frozen=True, kw_only=True):
     """A group of saved requests of the original dashboard (kept, unused)."""
 
     group: str
     endpoints: list[PresetEndpoint] = field(default_factory=list)
 
 
-class DashboardConfig(_Kept, frozen=True, kw_only=True):
+class DashboardConfig(Section, frozen=True, kw_only=True):
     """The original Preflight dashboard settings: accepted and kept, not used."""
 
     port: int = 9095
@@ -62,7 +55,7 @@ class DashboardConfig(_Kept, frozen=True, kw_only=True):
     default_dirs: list[str] = field(default_factory=list)
 
 
-class RepoConfig(_Kept, frozen=True, kw_only=True):
+class RepoConfig(Section, frozen=True, kw_only=True):
     """A git repository of the original dashboard: accepted and kept, not used."""
 
     name: str
@@ -71,14 +64,14 @@ class RepoConfig(_Kept, frozen=True, kw_only=True):
     branch: str | None = None
 
 
-class HistoryRetention(_Kept, frozen=True, kw_only=True):
+class HistoryRetention(Section, frozen=True, kw_only=True):
     """How long run history is kept."""
 
     max_age: Annotated[str | int, Duration("Drop runs older than this (e.g. `90d`).")] = "90d"
     max_runs: Annotated[int, Meta(ge=1, description="Keep at most this many runs.")] = 1000
 
 
-class HistoryConfig(_Kept, frozen=True, kw_only=True):
+class HistoryConfig(Section, frozen=True, kw_only=True):
     """How much run history the project's store keeps (`keep`, `maxAge`); pruned after each run.
 
     `enabled`, `storage`, `path`, `retention` and `flakyWindow` are ArgusAI's: accepted, and
@@ -96,7 +89,7 @@ class HistoryConfig(_Kept, frozen=True, kw_only=True):
     flaky_window: Annotated[int, Meta(ge=1, description="Runs considered when spotting flaky cases.")] = 10
 
 
-class PreflightChecks(_Kept, frozen=True, kw_only=True):
+class PreflightChecks(Section, frozen=True, kw_only=True):
     """Checks before setup (kept)."""
 
     enabled: bool = True
@@ -104,7 +97,7 @@ class PreflightChecks(_Kept, frozen=True, kw_only=True):
     clean_orphans: bool = True
 
 
-class ContainerResilience(_Kept, frozen=True, kw_only=True):
+class ContainerResilience(Section, frozen=True, kw_only=True):
     """Restart policy of the original (kept)."""
 
     restart_on_failure: bool = True
@@ -113,14 +106,14 @@ class ContainerResilience(_Kept, frozen=True, kw_only=True):
     restart_backoff: Literal["fixed", "linear", "exponential"] = "exponential"
 
 
-class NetworkResilience(_Kept, frozen=True, kw_only=True):
+class NetworkResilience(Section, frozen=True, kw_only=True):
     """Port-conflict handling of the original (kept)."""
 
     port_conflict_strategy: Literal["auto", "fail"] = "auto"
     verify_connectivity: bool = True
 
 
-class CircuitBreakerConfig(_Kept, frozen=True, kw_only=True):
+class CircuitBreakerConfig(Section, frozen=True, kw_only=True):
     """Circuit breaker of the original (kept)."""
 
     enabled: bool = True
@@ -128,7 +121,7 @@ class CircuitBreakerConfig(_Kept, frozen=True, kw_only=True):
     reset_timeout_ms: Annotated[int, Meta(ge=0)] = 30000
 
 
-class ResilienceConfig(_Kept, frozen=True, kw_only=True):
+class ResilienceConfig(Section, frozen=True, kw_only=True):
     """Resilience settings of ArgusAI files: accepted and kept, not used."""
 
     preflight: PreflightChecks | None = None
@@ -137,7 +130,7 @@ class ResilienceConfig(_Kept, frozen=True, kw_only=True):
     circuit_breaker: CircuitBreakerConfig | None = None
 
 
-class IsolationConfig(_Kept, frozen=True, kw_only=True):
+class IsolationConfig(Section, frozen=True, kw_only=True):
     """Isolation settings of ArgusAI files: accepted and kept (preflight names every run uniquely)."""
 
     namespace: Annotated[str | None, Meta(description="Name prefix.")] = None

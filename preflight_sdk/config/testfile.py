@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import msgspec
 from msgspec import Meta, field
 
-from ._meta import Duration
+from ._meta import Duration, Section
 
 __all__ = [
     "ExecStep",
@@ -31,11 +30,7 @@ __all__ = [
 ]
 
 
-class _Part(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"):
-    """Base of every test-file section."""
-
-
-class RequestStep(_Part, frozen=True, kw_only=True):
+class RequestStep(Section, frozen=True, kw_only=True):
     """An HTTP request, against a service's base URL (`path`) or an absolute `url`."""
 
     method: Annotated[str, Meta(description="HTTP method.")] = "GET"
@@ -57,7 +52,7 @@ class RequestStep(_Part, frozen=True, kw_only=True):
     follow_redirects: Annotated[bool, Meta(description="Follow 3xx redirects.")] = False
 
 
-class ExecStep(_Part, frozen=True, kw_only=True):
+class ExecStep(Section, frozen=True, kw_only=True):
     """A command run in a container (`docker exec`); `sh -c` is used for a string command."""
 
     command: Annotated[str | list[str], Meta(description="Command: a string (run by sh -c) or an argv list.")]
@@ -67,7 +62,7 @@ class ExecStep(_Part, frozen=True, kw_only=True):
     timeout: Annotated[str | int, Duration("Deadline (default 15s).")] = "15s"
 
 
-class FileStep(_Part, frozen=True, kw_only=True):
+class FileStep(Section, frozen=True, kw_only=True):
     """Checks on a file inside a container."""
 
     path: Annotated[str, Meta(description="Absolute path in the container.")]
@@ -86,7 +81,7 @@ class FileStep(_Part, frozen=True, kw_only=True):
     size: Annotated[str | int | None, Meta(description="Size in bytes, or `'> 0'` style.")] = None
 
 
-class ProcessStep(_Part, frozen=True, kw_only=True):
+class ProcessStep(Section, frozen=True, kw_only=True):
     """Checks on processes running inside a container."""
 
     name: Annotated[str, Meta(description="Text to find in the process command line.")]
@@ -96,7 +91,7 @@ class ProcessStep(_Part, frozen=True, kw_only=True):
     user: Annotated[str | None, Meta(description="User the process runs as.")] = None
 
 
-class PortStep(_Part, frozen=True, kw_only=True):
+class PortStep(Section, frozen=True, kw_only=True):
     """Checks that a TCP port listens (from the host, or inside a container)."""
 
     port: Annotated[int, Meta(ge=1, le=65535, description="Port number.")]
@@ -106,14 +101,14 @@ class PortStep(_Part, frozen=True, kw_only=True):
     timeout: Annotated[str | int, Duration("How long to wait (default 5s).")] = "5s"
 
 
-class WaitHealthy(_Part, frozen=True, kw_only=True):
+class WaitHealthy(Section, frozen=True, kw_only=True):
     """Wait until a service's configured health check passes."""
 
     timeout: Annotated[str | int, Duration("Deadline (default 60s).")] = "60s"
     service: Annotated[str | None, Meta(description="Service to wait for (default: all).")] = None
 
 
-class WaitForPort(_Part, frozen=True, kw_only=True):
+class WaitForPort(Section, frozen=True, kw_only=True):
     """Wait until a TCP port accepts connections."""
 
     port: Annotated[int, Meta(ge=1, le=65535, description="Port number.")]
@@ -121,7 +116,7 @@ class WaitForPort(_Part, frozen=True, kw_only=True):
     timeout: Annotated[str | int, Duration("Deadline (default 60s).")] = "60s"
 
 
-class OutputExpect(_Part, frozen=True, kw_only=True):
+class OutputExpect(Section, frozen=True, kw_only=True):
     """Expectations on a command's output (exec steps)."""
 
     contains: Annotated[str | list[str] | None, Meta(description="Text the output must contain.")] = None
@@ -133,7 +128,7 @@ class OutputExpect(_Part, frozen=True, kw_only=True):
     length: Annotated[str | int | None, Meta(description="Line count, e.g. `'> 2'` or 3.")] = None
 
 
-class MockExpect(_Part, frozen=True, kw_only=True):
+class MockExpect(Section, frozen=True, kw_only=True):
     """An assertion on the traffic a mock received during the case (or the whole run)."""
 
     name: Annotated[str, Meta(description="Mock name.")]
@@ -154,7 +149,7 @@ class MockExpect(_Part, frozen=True, kw_only=True):
     ] = "case"
 
 
-class Expect(_Part, frozen=True, kw_only=True):
+class Expect(Section, frozen=True, kw_only=True):
     """Expectations on a step's outcome. Every listed check must hold."""
 
     status: Annotated[int | list[int] | None, Meta(description="Status, or a list of allowed statuses.")] = (
@@ -184,7 +179,7 @@ class Expect(_Part, frozen=True, kw_only=True):
     mock: Annotated[MockExpect | list[MockExpect] | None, Meta(description="Checks on mock traffic.")] = None
 
 
-class StepRetry(_Part, frozen=True, kw_only=True):
+class StepRetry(Section, frozen=True, kw_only=True):
     """Either a retry policy (`maxAttempts`, `delay`, `backoff`) or a poll (`until`, `failIf`, `deadline`).
 
     A poll repeats the step every `interval` until `until` holds, stops at once when `failIf`
@@ -203,7 +198,7 @@ class StepRetry(_Part, frozen=True, kw_only=True):
     deadline: Annotated[str | int, Duration("Give up after (default 30s).")] | None = None
 
 
-class TestStep(_Part, frozen=True, kw_only=True):
+class TestStep(Section, frozen=True, kw_only=True):
     """A step: exactly one action, then `expect` and `save`.
 
     In `setup`, a step may instead be `waitHealthy`, `waitForPort` or a bare `delay`.
@@ -228,7 +223,7 @@ class TestStep(_Part, frozen=True, kw_only=True):
     skip: Annotated[bool | str, Meta(description="Skip this case (a string gives the reason).")] = False
 
 
-class TestFile(_Part, frozen=True, kw_only=True):
+class TestFile(Section, frozen=True, kw_only=True):
     """A YAML test file: variables, setup, cases and teardown."""
 
     name: Annotated[str, Meta(description="Suite display name.")]

@@ -12,6 +12,7 @@ import difflib
 import functools
 import re
 from collections.abc import Iterable
+from types import UnionType
 from typing import Any
 
 import msgspec.inspect as mi
@@ -19,7 +20,7 @@ import msgspec.inspect as mi
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import ConfigProblem, InputError
 
-from .yaml_source import ParsedYaml, PathKey, format_path
+from .yaml_source import ParsedYaml, PathKey
 
 __all__ = ["Validator", "did_you_mean"]
 
@@ -71,16 +72,8 @@ class Validator:
 
     def add(self, path: PathKey, message: str, *, suggestion: str | None = None, key: bool = False) -> None:
         """Record a problem at `path`, located in the YAML source."""
-        location = self.source.locate(path, key=key)
         self.problems.append(
-            ConfigProblem(
-                path=format_path(path),
-                message=message,
-                file=self.file,
-                line=location.line if location else None,
-                column=location.column if location else None,
-                suggestion=suggestion,
-            )
+            self.source.problem(path, message, file=self.file, suggestion=suggestion, key=key)
         )
 
     # -- the walk ---------------------------------------------------------------------------
@@ -223,6 +216,9 @@ class Validator:
             self.add(path, f"must be < {info.lt}, got {value}")
 
 
+_LIST_TYPES = mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType | mi.TupleType
+"""The types a YAML list is read as."""
+
 _LITERAL_NOTES = {
     "vitest": "; run it as a shell suite: `runner: shell`, `command: npx vitest run`",
     "playwright": "; run it as a shell suite: `runner: shell`, `command: npx playwright test`",
@@ -276,33 +272,31 @@ def _accepts_kind(info: mi.Type, value: Any, *, lenient: bool = False) -> bool:
             isinstance(info, mi.LiteralType) and any(isinstance(v, str) for v in info.values)
         )
     if isinstance(value, list):
-        return isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType | mi.TupleType)
+        return isinstance(info, _LIST_TYPES)
     if isinstance(value, dict):
         return isinstance(info, mi.StructType | mi.DictType)
     return False
+
+
+# What a value of each kind of type is called in "expected …" messages.
+_TYPE_NAMES: tuple[tuple[UnionType | type, str], ...] = (
+    (mi.StructType | mi.DictType, "a mapping"),
+    (_LIST_TYPES, "a list"),
+    (mi.IntType, "an integer"),
+    (mi.FloatType, "a number"),
+    (mi.StrType, "a string"),
+    (mi.BoolType, "true or false"),
+    (mi.NoneType, "null"),
+)
 
 
 def _describe(info: mi.Type) -> str:
     info = _unwrap(info)
     if isinstance(info, mi.UnionType):
         return " or ".join(dict.fromkeys(_describe(t) for t in info.types))
-    if isinstance(info, mi.StructType | mi.DictType):
-        return "a mapping"
-    if isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType | mi.TupleType):
-        return "a list"
-    if isinstance(info, mi.IntType):
-        return "an integer"
-    if isinstance(info, mi.FloatType):
-        return "a number"
-    if isinstance(info, mi.StrType):
-        return "a string"
-    if isinstance(info, mi.BoolType):
-        return "true or false"
-    if isinstance(info, mi.NoneType):
-        return "null"
     if isinstance(info, mi.LiteralType):
         return "one of " + ", ".join(f"`{v}`" for v in info.values)
-    return "a value"
+    return next((name for kinds, name in _TYPE_NAMES if isinstance(info, kinds)), "a value")
 
 
 def _kind(value: Any) -> str:

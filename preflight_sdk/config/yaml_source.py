@@ -56,6 +56,26 @@ class ParsedYaml(msgspec.Struct, frozen=True, kw_only=True):
                 return None
             probe = probe[:-1]
 
+    def problem(
+        self,
+        path: PathKey,
+        message: str,
+        *,
+        file: str | None,
+        suggestion: str | None = None,
+        key: bool = False,
+    ) -> ConfigProblem:
+        """A problem at `path` of this document (of `file`), placed where `locate` finds it."""
+        where = self.locate(path, key=key)
+        return ConfigProblem(
+            path=format_path(path),
+            message=message,
+            file=file,
+            line=where.line if where else None,
+            column=where.column if where else None,
+            suggestion=suggestion,
+        )
+
 
 def format_path(path: PathKey) -> str:
     """Return `path` as a JSON path: `$.services[0].container`."""

@@ -90,9 +90,8 @@ class MockApp:
             await handle_admin(self, scope, receive, send)
             return
         began = time.perf_counter()
-        record = Record(
-            scope["method"], path, scope["query_string"], scope["headers"], scope.get("server"), time.time()
-        )
+        request = RequestView(scope["method"], path, scope["query_string"], scope["headers"])
+        record = Record(request, scope.get("server"), time.time())
         self.journal.arrived()
         message = await receive()
         body: bytes = message.get("body", b"")
@@ -110,7 +109,7 @@ class MockApp:
             await self._too_large(send, record, body, began)
             return
         record.set_body(body)
-        request = RequestView(record.method, path, record.query_string, record.raw_headers, body)
+        request.body = body
         try:
             await self._answer(scope, receive, send, request, record)
         except Exception as exc:

@@ -89,26 +89,16 @@ def _count(
         return _failed(path, "count", spec, f"{exc} (in `count`)", actual=count)
     want = f"{spec}" if isinstance(spec, int) else spec.strip()
     if ok:
-        return AssertionResult(
-            path=path,
-            operator="count",
-            expected=spec,
-            actual=count,
-            passed=True,
-            message=f"{path}: {count} {what} request(s), as expected ({want})",
+        message = f"{count} {what} request(s), as expected ({want})"
+    else:
+        received = ", ".join(
+            f"{e.method} {e.path} → {e.status if e.status is not None else '-'}" for e in entries[-_SHOWN:]
         )
-    received = ", ".join(
-        f"{e.method} {e.path} → {e.status if e.status is not None else '-'}" for e in entries[-_SHOWN:]
-    )
-    more = f" (last {_SHOWN} of {len(entries)})" if len(entries) > _SHOWN else ""
-    seen = f"; received{more}: {received}" if entries else "; the mock received no request"
+        more = f" (last {_SHOWN} of {len(entries)})" if len(entries) > _SHOWN else ""
+        seen = f"; received{more}: {received}" if entries else "; the mock received no request"
+        message = f"expected {want} {what} request(s), got {count}{seen}"
     return AssertionResult(
-        path=path,
-        operator="count",
-        expected=spec,
-        actual=count,
-        passed=False,
-        message=f"{path}: expected {want} {what} request(s), got {count}{seen}",
+        path=path, operator="count", expected=spec, actual=count, passed=ok, message=f"{path}: {message}"
     )
 
 

@@ -23,7 +23,7 @@ import msgspec
 
 from preflight_sdk.core.results.mocks import ClosestRoute, MockAnswer, RecordedRequest
 
-from .request import parse_body, parse_headers, parse_query
+from .request import RequestView, parse_body, parse_headers, parse_query
 
 __all__ = ["BODY_KEEP_LIMIT", "Journal", "Record", "iso_time", "to_entry"]
 
@@ -53,12 +53,9 @@ class Record:
         "epoch",
         "error",
         "fault",
-        "method",
         "params",
-        "path",
         "proxied_to",
-        "query_string",
-        "raw_headers",
+        "request",
         "route_index",
         "route_label",
         "sequence_step",
@@ -66,20 +63,9 @@ class Record:
         "status",
     )
 
-    def __init__(
-        self,
-        method: str,
-        path: str,
-        query_string: bytes,
-        raw_headers: Sequence[tuple[bytes, bytes]],
-        server: Sequence[Any] | None,
-        epoch: float,
-    ) -> None:
+    def __init__(self, request: RequestView, server: Sequence[Any] | None, epoch: float) -> None:
         self.epoch = epoch
-        self.method = method
-        self.path = path
-        self.query_string = query_string
-        self.raw_headers = raw_headers
+        self.request = request  # `freeze` keeps its method, path, query and headers
         self.server = server
         self.body = b""
         self.body_size = 0
@@ -119,13 +105,13 @@ class Record:
         lines, which cannot hold a CR LF), parameters and near misses as JSON and the server as
         `host:port`.
         """
-        server = self.server
+        server, request = self.server, self.request
         return (
             self.epoch,
-            self.method,
-            self.path,
-            self.query_string,
-            b"\r\n".join([name + b":" + value for name, value in self.raw_headers]),
+            request.method,
+            request.path,
+            request.query_string,
+            b"\r\n".join([name + b":" + value for name, value in request.raw_headers]),
             f"{server[0]}:{server[1]}" if server else "",
             self.body,
             self.body_size,

@@ -175,19 +175,15 @@ class RequestView:
     )
 
     def __init__(
-        self,
-        method: str,
-        path: str,
-        query_string: bytes,
-        raw_headers: Sequence[tuple[bytes, bytes]],
-        body: bytes,
-    ):
+        self, method: str, path: str, query_string: bytes, raw_headers: Sequence[tuple[bytes, bytes]]
+    ) -> None:
+        """A request as it arrives; its `body` is set once read."""
         self.method = method
         self.path = path
         self.segments = split_path(path)
         self.query_string = query_string
         self.raw_headers = raw_headers
-        self.body = body
+        self.body = b""
         self._query: dict[str, str | list[str]] | None = None
         self._headers: dict[str, str] | None = None
         self._body: ParsedBody | None = None

@@ -108,13 +108,12 @@ def json_response(data: Any) -> tuple[Head, bytes]:
 
 
 def _header_text(value: Any) -> str:
+    """A header value that is not a string: empty for null, a number as written, anything else as JSON."""
     if value is None:
         return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    return msgspec.json.encode(value).decode()
+    return msgspec.json.encode(value).decode()  # `true`, `false`, compact objects and lists
 
 
 def _uuid() -> str:

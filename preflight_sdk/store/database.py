@@ -22,7 +22,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -212,6 +212,11 @@ class Database:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def select(self, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Run one read query; return its rows as dicts keyed by column name."""
+        with self.read() as conn:
+            return rows_as_dicts(conn.execute(sql, args))
 
     def pop_warnings(self) -> list[str]:
         """Return the warnings not yet reported, and forget them."""

@@ -46,28 +46,16 @@ class RunSummaryRow(msgspec.Struct, frozen=True, kw_only=True):
     test_id: str | None = None
 
 
-class RunRow(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything the store keeps about one run (the result JSON included)."""
+class RunRow(RunSummaryRow, frozen=True, kw_only=True):
+    """Everything the store keeps about one run (the result JSON included): its summary columns and the rest."""
 
-    run_id: str
-    kind: str
-    status: str
-    started_at: str
     finished_at: str | None
-    duration_ms: int
-    total: int
-    passed: int
-    failed: int
-    skipped: int
-    summary: str
     suites: list[str]
     config_hash: str | None
     request_hash: str | None
     git_commit: str | None
     git_dirty: bool | None
     idempotency_key: str | None
-    resumed_from: str | None
-    test_id: str | None
     owner_pid: int | None
     owner_host: str | None
     heartbeat_at: float | None

@@ -222,8 +222,7 @@ class RunStore:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY runs.run_id DESC LIMIT ?"
         args.append(limit)
-        with self.db.read() as conn:
-            rows = rows_as_dicts(conn.execute(sql, args))
+        rows = self.db.select(sql, args)
         gone = [r["run_id"] for r in rows if r["status"] in LIVE and _owner_gone_raw(r)]
         if gone:
             self._interrupt(gone)
@@ -246,25 +245,18 @@ class RunStore:
 
     def cases(self, run_id: str) -> list[CaseRow]:
         """The recorded cases of a run, in run order."""
-        with self.db.read() as conn:
-            rows = rows_as_dicts(
-                conn.execute(
-                    "SELECT case_id, suite, name, status, duration_ms, attempts, passed_on_retry, cause "
-                    "FROM cases WHERE run_id = ?",
-                    (run_id,),
-                )
-            )
+        rows = self.db.select(
+            "SELECT case_id, suite, name, status, duration_ms, attempts, passed_on_retry, cause "
+            "FROM cases WHERE run_id = ?",
+            (run_id,),
+        )
         return [CaseRow(**{**r, "passed_on_retry": bool(r["passed_on_retry"])}) for r in rows]
 
     def artifacts(self, run_id: str) -> list[ArtifactRow]:
         """The files a run wrote."""
-        with self.db.read() as conn:
-            rows = rows_as_dicts(
-                conn.execute(
-                    "SELECT name, size, content_type, sha256 FROM artifacts WHERE run_id = ? ORDER BY name",
-                    (run_id,),
-                )
-            )
+        rows = self.db.select(
+            "SELECT name, size, content_type, sha256 FROM artifacts WHERE run_id = ? ORDER BY name", (run_id,)
+        )
         return [ArtifactRow(**r) for r in rows]
 
     def case_history(self, case_ids: Sequence[str], *, limit: int = 10) -> dict[str, list[dict[str, Any]]]:
@@ -340,14 +332,11 @@ class RunStore:
 
     def operations(self, limit: int = 50) -> list[OperationRow]:
         """The newest operation calls, newest first."""
-        with self.db.read() as conn:
-            rows = rows_as_dicts(
-                conn.execute(
-                    "SELECT operation, started_at, duration_ms, outcome, error_code, run_id, pid FROM operations "
-                    "ORDER BY id DESC LIMIT ?",
-                    (limit,),
-                )
-            )
+        rows = self.db.select(
+            "SELECT operation, started_at, duration_ms, outcome, error_code, run_id, pid FROM operations "
+            "ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
         return [OperationRow(**r) for r in rows]
 
     # -- retention -------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ Deleting a test deletes its runs through the `RunStore`, so their folders go too
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -17,6 +18,8 @@ from .database import rows_as_dicts
 from .runs import RunStore
 
 __all__ = ["SavedStore", "SavedSuiteRow", "SavedTestRow", "TestLineRow"]
+
+_Row = TypeVar("_Row")
 
 
 class SavedTestRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,27 +70,21 @@ class SavedStore:
         An existing test without `overwrite` is left unchanged and returned with True. On
         overwrite `createdAt` is kept.
         """
-        with self.db.write() as conn:
-            found = conn.execute("SELECT created_at FROM saved_tests WHERE id = ?", (row.id,)).fetchone()
-            if found is not None and not overwrite:
-                existing = self._test(conn, row.id)
-                assert existing is not None
-                return existing, True
-            created = found[0] if found is not None else row.created_at
+
+        def write(conn: sqlite3.Connection, created_at: str) -> None:
             conn.execute(
                 "INSERT OR REPLACE INTO saved_tests (id, name, description, tags, definition, created_at, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (row.id, row.name, row.description, json.dumps(row.tags), json.dumps(row.definition),
-                 created, row.updated_at),
+                 created_at, row.updated_at),
             )  # fmt: skip
             conn.execute("DELETE FROM saved_test_tags WHERE test_id = ?", (row.id,))
             conn.executemany(
                 "INSERT OR IGNORE INTO saved_test_tags (test_id, tag) VALUES (?, ?)",
                 [(row.id, tag) for tag in row.tags],
             )
-            stored = self._test(conn, row.id)
-        assert stored is not None
-        return stored, found is not None
+
+        return self._put("saved_tests", row.id, row.created_at, overwrite, write, self._test)
 
     def test(self, test_id: str) -> SavedTestRow | None:
         """One saved test, or None."""
@@ -116,8 +113,7 @@ class SavedStore:
             sql += " WHERE t.id IN (SELECT test_id FROM saved_test_tags WHERE tag = ?)"
             args = (tag,)
         sql += " ORDER BY t.id"
-        with self.db.read() as conn:
-            rows = rows_as_dicts(conn.execute(sql, args))
+        rows = self.db.select(sql, args)
         return [TestLineRow(**{**r, "tags": json.loads(r["tags"])}) for r in rows]
 
     def test_ids(self) -> list[str]:
@@ -135,32 +131,25 @@ class SavedStore:
         return deleted, run_ids
 
     @staticmethod
-    def _test(conn: Any, test_id: str) -> SavedTestRow | None:
-        rows = rows_as_dicts(conn.execute("SELECT * FROM saved_tests WHERE id = ?", (test_id,)))
-        if not rows:
+    def _test(conn: sqlite3.Connection, test_id: str) -> SavedTestRow | None:
+        r = _by_id(conn, "saved_tests", test_id)
+        if r is None:
             return None
-        r = rows[0]
         return SavedTestRow(**{**r, "tags": json.loads(r["tags"]), "definition": json.loads(r["definition"])})
 
     # -- suites ----------------------------------------------------------------------------------
 
     def put_suite(self, row: SavedSuiteRow, *, overwrite: bool) -> tuple[SavedSuiteRow, bool]:
         """Insert (or replace) a suite, as `put_test` does."""
-        with self.db.write() as conn:
-            found = conn.execute("SELECT created_at FROM saved_suites WHERE id = ?", (row.id,)).fetchone()
-            if found is not None and not overwrite:
-                existing = self._suite(conn, row.id)
-                assert existing is not None
-                return existing, True
+
+        def write(conn: sqlite3.Connection, created_at: str) -> None:
             conn.execute(
                 "INSERT OR REPLACE INTO saved_suites (id, name, test_ids, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (row.id, row.name, json.dumps(row.test_ids), found[0] if found else row.created_at,
-                 row.updated_at),
-            )  # fmt: skip
-            stored = self._suite(conn, row.id)
-        assert stored is not None
-        return stored, found is not None
+                (row.id, row.name, json.dumps(row.test_ids), created_at, row.updated_at),
+            )
+
+        return self._put("saved_suites", row.id, row.created_at, overwrite, write, self._suite)
 
     def suite(self, suite_id: str) -> SavedSuiteRow | None:
         """One saved suite, or None."""
@@ -179,8 +168,36 @@ class SavedStore:
             return conn.execute("DELETE FROM saved_suites WHERE id = ?", (suite_id,)).rowcount > 0
 
     @staticmethod
-    def _suite(conn: Any, suite_id: str) -> SavedSuiteRow | None:
-        rows = rows_as_dicts(conn.execute("SELECT * FROM saved_suites WHERE id = ?", (suite_id,)))
-        if not rows:
+    def _suite(conn: sqlite3.Connection, suite_id: str) -> SavedSuiteRow | None:
+        r = _by_id(conn, "saved_suites", suite_id)
+        if r is None:
             return None
-        return SavedSuiteRow(**{**rows[0], "test_ids": json.loads(rows[0]["test_ids"])})
+        return SavedSuiteRow(**{**r, "test_ids": json.loads(r["test_ids"])})
+
+    # -- both ------------------------------------------------------------------------------------
+
+    def _put(
+        self,
+        table: str,
+        row_id: str,
+        created_at: str,
+        overwrite: bool,
+        write: Callable[[sqlite3.Connection, str], None],
+        read: Callable[[sqlite3.Connection, str], _Row | None],
+    ) -> tuple[_Row, bool]:
+        """Write a row of `table` unless it exists and `overwrite` is off; return the stored row and whether it existed.
+
+        `write` gets the creation time to store: the existing row's when it is replaced.
+        """
+        with self.db.write() as conn:
+            found = conn.execute(f"SELECT created_at FROM {table} WHERE id = ?", (row_id,)).fetchone()
+            if found is None or overwrite:
+                write(conn, created_at if found is None else found[0])
+            stored = read(conn, row_id)
+        assert stored is not None
+        return stored, found is not None
+
+
+def _by_id(conn: sqlite3.Connection, table: str, row_id: str) -> dict[str, Any] | None:
+    rows = rows_as_dicts(conn.execute(f"SELECT * FROM {table} WHERE id = ?", (row_id,)))
+    return rows[0] if rows else None

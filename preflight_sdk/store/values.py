@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 import msgspec
 
-from .database import rows_as_dicts
 from .runs import RunStore
 
 __all__ = ["SavedValue", "read_values", "write_values"]
@@ -40,11 +39,8 @@ def write_values(store: RunStore, run_id: str, values: Sequence[SavedValue]) -> 
 
 def read_values(store: RunStore, run_id: str) -> list[SavedValue]:
     """A run's saved values, in the order they were saved (blocking)."""
-    with store.db.read() as conn:
-        rows = rows_as_dicts(
-            conn.execute(
-                "SELECT suite, case_id, name, value, redacted FROM run_values WHERE run_id = ? ORDER BY seq",
-                (run_id,),
-            )
-        )
+    rows = store.db.select(
+        "SELECT suite, case_id, name, value, redacted FROM run_values WHERE run_id = ? ORDER BY seq",
+        (run_id,),
+    )
     return [SavedValue(**{**r, "redacted": bool(r["redacted"])}) for r in rows]

@@ -61,22 +61,6 @@ def event_hash(event: Event) -> str:
     return hashlib.sha256(_canonical.encode(unhashed)).hexdigest()
 
 
-class _Pending(msgspec.Struct, frozen=True, kw_only=True):
-    """An event recorded but not yet chained and written (its time formatted only then)."""
-
-    ts: float
-    type: str
-    span_id: str
-    parent_span_id: str | None
-    phase: str | None = None
-    suite: str | None = None
-    case: str | None = None
-    status: str | None = None
-    duration: int | None = None
-    name: str | None = None
-    message: str | None = None
-
-
 class EventLog:
     """The events of one run: `record` on the loop (cheap), `flush` in a worker thread (writes)."""
 
@@ -86,7 +70,8 @@ class EventLog:
         self.run_span = run_span
         self.parent_span = parent_span
         self.path: Path | None = None
-        self._pending: list[_Pending] = []
+        # Recorded, not yet chained: each event's time is formatted, and its id and hashes set, then.
+        self._pending: list[tuple[float, Event]] = []
         self._written: list[Event] = []
         self._last_hash = GENESIS
         self._count = 0
@@ -135,12 +120,13 @@ class EventLog:
         if self.redactor is not None:
             name = self.redactor.text(name) if name else name
             message = self.redactor.text(message) if message else message
-        pending = _Pending(
-            ts=stamp, type=type, span_id=span, parent_span_id=parent, suite=suite, case=case, phase=phase,
-            status=status, duration=duration, name=name, message=message,
+        pending = Event(
+            event_id="", ts="", type=type, run_id=self.run_id, trace_id=self.trace_id, span_id=span,
+            parent_span_id=parent, prev_hash="", suite=suite, case=case, phase=phase, status=status,
+            duration=duration, name=name, message=message,
         )  # fmt: skip
         with self._lock:
-            self._pending.append(pending)
+            self._pending.append((stamp, pending))
 
     @property
     def events(self) -> list[Event]:
@@ -157,24 +143,10 @@ class EventLog:
         pending, self._pending = self._pending, []
         chained: list[Event] = []
         previous = self._last_hash
-        for item in pending:
+        for stamp, item in pending:
             self._count += 1
-            event = Event(
-                event_id=f"{self.run_id}-{self._count:06d}",
-                ts=_stamp(item.ts),
-                type=item.type,
-                run_id=self.run_id,
-                trace_id=self.trace_id,
-                span_id=item.span_id,
-                parent_span_id=item.parent_span_id,
-                prev_hash=previous,
-                phase=item.phase,
-                suite=item.suite,
-                case=item.case,
-                status=item.status,
-                duration=item.duration,
-                name=item.name,
-                message=item.message,
+            event = msgspec.structs.replace(
+                item, event_id=f"{self.run_id}-{self._count:06d}", ts=_stamp(stamp), prev_hash=previous
             )
             previous = event_hash(event)
             chained.append(msgspec.structs.replace(event, hash=previous))

@@ -67,35 +67,16 @@ def _expression(expression: str, outcome: StepOutcome) -> AssertionResult:
     try:
         value = evaluate(expression, outcome.context())
     except ExpressionError as exc:
-        return AssertionResult(
-            path="expr",
-            operator="expr",
-            expected=expression,
-            actual=None,
-            passed=False,
-            message=f"expr: {exc}",
-        )
-    return AssertionResult(
-        path="expr",
-        operator="expr",
-        expected=expression,
-        actual=value,
-        passed=value,
-        message=f"expr: `{expression}` is {'true' if value else 'false'}",
+        return _result("expr", "expr", expression, None, False, str(exc))
+    return _result(
+        "expr", "expr", expression, value, value, f"`{expression}` is {'true' if value else 'false'}"
     )
 
 
 def _any(options: list[Any], outcome: StepOutcome) -> AssertionResult:
     ok = any(passed(check(outcome.body, option, "body")) for option in options)
-    return AssertionResult(
-        path="body(any)",
-        operator="any",
-        expected=options,
-        actual=outcome.body,
-        passed=ok,
-        message="body(any): "
-        + ("one alternative matches" if ok else f"none of {len(options)} alternatives matches"),
-    )
+    message = "one alternative matches" if ok else f"none of {len(options)} alternatives matches"
+    return _result("body(any)", "any", options, outcome.body, ok, message)
 
 
 def _schema(schema: dict[str, Any], body: Any) -> AssertionResult:
@@ -106,30 +87,25 @@ def _schema(schema: dict[str, Any], body: Any) -> AssertionResult:
         validator_cls.check_schema(schema)
         errors = sorted(validator_cls(schema).iter_errors(body), key=lambda e: list(e.absolute_path))
     except jsonschema.SchemaError as exc:
-        return AssertionResult(
-            path="body",
-            operator="jsonSchema",
-            expected=schema,
-            actual=body,
-            passed=False,
-            message=f"body: the jsonSchema itself is invalid: {exc.message}",
+        return _result(
+            "body", "jsonSchema", schema, body, False, f"the jsonSchema itself is invalid: {exc.message}"
         )
     if not errors:
-        return AssertionResult(
-            path="body",
-            operator="jsonSchema",
-            expected=schema,
-            actual=None,
-            passed=True,
-            message="body: matches the JSON Schema",
-        )
+        return _result("body", "jsonSchema", schema, None, True, "matches the JSON Schema")
     first = errors[0]
     where = "body" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path)
+    expected = first.schema if isinstance(first.schema, dict) else schema
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return _result(where, "jsonSchema", expected, first.instance, False, first.message + more)
+
+
+def _result(path: str, operator: str, expected: Any, actual: Any, ok: bool, message: str) -> AssertionResult:
+    """One check of this module's own (the rest come from `check`), its message led by its path."""
     return AssertionResult(
-        path=where,
-        operator="jsonSchema",
-        expected=first.schema if isinstance(first.schema, dict) else schema,
-        actual=first.instance,
-        passed=False,
-        message=f"{where}: {first.message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+        path=path,
+        operator=operator,
+        expected=expected,
+        actual=actual,
+        passed=ok,
+        message=f"{path}: {message}",
     )

@@ -12,8 +12,9 @@ null); operators `== != > >= < <=`, `&&`, `||`, `!` and parentheses. A syntax er
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["ExpressionError", "evaluate", "resolve_path"]
@@ -113,19 +114,17 @@ class _Parser:
         return token
 
     def or_expr(self) -> Any:
-        value = self.and_expr()
-        while self.peek() == ("op", "||"):
-            self.take()
-            right = self.and_expr()
-            value = bool(value) or bool(right)
-        return value
+        return self._logical("||", self.and_expr, operator.or_)
 
     def and_expr(self) -> Any:
-        value = self.not_expr()
-        while self.peek() == ("op", "&&"):
+        return self._logical("&&", self.not_expr, operator.and_)
+
+    def _logical(self, op: str, operand: Callable[[], Any], combine: Callable[[bool, bool], bool]) -> Any:
+        """`operand (op operand)*`: every operand is parsed (and so evaluated), the result is a bool."""
+        value = operand()
+        while self.peek() == ("op", op):
             self.take()
-            right = self.not_expr()
-            value = bool(value) and bool(right)
+            value = combine(bool(value), bool(operand()))
         return value
 
     def not_expr(self) -> Any:

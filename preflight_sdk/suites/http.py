@@ -84,23 +84,14 @@ async def send(
             timeout=timeout,
             follow_redirects=step.follow_redirects,
         )
-    except httpx.TimeoutException:
-        elapsed = (time.perf_counter() - started) * 1000
-        return StepOutcome(
-            kind="request",
-            duration=elapsed,
-            error=f"{method} {shown_url} timed out after {timeout:g}s",
-            error_kind="timeout",
-            request=request_info,
-        )
     except httpx.HTTPError as exc:
         elapsed = (time.perf_counter() - started) * 1000
+        if isinstance(exc, httpx.TimeoutException):
+            error, error_kind = f"{method} {shown_url} timed out after {timeout:g}s", "timeout"
+        else:
+            error, error_kind = f"{method} {shown_url} failed: {redactor.text(_reason(exc))}", "connection"
         return StepOutcome(
-            kind="request",
-            duration=elapsed,
-            error=f"{method} {shown_url} failed: {redactor.text(_reason(exc))}",
-            error_kind="connection",
-            request=request_info,
+            kind="request", duration=elapsed, error=error, error_kind=error_kind, request=request_info
         )
     elapsed = (time.perf_counter() - started) * 1000
     body, text = _parse(response)

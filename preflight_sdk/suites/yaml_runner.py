@@ -266,23 +266,17 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
     multi = attempts if len(attempts) > 1 else None
     if not last.passed and case.ignore_error:
         state.warnings.append(f"case `{case.name or 'case'}` failed (ignoreError): {_reason(last)}")
-    if last.passed or case.ignore_error:
-        return CaseResult(
-            id=identifier,
-            name=case.name or "case",
-            suite=suite.id,
-            status="passed",
-            duration=duration,
-            timestamp=_now_ms(),
-            attempts=multi,
+    failure = None
+    if not (last.passed or case.ignore_error):
+        target = _target(case, state.test.service, run)
+        failure = await failure_for(
+            run, identifier, last, start=case_start, end=datetime.now(UTC), target=target
         )
-    target = _target(case, state.test.service, run)
-    failure = await failure_for(run, identifier, last, start=case_start, end=datetime.now(UTC), target=target)
     return CaseResult(
         id=identifier,
         name=case.name or "case",
         suite=suite.id,
-        status="failed",
+        status="passed" if failure is None else "failed",
         duration=duration,
         timestamp=_now_ms(),
         failure=failure,

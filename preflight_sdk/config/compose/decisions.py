@@ -19,6 +19,10 @@ Decision = tuple[Verdict, str]
 """(verdict, what happens: for `aside` the warning's reason, for `refused` the hint)."""
 
 _TUNING = "resource tuning that does not change what a test sees"
+_WINDOWS = "Windows containers only"
+_BUILDER_DEFAULTS = "the build runs with the builder's defaults"
+_BRIDGE_DEFAULTS = "the session's network is a bridge with Docker's defaults"
+_WRITTEN_AND_MOUNTED = "written to a file under `.preflight/compose/` and mounted"
 
 _SERVICE: dict[str, Decision] = {
     "annotations": ("aside", "annotations are metadata for the runtime; nothing in the container reads them"),
@@ -41,7 +45,7 @@ _SERVICE: dict[str, Decision] = {
     "cpu_shares": ("honoured", "`--cpu-shares`"),
     "cpus": ("honoured", "`--cpus`"),
     "cpuset": ("aside", _TUNING),
-    "credential_spec": ("aside", "Windows containers only"),
+    "credential_spec": ("aside", _WINDOWS),
     "depends_on": ("honoured", "start order; `condition`, `required`, `restart` (see below)"),
     "deploy": (
         "aside",
@@ -68,7 +72,7 @@ _SERVICE: dict[str, Decision] = {
     "image": ("honoured", "the image; pulled when missing (`pull_policy`)"),
     "init": ("honoured", "`--init`"),
     "ipc": ("honoured", "`--ipc` (`host`, `shareable`, `private`)"),
-    "isolation": ("aside", "Windows containers only"),
+    "isolation": ("aside", _WINDOWS),
     "label_file": ("honoured", "labels read from the files"),
     "labels": ("honoured", "container labels (preflight's own labels win)"),
     "links": ("honoured", "the link's alias becomes a network alias of the linked service"),
@@ -130,23 +134,20 @@ _BUILD: dict[str, Decision] = {
     "args": ("honoured", "`--build-arg`"),
     "target": ("honoured", "`--target`"),
     "additional_contexts": ("refused", "build the image yourself and name it in `image`"),
-    "cache_from": ("aside", "the local build cache is used"),
-    "cache_to": ("aside", "the local build cache is used"),
+    **dict.fromkeys(("cache_from", "cache_to"), ("aside", "the local build cache is used")),
     "dockerfile_inline": ("refused", "write the Dockerfile to a file and name it in `dockerfile`"),
-    "entitlements": ("aside", "the build runs with the builder's defaults"),
-    "extra_hosts": ("aside", "the build runs with the builder's defaults"),
-    "isolation": ("aside", "Windows containers only"),
+    **dict.fromkeys(
+        ("entitlements", "extra_hosts", "network", "privileged", "shm_size", "ulimits"),
+        ("aside", _BUILDER_DEFAULTS),
+    ),
+    "isolation": ("aside", _WINDOWS),
     "labels": ("aside", "preflight labels the images it builds"),
-    "network": ("aside", "the build runs with the builder's defaults"),
     "no_cache": ("aside", "`preflight build --no-cache` rebuilds without cache"),
     "platforms": ("aside", "the image is built for this engine's platform"),
-    "privileged": ("aside", "the build runs with the builder's defaults"),
     "pull": ("aside", "base images are pulled by the builder when missing"),
     "secrets": ("refused", "build secrets are not passed; build the image yourself"),
-    "shm_size": ("aside", "the build runs with the builder's defaults"),
     "ssh": ("refused", "SSH agents are not forwarded; build the image yourself"),
     "tags": ("aside", "the image is tagged with `image` only"),
-    "ulimits": ("aside", "the build runs with the builder's defaults"),
 }
 
 _HEALTHCHECK: dict[str, Decision] = {
@@ -160,13 +161,11 @@ _HEALTHCHECK: dict[str, Decision] = {
 _NETWORK: dict[str, Decision] = {
     "name": ("honoured", "accepted: every service joins the session's one private network"),
     "driver": ("aside", "the session's network is a bridge"),
-    "driver_opts": ("aside", "the session's network is a bridge with Docker's defaults"),
+    **dict.fromkeys(
+        ("driver_opts", "internal", "enable_ipv4", "enable_ipv6", "attachable"), ("aside", _BRIDGE_DEFAULTS)
+    ),
     "ipam": ("aside", "addresses on the session's network are Docker's"),
     "external": ("aside", "the session's own network is used instead"),
-    "internal": ("aside", "the session's network is a bridge with Docker's defaults"),
-    "enable_ipv4": ("aside", "the session's network is a bridge with Docker's defaults"),
-    "enable_ipv6": ("aside", "the session's network is a bridge with Docker's defaults"),
-    "attachable": ("aside", "the session's network is a bridge with Docker's defaults"),
     "labels": ("aside", "the session's network carries preflight's labels"),
 }
 
@@ -184,19 +183,19 @@ _VOLUME: dict[str, Decision] = {
 _SECRET: dict[str, Decision] = {
     "name": ("honoured", "accepted (the mount is named after the secret's key)"),
     "file": ("honoured", "bind-mounted read-only"),
-    "environment": ("honoured", "written to a file under `.preflight/compose/` and mounted"),
+    "environment": ("honoured", _WRITTEN_AND_MOUNTED),
     "external": ("refused", "swarm secrets do not exist here; use `file` or `environment`"),
     "labels": ("aside", "a label on a secret does not change what a test sees"),
-    "driver": ("refused", "secret drivers are not run; use `file` or `environment`"),
-    "driver_opts": ("refused", "secret drivers are not run; use `file` or `environment`"),
+    **dict.fromkeys(
+        ("driver", "driver_opts"), ("refused", "secret drivers are not run; use `file` or `environment`")
+    ),
     "template_driver": ("refused", "templates are not rendered; use `file` or `environment`"),
 }
 
 _CONFIG: dict[str, Decision] = {
     "name": ("honoured", "accepted (the mount is named after the config's key)"),
     "file": ("honoured", "bind-mounted read-only"),
-    "environment": ("honoured", "written to a file under `.preflight/compose/` and mounted"),
-    "content": ("honoured", "written to a file under `.preflight/compose/` and mounted"),
+    **dict.fromkeys(("environment", "content"), ("honoured", _WRITTEN_AND_MOUNTED)),
     "external": ("refused", "swarm configs do not exist here; use `file`, `environment` or `content`"),
     "labels": ("aside", "a label on a config does not change what a test sees"),
     "template_driver": ("refused", "templates are not rendered; use `file` or `content`"),

@@ -17,50 +17,37 @@ from .context import Context
 
 __all__ = ["run_options"]
 
-_LISTS = {
-    "cap_add": "capAdd",
-    "cap_drop": "capDrop",
-    "dns": "dns",
-    "dns_search": "dnsSearch",
-    "dns_opt": "dnsOpt",
-    "security_opt": "securityOpt",
-    "group_add": "groupAdd",
-    "tmpfs": "tmpfs",
-}
-_SIZES = {"shm_size": "shmSize", "mem_limit": "memLimit", "mem_reservation": "memReservation"}
-_INTEGERS = {"cpu_shares": "cpuShares", "pids_limit": "pidsLimit", "oom_score_adj": "oomScoreAdj"}
-_BOOLEANS = {"privileged": "privileged", "tty": "tty", "stdin_open": "stdinOpen"}
-_TEXTS = {
-    "stop_signal": "stopSignal",
-    "domainname": "domainname",
-    "platform": "platform",
-    "userns_mode": "usernsMode",
-}
-_NAMESPACES = {"pid": "pid", "ipc": "ipc", "uts": "uts"}
+# Each key becomes the `container.options` key of the same name in camelCase (see `_camel`).
+_LISTS = ("cap_add", "cap_drop", "dns", "dns_search", "dns_opt", "security_opt", "group_add", "tmpfs")
+_SIZES = ("shm_size", "mem_limit", "mem_reservation")
+_INTEGERS = ("cpu_shares", "pids_limit", "oom_score_adj")
+_BOOLEANS = ("privileged", "tty", "stdin_open")
+_TEXTS = ("stop_signal", "domainname", "platform", "userns_mode")
+_NAMESPACES = ("pid", "ipc", "uts")
 
 
 def run_options(service: Mapping[str, Any], ctx: Context, where: tuple[str | int, ...]) -> dict[str, Any]:
     """Return the `container.options` body of the service at `where` (only the keys it sets)."""
     read = ctx.read
     out: dict[str, Any] = {}
-    for key, target in _LISTS.items():
+    for key in _LISTS:
         if service.get(key) is not None:
-            out[target] = read.strings(service[key])
+            out[_camel(key)] = read.strings(service[key])
     if ctx.tmpfs:
         out["tmpfs"] = [*out.get("tmpfs", []), *ctx.tmpfs]
-    for key, target in _SIZES.items():
+    for key in _SIZES:
         if service.get(key) is not None and (size := read.size(service[key], (*where, key))) is not None:
-            out[target] = size
-    for key, target in _INTEGERS.items():
+            out[_camel(key)] = size
+    for key in _INTEGERS:
         if service.get(key) is not None and (number := read.integer(service[key], (*where, key))) is not None:
-            out[target] = number
-    for key, target in _BOOLEANS.items():
+            out[_camel(key)] = number
+    for key in _BOOLEANS:
         if service.get(key) is not None and read.boolean(service[key], (*where, key)):
-            out[target] = True
-    for key, target in _TEXTS.items():
+            out[_camel(key)] = True
+    for key in _TEXTS:
         if service.get(key) is not None:
-            out[target] = str(service[key])
-    for key, target in _NAMESPACES.items():
+            out[_camel(key)] = str(service[key])
+    for key in _NAMESPACES:
         mode = service.get(key)
         if mode is None:
             continue
@@ -71,7 +58,7 @@ def run_options(service: Mapping[str, Any], ctx: Context, where: tuple[str | int
                 hint=f"remove `{key}`, or use `host` or `private`",
             )
         else:
-            out[target] = str(mode)
+            out[_camel(key)] = str(mode)
     if (
         service.get("cpus") is not None
         and (cpus := read.number(service["cpus"], (*where, "cpus"))) is not None
@@ -166,3 +153,9 @@ def _device(entry: Any) -> str:
             parts.append(str(entry["permissions"]))
         return ":".join(parts)
     return str(entry)
+
+
+def _camel(key: str) -> str:
+    """`cap_add` → `capAdd`: a compose key as e2e.yaml spells the same option."""
+    first, *rest = key.split("_")
+    return first + "".join(part.capitalize() for part in rest)
