@@ -15,12 +15,12 @@ import anyio
 
 from ..config.loader import find_config
 from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
-from ..engine.process_groups import stop_groups
 from ..errors import ConfigError, PreflightError
 from ..results.lifecycle import CleanAction, CleanResult
 from .context import ProjectContext
 from .inputs import read_record
 from .labels import LABEL_MANAGED, LABEL_ROOT
+from .process_groups import stop_groups
 from .specs import network_name
 from .state import SessionState, read_state, remove_state
 

@@ -17,9 +17,9 @@ import msgspec
 
 from ..config import LoadedConfig, MockConfig
 from ..engine.base import Engine
-from ..engine.endpoint import MockRoute, decide_mock_route
 from ..progress import Reporter
 from ..results.lifecycle import MockSetup
+from .mock_address import MockRoute, decide_mock_route
 from .removal import SessionWatch
 from .state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from ..engine.process_groups import stop_groups
+from ..lifecycle.process_groups import stop_groups
 from ..errors import InputError, StateError
 from ..results.run import Totals
 from ..results.runs import (

@@ -20,7 +20,7 @@ from mcp import Client, types
 from support.results import check_whole_data
 
 from preflight_sdk import Project
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 from preflight_sdk.export.mcp_server import PreflightMcp
 from preflight_sdk.export.registry import reflect
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 from preflight_sdk.progress import ProgressEvent
 
 pytestmark = pytest.mark.anyio

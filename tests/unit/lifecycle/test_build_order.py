@@ -9,7 +9,7 @@ import pytest
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.base import BuildSpec
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 from preflight_sdk.lifecycle.build_order import image_dependencies
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ import pytest
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.base import ContainerInfo
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.state import read_state, state_path
 from preflight_sdk.results.lifecycle import CleanAction
 

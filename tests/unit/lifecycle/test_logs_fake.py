@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.logs import MAX_LINE_BYTES, MAX_REPLY_BYTES
 from preflight_sdk.results.lifecycle import LogsResult
 

@@ -13,7 +13,7 @@ import pytest
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.errors import DAEMON_HINT
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.lifecycle import execute as execute_step
 from preflight_sdk.lifecycle import ports as ports_module
 from preflight_sdk.lifecycle.state import read_state

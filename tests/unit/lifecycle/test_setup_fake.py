@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.state import read_state
 
 pytestmark = pytest.mark.anyio

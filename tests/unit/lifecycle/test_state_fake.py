@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.errors import EnvironmentError_
 from preflight_sdk.lifecycle.state import read_state
 

@@ -9,7 +9,7 @@ from unit.runners.stub import write_project
 
 from preflight_sdk import Project
 from preflight_sdk.display import render_text
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk import Project
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 from preflight_sdk.lifecycle.inputs import read_record
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from preflight_sdk import ConfigError, ProgressEvent, Project
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.export.registry import public_coroutines
 from preflight_sdk.sync import SyncProject
 

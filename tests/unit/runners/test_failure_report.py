@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from unit.runners.stub import MakeProject, Stub, case, environment, one_suite, run, wire, write_project
 
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.results.run import ContainerLogInfo, DiagnosticReport, RequestInfo
 from preflight_sdk.runners.explain import explain
 from preflight_sdk.runners.outcome import StepOutcome

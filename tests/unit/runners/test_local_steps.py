@@ -26,7 +26,7 @@ from unit.runners.stub import case
 
 from preflight_sdk import Project
 from preflight_sdk.engine.base import ExecResult
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 from preflight_sdk.results.run import CaseResult, RunResult
 
 pytestmark = pytest.mark.anyio

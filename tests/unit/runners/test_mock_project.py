@@ -17,7 +17,7 @@ import pytest
 from unit.runners.stub import case, wire
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 from preflight_sdk.results.run import RunResult
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ import pytest
 from unit.runners.stub import write_project
 
 from preflight_sdk import Project
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from support.fake_engine import Behaviour, FakeEngine
 
 pytestmark = pytest.mark.anyio
 

@@ -17,9 +17,7 @@ import anyio
 import msgspec
 from anyio.abc import TaskGroup
 
-from ..errors import EnvironmentError_, PreflightError
-from ..results.lifecycle import LogLine, PortMapping
-from .base import (
+from preflight_sdk.engine.base import (
     BuildSpec,
     ContainerInfo,
     ContainerSpec,
@@ -30,9 +28,11 @@ from .base import (
     NetworkInfo,
     RemoveOutcome,
 )
-from .errors import daemon_unreachable
-from .inspect import parse_time
-from .probe import ProbeResult
+from preflight_sdk.engine.errors import daemon_unreachable
+from preflight_sdk.engine.inspect import parse_time
+from preflight_sdk.engine.probe import ProbeResult
+from preflight_sdk.errors import EnvironmentError_, PreflightError
+from preflight_sdk.results.lifecycle import LogLine, PortMapping
 
 __all__ = ["Behaviour", "FakeEngine"]
 
