@@ -20,7 +20,7 @@ from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkIn
 from .endpoint import endpoint_address
 from .errors import daemon_unreachable
 from .exec_output import STDOUT, BoundedOutput, Frames
-from .inspect import bridge_gateway, container_from_api_list, container_from_inspect
+from .inspect import bridge_gateway, container_from_inspect, container_from_list
 from .run_options import apply_options
 
 __all__ = ["SocketLane", "container_body"]
@@ -83,7 +83,7 @@ class SocketLane:
         return [container_from_inspect(item) for item in found if item is not None]
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
-        return [container_from_api_list(item) for item in await self._listed("container", labels)]
+        return [container_from_list(item) for item in await self._listed("container", labels)]
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         return [

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import aclosing
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,6 @@ import msgspec
 
 from ..config.run_options import RunOptions
 from ..errors import EnvironmentError_
-from ..results.lifecycle import LogLine
 from . import cli
 from .base import (
     ContainerInfo,
@@ -50,7 +48,7 @@ from .docker import DockerEngine
 from .endpoint import can_bind
 from .errors import is_daemon_down, translate
 from .inspect import bridge_gateway
-from .logs import follow_logs, read_logs
+from .logs import Logs
 from .probe import NetworkProber, Prober
 from .swarm_text import (
     TERMINAL,
@@ -98,6 +96,10 @@ class SwarmEngine:
         self.build = self.docker.build
         self.list_images = self.docker.list_images
         self.list_networks = self.docker.list_networks
+        # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
+        self.logs_part = Logs(self.cli, ["service", "logs", "--raw"], has_until=False)
+        self.logs = self.logs_part.logs
+        self.follow_logs = self.logs_part.follow_logs
         self._where = host or context
         self._registry = registry.rstrip("/")
         self._swarm: _Swarm | None = None
@@ -334,23 +336,6 @@ class SwarmEngine:
         return await self.docker.remove_images(refs)
 
     # -- tasks -------------------------------------------------------------------------------
-
-    async def logs(
-        self,
-        ref: str,
-        *,
-        tail: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[LogLine]:
-        # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
-        command = ["service", "logs", "--raw"]
-        return await read_logs(self.cli, command, ref, tail=tail, since=since, until=until, has_until=False)
-
-    async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
-        async with aclosing(follow_logs(self.cli, ["service", "logs", "--raw"], ref, since=since)) as lines:
-            async for line in lines:
-                yield line
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         """Run a command in the service's task container, when that runs on this manager."""

@@ -27,7 +27,7 @@ from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkIn
 from .endpoint import endpoint_address, on_local_socket
 from .errors import daemon_unreachable, is_daemon_down, name_the_engine, no_cli, translate_exception
 from .exec_output import BoundedOutput
-from .inspect import bridge_gateway, container_from_inspect, container_from_ps, docker_time, labels_of
+from .inspect import bridge_gateway, container_from_inspect, container_from_list, docker_time, labels_of
 from .outcomes import removal_outcomes
 from .run_options import SHARED_NETWORK, option_flags
 
@@ -238,13 +238,19 @@ class CliLane:
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         """Remove containers (with their anonymous volumes) or networks; say what happened to each."""
+        flags = ["--volumes", *(["--force"] if force else [])] if kind == "container" else []
+        return await self.removed([kind, "rm", *flags], refs)
+
+    async def removed(
+        self, command: Sequence[str], refs: Sequence[str], *, unnamed_missing: bool = False
+    ) -> list[RemoveOutcome]:
+        """Run `command` (`container rm ...`, `network rm`) on `refs`; what it did to each (`removal_outcomes`)."""
         from python_on_whales.exceptions import DockerException
 
         # The client's command line: `container.remove` drops docker's stdout, the only place
         # that says which refs were removed (`rm -f` of a missing container exits 0 silently).
-        flags = ["--volumes", *(["--force"] if force else [])] if kind == "container" else []
-        argv = await self.cmd(kind, "rm", *flags, *refs)
-        action = f"remove {kind}s"
+        argv = await self.cmd(*command, *refs)
+        action = f"remove {command[0]}s"
 
         def remove() -> tuple[str, str, int]:
             try:
@@ -254,7 +260,7 @@ class CliLane:
                 return exc.stdout or "", exc.stderr or "", exc.return_code
 
         stdout, stderr, code = await self.call(remove, action=action)
-        return removal_outcomes(refs, stdout, stderr, code, action=action)
+        return removal_outcomes(refs, stdout, stderr, code, action=action, unnamed_missing=unnamed_missing)
 
     async def run(self, spec: ContainerSpec) -> str:
         # The client's command line: `container.run(detach=True)` inspects the container it
@@ -303,7 +309,7 @@ class CliLane:
         out = await self.text(
             "ps", "-a", "--no-trunc", "--format", "{{json .}}", *filters, action="list containers"
         )
-        return [container_from_ps(json.loads(line)) for line in out.splitlines() if line.strip()]
+        return [container_from_list(json.loads(line)) for line in out.splitlines() if line.strip()]
 
     async def rename(self, ref: str, name: str) -> None:
         client = await self.client()

@@ -33,9 +33,9 @@ from ..assertions import AssertionResult, check, passed
 from ..config import LoadedConfig, SuiteConfig
 from ..config.model import ShellExpect
 from ..durations import parse_duration
+from ..errors import InputError
 from ..lifecycle.commands import Completed, run_command
 from ..lifecycle.process_groups import ProcessGroups
-from ..errors import InputError
 from ..results.run import AttemptResult, CaseResult, DiagnosticReport, SuiteResult
 from .cases import failure_from_text, window_diagnostics
 from .context import RunContext, case_id

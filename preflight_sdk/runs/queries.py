@@ -13,8 +13,8 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from ..lifecycle.process_groups import stop_groups
 from ..errors import InputError, StateError
+from ..lifecycle.process_groups import stop_groups
 from ..results.run import Totals
 from ..results.runs import (
     ArtifactContent,

@@ -17,10 +17,10 @@ from typing import Any
 import jsonschema
 import pytest
 from mcp import Client, types
+from support.fake_engine import FakeEngine
 from support.results import check_whole_data
 
 from preflight_sdk import Project
-from support.fake_engine import FakeEngine
 from preflight_sdk.export.mcp_server import PreflightMcp
 from preflight_sdk.export.registry import reflect
 

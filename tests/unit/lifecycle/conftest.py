@@ -5,7 +5,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-
 from support.fake_engine import FakeEngine
 
 

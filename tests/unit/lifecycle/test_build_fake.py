@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.fake_engine import FakeEngine
 
 from preflight_sdk import PreflightError, Project
-from support.fake_engine import FakeEngine
 from preflight_sdk.progress import ProgressEvent
 
 pytestmark = pytest.mark.anyio

@@ -6,10 +6,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.base import ContainerInfo
-from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.state import read_state, state_path
 from preflight_sdk.results.lifecycle import CleanAction
 

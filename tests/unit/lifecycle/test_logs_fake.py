@@ -8,9 +8,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
-from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.logs import MAX_LINE_BYTES, MAX_REPLY_BYTES
 from preflight_sdk.results.lifecycle import LogsResult
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
-from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.errors import EnvironmentError_
 from preflight_sdk.lifecycle.state import read_state
 

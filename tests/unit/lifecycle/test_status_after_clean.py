@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.fake_engine import FakeEngine
 from unit.runners.stub import write_project
 
 from preflight_sdk import Project
 from preflight_sdk.display import render_text
-from support.fake_engine import FakeEngine
 
 pytestmark = pytest.mark.anyio
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 from unit.runners.stub import MakeProject, Stub, case, environment, one_suite, run, wire, write_project
 
-from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk.results.run import ContainerLogInfo, DiagnosticReport, RequestInfo
 from preflight_sdk.runners.explain import explain
 from preflight_sdk.runners.outcome import StepOutcome

@@ -22,11 +22,11 @@ from typing import Any
 
 import anyio
 import pytest
+from support.fake_engine import FakeEngine
 from unit.runners.stub import case
 
 from preflight_sdk import Project
 from preflight_sdk.engine.base import ExecResult
-from support.fake_engine import FakeEngine
 from preflight_sdk.results.run import CaseResult, RunResult
 
 pytestmark = pytest.mark.anyio

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fake_engine import FakeEngine
 from unit.runners.stub import case, wire
 
 from preflight_sdk import PreflightError, Project
-from support.fake_engine import FakeEngine
 from preflight_sdk.results.run import RunResult
 
 pytestmark = pytest.mark.anyio
