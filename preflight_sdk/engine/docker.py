@@ -17,14 +17,7 @@ from datetime import datetime
 import anyio
 
 from .api import local_socket
-from .base import (
-    ContainerInfo,
-    ContainerSpec,
-    EngineInfo,
-    ExecResult,
-    NetworkInfo,
-    RemoveOutcome,
-)
+from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .endpoint import LOOPBACK, on_local_socket
 from .exec_output import BoundedOutput
 from .images import Images

@@ -36,17 +36,10 @@ import msgspec
 from ..config.run_options import RunOptions
 from ..errors import EnvironmentError_
 from . import cli
-from .base import (
-    ContainerInfo,
-    ContainerSpec,
-    EngineInfo,
-    ExecResult,
-    NetworkInfo,
-    RemoveOutcome,
-)
+from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
 from .endpoint import can_bind
-from .errors import is_daemon_down, translate
+from .errors import translate
 from .inspect import bridge_gateway
 from .logs import Logs
 from .probe import NetworkProber, Prober
@@ -59,7 +52,7 @@ from .swarm_text import (
     publish_arg,
     service_info,
 )
-from .whales import run_cli, run_flags, translated
+from .whales import run_cli_tolerant, run_flags, translated
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
@@ -162,7 +155,7 @@ class SwarmEngine:
         network = ",".join([f"name={spec.network}", *(f"alias={alias}" for alias in spec.aliases)])
         # The client's command line: `service.create` has no `--publish`, `--container-label`,
         # `--user`, `--workdir` or `--read-only`, and its `--host` loop reads a mapping's keys.
-        argv = await self.cli.cmd("service", "create", "--detach", "--quiet", "--name", spec.name)
+        argv = ["service", "create", "--detach", "--quiet", "--name", spec.name]
         argv += ["--network", network, "--endpoint-mode", "dnsrr", "--restart-condition", "none"]
         argv += [a for port in spec.ports for a in ("--publish", publish_arg(port.container, port.host))]
         argv += [a for volume in spec.volumes for a in ("--mount", mount_arg(volume))]
@@ -170,9 +163,7 @@ class SwarmEngine:
         argv += [a for k, v in spec.labels.items() for a in ("--container-label", f"{k}={v}")]
         argv += ["--constraint", f"node.id=={swarm.node_id}"] if local or spec.volumes else []
         argv += [*run_flags(spec), image, *(spec.command or [])]
-        out = await self.cli.call(
-            partial(run_cli, argv), action=f"create service {spec.name}", subject=spec.name
-        )
+        out = await self.cli.text(*argv, action=f"create service {spec.name}", subject=spec.name)
         service_id = out.strip().splitlines()[-1]
         await self._until_started(service_id, spec.name)
         return service_id
@@ -253,7 +244,7 @@ class SwarmEngine:
     async def _text(self, *args: str) -> str:
         await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
         argv = await self.cli.cmd(*args)
-        return await self.cli.call(partial(_tolerant, argv, ""), action=f"docker {' '.join(args[:2])}")
+        return await self.cli.call(partial(run_cli_tolerant, argv, ""), action=f"docker {' '.join(args[:2])}")
 
     async def _json(self, *args: str) -> list[dict[str, Any]]:
         items = json.loads(await self._text(*args) or "[]")
@@ -289,9 +280,9 @@ class SwarmEngine:
 
     async def _task_containers(self, services: set[str]) -> list[str]:
         """The ids of this node's containers of tasks of `services` (ids or names)."""
-        argv = await self.cli.cmd("ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}")
+        argv = ["ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}"]
         argv += ["--format", f'{{{{.ID}}}} {{{{.Label "{_SERVICE_ID}"}}}} {{{{.Label "{_SERVICE_NAME}"}}}}']
-        listed = await self.cli.call(partial(run_cli, argv), action="list the tasks' containers")
+        listed = await self.cli.text(*argv, action="list the tasks' containers")
         tasks = [line.split() for line in listed.splitlines()]
         return [t[0] for t in tasks if len(t) == 3 and services & {t[1], t[2]}]
 
@@ -317,8 +308,9 @@ class SwarmEngine:
             return
         # The command line: `service.scale` prints docker's output to our stdout. Not
         # `--detach=false` either: the CLI then also waits out a 5 s "stable" period.
-        argv = await self.cli.cmd("service", "scale", "--detach", *(f"{ref}=0" for ref in refs))
-        await self.cli.call(partial(run_cli, argv), action="stop services")
+        await self.cli.text(
+            "service", "scale", "--detach", *(f"{ref}=0" for ref in refs), action="stop services"
+        )
         with anyio.move_on_after(grace + _POLL * 10):
             while True:
                 if not any(info.status in ("running", "created") for info in await self.inspect(refs)):
@@ -399,16 +391,3 @@ def _gateway(client: DockerClient) -> str | None:
         config = client.network.inspect(GATEWAY_BRIDGE).ipam.config
     gateway = bridge_gateway([dict(c) for c in config or []])
     return gateway if gateway is not None and can_bind(gateway) else None
-
-
-def _tolerant(argv: list[Any], empty: str) -> str:
-    """Run a docker command that may name objects that are gone: keep what it printed for the others."""
-    from python_on_whales.exceptions import DockerException
-
-    try:
-        return run_cli(argv)
-    except DockerException as exc:
-        stderr = exc.stderr or ""
-        if is_daemon_down(stderr) or not ("no such" in stderr.lower() or "not found" in stderr.lower()):
-            raise
-        return exc.stdout or empty

@@ -34,7 +34,7 @@ from .run_options import SHARED_NETWORK, option_flags
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
 
-__all__ = ["CliLane", "run_cli", "run_flags", "translated"]
+__all__ = ["CliLane", "run_cli", "run_cli_tolerant", "run_flags", "translated"]
 
 T = TypeVar("T")
 
@@ -277,25 +277,11 @@ class CliLane:
         return out.strip().splitlines()[-1]
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        from python_on_whales.exceptions import DockerException
-
         # The client's command line: `container.inspect([...])` runs one `docker inspect` per
         # container and parses each into pydantic models; status and clean inspect every
         # container of a project at once, in one process.
         argv = await self.cmd("container", "inspect", *refs)
-
-        def ask() -> str:
-            try:
-                return run_cli(argv)
-            except DockerException as exc:
-                # Some refs unknown ("No such container"): the others are still on stdout.
-                if is_daemon_down(exc.stderr or "") or not (exc.stdout or "").strip().startswith("["):
-                    if "no such" in (exc.stderr or "").lower():
-                        return "[]"
-                    raise
-                return exc.stdout or "[]"
-
-        out = await self.call(ask, action="inspect containers")
+        out = await self.call(partial(run_cli_tolerant, argv, "[]"), action="inspect containers")
         try:
             return [container_from_inspect(item) for item in json.loads(out or "[]")]
         except json.JSONDecodeError:
@@ -377,6 +363,20 @@ def run_cli(argv: list[str]) -> str:
     from python_on_whales.utils import run
 
     return str(run(argv))
+
+
+def run_cli_tolerant(argv: list[str], empty: str) -> str:
+    """`run_cli` of a command naming objects some of which are gone ("No such ...", "... not found"):
+    what it printed for the others (else `empty`). Any other failure raises."""
+    from python_on_whales.exceptions import DockerException
+
+    try:
+        return run_cli(argv)
+    except DockerException as exc:
+        stderr = (exc.stderr or "").lower()
+        if is_daemon_down(stderr) or not ("no such" in stderr or "not found" in stderr):
+            raise
+        return exc.stdout or empty
 
 
 def run_flags(spec: ContainerSpec) -> list[str]:

@@ -36,10 +36,13 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
     mocks = await stop_mocks(ctx)
     await ctx.stop_pytest_servers()
-    # What suites of any process started and left running (their owner killed): see process_groups.
-    await anyio.to_thread.run_sync(partial(stop_groups, state_root, orphans_only=False))
     try:
-        containers, networks = await remove_labelled(ctx.engine, labelled, ctx.session, force=force)
+        with first_error():
+            async with anyio.create_task_group() as tg:
+                # What suites of any process started and left running (their owner killed): see
+                # process_groups. Read from /proc while the daemon removes the containers.
+                tg.start_soon(anyio.to_thread.run_sync, partial(stop_groups, state_root, orphans_only=False))
+                containers, networks = await remove_labelled(ctx.engine, labelled, ctx.session, force=force)
     except PreflightError:
         if ctx.loaded is None or ctx.loaded.services:
             raise
