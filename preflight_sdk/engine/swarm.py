@@ -241,6 +241,11 @@ class SwarmEngine:
         tasks = await self._json("inspect", *listed.split()) if listed.strip() else []
         return services, tasks
 
+    async def _task(self, ref: str) -> Mapping[str, Any] | None:
+        """The newest task of service `ref` (None when the service or its task is gone)."""
+        services, tasks = await self._services([ref])
+        return latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
+
     async def _text(self, *args: str) -> str:
         await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
         argv = await self.cli.cmd(*args)
@@ -332,8 +337,7 @@ class SwarmEngine:
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         """Run a command in the service's task container, when that runs on this manager."""
         swarm = await self._facts()
-        services, tasks = await self._services([ref])
-        task = latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
+        task = await self._task(ref)
         container = ((task or {}).get("Status") or {}).get("ContainerStatus") or {}
         if task is None or task.get("NodeID") != swarm.node_id or not container.get("ContainerID"):
             raise EnvironmentError_(
@@ -358,9 +362,7 @@ class SwarmEngine:
 
     async def wait_exit(self, ref: str) -> int:
         while True:
-            services, tasks = await self._services([ref])
-            task = latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
-            status = (task or {}).get("Status") or {}
+            status = ((await self._task(ref)) or {}).get("Status") or {}
             if str(status.get("State")) in TERMINAL:
                 code = (status.get("ContainerStatus") or {}).get("ExitCode")
                 has_container = (status.get("ContainerStatus") or {}).get("ContainerID")
