@@ -682,8 +682,8 @@ class Project:
 
     def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter], Awaitable[SetupResult]]:
         """What a test run does before its suites: the environment brought up to date, the mocks reset."""
-        from preflight_sdk.engine.process_groups import stop_groups
-        from preflight_sdk.lifecycle.up import bring_up_to_date, reset_mocks
+        from .lifecycle.process_groups import stop_groups
+        from .lifecycle.up import bring_up_to_date, reset_mocks
 
         async def prepare(reporter: Reporter) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------

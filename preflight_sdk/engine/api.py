@@ -86,14 +86,7 @@ class EngineAPI:
         return self._http
 
     async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        action: str,
-        subject: str | None = None,
-        params: Mapping[str, str] | None = None,
-        body: Any = None,
+        self, method: str, path: str, *, params: Mapping[str, str] | None = None, body: Any = None
     ) -> tuple[int, Any]:
         """Send one request; return `(status, decoded JSON or None)` (an error status is data here)."""
         with anyio.CancelScope(shield=method != "GET"), self.reached():
@@ -104,7 +97,7 @@ class EngineAPI:
         self, method: str, path: str, *, action: str, subject: str | None = None, **options: Any
     ) -> Any:
         """Send one request (`params`, `body`); return its JSON, or raise the `PreflightError` its error reads as."""
-        status, data = await self.send(method, path, action=action, subject=subject, **options)
+        status, data = await self.send(method, path, **options)
         if status >= 400:
             raise failure(data, action=action, subject=subject)
         return data
@@ -112,7 +105,7 @@ class EngineAPI:
     async def inspect(self, kind: str, ref: str) -> dict[str, Any] | None:
         """`docker inspect` of one container, image or network (the same JSON), or None when there is none."""
         path = f"/{kind}s/{quoted(ref)}" + ("" if kind == "network" else "/json")
-        status, data = await self.send("GET", path, action=f"inspect {kind} {ref}", subject=ref)
+        status, data = await self.send("GET", path)
         if status == 404:
             return None
         if status >= 400:

@@ -1,8 +1,8 @@
 """The `Engine` protocol: every Docker operation the lifecycle and the runners need.
 
-`DockerEngine` implements it with python-on-whales and the docker CLI; `FakeEngine` implements it
-in memory for unit tests. Everything above this layer sees only these Structs and
-`PreflightError`s: no python-on-whales model and no `DockerException` escapes.
+`DockerEngine` and `SwarmEngine` implement it (an in-memory one serves the unit tests). Everything
+above this layer sees only these Structs and `PreflightError`s: no python-on-whales model and no
+`DockerException` escapes.
 """
 
 from __future__ import annotations

@@ -16,25 +16,13 @@ from datetime import datetime
 
 import anyio
 
-from preflight_sdk.core.results.lifecycle import LogLine
-
 from .api import local_socket
-from .base import (
-    BuildSpec,
-    ContainerInfo,
-    ContainerSpec,
-    EngineInfo,
-    ExecResult,
-    ImageInfo,
-    LineSink,
-    NetworkInfo,
-    RemoveOutcome,
-)
+from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .endpoint import LOOPBACK, on_local_socket
 from .exec_output import BoundedOutput
 from .images import Images
 from .lane import Lane
-from .logs import follow_logs, read_logs
+from .logs import Logs
 from .probe import NetworkProber, Prober
 from .socket_lane import SocketLane
 from .whales import CliLane
@@ -50,7 +38,8 @@ class DockerEngine:
     Attributes:
         cli: python-on-whales and the client's command line (builds, pulls, images, logs).
         lane: the transport of every other call, chosen once (the socket, or `cli`).
-        images: the images part.
+        images: the images part (`image_exists`, `pull`, `build`, `list_images`, `remove_images`).
+        logs_part: the logs part (`logs`, `follow_logs`).
     """
 
     prober: Prober = NetworkProber()  # stateless: one for every engine
@@ -69,7 +58,17 @@ class DockerEngine:
         # another build of docker) or Podman gets every call.
         path = local_socket(host, context) if lane is None and self.cli.docker == "docker" else None
         self.lane: Lane = lane or (SocketLane(path, host=host) if path else self.cli)
+        # The parts: each of their methods is the Engine's method of the same name.
         self.images = Images(self.lane, self.cli, self.info)
+        self.image_exists = self.images.image_exists
+        self.inspect_image = self.lane.inspect_image
+        self.pull = self.images.pull
+        self.build = self.images.build
+        self.list_images = self.images.list_images
+        self.remove_images = self.images.remove_images
+        self.logs_part = Logs(self.cli, ["container", "logs"])
+        self.logs = self.logs_part.logs
+        self.follow_logs = self.logs_part.follow_logs
 
     # -- the daemon --------------------------------------------------------------------------
 
@@ -85,26 +84,6 @@ class DockerEngine:
             return LOOPBACK, True  # no daemon call: status and setup ask this often
         info = await self.info()
         return info.address, info.routable
-
-    # -- images ------------------------------------------------------------------------------
-
-    async def image_exists(self, ref: str) -> bool:
-        return await self.images.exists(ref)
-
-    async def inspect_image(self, ref: str) -> ImageInfo | None:
-        return await self.lane.inspect_image(ref)
-
-    async def pull(self, ref: str, on_line: LineSink) -> None:
-        await self.images.pull(ref, on_line)
-
-    async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
-        return await self.images.build(spec, on_line)
-
-    async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
-        return await self.images.labelled(labels)
-
-    async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
-        return await self.images.remove(refs)
 
     # -- networks ----------------------------------------------------------------------------
 
@@ -142,21 +121,6 @@ class DockerEngine:
             await self.cli.call(
                 lambda: client.container.stop(list(refs), time=int(grace)), action="stop containers"
             )
-
-    async def logs(
-        self,
-        ref: str,
-        *,
-        tail: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[LogLine]:
-        return await read_logs(self.cli, ["container", "logs"], ref, tail=tail, since=since, until=until)
-
-    async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
-        async with aclosing(follow_logs(self.cli, ["container", "logs"], ref, since=since)) as lines:
-            async for line in lines:
-                yield line
 
     # -- execs, events -----------------------------------------------------------------------
 

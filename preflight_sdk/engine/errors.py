@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DAEMON_HINT",
     "daemon_unreachable",
+    "first_line",
     "is_daemon_down",
     "name_the_engine",
     "no_cli",
@@ -61,7 +62,7 @@ _SSH_REFUSED = re.compile(r"Permission denied \(publickey[^)]*\)|Host key verifi
 def daemon_unreachable(detail: str) -> EnvironmentError_:
     """Return the error for a Docker daemon that does not answer."""
     return EnvironmentError_(
-        "the Docker daemon is not reachable: " + _first_line(detail),
+        "the Docker daemon is not reachable: " + first_line(detail),
         code="DOCKER_ERROR",
         hint=_PERMISSION_HINT if "permission denied" in detail.lower() else DAEMON_HINT,
         details={"stderr": detail[-_STDERR_KEPT:]},
@@ -170,7 +171,7 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
             details={"port": port, "stderr": text[-_STDERR_KEPT:], "subject": subject},
         )
     return EnvironmentError_(
-        f"cannot {action}: {_first_line(text) or 'docker failed without a message'}",
+        f"cannot {action}: {first_line(text) or 'docker failed without a message'}",
         code="DOCKER_ERROR",
         hint="see details.stderr; `docker info` shows whether the daemon is healthy",
         details={"stderr": text[-_STDERR_KEPT:], "subject": subject},
@@ -197,7 +198,8 @@ def _conflicting_port(text: str) -> int | None:
     return None
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first line of a docker error, without the CLI's and the daemon's prefixes."""
     for line in text.splitlines():
         line = line.strip()
         if line:

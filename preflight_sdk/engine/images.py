@@ -1,4 +1,4 @@
-"""`Images`: the engine's images part: inspect, pull, build (buildx or the legacy builder), list, remove.
+"""`Images`: the engine's images part: pull, build (buildx or the legacy builder), list, remove.
 
 Builds, pulls and image lists go through python-on-whales and the client's command line on
 every engine (`CliLane`); inspecting an image and tidying the one a rebuild replaced go through
@@ -16,8 +16,7 @@ from preflight_sdk.core.errors import EnvironmentError_
 
 from . import cli
 from .base import BuildSpec, EngineInfo, ImageInfo, LineSink, RemoveOutcome
-from .errors import is_daemon_down, translate
-from .inspect import first_line
+from .errors import first_line, is_daemon_down, translate
 from .lane import Lane
 from .output import BuildLines
 from .whales import CliLane, translated
@@ -30,7 +29,8 @@ _BUILDER_CACHE: dict[tuple[str, ...], Literal["buildx", "legacy"]] = {}
 
 
 class Images:
-    """The images of one engine: `lane` for inspecting, `cli` for everything else, `info` for its facts."""
+    """The images of one engine (the `Engine` methods of the same names): `lane` for inspecting, `cli`
+    for everything else, `info` for its facts."""
 
     def __init__(self, lane: Lane, cli: CliLane, info: Callable[[], Awaitable[EngineInfo]]) -> None:
         self.lane = lane
@@ -51,7 +51,7 @@ class Images:
                 _BUILDER_CACHE[key] = "legacy"
         return _BUILDER_CACHE[key]
 
-    async def exists(self, ref: str) -> bool:
+    async def image_exists(self, ref: str) -> bool:
         return await self.lane.inspect_image(ref) is not None
 
     async def pull(self, ref: str, on_line: LineSink) -> None:
@@ -126,7 +126,7 @@ class Images:
             ) from failure
         raise error from failure
 
-    async def labelled(self, labels: Mapping[str, str]) -> list[ImageInfo]:
+    async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
         client = await self.cli.client()
         filters: Any = [("label", f"{key}={value}") for key, value in labels.items()]
 
@@ -141,7 +141,7 @@ class Images:
 
         return sorted(await self.cli.call(ask, action="list images"), key=lambda i: (i.tags, i.id))
 
-    async def remove(self, refs: Sequence[str]) -> list[RemoveOutcome]:
+    async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
         """Remove images (not forced: an image a container still uses stays, reported as failed)."""
         from python_on_whales.exceptions import DockerException, NoSuchImage
 

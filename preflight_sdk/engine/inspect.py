@@ -14,10 +14,9 @@ from .base import ContainerInfo
 
 __all__ = [
     "bridge_gateway",
-    "container_from_api_list",
     "container_from_inspect",
+    "container_from_list",
     "docker_time",
-    "first_line",
     "join_fragments",
     "labels_of",
     "merge_log_streams",
@@ -181,14 +180,6 @@ def labels_of(text: str) -> dict[str, str]:
     return labels
 
 
-def first_line(text: str) -> str:
-    """The first line of a docker error, without the daemon's prefix."""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip().removeprefix("Error response from daemon: ")
-    return ""
-
-
 def bridge_gateway(configs: list[dict[str, Any]]) -> str | None:
     """Return a bridge's IPv4 gateway (the default bridge's is what `host-gateway` resolves to)."""
     for config in configs:
@@ -202,32 +193,24 @@ def bridge_gateway(configs: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def container_from_ps(item: dict[str, Any]) -> ContainerInfo:
-    """Reduce one `docker ps --format '{{json .}}'` line: id, name, state and labels only."""
+def container_from_list(item: dict[str, Any]) -> ContainerInfo:
+    """Reduce one listed container: id, name, state and labels only.
+
+    The Engine API's `GET /containers/json` and `podman ps --format json` give `Id`, `Names` (a
+    list) and `Labels` (an object); `docker ps --format '{{json .}}'` gives `ID`, `Names` and
+    `Labels` as comma-separated text.
+    """
     state = str(item.get("State", "unknown"))
     state = _PODMAN_STATUSES.get(state, state)
-    labels = labels_of(str(item.get("Labels", "")))
+    names = item.get("Names") or ""
+    labels = item.get("Labels") or {}
     return ContainerInfo(
-        id=str(item.get("ID", "")),
-        name=str(item.get("Names", "")).split(",")[0],
+        id=str(item.get("Id") or item.get("ID") or ""),
+        name=str(names.split(",")[0] if isinstance(names, str) else names[0]).lstrip("/"),
         image=str(item.get("Image", "")),
         status=cast(ContainerStatus, state if state in _STATUSES else "unknown"),
         running=state == "running",
-        labels=labels,
-    )
-
-
-def container_from_api_list(item: dict[str, Any]) -> ContainerInfo:
-    """Reduce one item of the Engine API's `GET /containers/json`: id, name, state and labels only."""
-    state = str(item.get("State", "unknown"))
-    names = item.get("Names") or [""]
-    return ContainerInfo(
-        id=str(item.get("Id", "")),
-        name=str(names[0]).lstrip("/"),
-        image=str(item.get("Image", "")),
-        status=cast(ContainerStatus, state if state in _STATUSES else "unknown"),
-        running=state == "running",
-        labels=dict(item.get("Labels") or {}),
+        labels=labels_of(labels) if isinstance(labels, str) else dict(labels),
     )
 
 

@@ -1,4 +1,4 @@
-"""What `docker rm` and `docker network rm` of several resources did to each one.
+"""What `docker rm` and `docker network rm` (or Podman's) of several resources did to each one.
 
 python-on-whales raises one `DockerException` when any of them fails; its stdout still lists
 what was removed and its stderr says why each other one was not.
@@ -19,9 +19,19 @@ _MISSING = ("No such container", "No such network", "not found")
 
 
 def removal_outcomes(
-    refs: Sequence[str], stdout: str, stderr: str, returncode: int, *, action: str
+    refs: Sequence[str],
+    stdout: str,
+    stderr: str,
+    returncode: int,
+    *,
+    action: str,
+    unnamed_missing: bool = False,
 ) -> list[RemoveOutcome]:
-    """Return one truthful outcome per ref; raise `DOCKER_ERROR` when the daemon is unreachable."""
+    """Return one truthful outcome per ref; raise `DOCKER_ERROR` when the daemon is unreachable.
+
+    With `unnamed_missing` (`podman rm --ignore`), a ref neither printed nor named by an error was
+    not there.
+    """
     removed = {line.strip() for line in stdout.splitlines() if line.strip()}
     errors = [line for line in stderr.splitlines() if line.strip()]
     if any(is_daemon_down(line) for line in errors):
@@ -35,11 +45,10 @@ def removal_outcomes(
         if any(m in line for line in mine for m in _MISSING):
             outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
         elif mine:
-            outcomes.append(
-                RemoveOutcome(
-                    ref=ref, action="failed", error=mine[0].removeprefix("Error response from daemon: ")
-                )
-            )
+            error = mine[0].removeprefix("Error response from daemon: ").removeprefix("Error: ")
+            outcomes.append(RemoveOutcome(ref=ref, action="failed", error=error))
+        elif unnamed_missing:
+            outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
         elif returncode == 0:
             outcomes.append(RemoveOutcome(ref=ref, action="removed"))
         else:

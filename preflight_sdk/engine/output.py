@@ -1,11 +1,10 @@
-"""Build and pull output as whole lines, without the legacy builder's deprecation notice."""
+"""Build and pull output as whole lines, none torn between two reads, without the legacy builder's notice."""
 
 from __future__ import annotations
 
 from .base import LineSink
-from .process import LineSplitter
 
-__all__ = ["BuildLines"]
+__all__ = ["BuildLines", "LineSplitter"]
 
 # Printed by the docker CLI (23+) before every legacy build, even with DOCKER_BUILDKIT=0 set:
 #   DEPRECATED: The legacy builder is deprecated and will be removed in a future release.
@@ -15,6 +14,37 @@ __all__ = ["BuildLines"]
 # (without DOCKER_BUILDKIT=0 the two indented lines say "Install the buildx component ...").
 # It says nothing about the project's build: the notice's lines are dropped.
 _NOTICE = "DEPRECATED: The legacy builder is deprecated"
+
+
+class LineSplitter:
+    """Accumulate bytes and hand out complete lines (CR LF, LF and lone CR all end a line).
+
+    A CR LF torn between two chunks ends one line, not two: a chunk that ends with CR hands its
+    line out at once and the LF that may open the next chunk is then skipped.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._after_cr = False
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """Add `chunk`; return the lines it completed."""
+        if not chunk:
+            return []
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the second half of a CR LF whose CR ended the previous chunk
+        self._after_cr = chunk.endswith(b"\r")
+        self._buffer += chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            return []  # the buffer holds no line end either: nothing completed
+        *complete, self._buffer = self._buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        return [line.decode("utf-8", "replace") for line in complete]
+
+    def flush(self) -> list[str]:
+        """Return the last, unterminated line (if any)."""
+        rest, self._buffer = self._buffer, b""
+        self._after_cr = False
+        return [rest.decode("utf-8", "replace")] if rest else []
 
 
 class BuildLines:

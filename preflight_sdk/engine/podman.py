@@ -28,14 +28,13 @@ from typing import Any
 import anyio
 import msgspec
 
-from preflight_sdk.config.port_specs import PortSpec
 from preflight_sdk.core.errors import EnvironmentError_
 
-from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
+from ..config.port_specs import PortSpec
+from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
 from .endpoint import is_loopback, route_address
-from .exec_output import BoundedOutput
-from .inspect import container_from_ps
+from .inspect import container_from_list
 from .whales import CliLane, run_cli
 
 __all__ = ["PodmanLane", "podman_engine", "unsupported"]
@@ -68,6 +67,13 @@ class PodmanLane:
         self.cli = CliLane(podman, publish=publish_arg, log_line=mend_log_line, trusts_tail=False)
         # Health checks this lane runs itself: container id -> (interval, when last run).
         self._checks: dict[str, tuple[float, float]] = {}
+        # What Podman answers as Docker does.
+        self.inspect_image = self.cli.inspect_image
+        self.drop_untagged = self.cli.drop_untagged
+        self.create_network = self.cli.create_network
+        self.rename = self.cli.rename
+        self.exec = self.cli.exec
+        self.wait = self.cli.wait
 
     async def facts(self) -> EngineInfo:
         # `podman version` has no `Server` part on a local Podman: its client is the engine.
@@ -76,24 +82,6 @@ class PodmanLane:
         return EngineInfo(
             server_version=version, builder="legacy", host_gateway=host_address(), name="podman"
         )
-
-    async def inspect_image(self, ref: str) -> ImageInfo | None:
-        return await self.cli.inspect_image(ref)
-
-    async def drop_untagged(self, image_id: str) -> None:
-        await self.cli.drop_untagged(image_id)
-
-    async def create_network(self, name: str, labels: Mapping[str, str]) -> str:
-        return await self.cli.create_network(name, labels)
-
-    async def rename(self, ref: str, name: str) -> None:
-        await self.cli.rename(ref, name)
-
-    async def exec(self, ref: str, command: Sequence[str], out: BoundedOutput, err: BoundedOutput) -> int:
-        return await self.cli.exec(ref, command, out, err)
-
-    async def wait(self, ref: str) -> int:
-        return await self.cli.wait(ref)
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
@@ -168,49 +156,17 @@ class PodmanLane:
         out = await self.cli.text(
             "ps", "-a", "--no-trunc", "--format", "json", *filters, action="list containers"
         )
-        return [
-            container_from_ps(
-                {
-                    "ID": item.get("Id", ""),
-                    "Names": ",".join(item.get("Names") or []),
-                    "Image": item.get("Image", ""),
-                    "State": item.get("State", ""),
-                    "Labels": ",".join(f"{k}={v}" for k, v in (item.get("Labels") or {}).items()),
-                }
-            )
-            for item in json_items(out)
-        ]
+        return [container_from_list(item) for item in json_items(out)]
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
-        from python_on_whales.exceptions import DockerException
-
         if kind != "container":
             return await self.cli.remove(kind, refs, force=force)
         # `--time 0`: `rm --force` otherwise waits 10 s for SIGTERM, where `docker rm -f` kills.
+        # `--ignore`: a missing ref is skipped in silence (not printed) rather than failing the rest.
         flags = ["--force", "--time", "0"] if force else []
-        argv = await self.cli.cmd("container", "rm", "--volumes", "--ignore", *flags, *refs)
-
-        def remove() -> tuple[str, str]:
-            try:
-                return run_cli(argv), ""
-            except DockerException as exc:
-                return exc.stdout or "", exc.stderr or str(exc)
-
-        stdout, stderr = await self.cli.call(remove, action="remove containers")
-        removed = {line.strip() for line in stdout.splitlines()}
-        errors = [line for line in stderr.splitlines() if line.strip()]
-        outcomes = []
-        for ref in refs:
-            mine = [line for line in errors if ref in line]
-            if ref in removed:
-                outcomes.append(RemoveOutcome(ref=ref, action="removed"))
-            elif mine:
-                outcomes.append(
-                    RemoveOutcome(ref=ref, action="failed", error=mine[0].removeprefix("Error: "))
-                )
-            else:
-                outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
-        return outcomes
+        return await self.cli.removed(
+            ["container", "rm", "--volumes", "--ignore", *flags], refs, unnamed_missing=True
+        )
 
     async def deaths(self, labels: Mapping[str, str], since: datetime | None) -> AsyncGenerator[str, None]:
         # Podman's events are JSON of its own (`ID`, `Status: died`, labels among `Attributes`).

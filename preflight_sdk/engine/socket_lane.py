@@ -20,7 +20,7 @@ from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkIn
 from .endpoint import endpoint_address
 from .errors import daemon_unreachable
 from .exec_output import STDOUT, BoundedOutput, Frames
-from .inspect import bridge_gateway, container_from_api_list, container_from_inspect
+from .inspect import bridge_gateway, container_from_inspect, container_from_list
 from .run_options import apply_options
 
 __all__ = ["SocketLane", "container_body"]
@@ -67,7 +67,7 @@ class SocketLane:
         """
         found = await self.api.inspect("image", image_id)
         if found is not None and not found.get("RepoTags"):
-            await self.api.send("DELETE", f"/images/{quoted(image_id)}", action=f"remove image {image_id}")
+            await self.api.send("DELETE", f"/images/{quoted(image_id)}")
 
     async def rename(self, ref: str, name: str) -> None:
         await self.api.expect(
@@ -83,7 +83,7 @@ class SocketLane:
         return [container_from_inspect(item) for item in found if item is not None]
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
-        return [container_from_api_list(item) for item in await self._listed("container", labels)]
+        return [container_from_list(item) for item in await self._listed("container", labels)]
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         return [
@@ -102,7 +102,7 @@ class SocketLane:
         action = f"start container {spec.name}"
         params = {"name": spec.name, **({"platform": spec.options.platform} if spec.options.platform else {})}
         status, created = await self.api.send(
-            "POST", "/containers/create", action=action, params=params, body=container_body(spec)
+            "POST", "/containers/create", params=params, body=container_body(spec)
         )
         if status >= 400:
             if "no such image" in message(created).lower():
@@ -136,9 +136,7 @@ class SocketLane:
     async def _remove(self, kind: str, ref: str, *, force: bool = False) -> RemoveOutcome:
         """Remove one container (with its anonymous volumes) or network; say what happened to it."""
         params = {"v": "1", "force": "1" if force else "0"} if kind == "container" else {}
-        status, data = await self.api.send(
-            "DELETE", f"/{kind}s/{quoted(ref)}", action=f"remove {kind} {ref}", params=params
-        )
+        status, data = await self.api.send("DELETE", f"/{kind}s/{quoted(ref)}", params=params)
         if status < 300:
             return RemoveOutcome(ref=ref, action="removed")
         if status == 404:

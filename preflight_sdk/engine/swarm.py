@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import aclosing
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -34,24 +33,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from preflight_sdk.config.run_options import RunOptions
 from preflight_sdk.core.errors import EnvironmentError_
-from preflight_sdk.core.results.lifecycle import LogLine
 
+from ..config.run_options import RunOptions
 from . import cli
-from .base import (
-    ContainerInfo,
-    ContainerSpec,
-    EngineInfo,
-    ExecResult,
-    NetworkInfo,
-    RemoveOutcome,
-)
+from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
 from .endpoint import can_bind
-from .errors import is_daemon_down, translate
+from .errors import translate
 from .inspect import bridge_gateway
-from .logs import follow_logs, read_logs
+from .logs import Logs
 from .probe import NetworkProber, Prober
 from .swarm_text import (
     TERMINAL,
@@ -62,7 +53,7 @@ from .swarm_text import (
     publish_arg,
     service_info,
 )
-from .whales import run_cli, run_flags, translated
+from .whales import run_cli_tolerant, run_flags, translated
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
@@ -99,6 +90,10 @@ class SwarmEngine:
         self.build = self.docker.build
         self.list_images = self.docker.list_images
         self.list_networks = self.docker.list_networks
+        # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
+        self.logs_part = Logs(self.cli, ["service", "logs", "--raw"], has_until=False)
+        self.logs = self.logs_part.logs
+        self.follow_logs = self.logs_part.follow_logs
         self._where = host or context
         self._registry = registry.rstrip("/")
         self._swarm: _Swarm | None = None
@@ -161,7 +156,7 @@ class SwarmEngine:
         network = ",".join([f"name={spec.network}", *(f"alias={alias}" for alias in spec.aliases)])
         # The client's command line: `service.create` has no `--publish`, `--container-label`,
         # `--user`, `--workdir` or `--read-only`, and its `--host` loop reads a mapping's keys.
-        argv = await self.cli.cmd("service", "create", "--detach", "--quiet", "--name", spec.name)
+        argv = ["service", "create", "--detach", "--quiet", "--name", spec.name]
         argv += ["--network", network, "--endpoint-mode", "dnsrr", "--restart-condition", "none"]
         argv += [a for port in spec.ports for a in ("--publish", publish_arg(port.container, port.host))]
         argv += [a for volume in spec.volumes for a in ("--mount", mount_arg(volume))]
@@ -169,9 +164,7 @@ class SwarmEngine:
         argv += [a for k, v in spec.labels.items() for a in ("--container-label", f"{k}={v}")]
         argv += ["--constraint", f"node.id=={swarm.node_id}"] if local or spec.volumes else []
         argv += [*run_flags(spec), image, *(spec.command or [])]
-        out = await self.cli.call(
-            partial(run_cli, argv), action=f"create service {spec.name}", subject=spec.name
-        )
+        out = await self.cli.text(*argv, action=f"create service {spec.name}", subject=spec.name)
         service_id = out.strip().splitlines()[-1]
         await self._until_started(service_id, spec.name)
         return service_id
@@ -249,10 +242,15 @@ class SwarmEngine:
         tasks = await self._json("inspect", *listed.split()) if listed.strip() else []
         return services, tasks
 
+    async def _task(self, ref: str) -> Mapping[str, Any] | None:
+        """The newest task of service `ref` (None when the service or its task is gone)."""
+        services, tasks = await self._services([ref])
+        return latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
+
     async def _text(self, *args: str) -> str:
         await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
         argv = await self.cli.cmd(*args)
-        return await self.cli.call(partial(_tolerant, argv, ""), action=f"docker {' '.join(args[:2])}")
+        return await self.cli.call(partial(run_cli_tolerant, argv, ""), action=f"docker {' '.join(args[:2])}")
 
     async def _json(self, *args: str) -> list[dict[str, Any]]:
         items = json.loads(await self._text(*args) or "[]")
@@ -288,9 +286,9 @@ class SwarmEngine:
 
     async def _task_containers(self, services: set[str]) -> list[str]:
         """The ids of this node's containers of tasks of `services` (ids or names)."""
-        argv = await self.cli.cmd("ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}")
+        argv = ["ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}"]
         argv += ["--format", f'{{{{.ID}}}} {{{{.Label "{_SERVICE_ID}"}}}} {{{{.Label "{_SERVICE_NAME}"}}}}']
-        listed = await self.cli.call(partial(run_cli, argv), action="list the tasks' containers")
+        listed = await self.cli.text(*argv, action="list the tasks' containers")
         tasks = [line.split() for line in listed.splitlines()]
         return [t[0] for t in tasks if len(t) == 3 and services & {t[1], t[2]}]
 
@@ -316,8 +314,9 @@ class SwarmEngine:
             return
         # The command line: `service.scale` prints docker's output to our stdout. Not
         # `--detach=false` either: the CLI then also waits out a 5 s "stable" period.
-        argv = await self.cli.cmd("service", "scale", "--detach", *(f"{ref}=0" for ref in refs))
-        await self.cli.call(partial(run_cli, argv), action="stop services")
+        await self.cli.text(
+            "service", "scale", "--detach", *(f"{ref}=0" for ref in refs), action="stop services"
+        )
         with anyio.move_on_after(grace + _POLL * 10):
             while True:
                 if not any(info.status in ("running", "created") for info in await self.inspect(refs)):
@@ -336,28 +335,10 @@ class SwarmEngine:
 
     # -- tasks -------------------------------------------------------------------------------
 
-    async def logs(
-        self,
-        ref: str,
-        *,
-        tail: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[LogLine]:
-        # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
-        command = ["service", "logs", "--raw"]
-        return await read_logs(self.cli, command, ref, tail=tail, since=since, until=until, has_until=False)
-
-    async def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
-        async with aclosing(follow_logs(self.cli, ["service", "logs", "--raw"], ref, since=since)) as lines:
-            async for line in lines:
-                yield line
-
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         """Run a command in the service's task container, when that runs on this manager."""
         swarm = await self._facts()
-        services, tasks = await self._services([ref])
-        task = latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
+        task = await self._task(ref)
         container = ((task or {}).get("Status") or {}).get("ContainerStatus") or {}
         if task is None or task.get("NodeID") != swarm.node_id or not container.get("ContainerID"):
             raise EnvironmentError_(
@@ -382,9 +363,7 @@ class SwarmEngine:
 
     async def wait_exit(self, ref: str) -> int:
         while True:
-            services, tasks = await self._services([ref])
-            task = latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
-            status = (task or {}).get("Status") or {}
+            status = ((await self._task(ref)) or {}).get("Status") or {}
             if str(status.get("State")) in TERMINAL:
                 code = (status.get("ContainerStatus") or {}).get("ExitCode")
                 has_container = (status.get("ContainerStatus") or {}).get("ContainerID")
@@ -415,16 +394,3 @@ def _gateway(client: DockerClient) -> str | None:
         config = client.network.inspect(GATEWAY_BRIDGE).ipam.config
     gateway = bridge_gateway([dict(c) for c in config or []])
     return gateway if gateway is not None and can_bind(gateway) else None
-
-
-def _tolerant(argv: list[Any], empty: str) -> str:
-    """Run a docker command that may name objects that are gone: keep what it printed for the others."""
-    from python_on_whales.exceptions import DockerException
-
-    try:
-        return run_cli(argv)
-    except DockerException as exc:
-        stderr = exc.stderr or ""
-        if is_daemon_down(stderr) or not ("no such" in stderr.lower() or "not found" in stderr.lower()):
-            raise
-        return exc.stdout or empty

@@ -28,14 +28,14 @@ from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkIn
 from .endpoint import endpoint_address, on_local_socket
 from .errors import daemon_unreachable, is_daemon_down, name_the_engine, no_cli, translate_exception
 from .exec_output import BoundedOutput
-from .inspect import bridge_gateway, container_from_inspect, container_from_ps, docker_time, labels_of
+from .inspect import bridge_gateway, container_from_inspect, container_from_list, docker_time, labels_of
 from .outcomes import removal_outcomes
 from .run_options import SHARED_NETWORK, option_flags
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
 
-__all__ = ["CliLane", "run_cli", "run_flags", "translated"]
+__all__ = ["CliLane", "run_cli", "run_cli_tolerant", "run_flags", "translated"]
 
 T = TypeVar("T")
 
@@ -239,13 +239,19 @@ class CliLane:
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         """Remove containers (with their anonymous volumes) or networks; say what happened to each."""
+        flags = ["--volumes", *(["--force"] if force else [])] if kind == "container" else []
+        return await self.removed([kind, "rm", *flags], refs)
+
+    async def removed(
+        self, command: Sequence[str], refs: Sequence[str], *, unnamed_missing: bool = False
+    ) -> list[RemoveOutcome]:
+        """Run `command` (`container rm ...`, `network rm`) on `refs`; what it did to each (`removal_outcomes`)."""
         from python_on_whales.exceptions import DockerException
 
         # The client's command line: `container.remove` drops docker's stdout, the only place
         # that says which refs were removed (`rm -f` of a missing container exits 0 silently).
-        flags = ["--volumes", *(["--force"] if force else [])] if kind == "container" else []
-        argv = await self.cmd(kind, "rm", *flags, *refs)
-        action = f"remove {kind}s"
+        argv = await self.cmd(*command, *refs)
+        action = f"remove {command[0]}s"
 
         def remove() -> tuple[str, str, int]:
             try:
@@ -255,7 +261,7 @@ class CliLane:
                 return exc.stdout or "", exc.stderr or "", exc.return_code
 
         stdout, stderr, code = await self.call(remove, action=action)
-        return removal_outcomes(refs, stdout, stderr, code, action=action)
+        return removal_outcomes(refs, stdout, stderr, code, action=action, unnamed_missing=unnamed_missing)
 
     async def run(self, spec: ContainerSpec) -> str:
         # The client's command line: `container.run(detach=True)` inspects the container it
@@ -272,25 +278,11 @@ class CliLane:
         return out.strip().splitlines()[-1]
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        from python_on_whales.exceptions import DockerException
-
         # The client's command line: `container.inspect([...])` runs one `docker inspect` per
         # container and parses each into pydantic models; status and clean inspect every
         # container of a project at once, in one process.
         argv = await self.cmd("container", "inspect", *refs)
-
-        def ask() -> str:
-            try:
-                return run_cli(argv)
-            except DockerException as exc:
-                # Some refs unknown ("No such container"): the others are still on stdout.
-                if is_daemon_down(exc.stderr or "") or not (exc.stdout or "").strip().startswith("["):
-                    if "no such" in (exc.stderr or "").lower():
-                        return "[]"
-                    raise
-                return exc.stdout or "[]"
-
-        out = await self.call(ask, action="inspect containers")
+        out = await self.call(partial(run_cli_tolerant, argv, "[]"), action="inspect containers")
         try:
             return [container_from_inspect(item) for item in json.loads(out or "[]")]
         except json.JSONDecodeError:
@@ -304,7 +296,7 @@ class CliLane:
         out = await self.text(
             "ps", "-a", "--no-trunc", "--format", "{{json .}}", *filters, action="list containers"
         )
-        return [container_from_ps(json.loads(line)) for line in out.splitlines() if line.strip()]
+        return [container_from_list(json.loads(line)) for line in out.splitlines() if line.strip()]
 
     async def rename(self, ref: str, name: str) -> None:
         client = await self.client()
@@ -372,6 +364,20 @@ def run_cli(argv: list[str]) -> str:
     from python_on_whales.utils import run
 
     return str(run(argv))
+
+
+def run_cli_tolerant(argv: list[str], empty: str) -> str:
+    """`run_cli` of a command naming objects some of which are gone ("No such ...", "... not found"):
+    what it printed for the others (else `empty`). Any other failure raises."""
+    from python_on_whales.exceptions import DockerException
+
+    try:
+        return run_cli(argv)
+    except DockerException as exc:
+        stderr = (exc.stderr or "").lower()
+        if is_daemon_down(stderr) or not ("no such" in stderr or "not found" in stderr):
+            raise
+        return exc.stdout or empty
 
 
 def run_flags(spec: ContainerSpec) -> list[str]:

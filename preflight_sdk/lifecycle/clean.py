@@ -13,15 +13,15 @@ from functools import partial
 
 import anyio
 
-from preflight_sdk.config.loader import find_config
 from preflight_sdk.core.errors import ConfigError, PreflightError
 from preflight_sdk.core.results.lifecycle import CleanAction, CleanResult
-from preflight_sdk.engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
-from preflight_sdk.engine.process_groups import stop_groups
 
+from ..config.loader import find_config
+from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
 from .context import ProjectContext
 from .inputs import read_record
 from .labels import LABEL_MANAGED, LABEL_ROOT
+from .process_groups import stop_groups
 from .specs import network_name
 from .state import SessionState, read_state, remove_state
 
@@ -37,10 +37,13 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
     mocks = await stop_mocks(ctx)
     await ctx.stop_pytest_servers()
-    # What suites of any process started and left running (their owner killed): see process_groups.
-    await anyio.to_thread.run_sync(partial(stop_groups, state_root, orphans_only=False))
     try:
-        containers, networks = await remove_labelled(ctx.engine, labelled, ctx.session, force=force)
+        with first_error():
+            async with anyio.create_task_group() as tg:
+                # What suites of any process started and left running (their owner killed): see
+                # process_groups. Read from /proc while the daemon removes the containers.
+                tg.start_soon(anyio.to_thread.run_sync, partial(stop_groups, state_root, orphans_only=False))
+                containers, networks = await remove_labelled(ctx.engine, labelled, ctx.session, force=force)
     except PreflightError:
         if ctx.loaded is None or ctx.loaded.services:
             raise

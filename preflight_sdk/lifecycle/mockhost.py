@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import msgspec
 
-from preflight_sdk.config import LoadedConfig, MockConfig
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import MockSetup
-from preflight_sdk.engine.base import Engine
-from preflight_sdk.engine.endpoint import MockRoute, decide_mock_route
 
+from ..config import LoadedConfig, MockConfig
+from ..engine.base import Engine
+from .mock_address import MockRoute, decide_mock_route
 from .removal import SessionWatch
 from .state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
 

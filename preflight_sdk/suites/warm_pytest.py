@@ -37,8 +37,8 @@ from typing import Any
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from preflight_sdk.engine.process import Completed
-from preflight_sdk.engine.process_groups import ProcessGroups
+from ..lifecycle.commands import Completed
+from ..lifecycle.process_groups import ProcessGroups
 
 __all__ = ["WarmPytest", "warm_enabled"]
 

@@ -9,8 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from preflight_sdk.engine.process import run_command
-
+from ..lifecycle.commands import run_command
 from .result import CliReport, Finding
 from .spec import CliContract
 

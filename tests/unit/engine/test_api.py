@@ -225,7 +225,7 @@ async def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_
 @pytest.mark.anyio
 async def test_a_daemon_that_hangs_up_mid_answer_is_a_retryable_docker_error(tmp_path: Path) -> None:
     # It announces 100 bytes of JSON, sends 10, and hangs up.
-    cut = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"Id\": \"a"
+    cut = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{"Id": "a'
     thread = _stand_in_daemon(tmp_path / "cut.sock", [cut])
     with pytest.raises(PreflightError) as caught:
         await SocketLane(str(tmp_path / "cut.sock")).list_containers({})

@@ -101,7 +101,9 @@ async def test_a_closed_or_cancelled_child_is_killed_and_leaves_no_thread(sleepe
 @pytest.mark.anyio
 async def test_a_failing_command_raises_python_on_whales_typed_error_with_its_stderr(tmp_path: Path) -> None:
     script = tmp_path / "docker"
-    script.write_text(f"#!{sys.executable}\nimport sys\nsys.exit('Error response from daemon: No such image: x')\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.exit('Error response from daemon: No such image: x')\n"
+    )
     script.chmod(0o755)
     with pytest.raises(DockerException) as caught:
         await cli.run([str(script)])

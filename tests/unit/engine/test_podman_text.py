@@ -8,9 +8,11 @@ import pytest
 
 from preflight_sdk import PreflightError
 from preflight_sdk.config.port_specs import parse_port
+from preflight_sdk.engine.base import RemoveOutcome
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.errors import translate
-from preflight_sdk.engine.inspect import container_from_inspect, merge_log_streams
+from preflight_sdk.engine.inspect import container_from_inspect, container_from_list, merge_log_streams
+from preflight_sdk.engine.outcomes import removal_outcomes
 from preflight_sdk.engine.podman import host_address, json_items, mend_log_line, publish_arg
 from preflight_sdk.lifecycle.context import ProjectContext
 
@@ -139,3 +141,38 @@ def test_podman_states_read_as_docker_states(
         {"Id": "c1", "State": {"Status": status, "Running": running, "ExitCode": 3}}
     )
     assert (info.status, info.exit_code) == (expected_status, expected_code)
+
+
+def test_podman_rm_ignore_says_what_it_removed_and_why_one_failed_and_a_missing_ref_is_not_found() -> None:
+    # `podman container rm --ignore a b c`: prints the refs it removed, one error line for a ref
+    # it could not remove, and nothing at all for a ref that does not exist.
+    stdout = "aaa\n"
+    stderr = "Error: bbb: container is in use by another process\n"
+    outcomes = removal_outcomes(["aaa", "bbb", "ccc"], stdout, stderr, 125, action="x", unnamed_missing=True)
+    assert outcomes == [
+        RemoveOutcome(ref="aaa", action="removed"),
+        RemoveOutcome(ref="bbb", action="failed", error="bbb: container is in use by another process"),
+        RemoveOutcome(ref="ccc", action="not_found"),
+    ]
+    # Docker's `rm -f` of a missing ref exits 0 in silence too, but then every ref was removed.
+    assert removal_outcomes(["ccc"], "", "", 0, action="x")[0].action == "removed"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"Id": "c1", "Names": ["/web"], "Image": "i", "State": "running", "Labels": {"k": "v"}},  # Engine API
+        {"Id": "c1", "Names": ["web"], "Image": "i", "State": "running", "Labels": {"k": "v"}},  # podman ps
+        {"ID": "c1", "Names": "web,alias", "Image": "i", "State": "running", "Labels": "k=v"},  # docker ps
+    ],
+)
+def test_every_listing_of_a_container_reads_the_same(item: dict[str, object]) -> None:
+    info = container_from_list(item)
+    assert (info.id, info.name, info.image, info.status, info.running, info.labels) == (
+        "c1",
+        "web",
+        "i",
+        "running",
+        True,
+        {"k": "v"},
+    )

@@ -17,10 +17,10 @@ from typing import Any
 import jsonschema
 import pytest
 from mcp import Client, types
+from support.fake_engine import FakeEngine
 from support.results import check_whole_data
 
 from preflight_sdk import Project
-from preflight_sdk.engine.fake import FakeEngine
 from preflight_sdk.faces.mcp.server import PreflightMcp
 from preflight_sdk.faces.reflection.registry import reflect
 

@@ -5,8 +5,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-
-from preflight_sdk.engine.fake import FakeEngine
+from support.fake_engine import FakeEngine
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.fake_engine import FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.core.progress import ProgressEvent
-from preflight_sdk.engine.fake import FakeEngine
 
 pytestmark = pytest.mark.anyio
 

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.fake_engine import FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.base import BuildSpec
-from preflight_sdk.engine.fake import FakeEngine
 from preflight_sdk.lifecycle.build_order import image_dependencies
 
 pytestmark = pytest.mark.anyio

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.core.results.lifecycle import LogsResult
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.logs import MAX_LINE_BYTES, MAX_REPLY_BYTES
 
 pytestmark = pytest.mark.anyio

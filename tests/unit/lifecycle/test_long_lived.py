@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.fake_engine import FakeEngine
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.engine.fake import FakeEngine
 
 pytestmark = pytest.mark.anyio
 

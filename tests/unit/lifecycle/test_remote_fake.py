@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.engine import endpoint
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
+from preflight_sdk.lifecycle import mock_address
 from preflight_sdk.lifecycle.state import read_state
 
 pytestmark = pytest.mark.anyio
@@ -65,7 +65,7 @@ async def test_ports_are_probed_and_shown_at_the_engines_address_and_mocks_at_mo
 async def test_a_remote_engine_without_a_way_back_to_the_mocks_is_refused_and_nothing_is_left(
     make_project: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(endpoint, "route_address", lambda host: "127.0.0.1")
+    monkeypatch.setattr(mock_address, "route_address", lambda host: "127.0.0.1")
     config = PROJECT.replace('engine: {mockHost: "127.0.0.1"}\n', "")
     async with FakeEngine(images=["busybox:test"], address=REMOTE, routable=False) as engine:
         project = Project.open(make_project(config), engine=engine)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.errors import DAEMON_HINT
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
 from preflight_sdk.lifecycle import execute as execute_step
 from preflight_sdk.lifecycle import port_check as ports_module
 from preflight_sdk.lifecycle.state import read_state

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.state import read_state
 
 pytestmark = pytest.mark.anyio

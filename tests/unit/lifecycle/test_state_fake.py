@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.core.errors import EnvironmentError_
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
 from preflight_sdk.lifecycle.state import read_state
 
 pytestmark = pytest.mark.anyio

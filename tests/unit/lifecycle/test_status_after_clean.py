@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.fake_engine import FakeEngine
 from support.stub import write_project
 
 from preflight_sdk import Project
-from preflight_sdk.engine.fake import FakeEngine
 from preflight_sdk.faces.notebook.static import render_text
 
 pytestmark = pytest.mark.anyio

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.fake_engine import FakeEngine
 
 from preflight_sdk import Project
-from preflight_sdk.engine.fake import FakeEngine
 from preflight_sdk.lifecycle.inputs import read_record
 
 pytestmark = pytest.mark.anyio

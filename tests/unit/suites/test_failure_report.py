@@ -8,10 +8,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 from support.stub import MakeProject, Stub, case, environment, one_suite, run, wire, write_project
 
 from preflight_sdk.core.results.run import ContainerLogInfo, DiagnosticReport, RequestInfo
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
 from preflight_sdk.suites.explain import explain
 from preflight_sdk.suites.outcome import StepOutcome
 from preflight_sdk.suites.transport import CLOSED_WITHOUT_ANSWER

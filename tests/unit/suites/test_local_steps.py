@@ -22,12 +22,12 @@ from typing import Any
 
 import anyio
 import pytest
+from support.fake_engine import FakeEngine
 from support.stub import case
 
 from preflight_sdk import Project
 from preflight_sdk.core.results.run import CaseResult, RunResult
 from preflight_sdk.engine.base import ExecResult
-from preflight_sdk.engine.fake import FakeEngine
 
 pytestmark = pytest.mark.anyio
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fake_engine import FakeEngine
 from support.stub import case, wire
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.core.results.run import RunResult
-from preflight_sdk.engine.fake import FakeEngine
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import anyio
 import pytest
+from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import ConfigError, ProgressEvent, Project
-from preflight_sdk.engine.fake import Behaviour, FakeEngine
 from preflight_sdk.faces.reflection.registry import public_coroutines
 from preflight_sdk.sync import SyncProject
 

@@ -19,8 +19,7 @@ from anyio.abc import TaskGroup
 
 from preflight_sdk.core.errors import EnvironmentError_, PreflightError
 from preflight_sdk.core.results.lifecycle import LogLine, PortMapping
-
-from .base import (
+from preflight_sdk.engine.base import (
     BuildSpec,
     ContainerInfo,
     ContainerSpec,
@@ -31,9 +30,9 @@ from .base import (
     NetworkInfo,
     RemoveOutcome,
 )
-from .errors import daemon_unreachable
-from .inspect import parse_time
-from .probe import ProbeResult
+from preflight_sdk.engine.errors import daemon_unreachable
+from preflight_sdk.engine.inspect import parse_time
+from preflight_sdk.engine.probe import ProbeResult
 
 __all__ = ["Behaviour", "FakeEngine"]
 
