@@ -39,6 +39,7 @@ __all__ = [
     "json_text",
     "json_type",
     "passed",
+    "result_at",
 ]
 
 _TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
@@ -150,23 +151,23 @@ def check(actual: Any, expected: Any, path: str = "body") -> list[AssertionResul
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
             return [
-                _result(path, "object", expected, actual, False, f"expected an object, got {_kind(actual)}")
+                result_at(path, "object", expected, actual, False, f"expected an object, got {_kind(actual)}")
             ]
         results = []
         for key, sub in expected.items():
             child = actual.get(key, MISSING) if isinstance(key, str) else MISSING
             results.extend(check(child, sub, f"{path}.{key}"))
         if not expected:
-            results.append(_result(path, "object", expected, actual, True, "is an object"))
+            results.append(result_at(path, "object", expected, actual, True, "is an object"))
         return results
     if isinstance(expected, list):
         if not isinstance(actual, list | tuple):
             return [
-                _result(path, "array", expected, actual, False, f"expected an array, got {_kind(actual)}")
+                result_at(path, "array", expected, actual, False, f"expected an array, got {_kind(actual)}")
             ]
         if len(actual) != len(expected):
             return [
-                _result(
+                result_at(
                     path,
                     "equals",
                     expected,
@@ -179,10 +180,10 @@ def check(actual: Any, expected: Any, path: str = "body") -> list[AssertionResul
         for index, (got, want) in enumerate(zip(actual, expected, strict=True)):
             results.extend(check(got, want, f"{path}[{index}]"))
         if not expected:
-            results.append(_result(path, "equals", expected, actual, True, "is an empty array"))
+            results.append(result_at(path, "equals", expected, actual, True, "is an empty array"))
         return results
     ok = actual is not MISSING and _equal(actual, expected)
-    return [_result(path, "equals", expected, actual, ok, _describe("equal", expected, actual, ok))]
+    return [result_at(path, "equals", expected, actual, ok, _describe("equal", expected, actual, ok))]
 
 
 def compare_count(spec: str | int, value: int) -> bool:
@@ -215,7 +216,7 @@ def _operator(name: str, actual: Any, operand: Any, path: str) -> list[Assertion
     handler = _HANDLERS.get(name)
     if handler is None:
         message = f"unknown operator `{name}`"
-        return [_result(path, name, operand, actual, False, message)]
+        return [result_at(path, name, operand, actual, False, message)]
     return handler(actual, operand, path)
 
 
@@ -224,7 +225,7 @@ def _op_type(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     wanted = operand if isinstance(operand, list) else [operand]
     ok = any(kind == w or (w == "number" and kind == "integer") for w in wanted)
     shown = " or ".join(str(w) for w in wanted)
-    return [_result(path, "type", operand, actual, ok, f"type is {_kind(actual)}, expected {shown}")]
+    return [result_at(path, "type", operand, actual, ok, f"type is {_kind(actual)}, expected {shown}")]
 
 
 def _op_exists(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
@@ -233,41 +234,43 @@ def _op_exists(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     message = ("exists" if present else "does not exist") + (
         "" if ok else f", expected it {'to exist' if operand else 'not to exist'}"
     )
-    return [_result(path, "exists", operand, actual, ok, message)]
+    return [result_at(path, "exists", operand, actual, ok, message)]
 
 
 def _op_in(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     if not isinstance(operand, list):
         return [
-            _result(path, "in", operand, actual, False, f"`in` needs a list of values, got {_kind(operand)}")
+            result_at(
+                path, "in", operand, actual, False, f"`in` needs a list of values, got {_kind(operand)}"
+            )
         ]
     ok = actual is not MISSING and any(_equal(actual, item) for item in operand)
-    return [_result(path, "in", operand, actual, ok, _describe("be one of", operand, actual, ok))]
+    return [result_at(path, "in", operand, actual, ok, _describe("be one of", operand, actual, ok))]
 
 
 def _op_not_in(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     if not isinstance(operand, list):
         message = f"`notIn` needs a list of values, got {_kind(operand)}"
-        return [_result(path, "notIn", operand, actual, False, message)]
+        return [result_at(path, "notIn", operand, actual, False, message)]
     ok = actual is not MISSING and not any(_equal(actual, item) for item in operand)
-    return [_result(path, "notIn", operand, actual, ok, _describe("be none of", operand, actual, ok))]
+    return [result_at(path, "notIn", operand, actual, ok, _describe("be none of", operand, actual, ok))]
 
 
 def _op_eq(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     ok = actual is not MISSING and _equal(actual, operand)
-    return [_result(path, "eq", operand, actual, ok, _describe("equal", operand, actual, ok))]
+    return [result_at(path, "eq", operand, actual, ok, _describe("equal", operand, actual, ok))]
 
 
 def _op_ne(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     ok = actual is not MISSING and not _equal(actual, operand)
-    return [_result(path, "ne", operand, actual, ok, _describe("differ from", operand, actual, ok))]
+    return [result_at(path, "ne", operand, actual, ok, _describe("differ from", operand, actual, ok))]
 
 
 def _comparison(name: str) -> _Handler:
     def handler(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
         ok = _is_number(actual) and _compare(name, actual, operand)
         words = {"gt": "be >", "gte": "be >=", "lt": "be <", "lte": "be <="}[name]
-        return [_result(path, name, operand, actual, ok, _describe(words, operand, actual, ok))]
+        return [result_at(path, name, operand, actual, ok, _describe(words, operand, actual, ok))]
 
     return handler
 
@@ -276,37 +279,41 @@ def _op_contains(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     # A list operand on a string or a list means "contains each of these".
     items = operand if isinstance(operand, list) and isinstance(actual, str | list | tuple) else [operand]
     ok = all(_contains(actual, item) for item in items)
-    return [_result(path, "contains", operand, actual, ok, _describe("contain", operand, actual, ok))]
+    return [result_at(path, "contains", operand, actual, ok, _describe("contain", operand, actual, ok))]
 
 
 def _op_not_contains(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     items = operand if isinstance(operand, list) and isinstance(actual, str | list | tuple) else [operand]
     ok = actual is not MISSING and not any(_contains(actual, item) for item in items)
-    return [_result(path, "notContains", operand, actual, ok, _describe("not contain", operand, actual, ok))]
+    return [
+        result_at(path, "notContains", operand, actual, ok, _describe("not contain", operand, actual, ok))
+    ]
 
 
 def _op_matches(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     try:
         pattern = re.compile(str(operand))
     except re.error as exc:
-        return [_result(path, "matches", operand, actual, False, f"invalid regular expression: {exc}")]
+        return [result_at(path, "matches", operand, actual, False, f"invalid regular expression: {exc}")]
     ok = isinstance(actual, str) and pattern.search(actual) is not None
-    return [_result(path, "matches", operand, actual, ok, _describe("match", operand, actual, ok))]
+    return [result_at(path, "matches", operand, actual, ok, _describe("match", operand, actual, ok))]
 
 
 def _op_starts_with(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     ok = isinstance(actual, str) and actual.startswith(str(operand))
-    return [_result(path, "startsWith", operand, actual, ok, _describe("start with", operand, actual, ok))]
+    return [result_at(path, "startsWith", operand, actual, ok, _describe("start with", operand, actual, ok))]
 
 
 def _op_ends_with(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     ok = isinstance(actual, str) and actual.endswith(str(operand))
-    return [_result(path, "endsWith", operand, actual, ok, _describe("end with", operand, actual, ok))]
+    return [result_at(path, "endsWith", operand, actual, ok, _describe("end with", operand, actual, ok))]
 
 
 def _op_length(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     if not isinstance(actual, str | list | tuple | Mapping):
-        return [_result(f"{path}.length", "length", operand, actual, False, f"{_kind(actual)} has no length")]
+        return [
+            result_at(f"{path}.length", "length", operand, actual, False, f"{_kind(actual)} has no length")
+        ]
     size = len(actual)
     if isinstance(operand, Mapping):
         return check(size, dict(operand), f"{path}.length")
@@ -315,36 +322,36 @@ def _op_length(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
         try:
             ok = compare_count(operand, size)
         except ValueError as exc:
-            return [_result(f"{path}.length", "length", operand, size, False, str(exc))]
-        return [_result(f"{path}.length", "length", operand, size, ok, _describe("be", operand, size, ok))]
+            return [result_at(f"{path}.length", "length", operand, size, False, str(exc))]
+        return [result_at(f"{path}.length", "length", operand, size, ok, _describe("be", operand, size, ok))]
     ok = size == operand
-    return [_result(f"{path}.length", "length", operand, size, ok, _describe("be", operand, size, ok))]
+    return [result_at(f"{path}.length", "length", operand, size, ok, _describe("be", operand, size, ok))]
 
 
 def _op_every(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     if not isinstance(actual, list | tuple):
-        return [_result(path, "every", operand, actual, False, f"expected an array, got {_kind(actual)}")]
+        return [result_at(path, "every", operand, actual, False, f"expected an array, got {_kind(actual)}")]
     failures: list[AssertionResult] = []
     for index, item in enumerate(actual):
         failures.extend(r for r in check(item, operand, f"{path}[{index}]") if not r.passed)
     if failures:
         return failures
-    return [_result(path, "every", operand, actual, True, f"all {len(actual)} item(s) match")]
+    return [result_at(path, "every", operand, actual, True, f"all {len(actual)} item(s) match")]
 
 
 def _op_some(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     if not isinstance(actual, list | tuple):
-        return [_result(path, "some", operand, actual, False, f"expected an array, got {_kind(actual)}")]
+        return [result_at(path, "some", operand, actual, False, f"expected an array, got {_kind(actual)}")]
     ok = any(passed(check(item, operand, path)) for item in actual)
     message = "an item matches" if ok else f"none of {len(actual)} item(s) match"
-    return [_result(path, "some", operand, actual, ok, message)]
+    return [result_at(path, "some", operand, actual, ok, message)]
 
 
 def _op_not(actual: Any, operand: Any, path: str) -> list[AssertionResult]:
     inner = check(actual, operand, path)
     ok = not passed(inner)
     message = "does not match, as expected" if ok else "matches, but was expected not to"
-    return [_result(path, "not", operand, actual, ok, message)]
+    return [result_at(path, "not", operand, actual, ok, message)]
 
 
 _HANDLERS: dict[str, _Handler] = {
@@ -487,7 +494,10 @@ def _present(verb: str) -> str:
     return f"{word} {rest}".rstrip()
 
 
-def _result(path: str, operator: str, expected: Any, actual: Any, ok: bool, message: str) -> AssertionResult:
+def result_at(
+    path: str, operator: str, expected: Any, actual: Any, ok: bool, message: str
+) -> AssertionResult:
+    """One check's result, its message led by its path (`body.id: ...`); a MISSING `actual` reads as null."""
     return AssertionResult(
         path=path,
         operator=operator,

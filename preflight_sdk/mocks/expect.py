@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from preflight_sdk.config.testfile import MockExpect
-from preflight_sdk.core.assertions import MISSING, AssertionResult, check, compare_count
+from preflight_sdk.core.assertions import MISSING, AssertionResult, check, compare_count, result_at
 from preflight_sdk.core.results.mocks import JournalEntry
 
 from .matching import ANY_METHODS, PathPattern, as_number, text_condition
@@ -56,9 +56,11 @@ def evaluate_mock_expect(expect: MockExpect, entries: Sequence[JournalEntry]) ->
     if not selected:
         message = f"no {what} request was received, so there is no body or headers to check"
         if expect.body is not None:
-            results.append(_failed(f"{base}.body", "equals", expect.body, message))
+            results.append(result_at(f"{base}.body", "equals", expect.body, None, False, message))
         for name, expected in expect.headers.items():
-            results.append(_failed(f"{base}.headers.{name.lower()}", "equals", expected, message))
+            results.append(
+                result_at(f"{base}.headers.{name.lower()}", "equals", expected, None, False, message)
+            )
         return results
     last = selected[-1]
     if expect.body is not None:
@@ -86,7 +88,7 @@ def _count(
     try:
         ok = compare_count(spec, count)
     except ValueError as exc:
-        return _failed(path, "count", spec, f"{exc} (in `count`)", actual=count)
+        return result_at(path, "count", spec, count, False, f"{exc} (in `count`)")
     want = f"{spec}" if isinstance(spec, int) else spec.strip()
     if ok:
         message = f"{count} {what} request(s), as expected ({want})"
@@ -97,17 +99,4 @@ def _count(
         more = f" (last {_SHOWN} of {len(entries)})" if len(entries) > _SHOWN else ""
         seen = f"; received{more}: {received}" if entries else "; the mock received no request"
         message = f"expected {want} {what} request(s), got {count}{seen}"
-    return AssertionResult(
-        path=path, operator="count", expected=spec, actual=count, passed=ok, message=f"{path}: {message}"
-    )
-
-
-def _failed(path: str, operator: str, expected: Any, message: str, actual: Any = None) -> AssertionResult:
-    return AssertionResult(
-        path=path,
-        operator=operator,
-        expected=expected,
-        actual=actual,
-        passed=False,
-        message=f"{path}: {message}",
-    )
+    return result_at(path, "count", spec, count, ok, message)

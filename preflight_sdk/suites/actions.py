@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from preflight_sdk.config.testfile import ExecStep, FileStep, PortStep, ProcessStep, WaitForPort, WaitHealthy
-from preflight_sdk.core.assertions import AssertionResult, check, compare_count
+from preflight_sdk.core.assertions import AssertionResult, check, compare_count, result_at
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.engine.probe import NetworkProber
@@ -201,14 +201,7 @@ def _text_checks(
             parsed = json.loads(text)
         except ValueError as exc:
             checks.append(
-                AssertionResult(
-                    path=f"{base}.json",
-                    operator="json",
-                    expected=expected_json,
-                    actual=text[:200],
-                    passed=False,
-                    message=f"{base}.json: not JSON ({exc})",
-                )
+                result_at(f"{base}.json", "json", expected_json, text[:200], False, f"not JSON ({exc})")
             )
         else:
             checks += check(parsed, expected_json, f"{base}.json")
@@ -228,12 +221,10 @@ def output_checks(stdout: str, expected: Any) -> list[AssertionResult]:
 def _count(path: str, spec: str | int, value: int) -> AssertionResult:
     try:
         ok = compare_count(spec, value)
-        message = f"{path}: {value} {'satisfies' if ok else 'does not satisfy'} `{spec}`"
+        message = f"{value} {'satisfies' if ok else 'does not satisfy'} `{spec}`"
     except ValueError as exc:
-        ok, message = False, f"{path}: {exc}"
-    return AssertionResult(
-        path=path, operator="count", expected=spec, actual=value, passed=ok, message=message
-    )
+        ok, message = False, str(exc)
+    return result_at(path, "count", spec, value, ok, message)
 
 
 def _as_list(value: Any) -> list[str]:

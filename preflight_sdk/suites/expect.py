@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from preflight_sdk.config.testfile import Expect, MockExpect
-from preflight_sdk.core.assertions import MISSING, AssertionResult, check, passed
+from preflight_sdk.core.assertions import MISSING, AssertionResult, check, passed, result_at
 
 from .actions import output_checks
 from .expressions import ExpressionError, evaluate
@@ -67,8 +67,8 @@ def _expression(expression: str, outcome: StepOutcome) -> AssertionResult:
     try:
         value = evaluate(expression, outcome.context())
     except ExpressionError as exc:
-        return _result("expr", "expr", expression, None, False, str(exc))
-    return _result(
+        return result_at("expr", "expr", expression, None, False, str(exc))
+    return result_at(
         "expr", "expr", expression, value, value, f"`{expression}` is {'true' if value else 'false'}"
     )
 
@@ -76,7 +76,7 @@ def _expression(expression: str, outcome: StepOutcome) -> AssertionResult:
 def _any(options: list[Any], outcome: StepOutcome) -> AssertionResult:
     ok = any(passed(check(outcome.body, option, "body")) for option in options)
     message = "one alternative matches" if ok else f"none of {len(options)} alternatives matches"
-    return _result("body(any)", "any", options, outcome.body, ok, message)
+    return result_at("body(any)", "any", options, outcome.body, ok, message)
 
 
 def _schema(schema: dict[str, Any], body: Any) -> AssertionResult:
@@ -87,25 +87,13 @@ def _schema(schema: dict[str, Any], body: Any) -> AssertionResult:
         validator_cls.check_schema(schema)
         errors = sorted(validator_cls(schema).iter_errors(body), key=lambda e: list(e.absolute_path))
     except jsonschema.SchemaError as exc:
-        return _result(
+        return result_at(
             "body", "jsonSchema", schema, body, False, f"the jsonSchema itself is invalid: {exc.message}"
         )
     if not errors:
-        return _result("body", "jsonSchema", schema, None, True, "matches the JSON Schema")
+        return result_at("body", "jsonSchema", schema, None, True, "matches the JSON Schema")
     first = errors[0]
     where = "body" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path)
     expected = first.schema if isinstance(first.schema, dict) else schema
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return _result(where, "jsonSchema", expected, first.instance, False, first.message + more)
-
-
-def _result(path: str, operator: str, expected: Any, actual: Any, ok: bool, message: str) -> AssertionResult:
-    """One check of this module's own (the rest come from `check`), its message led by its path."""
-    return AssertionResult(
-        path=path,
-        operator=operator,
-        expected=expected,
-        actual=actual,
-        passed=ok,
-        message=f"{path}: {message}",
-    )
+    return result_at(where, "jsonSchema", expected, first.instance, False, first.message + more)
