@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from preflight_sdk.core.results.saved import (
-    DeleteResult,
-    ExportResult,
-    ImportResult,
-    StoredSuite,
-    StoredTest,
-    SuiteList,
-    TestList,
-)
+from preflight_sdk.core.results import saved
 
 from ..kit import badge, block, columns, esc, json_text, plural, row, table, wrap
 from . import renders, renders_line
@@ -20,8 +12,8 @@ from . import renders, renders_line
 __all__ = ["render_delete", "render_export", "render_import", "render_suites", "render_test", "render_tests"]
 
 
-@renders(TestList)
-def render_tests(r: TestList) -> tuple[str, str]:
+@renders(saved.TestList)
+def render_tests(r: saved.TestList) -> tuple[str, str]:
     """One line per saved test: id, name, tags, updated, the newest run's status."""
     if not r.tests:
         return "no saved tests", wrap("<i>no saved tests</i>", cls="pf-saved-tests")
@@ -52,8 +44,8 @@ def render_tests(r: TestList) -> tuple[str, str]:
     return "\n".join(columns(lines, indent="")), wrap(html, cls="pf-saved-tests")
 
 
-@renders(StoredTest)
-def render_test(t: StoredTest) -> tuple[str, str]:
+@renders(saved.StoredTest)
+def render_test(t: saved.StoredTest) -> tuple[str, str]:
     """A saved test with its definition."""
     definition = msgspec.json.format(msgspec.json.encode(t.test), indent=2).decode()
     head = f"{t.id}: {t.name}" + (f" [{', '.join(t.tags)}]" if t.tags else "")
@@ -68,8 +60,8 @@ def render_test(t: StoredTest) -> tuple[str, str]:
     return text, wrap(html, cls="pf-saved-test")
 
 
-@renders(SuiteList)
-def render_suites(r: SuiteList) -> tuple[str, str]:
+@renders(saved.SuiteList)
+def render_suites(r: saved.SuiteList) -> tuple[str, str]:
     """One line per saved suite with its test ids."""
     if not r.suites:
         return "no saved suites", wrap("<i>no saved suites</i>", cls="pf-saved-suites")
@@ -82,29 +74,29 @@ def render_suites(r: SuiteList) -> tuple[str, str]:
     return "\n".join(columns(lines, indent="")), wrap(html, cls="pf-saved-suites")
 
 
-@renders_line(StoredSuite, cls="pf-saved-suite")
-def render_suite(s: StoredSuite) -> str:
+@renders_line(saved.StoredSuite, cls="pf-saved-suite")
+def render_suite(s: saved.StoredSuite) -> str:
     """A saved suite."""
     return f"{s.id}: {s.name} ({plural(len(s.test_ids), 'test')}: {', '.join(s.test_ids)})"
 
 
-@renders_line(DeleteResult, cls="pf-deleted")
-def render_delete(d: DeleteResult) -> str:
+@renders_line(saved.DeleteResult, cls="pf-deleted")
+def render_delete(d: saved.DeleteResult) -> str:
     """Whether something was deleted."""
     runs = f", with {plural(d.runs_deleted, 'run')}" if d.runs_deleted else ""
     return f"deleted{runs}" if d.deleted else "nothing to delete"
 
 
-@renders(ExportResult)
-def render_export(e: ExportResult) -> tuple[str, str]:
+@renders(saved.ExportResult)
+def render_export(e: saved.ExportResult) -> tuple[str, str]:
     """The file written and the e2e.yaml entry to add."""
     text = f"wrote {e.path} ({plural(len(e.test_ids), 'test')}); add to e2e.yaml:\n{e.suite_entry_yaml}"
     html = f"<div>wrote <code>{esc(e.path)}</code></div>" + block(e.suite_entry_yaml)
     return text, wrap(html, cls="pf-export")
 
 
-@renders_line(ImportResult, cls="pf-import")
-def render_import(i: ImportResult) -> str:
+@renders_line(saved.ImportResult, cls="pf-import")
+def render_import(i: saved.ImportResult) -> str:
     """The tests saved from a file."""
     text = f"saved {plural(len(i.saved), 'test')} from {i.path}: {', '.join(i.saved)}"
     return text + "".join(f"\nwarning: {w}" for w in i.warnings)
