@@ -36,14 +36,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("preflight_sdk.mocks")
 
-__all__ = [
-    "DetachedSpec",
-    "hand_off",
-    "is_detached_host",
-    "keep_on_exit",
-    "spawn_detached",
-    "stop_detached",
-]
+__all__ = ["DetachedSpec", "hand_off", "is_detached_host", "keep_on_exit", "spawn_detached", "stop_detached"]
 
 SERVE_MODULE = "preflight_sdk.mocks.serve"
 _READY_TIMEOUT = 20.0
