@@ -8,6 +8,7 @@ folder names where its code usually lives. The vocabulary maps a term of an inte
 
 from __future__ import annotations
 
+from importlib import resources
 from typing import Literal
 
 import msgspec
@@ -186,112 +187,14 @@ CHANGE_VERBS = ("add", "adding", "introduce", "adopt", "use", "using", "integrat
                 "move", "switch", "replace")
 # fmt: on
 
-# question id, the value it gives = the terms that state it (matched on word boundaries).
-_VOCABULARY_TABLE = """
-auth_strategy      OAuth                  = oauth, oauth2
-auth_strategy      JWT                    = jwt
-auth_strategy      Magic Links            = magic link
-auth_strategy      Email/Password         = email/password, email and password, email password
-auth_strategy      SAML                   = saml
-auth_strategy      SSO                    = sso
-auth_strategy      Passkeys               = passkey
-auth_strategy      Passwordless           = passwordless
-auth_library       Clerk                  = clerk
-auth_library       Auth0                  = auth0
-auth_library       NextAuth.js            = nextauth, next-auth, next auth, nextauth.js
-auth_library       Auth.js                = auth.js
-auth_library       Passport.js            = passport.js, passport
-auth_library       Lucia                  = lucia
-auth_library       Keycloak               = keycloak
-auth_library       Authlib                = authlib
-auth_library       FastAPI Users          = fastapi users
-auth_library       Django allauth         = django allauth
-auth_library       Supabase Auth          = supabase auth
-auth_library       Firebase Auth          = firebase auth
-auth_library       Amazon Cognito         = cognito
-db_type            PostgreSQL             = postgres, postgresql
-db_type            MySQL                  = mysql
-db_type            MariaDB                = mariadb
-db_type            MongoDB                = mongodb, mongo
-db_type            SQLite                 = sqlite
-db_type            DynamoDB               = dynamodb
-db_type            CockroachDB            = cockroachdb
-db_type            Supabase               = supabase
-db_type            PlanetScale            = planetscale
-db_orm             Prisma                 = prisma
-db_orm             Drizzle                = drizzle
-db_orm             TypeORM                = typeorm
-db_orm             Sequelize              = sequelize
-db_orm             SQLAlchemy             = sqlalchemy
-db_orm             SQLModel               = sqlmodel
-db_orm             Django ORM             = django orm
-db_orm             Knex                   = knex
-db_orm             Kysely                 = kysely
-db_orm             Mongoose               = mongoose
-frontend_framework React                  = react
-frontend_framework Next.js                = next.js, nextjs
-frontend_framework Vue                    = vue, vue.js
-frontend_framework Nuxt                   = nuxt
-frontend_framework Svelte                 = svelte
-frontend_framework SvelteKit              = sveltekit
-frontend_framework Angular                = angular
-frontend_framework Remix                  = remix
-frontend_framework Astro                  = astro
-frontend_framework SolidJS                = solidjs
-styling            Tailwind CSS           = tailwind, tailwindcss, tailwind css
-styling            CSS Modules            = css modules
-styling            Styled Components      = styled-components, styled components
-styling            Sass                   = sass, scss
-styling            Emotion                = emotion
-backend_framework  FastAPI                = fastapi
-backend_framework  Django                 = django
-backend_framework  Flask                  = flask
-backend_framework  Express                = express.js, expressjs
-backend_framework  NestJS                 = nestjs
-backend_framework  Fastify                = fastify
-backend_framework  Spring Boot            = spring boot
-backend_framework  Rails                  = rails
-backend_framework  Laravel                = laravel
-backend_framework  Hono                   = hono
-api_style          REST                   = rest api, restful
-api_style          GraphQL                = graphql
-api_style          gRPC                   = grpc
-api_style          tRPC                   = trpc
-hosting            Vercel                 = vercel
-hosting            Netlify                = netlify
-hosting            Fly.io                 = fly.io
-hosting            Heroku                 = heroku
-hosting            AWS                    = aws
-hosting            GCP                    = gcp, google cloud
-hosting            Azure                  = azure
-hosting            Cloud Run              = cloud run
-ci_cd              GitHub Actions         = github actions
-ci_cd              GitLab CI              = gitlab ci
-ci_cd              CircleCI               = circleci
-ci_cd              Jenkins                = jenkins
-caching            Redis                  = redis
-caching            Memcached              = memcached
-caching            Varnish                = varnish
-observability      OpenTelemetry          = opentelemetry
-observability      Prometheus + Grafana   = prometheus, grafana
-observability      Datadog                = datadog
-observability      Sentry                 = sentry
-message_broker     RabbitMQ               = rabbitmq
-message_broker     Kafka                  = kafka
-message_broker     Redis Streams          = redis streams
-message_broker     Amazon SQS             = sqs
-message_broker     NATS                   = nats
-message_broker     BullMQ                 = bullmq
-file_storage       Amazon S3              = s3
-file_storage       Google Cloud Storage   = google cloud storage
-file_storage       Azure Blob Storage     = azure blob
-file_storage       MinIO                  = minio
-"""
-
 
 def _vocabulary() -> tuple[tuple[str, str, str], ...]:
+    """The rows of `vocabulary.txt` as (term, question id, value), one per term."""
+    text = resources.files(__package__).joinpath("vocabulary.txt").read_text(encoding="utf-8")
     rows = []
-    for line in _VOCABULARY_TABLE.strip().splitlines():
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
         head, terms = line.split(" = ")
         qid, value = head.split(maxsplit=1)
         rows += [(term.strip(), qid, value.strip()) for term in terms.split(",")]
