@@ -28,7 +28,7 @@ from .inputs import LABEL_INPUTS, ServiceInputs, service_inputs
 from .mockhost import mock_records, serve_mocks
 from .plan import SetupPlan
 from .ports import check_host_ports, refuse_loopback_ports
-from .reset import exec_resets, reset_reason, restore_volumes
+from .reset import exec_resets, reset_how, reset_reason, restore_volumes, take_snapshot
 from .room import create_network, make_room, remove_leftovers, remove_retired
 from .signals import terminate_as_interrupt
 from .start import Started, start_services
@@ -68,10 +68,14 @@ async def carry_out(
     fresh: list[ServiceSetup] = []
 
     restoring = {step.name for step in plan.changed() if step.restore}
+    running = observed.running or {}
 
     async def stamp(service: ServiceConfig, spec: ContainerSpec) -> ContainerSpec:
-        if service.name in restoring:  # its old container is gone: put its volumes back first
+        # Just before the container is created, its dependencies ready, its predecessor gone.
+        if service.name in restoring:
             await restore_volumes(engine, loaded, session, plan.network, service)
+        elif service.name not in running and reset_how(service) == "snapshot":
+            await take_snapshot(engine, loaded, session, plan.network, service)  # new to this environment
         image = observed.images.get(spec.image)
         inputs = stamped[service.name] = service_inputs(spec, image.id if image is not None else "missing")
         return msgspec.structs.replace(spec, labels={**spec.labels, LABEL_INPUTS: inputs.digest})

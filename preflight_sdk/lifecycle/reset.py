@@ -6,9 +6,9 @@ gets a reset step from its `reset:` (see docs/setup-plan.md, "Reset between runs
 
 - `recreate` (and `auto` without named volumes): its container is replaced from the same image;
   the jobs that depend on it run again afterwards, in dependency order.
-- `snapshot` (and `auto` with named volumes): the container is removed, its named volumes are
-  restored from the copy taken when setup finished, and a new container starts. The copy holds
-  what the jobs did, so they do not run again.
+- `snapshot` (and `auto` with named volumes): as `recreate`, and its named volumes are first put
+  back as they were when setup created its container (copied aside then, with no container using
+  them, so the copy is consistent). With its jobs run again, the service is where setup left it.
 - `{exec: command}`: the command runs in the running container (it must exit 0).
 - `{jobs: [...]}`: the container stays; those jobs run again.
 - `none`: nothing; the run sees what earlier runs left.
@@ -45,7 +45,7 @@ __all__ = [
     "reset_reason",
     "restore_volumes",
     "snapshot_volume",
-    "take_snapshots",
+    "take_snapshot",
 ]
 
 _EXEC_DEADLINE = 300.0
@@ -104,15 +104,14 @@ def plan_resets(observed: Observed, steps: list[ServiceStep]) -> list[ServiceSte
                 replaces=info.id if info is not None else None,
                 overlap=may_overlap(observed.specs[service.name]),
             )
-            if how == "recreate":
-                recreated.add(service.name)
+            recreated.add(service.name)
             continue
         by_name[service.name] = msgspec.structs.replace(step, action="reset", reset=how, reason=reason)
         if how == "jobs":
             assert not isinstance(service.reset, str)
             rerun.update(dict.fromkeys(service.reset.jobs or (), service.name))
     # A job runs again after a service it depends on was recreated (its work is gone with the
-    # container), and after a job it depends on ran again.
+    # container and the volumes put back), and after a job it depends on ran again.
     grew = True
     while grew:
         grew = False
@@ -179,15 +178,11 @@ def snapshot_volume(loaded: LoadedConfig, volume: str) -> str:
     return f"preflight-snapshot-{digest}-{volume}"
 
 
-async def take_snapshots(
-    engine: Engine, loaded: LoadedConfig, session: SessionState, network: str, names: Sequence[str]
+async def take_snapshot(
+    engine: Engine, loaded: LoadedConfig, session: SessionState, network: str, service: ServiceConfig
 ) -> None:
-    """Copy the named volumes of the named services aside, their containers stopped meanwhile.
-
-    A stopped container's files are consistent (a database shut down cleanly); it is removed and
-    started again by the caller, which owns starting services.
-    """
-    await _copy_all(engine, loaded, session, network, names, restore=False)
+    """Copy `service`'s named volumes aside, before its first container uses them."""
+    await _copy_all(engine, loaded, session, network, [service.name], restore=False)
 
 
 async def restore_volumes(
