@@ -694,19 +694,21 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
-    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter], Awaitable[SetupResult]]:
-        """What a test run does before its suites: the environment brought up to date, the mocks reset."""
+    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
+        """What a test run does before its suites: the environment brought up to date (and reset
+        when an earlier run used it), the mocks reset, the run recorded as using it."""
         from .engine.process_groups import stop_groups
-        from .lifecycle.up import bring_up_to_date, reset_mocks
+        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
 
-        async def prepare(reporter: Reporter) -> SetupResult:
+        async def prepare(reporter: Reporter, run_id: str) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------
             # What suites of an earlier, killed process left running stops first.
             await anyio.to_thread.run_sync(partial(stop_groups, self._ctx.state_root, orphans_only=True))
             done = await bring_up_to_date(
-                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
+                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True, reset=True
             )
             await reset_mocks(self._ctx)
+            done = await serve_run(self._ctx, run_id, done)
             if keep and self.keep_warm and self._ctx.pytest_servers is None:
                 from .runners.warm_pytest import WarmPytest, warm_enabled
 

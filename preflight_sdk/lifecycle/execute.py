@@ -21,13 +21,14 @@ from ..engine.base import ContainerSpec
 from ..engine.endpoint import is_loopback
 from ..errors import PreflightError
 from ..progress import Reporter
-from ..results.lifecycle import MockSetup, NetworkSetup, ServiceSetup, SetupResult
+from ..results.lifecycle import EnvironmentUse, MockSetup, NetworkSetup, ServiceSetup, SetupResult
 from .clean import remove_labelled
 from .facts import Given, Observed
 from .inputs import LABEL_INPUTS, ServiceInputs, service_inputs
 from .mockhost import mock_records, serve_mocks
 from .plan import SetupPlan
 from .ports import check_host_ports, refuse_loopback_ports
+from .reset import exec_resets, reset_how, reset_reason, restore_volumes, take_snapshot
 from .room import create_network, make_room, remove_leftovers, remove_retired
 from .signals import terminate_as_interrupt
 from .start import Started, start_services
@@ -66,7 +67,15 @@ async def carry_out(
     mocks: list[MockSetup] = []
     fresh: list[ServiceSetup] = []
 
+    restoring = {step.name for step in plan.changed() if step.restore}
+    running = observed.running or {}
+
     async def stamp(service: ServiceConfig, spec: ContainerSpec) -> ContainerSpec:
+        # Just before the container is created, its dependencies ready, its predecessor gone.
+        if service.name in restoring:
+            await restore_volumes(engine, loaded, session, plan.network, service)
+        elif service.name not in running and reset_how(service) == "snapshot":
+            await take_snapshot(engine, loaded, session, plan.network, service)  # new to this environment
         image = observed.images.get(spec.image)
         inputs = stamped[service.name] = service_inputs(spec, image.id if image is not None else "missing")
         return msgspec.structs.replace(spec, labels={**spec.labels, LABEL_INPUTS: inputs.digest})
@@ -84,8 +93,10 @@ async def carry_out(
         )
 
     if not plan.fresh:
-        for step in plan.changed():
-            reporter.step(f"{step.name}: {step.reported} ({step.reason})", scope=step.name)
+        for step in [*plan.changed(), *plan.in_place()]:
+            how = f" by {step.reset}" if step.reset is not None else ""
+            reporter.step(f"{step.name}: {step.reported}{how} ({step.reason})", scope=step.name)
+    execs = [step.name for step in plan.in_place() if step.reset == "exec"]
     try:
         with terminate_as_interrupt():
             if plan.clear is not None:
@@ -110,6 +121,8 @@ async def carry_out(
                 tg.start_soon(serve)
                 if not plan.fresh:
                     tg.start_soon(room)
+                if execs:  # in containers the plan keeps: independent of the others' room
+                    tg.start_soon(exec_resets, engine, loaded, session, execs, loaded.redactor)
             if plan.fresh and loaded.services:
                 address, routable = await engine.reach()
                 if routable or is_loopback(address):  # the engine runs on this machine
@@ -145,8 +158,17 @@ async def carry_out(
         return Outcome(session=after, mocks=host, stamped={}, error=_single(exc))
     kept = _kept(plan, session)
     records = {**kept, **started.containers}
+    reset = reset_reason(session) if any(step.reset for step in plan.services) else None
+    use = EnvironmentUse(set_up_by=session.set_up_by, runs_served=session.runs_served, reset=reset)
     after = msgspec.structs.replace(
         session,
+        **(
+            {"set_up_by": None, "runs_served": 0, "served_by": None, "resets": 0}
+            if plan.fresh
+            else {"served_by": None, "resets": session.resets + 1}
+            if reset is not None
+            else {}
+        ),
         state="running",
         network=started.network if plan.fresh else session.network,
         containers=[records[s.name] for s in loaded.services if s.name in records],
@@ -161,6 +183,7 @@ async def carry_out(
         services=services,
         mocks=mocks,
         total_duration=int((anyio.current_time() - begun) * 1000),
+        environment=None if plan.fresh else use,
     )
     if plan.fresh:
         reporter.emit("done", f"environment ready in {result.total_duration} ms", status="ok")
@@ -183,8 +206,20 @@ async def _services(
     address = (await given.engine.reach())[0] if reused else "127.0.0.1"
     running = observed.running or {}
     return [
-        msgspec.structs.replace(by_name[s.name], action=steps[s.name].reported, reason=steps[s.name].reason)
+        msgspec.structs.replace(
+            by_name[s.name],
+            action=steps[s.name].reported,
+            reason=steps[s.name].reason,
+            reset=steps[s.name].reset,
+        )
         if s.name in by_name
+        else msgspec.structs.replace(
+            running_service(s, running[s.name], address),
+            action="reset",
+            reason=steps[s.name].reason,
+            reset=steps[s.name].reset,
+        )
+        if steps[s.name].action == "reset"
         else msgspec.structs.replace(
             running_service(s, running[s.name], address), action="reused", reason="unchanged"
         )
@@ -193,8 +228,8 @@ async def _services(
 
 
 def _kept(plan: SetupPlan, session: SessionState) -> dict[str, ContainerRecord]:
-    """The session's records of the containers the plan reuses."""
-    reused = {step.name for step in plan.services if step.action == "reuse"}
+    """The session's records of the containers the plan keeps (reused, or reset in place)."""
+    reused = {step.name for step in plan.services if step.action in ("reuse", "reset")}
     return {r.service: r for r in session.containers if r.service in reused and not plan.fresh}
 
 

@@ -19,7 +19,7 @@ import msgspec
 from ..config import LoadedConfig
 from ..engine.base import Engine
 from ..progress import Reporter
-from ..results.lifecycle import SetupResult
+from ..results.lifecycle import EnvironmentUse, SetupResult
 from .build import build_images
 from .clean import clean
 from .context import ProjectContext
@@ -28,7 +28,7 @@ from .facts import Given, Observed, observe
 from .inputs import ServiceInputs, mock_digest, read_record, write_record
 from .plan import plan_builds, plan_pulls, plan_setup
 
-__all__ = ["bring_up_to_date", "reset_mocks"]
+__all__ = ["bring_up_to_date", "reset_mocks", "serve_run"]
 
 
 class _Stage(Reporter):
@@ -50,12 +50,15 @@ async def bring_up_to_date(
     timeout: str | None,
     reporter: Reporter,
     stage: bool = False,
+    reset: bool = False,
 ) -> SetupResult:
     """Make the running environment match the project's files, doing only what changed.
 
     `build`: also build images that do not exist yet (setup alone reports them NOT_BUILT).
     `fresh`: remove the environment first and rebuild every image without Docker's cache.
     `stage`: this is a stage of another operation (run): its end is reported as a step.
+    `reset`: a run follows: when an earlier run used the environment, bring each service back to
+    its state after setup as its `reset:` says (see `reset`).
     """
     if stage:
         reporter = _Stage(reporter)
@@ -87,7 +90,7 @@ async def bring_up_to_date(
     pulls = plan_pulls(observed)
     if pulls:
         observed = await _pull(given.engine, observed, pulls, reporter=reporter)
-    plan = plan_setup(observed, builds)
+    plan = plan_setup(observed, builds, reset=reset)
     outcome = await carry_out(plan, observed, given, timeout=timeout, reporter=reporter)
     with anyio.CancelScope(shield=True):
         ctx.mocks = outcome.mocks
@@ -170,3 +173,18 @@ async def reset_mocks(ctx: ProjectContext) -> None:
                 await client.post(f"http://127.0.0.1:{mock.port}/_mock/reset")
             except httpx.HTTPError:
                 pass  # not served: the run reports the mock's absence itself
+
+
+async def serve_run(ctx: ProjectContext, run_id: str, setup: SetupResult) -> SetupResult:
+    """Record that run `run_id` uses the environment `setup` brought up to date; return `setup`
+    saying which run set the environment up and how many runs it served before this one.
+
+    Recorded before the suites run (a run that dies halfway has still used it), so the next run,
+    from any process, resets what this one may change (see `reset`).
+    """
+    session = ctx.require_session()
+    if setup.environment is None:  # a fresh environment: this run sets it up
+        session = msgspec.structs.replace(session, set_up_by=run_id, runs_served=0)
+    use = setup.environment or EnvironmentUse(set_up_by=run_id)
+    await ctx.save(msgspec.structs.replace(session, served_by=run_id, runs_served=session.runs_served + 1))
+    return msgspec.structs.replace(setup, environment=use)
