@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 import yaml
 from mcp import Client, StdioServerParameters
@@ -158,9 +159,10 @@ def fresh_verdict(root: Path) -> Verdict:
     }
 
 
-def assert_fresh(root: Path, verdicts: list[Verdict]) -> None:
-    """Every run gave the fresh verdict; else say which run had which case wrong."""
+def assert_fresh(root: Path, runs: list[dict[str, Any]]) -> None:
+    """Every run (a RunResult as JSON) gave the fresh verdict; else say which run had which case wrong."""
     fresh = fresh_verdict(root)
+    verdicts = [verdict_of(run) for run in runs]
     wrong = {
         f"run {number}": [
             f"{suite}: {case} {status}"
@@ -176,14 +178,50 @@ def assert_fresh(root: Path, verdicts: list[Verdict]) -> None:
     assert len(verdicts) == 3
 
 
+RESET = {
+    "db": ("reset", "jobs"),  # the example's `reset: {jobs: [seed]}`
+    "migrate": ("reused", None),
+    "seed": ("reset", "jobs"),
+    "orders": ("reused", None),  # it holds nothing (`reset: none` in the example)
+    "counter": ("reset", "recreate"),  # the default for a service that says nothing
+}
+# After an edit of orders/app.py: its image is also the jobs', so they run again and orders is
+# replaced; the db and the counter are reset all the same.
+RESET_AFTER_EDIT = {
+    **RESET,
+    "migrate": ("rebuilt", None),
+    "seed": ("recreated", None),
+    "orders": ("recreated", None),
+}
+
+
+def assert_reset_reported(runs: list[dict[str, Any]], expected: dict[str, Any] = RESET) -> None:
+    """Each run says how it found the environment: the run that set it up, how many runs it had
+    served, and, after the first, what was done to each service (`expected`), how and why."""
+    uses = [run["setup"]["environment"] for run in runs]
+    assert len({use["setUpBy"] for use in uses}) == 1, uses
+    served = [use.get("runsServed", 0) for use in uses]
+    assert served == list(range(served[0], served[0] + len(runs))), served
+    for before, run, use in zip([None, *runs], runs, uses, strict=False):
+        acted = {s["name"]: (s["action"], s.get("reset")) for s in run["setup"]["services"]}
+        if use.get("runsServed", 0) == 0:
+            assert "reset" not in use and all(action != "reset" for action, _ in acted.values()), run["setup"]
+            continue
+        assert use["reset"], use
+        if before is not None:
+            assert before["runId"] in use["reset"], (use, before["runId"])
+        assert acted == expected
+
+
 def verdict_of(data: dict[str, Any]) -> Verdict:
     """The cases of a run (a RunResult as JSON) by suite, with their status."""
     return {s["id"]: [(c["name"], c["status"]) for c in s["cases"]] for s in data["suites"]}
 
 
-def verdict_of_result(result: RunResult) -> Verdict:
-    """The same for a RunResult of the SDK."""
-    return {s.id: [(c.name, c.status) for c in s.cases] for s in result.suites}
+def as_json(result: RunResult) -> dict[str, Any]:
+    """A RunResult of the SDK as the CLI and the MCP server reply it."""
+    data: dict[str, Any] = json.loads(msgspec.json.encode(result))
+    return data
 
 
 def remove(root: Path, tag: str) -> None:
@@ -212,7 +250,7 @@ def kept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def test_preflight_run_keep_three_times_gives_the_fresh_verdict_each_time(kept: Path) -> None:
-    verdicts = []
+    runs = []
     for _ in range(3):
         done = subprocess.run(
             [str(BIN / "preflight"), "run", "--keep", "--json", "-C", str(kept)],
@@ -223,8 +261,9 @@ def test_preflight_run_keep_three_times_gives_the_fresh_verdict_each_time(kept: 
         assert done.stdout, done.stderr[-3000:]
         envelope = json.loads(done.stdout)
         assert envelope["success"], envelope
-        verdicts.append(verdict_of(envelope["data"]))
-    assert_fresh(kept, verdicts)
+        runs.append(envelope["data"])
+    assert_fresh(kept, runs)
+    assert_reset_reported(runs)
     assert labelled(kept)[0], "--keep left the environment running"
 
 
@@ -238,20 +277,21 @@ async def test_the_mcp_run_tool_three_times_gives_the_fresh_verdict_each_time(
         env=dict(os.environ),
         cwd=tmp_path,
     )
-    verdicts = []
+    runs = []
     with anyio.fail_after(600), (tmp_path / "server.log").open("w", encoding="utf-8") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
             for _ in range(3):
-                reply = await client.call_tool("preflight_run", {})
+                reply = await client.call_tool("preflight_run", {})  # `keep` is true by default
                 assert reply.structured_content is not None and reply.structured_content["success"], reply
-                verdicts.append(verdict_of(reply.structured_content["data"]))
-    assert_fresh(kept, verdicts)
+                runs.append(reply.structured_content["data"])
+    assert_fresh(kept, runs)
+    assert_reset_reported(runs)
 
 
 def test_preflight_watch_gives_the_fresh_verdict_after_each_edit(kept: Path) -> None:
     lines: queue.Queue[str] = queue.Queue()
 
-    def next_verdict(child: subprocess.Popen[str]) -> Verdict:
+    def next_run(child: subprocess.Popen[str]) -> dict[str, Any]:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             try:
@@ -261,10 +301,11 @@ def test_preflight_watch_gives_the_fresh_verdict_after_each_edit(kept: Path) -> 
                 continue
             envelope = json.loads(line)
             assert envelope["success"], envelope
-            return verdict_of(envelope["data"])
+            data: dict[str, Any] = envelope["data"]
+            return data
         raise AssertionError("no verdict within 240 s")
 
-    verdicts = []
+    runs = []
     with subprocess.Popen(
         [str(BIN / "preflight"), "watch", "--keep", "--json", "-C", str(kept)],
         stdout=subprocess.PIPE,
@@ -280,25 +321,26 @@ def test_preflight_watch_gives_the_fresh_verdict_after_each_edit(kept: Path) -> 
                     lines.put(line)
 
             threading.Thread(target=read, daemon=True).start()
-            verdicts.append(next_verdict(child))
-            for edit in (1, 2):  # one line of the orders service: it is rebuilt, the rest is kept
+            runs.append(next_run(child))
+            for edit in (1, 2):  # one line of the orders service
                 with (kept / "orders" / "app.py").open("a") as source:
                     source.write(f"# edit {edit}\n")
-                verdicts.append(next_verdict(child))
+                runs.append(next_run(child))
         finally:
             child.terminate()
             child.wait(120)
-    assert_fresh(kept, verdicts)
+    assert_fresh(kept, runs)
+    assert_reset_reported(runs[:1])
+    assert_reset_reported(runs[1:], RESET_AFTER_EDIT)
     assert labelled(kept)[0], "watch --keep left the environment running"
 
 
 @pytest.mark.anyio
 async def test_project_run_three_times_gives_the_fresh_verdict_each_time(kept: Path) -> None:
-    verdicts = []
     async with Project.open(kept) as project:
-        for _ in range(3):
-            verdicts.append(verdict_of_result(await project.run()))
-    assert_fresh(kept, verdicts)
+        runs = [as_json(await project.run()) for _ in range(3)]
+    assert_fresh(kept, runs)
+    assert_reset_reported(runs)
 
 
 @pytest.mark.anyio
@@ -307,14 +349,24 @@ async def test_with_reset_none_a_second_run_sees_what_the_first_left(tmp_path: P
     root = write_project(tmp_path / "shop-db", tag=tag, db_reset="none", counter_reset="none")
     try:
         async with Project.open(root) as project:
-            first = verdict_of_result(await project.run())
-            second = verdict_of_result(await project.run())
+            first = as_json(await project.run())
+            second = as_json(await project.run())
     finally:
         remove(root, tag)
     fresh = fresh_verdict(root)
-    assert first == fresh
+    assert verdict_of(first) == fresh
     # The services opted out: the count goes on from 2, the orders of the first run are still there.
-    assert second["counter"] == [("the first count is one", "failed"), ("the second count is two", "failed")]
-    assert second["orders"] != fresh["orders"]
+    after = verdict_of(second)
+    assert after["counter"] == [("the first count is one", "failed"), ("the second count is two", "failed")]
+    assert after["orders"] != fresh["orders"]
     # A mock's sequence starts over with every run whatever the services say.
-    assert second["sequence"] == fresh["sequence"]
+    assert after["sequence"] == fresh["sequence"]
+    # And the result says so: the environment served a run, nothing was reset.
+    assert second["setup"]["environment"]["runsServed"] == 1 and "reset" not in second["setup"]["environment"]
+    assert {s["name"]: s["action"] for s in second["setup"]["services"]} == {
+        "db": "reused",
+        "migrate": "reused",
+        "seed": "reused",
+        "orders": "reused",
+        "counter": "reused",
+    }
