@@ -14,7 +14,7 @@ _REASON = 90
 
 def _environment(setup: SetupResult) -> str:
     use = setup.environment
-    if use is None:
+    if use is None or (setup.network is not None and setup.network.created):
         return "environment: set up for this run"
     by = f"set up by run {use.set_up_by}" if use.set_up_by else "set up outside a run"
     served = f"served {plural(use.runs_served, 'run')} before this one"
