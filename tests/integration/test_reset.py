@@ -32,7 +32,9 @@ PREFLIGHT = str(Path(sys.executable).parent / "preflight")
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PREFLIGHT, *args], capture_output=True, text=True, env=dict(os.environ), timeout=300)
+    return subprocess.run(
+        [PREFLIGHT, *args], capture_output=True, text=True, env=dict(os.environ), timeout=300
+    )
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -73,9 +75,13 @@ async def test_a_counter_in_memory_counts_from_one_on_every_run_of_a_kept_enviro
     print(f"counter: a run with its reset took {took:.2f}s")
 
 
-async def test_with_reset_none_a_second_run_sees_what_the_first_left(project_dir: Callable[..., Path]) -> None:
+async def test_with_reset_none_a_second_run_sees_what_the_first_left(
+    project_dir: Callable[..., Path],
+) -> None:
     root = project_dir("counter")
-    _edit(root / "e2e.yaml", "      healthcheck: {path: /}\n", "      healthcheck: {path: /}\n    reset: none\n")
+    _edit(
+        root / "e2e.yaml", "      healthcheck: {path: /}\n", "      healthcheck: {path: /}\n    reset: none\n"
+    )
     project = Project.open(root)
     try:
         first = await project.run(keep=True)
@@ -168,7 +174,9 @@ async def test_the_shop_db_example_gives_the_same_verdict_on_every_run_of_a_kept
     print(f"shop-db: a run with its reset took {took:.2f}s")
 
 
-async def test_the_shop_db_example_without_its_reset_fails_on_the_rows_the_first_run_left(tmp_path: Path) -> None:
+async def test_the_shop_db_example_without_its_reset_fails_on_the_rows_the_first_run_left(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "shop-db"
     shutil.copytree(REPO / "docs" / "examples" / "shop-db", root, ignore=shutil.ignore_patterns(".preflight"))
     _edit(root / "e2e.yaml", "    reset: {jobs: [seed]}\n", "    reset: none\n")

@@ -14,9 +14,11 @@ from preflight_sdk.results.lifecycle import EnvironmentUse, SetupResult
 
 def _kept(reason: str = "served run 01JRUN since setup") -> SetupResult:
     base = samples.setup()
+    assert base.network is not None
     orders, seed = base.services
     return msgspec.structs.replace(
         base,
+        network=msgspec.structs.replace(base.network, created=False),  # kept, not created by this run
         services=[
             msgspec.structs.replace(orders, action="reused", reason="unchanged"),
             msgspec.structs.replace(
