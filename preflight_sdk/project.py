@@ -484,8 +484,9 @@ class Project:
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
 
-        Builds and starts only what is missing or changed (like `setup`), then runs the suites of
-        e2e.yaml. A failed case carries the request and response, every assertion, the container
+        Builds and starts only what is missing or changed (like `setup`), resets what an earlier
+        run on the kept environment may have changed (each service's `reset:` in e2e.yaml), then
+        runs the suites of e2e.yaml. A failed case carries the request and response, every assertion, the container
         logs and mock requests of that moment, a summary, a suggested fix when known, and its
         history (last passed run, failing since, recent outcomes, flaky). Every run is recorded.
 
@@ -508,7 +509,9 @@ class Project:
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
             totals, per-suite results with their cases, the artifacts written, and `setup`: each
-            service's action (reused, rebuilt, recreated, started) and why. A sharded
+            service's action (reused, rebuilt, recreated, started, reset and how) and why, and
+            `setup.environment`: the run that set a kept environment up, the runs it served, why
+            it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
 
         Example:
