@@ -63,10 +63,19 @@ async def test_a_counter_in_memory_counts_from_one_on_every_run_of_a_kept_enviro
         second = await project.run(keep=True)
         took = time.monotonic() - begun
         third = await project.run(keep=True)
+        # A suite run alone, and a saved test, on the environment as it runs: reset as well.
+        suite = await project.run_suite("count")
+        hit = {"request": {"method": "POST", "url": "{{services.counter.url}}/"},
+               "expect": {"status": 200, "body": {"count": 1}}}  # fmt: skip
+        await project.save_test(id="one-hit", name="one hit", test=hit)
+        saved = [await project.run_test(test_id="one-hit") for _ in range(2)]
     finally:
         await project.clean()
     assert [r.status for r in (first, second, third)] == ["passed"] * 3, _failed(second) + _failed(third)
-    assert _setup_of(second) == {"counter": ("reset", "recreate")}
+    assert suite.status == "passed" and _setup_of(suite) == {"counter": ("reset", "recreate")}
+    assert [r.status for r in saved] == ["passed", "passed"], _failed(saved[1])
+    assert saved[1].setup is not None and saved[1].setup.environment is not None
+    assert saved[1].setup.environment.runs_served == 5  # three runs, the suite, the first saved run
     assert second.setup is not None and second.setup.environment is not None
     assert second.setup.environment.reset == f"served run {first.run_id} since setup"
     assert second.setup.environment.set_up_by == first.run_id and second.setup.environment.runs_served == 1
