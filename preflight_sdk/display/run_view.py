@@ -14,6 +14,7 @@ from pathlib import Path
 from ..results.grouping import group_failures
 from ..results.run import CaseResult, DiagnosticReport, Failure, RunResult, SuiteResult
 from . import renders
+from .environment_view import environment_html, environment_lines
 from .kit import MARKS, badge, block, columns, esc, human_ms, json_text, plural, row, shorten, table, wrap
 
 __all__ = [
@@ -121,6 +122,9 @@ def run_text(result: RunResult) -> str:
             lines.append(f"      ! {shorten(suite.error, 160)}")
         lines.extend(f"      ! {shorten(w, 160)}" for w in suite.warnings)
     lines += _shards_text(result)
+    environment = environment_lines(result.setup)
+    if environment:
+        lines += ["", *environment]
     failures = result.failures()
     if failures:
         lines += ["", f"{plural(len(failures), 'failure')}:"]
@@ -373,7 +377,8 @@ def run_html(result: RunResult) -> str:
     cut = ""
     if result.truncated:
         cut = "<div><i>the result was cut to stay small; the report holds everything</i></div>"
-    return wrap(head + suites_html(result) + artifacts + cut, cls="pf-run-result")
+    environment = environment_html(result.setup)
+    return wrap(head + suites_html(result) + environment + artifacts + cut, cls="pf-run-result")
 
 
 @renders(RunResult)

@@ -32,7 +32,7 @@ from ..errors import EnvironmentError_
 from ..redaction import Redactor
 from ..results.lifecycle import ResetHow
 from .facts import Observed
-from .labels import LABEL_ROOT, LABEL_SESSION
+from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
 from .state import SessionState
 
 if TYPE_CHECKING:
@@ -210,7 +210,12 @@ async def _copy_all(
             image=service.build.image,
             network=network,
             volumes=[f"{source}:/from:ro", f"{target}:/to"],
-            labels={LABEL_ROOT: loaded.label_root, LABEL_SESSION: session.session_id},
+            # Found by clean like the session's containers; `:` keeps it apart from any service.
+            labels={
+                LABEL_ROOT: loaded.label_root,
+                LABEL_SESSION: session.session_id,
+                LABEL_SERVICE: f"{service.name}:volumes",
+            },
             entrypoint="sh",
             command=["-c", "find /to -mindepth 1 -delete && cp -a /from/. /to/"],
             user="0",

@@ -24,6 +24,7 @@ import ipywidgets as w
 
 from ..clarify.results import ClarifyResult
 from ..display import render_html, render_text
+from ..display.environment_view import environment_html
 from ..display.kit import badge, block, esc, human_ms, plural, row, table
 from ..display.lifecycle_view import logs_lines_html
 from ..display.run_view import (
@@ -115,6 +116,8 @@ def run_view(result: RunResult) -> Any:
     table = w.HTML(suites_html(result, details=False, id_prefix="pf-run-view-"))
     failures = [failure_view(result, case) for case in result.failures()]
     parts = [summary, table]
+    if result.setup is not None and result.setup.network is not None:
+        parts.append(w.HTML(environment_html(result.setup)))
     if failures:
         parts.append(w.HTML(f"<b>{plural(len(failures), 'failure')}</b>"))
     return ResultView([*parts, *failures])

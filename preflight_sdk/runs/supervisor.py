@@ -131,7 +131,7 @@ class RunSupervisor:
         selection: dict[str, set[str]] | None = None,
         resumed_from: str | None = None,
         test_id: str | None = None,
-        prepare: Callable[[Reporter, str], Awaitable[SetupResult]] | None = None,
+        prepare: Callable[[Reporter, str], Awaitable[SetupResult | None]] | None = None,
         after: Callable[[], Awaitable[None]] | None = None,
         parts: object = None,
         synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
