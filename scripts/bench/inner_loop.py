@@ -26,10 +26,6 @@ orders/app.py, three more copies:
   db cold      Project.clean(), then Project.run(): a fresh environment every time
   (and, for the record, Project.run() with the reset and nothing edited: what the reset costs)
 
-In the example the migration and seed jobs run the orders image (it holds their SQL files), so an
-edit of orders/ runs them again with or without a reset: the loop without reset gets the seed's
-rows back too, and cold adds little more than the clean and PostgreSQL's start.
-
 Goals: incremental <= 1.15x the floor, >= 3x faster than cold, faster than compose; a no-change
 re-run within 10% of the suites' own time; db reset <= 1.5x db no reset and >= 3x faster than db
 cold. Prints the medians as markdown tables; exits 1 when a goal is missed.
