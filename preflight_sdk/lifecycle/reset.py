@@ -50,6 +50,15 @@ __all__ = [
 
 _EXEC_DEADLINE = 300.0
 _TAIL = 20
+# A complete snapshot holds this file (a copy cut short, or a volume made by Docker when the
+# snapshot was missing, does not): a restore never empties a volume from an empty snapshot.
+_MARK = ".preflight-snapshot"
+_NO_SNAPSHOT = 86
+_COPY = {
+    False: f"find /to -mindepth 1 -delete && cp -a /from/. /to/ && touch /to/{_MARK}",
+    True: f"[ -e /from/{_MARK} ] || exit {_NO_SNAPSHOT}; "
+    f"find /to -mindepth 1 -delete && cp -a /from/. /to/ && rm -f /to/{_MARK}",
+}
 
 
 def reset_how(service: ServiceConfig) -> ResetHow | None:
@@ -217,7 +226,7 @@ async def _copy_all(
                 LABEL_SERVICE: f"{service.name}:volumes",
             },
             entrypoint="sh",
-            command=["-c", "find /to -mindepth 1 -delete && cp -a /from/. /to/"],
+            command=["-c", _COPY[restore]],
             user="0",
         )
         await engine.remove_containers([name], force=True)
@@ -226,6 +235,14 @@ async def _copy_all(
             code = await engine.wait_exit(container)
         finally:
             await engine.remove_containers([container], force=True)
+        if restore and code == _NO_SNAPSHOT:
+            raise EnvironmentError_(
+                f"`{service.name}` cannot be reset: its volume `{volume}` has no snapshot ({snapshot} "
+                "was removed, or the environment was set up before it was taken); the volume is untouched",
+                code="RESET_FAILED",
+                hint="run with fresh=true (`preflight run --fresh`) to set the environment up anew",
+                details={"service": service.name, "volume": volume, "snapshot": snapshot},
+            )
         if code != 0:
             verb = "restored" if restore else "copied aside"
             raise EnvironmentError_(
