@@ -43,6 +43,7 @@ __all__ = [
     "plan_resets",
     "reset_how",
     "reset_reason",
+    "resets_beside_builds",
     "restore_volumes",
     "snapshot_volume",
     "take_snapshot",
@@ -81,8 +82,24 @@ def reset_reason(session: SessionState) -> str | None:
     return f"served run {session.served_by} since {since}"
 
 
-def plan_resets(observed: Observed, steps: list[ServiceStep]) -> list[ServiceStep]:
-    """The steps with the resets a served environment needs (unchanged when it served no run)."""
+def resets_beside_builds(observed: Observed, builds: dict[str, str]) -> frozenset[str]:
+    """The `exec` resets a served environment needs that no build changes: they run while the
+    images are built (a rebuilt service's container is replaced instead, a reset is moot)."""
+    if reset_reason(observed.session) is None or observed.running is None:
+        return frozenset()
+    built = {observed.build_specs[name].image for name in builds}
+    return frozenset(
+        s.name
+        for s in observed.loaded.services
+        if reset_how(s) == "exec" and s.name in observed.running and s.build.image not in built
+    )
+
+
+def plan_resets(
+    observed: Observed, steps: list[ServiceStep], *, done: frozenset[str] = frozenset()
+) -> list[ServiceStep]:
+    """The steps with the resets a served environment needs (unchanged when it served no run);
+    those in `done` already ran beside the builds."""
     from .plan import may_overlap  # plan imports this module
 
     reason = reset_reason(observed.session)
@@ -115,7 +132,9 @@ def plan_resets(observed: Observed, steps: list[ServiceStep]) -> list[ServiceSte
             )
             recreated.add(service.name)
             continue
-        by_name[service.name] = msgspec.structs.replace(step, action="reset", reset=how, reason=reason)
+        by_name[service.name] = msgspec.structs.replace(
+            step, action="reset", reset=how, reason=reason, done=service.name in done
+        )
         if how == "jobs":
             assert not isinstance(service.reset, str)
             rerun.update(dict.fromkeys(service.reset.jobs or (), service.name))
