@@ -75,7 +75,10 @@ async def carry_out(
         if service.name in restoring:
             await restore_volumes(engine, loaded, session, plan.network, service)
         elif service.name not in running and reset_how(service) == "snapshot":
-            await take_snapshot(engine, loaded, session, plan.network, service)  # new to this environment
+            try:  # new to this environment: its volumes as they are before it starts
+                await take_snapshot(engine, loaded, session, plan.network, service)
+            except PreflightError:
+                pass  # an image without sh, find, cp: setup goes on, a reset says it cannot restore
         image = observed.images.get(spec.image)
         inputs = stamped[service.name] = service_inputs(spec, image.id if image is not None else "missing")
         return msgspec.structs.replace(spec, labels={**spec.labels, LABEL_INPUTS: inputs.digest})

@@ -191,11 +191,14 @@ async def exec_resets(
             details={"service": service.name, "exitCode": outcome.exit_code, "output": lines},
         )
 
-    async with anyio.create_task_group() as tg:
-        for name in names:
-            service = loaded.service(name)
-            assert service is not None
-            tg.start_soon(one, service)
+    try:
+        async with anyio.create_task_group() as tg:
+            for name in names:
+                service = loaded.service(name)
+                assert service is not None
+                tg.start_soon(one, service)
+    except BaseExceptionGroup as group:
+        raise _first(group) from None
 
 
 def snapshot_volume(loaded: LoadedConfig, volume: str) -> str:
@@ -249,7 +252,16 @@ async def _copy_all(
             user="0",
         )
         await engine.remove_containers([name], force=True)
-        container = await engine.run(spec)
+        try:
+            container = await engine.run(spec)
+        except EnvironmentError_ as exc:  # e.g. no `sh` in the image
+            raise EnvironmentError_(
+                f"the named volume `{volume}` of `{service.name}` could not be copied: {exc.message}",
+                code="RESET_FAILED",
+                hint=f"the copy runs `sh`, `find` and `cp` from {service.build.image}: an image without "
+                f"them cannot use `reset: snapshot`; use `recreate`, `exec` or `jobs` for {service.name}",
+                details={"service": service.name, "volume": volume},
+            ) from exc
         try:
             code = await engine.wait_exit(container)
         finally:
@@ -257,9 +269,11 @@ async def _copy_all(
         if restore and code == _NO_SNAPSHOT:
             raise EnvironmentError_(
                 f"`{service.name}` cannot be reset: its volume `{volume}` has no snapshot ({snapshot} "
-                "was removed, or the environment was set up before it was taken); the volume is untouched",
+                "was removed, could not be taken with the service's image, or the environment was set up "
+                "before it was taken); the volume is untouched",
                 code="RESET_FAILED",
-                hint="run with fresh=true (`preflight run --fresh`) to set the environment up anew",
+                hint="run with fresh=true (`preflight run --fresh`) to set the environment up anew; "
+                f"an image without sh, find and cp needs another `reset:` for {service.name} (exec, jobs)",
                 details={"service": service.name, "volume": volume, "snapshot": snapshot},
             )
         if code != 0:
@@ -272,9 +286,20 @@ async def _copy_all(
                 details={"service": service.name, "volume": volume, "exitCode": code},
             )
 
-    async with anyio.create_task_group() as tg:
-        for name in names:
-            service = loaded.service(name)
-            assert service is not None
-            for volume in named_volumes(service.container.volumes):
-                tg.start_soon(copy, service, volume)
+    try:
+        async with anyio.create_task_group() as tg:
+            for name in names:
+                service = loaded.service(name)
+                assert service is not None
+                for volume in named_volumes(service.container.volumes):
+                    tg.start_soon(copy, service, volume)
+    except BaseExceptionGroup as group:
+        raise _first(group) from None
+
+
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first error of a task group (a preflight error when there is one), raised as itself."""
+    errors = group.exceptions
+    while len(errors) and isinstance(errors[0], BaseExceptionGroup):
+        errors = errors[0].exceptions
+    return next((e for e in errors if isinstance(e, EnvironmentError_)), errors[0])

@@ -260,3 +260,22 @@ async def test_an_exec_reset_runs_while_an_edited_service_is_built(
     with pytest.raises(PreflightError) as caught:
         await project.run()
     assert caught.value.code == "RESET_FAILED" and "no such table" in str(caught.value)
+
+
+async def test_an_image_that_cannot_copy_its_volume_sets_up_and_its_reset_says_why(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    from preflight_sdk.errors import EnvironmentError_
+
+    root = make_project(_shop(api="none", cache="none"))
+    no_shell = EnvironmentError_('exec: "sh": executable file not found in $PATH', code="DOCKER_ERROR")
+    for job in ("migrate", "seed"):
+        engine.behave(job, Behaviour(exit_after=0.0, exit_code=0))
+    engine.behave("db:volumes", Behaviour(run_error=no_shell))
+    project = Project.open(root, engine=engine)
+    first = await project.run()
+    assert first.status == "passed", "a snapshot that cannot be taken does not stop setup"
+    with pytest.raises(PreflightError) as caught:
+        await project.run()
+    assert caught.value.code == "RESET_FAILED" and "could not be copied" in caught.value.message
+    assert "recreate" in (caught.value.hint or "")
