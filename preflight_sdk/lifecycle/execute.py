@@ -38,7 +38,7 @@ from .status import running_service
 if TYPE_CHECKING:
     from ..mocks import MockHost
 
-__all__ = ["Outcome", "carry_out"]
+__all__ = ["Outcome", "carry_out", "single_error"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,10 @@ async def carry_out(
         if service.name in restoring:
             await restore_volumes(engine, loaded, session, plan.network, service)
         elif service.name not in running and reset_how(service) == "snapshot":
-            await take_snapshot(engine, loaded, session, plan.network, service)  # new to this environment
+            try:  # new to this environment: its volumes as they are before it starts
+                await take_snapshot(engine, loaded, session, plan.network, service)
+            except PreflightError:
+                pass  # an image without sh, find, cp: setup goes on, a reset says it cannot restore
         image = observed.images.get(spec.image)
         inputs = stamped[service.name] = service_inputs(spec, image.id if image is not None else "missing")
         return msgspec.structs.replace(spec, labels={**spec.labels, LABEL_INPUTS: inputs.digest})
@@ -96,7 +99,7 @@ async def carry_out(
         for step in [*plan.changed(), *plan.in_place()]:
             how = f" by {step.reset}" if step.reset is not None else ""
             reporter.step(f"{step.name}: {step.reported}{how} ({step.reason})", scope=step.name)
-    execs = [step.name for step in plan.in_place() if step.reset == "exec"]
+    execs = [step.name for step in plan.in_place() if step.reset == "exec" and not step.done]
     try:
         with terminate_as_interrupt():
             if plan.clear is not None:
@@ -155,7 +158,7 @@ async def carry_out(
     except BaseException as exc:
         with anyio.CancelScope(shield=True):
             host, after = await _undo(plan, observed, given, host, started, reporter)
-        return Outcome(session=after, mocks=host, stamped={}, error=_single(exc))
+        return Outcome(session=after, mocks=host, stamped={}, error=single_error(exc))
     kept = _kept(plan, session)
     records = {**kept, **started.containers}
     reset = reset_reason(session) if any(step.reset for step in plan.services) else None
@@ -269,7 +272,7 @@ async def _undo(
     return host, msgspec.structs.replace(session, state=state, network=None, containers=[], mocks=[])
 
 
-def _single(exc: BaseException) -> BaseException:
+def single_error(exc: BaseException) -> BaseException:
     """The one meaningful error inside (nested) exception groups, else `exc` itself."""
     while isinstance(exc, BaseExceptionGroup):
         preflight = [e for e in exc.exceptions if isinstance(e, PreflightError | BaseExceptionGroup)]

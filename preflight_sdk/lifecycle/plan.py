@@ -62,7 +62,8 @@ class ServiceStep(_Step, frozen=True, kw_only=True):
     `overlap`: the old container may be removed while its successor starts (no fixed host port,
     no named volume). `reset`: this step brings a served environment back to its state after
     setup (how); `restore`: the service's named volumes are restored from the snapshot taken at
-    setup before its new container starts.
+    setup before its new container starts. `done`: an in-place reset already carried out while
+    images were built (it did not depend on them).
     """
 
     name: str
@@ -74,6 +75,7 @@ class ServiceStep(_Step, frozen=True, kw_only=True):
     overlap: bool = False
     reset: ResetHow | None = None
     restore: bool = False
+    done: bool = False
 
     @property
     def reported(self) -> ServiceAction:
@@ -170,10 +172,13 @@ def _built_from(label: str | None, image_id: str, inputs: BuildInputs, last: Bui
     return last is not None and last.image == image_id and last.digest == inputs.digest
 
 
-def plan_setup(observed: Observed, builds: dict[str, str], *, reset: bool = False) -> SetupPlan:
+def plan_setup(
+    observed: Observed, builds: dict[str, str], *, reset: bool = False, done: frozenset[str] = frozenset()
+) -> SetupPlan:
     """Decide every container from `observed` (its images as they are now) and the `builds` done.
 
-    `reset`: a run follows; an environment an earlier run used is reset first (see `reset`).
+    `reset`: a run follows; an environment an earlier run used is reset first (see `reset`);
+    `done`: the services whose in-place reset already ran beside the builds.
     """
     loaded, session = observed.loaded, observed.session
     mocks = _plan_mocks(observed)
@@ -195,7 +200,7 @@ def plan_setup(observed: Observed, builds: dict[str, str], *, reset: bool = Fals
     steps = [_service_step(observed, s.name, s.kind, builds.get(s.name)) for s in loaded.services]
     steps = _with_dependants(loaded, steps, observed)
     if reset:
-        steps = plan_resets(observed, steps)
+        steps = plan_resets(observed, steps, done=done)
     remove = [r.id for r in session.containers if loaded.service(r.service) is None]
     return SetupPlan(fresh=False, network=observed.network, services=steps, mocks=mocks, remove=remove)
 

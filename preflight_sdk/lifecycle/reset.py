@@ -43,6 +43,7 @@ __all__ = [
     "plan_resets",
     "reset_how",
     "reset_reason",
+    "resets_beside_builds",
     "restore_volumes",
     "snapshot_volume",
     "take_snapshot",
@@ -50,6 +51,15 @@ __all__ = [
 
 _EXEC_DEADLINE = 300.0
 _TAIL = 20
+# A complete snapshot holds this file (a copy cut short, or a volume made by Docker when the
+# snapshot was missing, does not): a restore never empties a volume from an empty snapshot.
+_MARK = ".preflight-snapshot"
+_NO_SNAPSHOT = 86
+_COPY = {
+    False: f"find /to -mindepth 1 -delete && cp -a /from/. /to/ && touch /to/{_MARK}",
+    True: f"[ -e /from/{_MARK} ] || exit {_NO_SNAPSHOT}; "
+    f"find /to -mindepth 1 -delete && cp -a /from/. /to/ && rm -f /to/{_MARK}",
+}
 
 
 def reset_how(service: ServiceConfig) -> ResetHow | None:
@@ -72,8 +82,24 @@ def reset_reason(session: SessionState) -> str | None:
     return f"served run {session.served_by} since {since}"
 
 
-def plan_resets(observed: Observed, steps: list[ServiceStep]) -> list[ServiceStep]:
-    """The steps with the resets a served environment needs (unchanged when it served no run)."""
+def resets_beside_builds(observed: Observed, builds: dict[str, str]) -> frozenset[str]:
+    """The `exec` resets a served environment needs that no build changes: they run while the
+    images are built (a rebuilt service's container is replaced instead, a reset is moot)."""
+    if reset_reason(observed.session) is None or observed.running is None:
+        return frozenset()
+    built = {observed.build_specs[name].image for name in builds}
+    return frozenset(
+        s.name
+        for s in observed.loaded.services
+        if reset_how(s) == "exec" and s.name in observed.running and s.build.image not in built
+    )
+
+
+def plan_resets(
+    observed: Observed, steps: list[ServiceStep], *, done: frozenset[str] = frozenset()
+) -> list[ServiceStep]:
+    """The steps with the resets a served environment needs (unchanged when it served no run);
+    those in `done` already ran beside the builds."""
     from .plan import may_overlap  # plan imports this module
 
     reason = reset_reason(observed.session)
@@ -106,7 +132,9 @@ def plan_resets(observed: Observed, steps: list[ServiceStep]) -> list[ServiceSte
             )
             recreated.add(service.name)
             continue
-        by_name[service.name] = msgspec.structs.replace(step, action="reset", reset=how, reason=reason)
+        by_name[service.name] = msgspec.structs.replace(
+            step, action="reset", reset=how, reason=reason, done=service.name in done
+        )
         if how == "jobs":
             assert not isinstance(service.reset, str)
             rerun.update(dict.fromkeys(service.reset.jobs or (), service.name))
@@ -163,11 +191,14 @@ async def exec_resets(
             details={"service": service.name, "exitCode": outcome.exit_code, "output": lines},
         )
 
-    async with anyio.create_task_group() as tg:
-        for name in names:
-            service = loaded.service(name)
-            assert service is not None
-            tg.start_soon(one, service)
+    try:
+        async with anyio.create_task_group() as tg:
+            for name in names:
+                service = loaded.service(name)
+                assert service is not None
+                tg.start_soon(one, service)
+    except BaseExceptionGroup as group:
+        raise _first(group) from None
 
 
 def snapshot_volume(loaded: LoadedConfig, volume: str) -> str:
@@ -217,15 +248,34 @@ async def _copy_all(
                 LABEL_SERVICE: f"{service.name}:volumes",
             },
             entrypoint="sh",
-            command=["-c", "find /to -mindepth 1 -delete && cp -a /from/. /to/"],
+            command=["-c", _COPY[restore]],
             user="0",
         )
         await engine.remove_containers([name], force=True)
-        container = await engine.run(spec)
+        try:
+            container = await engine.run(spec)
+        except EnvironmentError_ as exc:  # e.g. no `sh` in the image
+            raise EnvironmentError_(
+                f"the named volume `{volume}` of `{service.name}` could not be copied: {exc.message}",
+                code="RESET_FAILED",
+                hint=f"the copy runs `sh`, `find` and `cp` from {service.build.image}: an image without "
+                f"them cannot use `reset: snapshot`; use `recreate`, `exec` or `jobs` for {service.name}",
+                details={"service": service.name, "volume": volume},
+            ) from exc
         try:
             code = await engine.wait_exit(container)
         finally:
             await engine.remove_containers([container], force=True)
+        if restore and code == _NO_SNAPSHOT:
+            raise EnvironmentError_(
+                f"`{service.name}` cannot be reset: its volume `{volume}` has no snapshot ({snapshot} "
+                "was removed, could not be taken with the service's image, or the environment was set up "
+                "before it was taken); the volume is untouched",
+                code="RESET_FAILED",
+                hint="run with fresh=true (`preflight run --fresh`) to set the environment up anew; "
+                f"an image without sh, find and cp needs another `reset:` for {service.name} (exec, jobs)",
+                details={"service": service.name, "volume": volume, "snapshot": snapshot},
+            )
         if code != 0:
             verb = "restored" if restore else "copied aside"
             raise EnvironmentError_(
@@ -236,9 +286,20 @@ async def _copy_all(
                 details={"service": service.name, "volume": volume, "exitCode": code},
             )
 
-    async with anyio.create_task_group() as tg:
-        for name in names:
-            service = loaded.service(name)
-            assert service is not None
-            for volume in named_volumes(service.container.volumes):
-                tg.start_soon(copy, service, volume)
+    try:
+        async with anyio.create_task_group() as tg:
+            for name in names:
+                service = loaded.service(name)
+                assert service is not None
+                for volume in named_volumes(service.container.volumes):
+                    tg.start_soon(copy, service, volume)
+    except BaseExceptionGroup as group:
+        raise _first(group) from None
+
+
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first error of a task group (a preflight error when there is one), raised as itself."""
+    errors = group.exceptions
+    while len(errors) and isinstance(errors[0], BaseExceptionGroup):
+        errors = errors[0].exceptions
+    return next((e for e in errors if isinstance(e, EnvironmentError_)), errors[0])

@@ -23,10 +23,11 @@ from ..results.lifecycle import EnvironmentUse, SetupResult
 from .build import build_images
 from .clean import clean
 from .context import ProjectContext
-from .execute import carry_out
+from .execute import carry_out, single_error
 from .facts import Given, Observed, observe
 from .inputs import ServiceInputs, mock_digest, read_record, write_record
 from .plan import plan_builds, plan_pulls, plan_setup
+from .reset import exec_resets, resets_beside_builds
 
 __all__ = ["bring_up_to_date", "reset_mocks", "serve_run"]
 
@@ -79,8 +80,12 @@ async def bring_up_to_date(
     )
     observed = await observe(given)
     builds = plan_builds(observed, build=build, fresh=fresh)
+    beside = resets_beside_builds(observed, builds) if reset and builds else frozenset()
     if builds:
-        observed = await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter)
+        if beside:  # commands in running containers no build touches: run while the images build
+            observed = await _build_beside(given, observed, builds, beside, fresh=fresh, reporter=reporter)
+        else:
+            observed = await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter)
         session = observed.session
         built = {s.name: s.build.image for s in loaded.services if s.name in builds}
         session = await ctx.transition(
@@ -90,7 +95,7 @@ async def bring_up_to_date(
     pulls = plan_pulls(observed)
     if pulls:
         observed = await _pull(given.engine, observed, pulls, reporter=reporter)
-    plan = plan_setup(observed, builds, reset=reset)
+    plan = plan_setup(observed, builds, reset=reset, done=beside)
     outcome = await carry_out(plan, observed, given, timeout=timeout, reporter=reporter)
     with anyio.CancelScope(shield=True):
         ctx.mocks = outcome.mocks
@@ -127,6 +132,33 @@ async def _build(
         for ref in sorted({observed.build_specs[name].image for name in builds}):
             tg.start_soon(inspect, ref)
     return msgspec.structs.replace(observed, images=images)
+
+
+async def _build_beside(
+    given: Given,
+    observed: Observed,
+    builds: dict[str, str],
+    beside: frozenset[str],
+    *,
+    fresh: bool,
+    reporter: Reporter,
+) -> Observed:
+    """Build the planned images while the `exec` resets of `beside` run; the first error is raised."""
+    built: list[Observed] = []
+
+    async def build() -> None:
+        built.append(await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter))
+
+    loaded = observed.loaded
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                exec_resets, given.engine, loaded, observed.session, sorted(beside), loaded.redactor
+            )
+            tg.start_soon(build)
+    except BaseExceptionGroup as group:
+        raise single_error(group) from None
+    return built[0]
 
 
 async def _pull(engine: Engine, observed: Observed, pulls: dict[str, str], *, reporter: Reporter) -> Observed:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support.docker import force_clean, labelled
 
-from preflight_sdk import Project
+from preflight_sdk import PreflightError, Project
 from preflight_sdk.config import load_config
 from preflight_sdk.lifecycle.reset import snapshot_volume
 from preflight_sdk.lifecycle.state import read_state
@@ -142,12 +142,23 @@ async def test_a_counter_in_a_named_volume_is_restored_from_the_snapshot_taken_a
         second = await project.run(keep=True)
         took = time.monotonic() - begun
         third = await project.run(keep=True)
+        # Without its snapshot the volume cannot be put back: a clear error, the volume untouched.
+        subprocess.run(["docker", "volume", "rm", snapshot], capture_output=True, check=True)
+        with pytest.raises(PreflightError) as caught:
+            await project.run(keep=True)
+        kept = subprocess.run(
+            ["docker", "run", "--rm", "-v", f"{volume}:/data", "preflight-base/busybox", "cat", "/data/count"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
         await project.clean()
     finally:
         force_clean(root)
         subprocess.run(["docker", "volume", "rm", "-f", volume, snapshot], capture_output=True)
     assert [r.status for r in (first, second, third)] == ["passed"] * 3, _failed(second) + _failed(third)
     assert _setup_of(second) == {"counter": ("reset", "snapshot")}
+    assert caught.value.code == "RESET_FAILED" and "has no snapshot" in caught.value.message
+    assert "--fresh" in (caught.value.hint or "")
+    assert kept == "2", "the volume keeps what the last run left"
     print(f"counter in a volume: a run with its reset took {took:.2f}s")
 
 

@@ -212,3 +212,70 @@ async def test_a_failing_exec_reset_is_a_clear_error(
     assert caught.value.code == "RESET_FAILED"
     assert "cache" in str(caught.value) and "exited 3: rm: permission denied" in str(caught.value)
     assert "reset.exec" in (caught.value.hint or "")
+
+
+async def test_an_exec_reset_runs_while_an_edited_service_is_built(
+    make_project: Callable[..., Path], engine: FakeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from preflight_sdk.engine.base import ExecResult
+
+    config = """
+    project: {name: shop}
+    services:
+      db:
+        build: {image: "busybox:test"}
+        reset: {exec: "psql -c 'TRUNCATE orders'"}
+      api:
+        build: {image: "shop-api:e2e", dockerfile: Dockerfile}
+        dependsOn: [db]
+        reset: none
+    tests:
+      suites:
+        - {id: up, name: Up, runner: shell, command: "true", expect: {exitCode: 0}}
+    """
+    root = make_project(config, {"Dockerfile": "FROM busybox\nCOPY app.py /\n", "app.py": "print(1)\n"})
+    project = Project.open(root, engine=engine)
+    await project.run()
+    (root / "app.py").write_text("print(2)\n")
+    engine.build_delay = 0.3
+    engine.calls.clear()
+    second = await project.run()
+    assert second.status == "passed" and second.setup is not None
+    calls = {(call, subject): at for at, call, subject in engine.calls}
+    execs = [at for (call, _), at in calls.items() if call == "exec"]
+    assert len(execs) == 1, "the reset ran once, beside the build, not again after it"
+    # The build takes 0.3 s: the command ran before it ended, not after it.
+    assert execs[0] < calls[("build-end", "shop-api:e2e")] - 0.2
+    assert {s.name: (s.action, s.reset) for s in second.setup.services} == {
+        "db": ("reset", "exec"),
+        "api": ("rebuilt", None),
+    }
+
+    # A command that fails beside the build is the run's error as it is, not a group of errors.
+    async def failing(ref: str, command: list[str], *, timeout: float) -> ExecResult:
+        return ExecResult(exit_code=1, stdout="", stderr="no such table\n", duration=0.01)
+
+    monkeypatch.setattr(engine, "exec", failing)
+    (root / "app.py").write_text("print(3)\n")
+    with pytest.raises(PreflightError) as caught:
+        await project.run()
+    assert caught.value.code == "RESET_FAILED" and "no such table" in str(caught.value)
+
+
+async def test_an_image_that_cannot_copy_its_volume_sets_up_and_its_reset_says_why(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    from preflight_sdk.errors import EnvironmentError_
+
+    root = make_project(_shop(api="none", cache="none"))
+    no_shell = EnvironmentError_('exec: "sh": executable file not found in $PATH', code="DOCKER_ERROR")
+    for job in ("migrate", "seed"):
+        engine.behave(job, Behaviour(exit_after=0.0, exit_code=0))
+    engine.behave("db:volumes", Behaviour(run_error=no_shell))
+    project = Project.open(root, engine=engine)
+    first = await project.run()
+    assert first.status == "passed", "a snapshot that cannot be taken does not stop setup"
+    with pytest.raises(PreflightError) as caught:
+        await project.run()
+    assert caught.value.code == "RESET_FAILED" and "could not be copied" in caught.value.message
+    assert "recreate" in (caught.value.hint or "")
