@@ -470,8 +470,9 @@ class Project:
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
 
-        Builds and starts only what is missing or changed (like `setup`), then runs the suites of
-        e2e.yaml. A failed case carries the request and response, every assertion, the container
+        Builds and starts only what is missing or changed (like `setup`), resets what an earlier
+        run on the kept environment may have changed (each service's `reset:` in e2e.yaml), then
+        runs the suites of e2e.yaml. A failed case carries the request and response, every assertion, the container
         logs and mock requests of that moment, a summary, a suggested fix when known, and its
         history (last passed run, failing since, recent outcomes, flaky). Every run is recorded.
 
@@ -494,7 +495,9 @@ class Project:
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
             totals, per-suite results with their cases, the artifacts written, and `setup`: each
-            service's action (reused, rebuilt, recreated, started) and why. A sharded
+            service's action (reused, rebuilt, recreated, started, reset and how) and why, and
+            `setup.environment`: the run that set a kept environment up, the runs it served, why
+            it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
 
         Example:
@@ -597,7 +600,9 @@ class Project:
         Tips:
             SUITE_NOT_FOUND lists the valid suite ids.
         """
-        return await self._test_run([suite_id], None, wait, idempotency_key, progress)
+        return await self._test_run(
+            [suite_id], None, wait, idempotency_key, progress, prepare=self._prepare_kept_run()
+        )
 
     @operation(title="Read a run", read_only=True, group="runs")
     async def get_run(self, run_id: str, wait: str | None = None) -> RunResult:
@@ -680,25 +685,45 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
-    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter], Awaitable[SetupResult]]:
-        """What a test run does before its suites: the environment brought up to date, the mocks reset."""
+    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
+        """What a test run does before its suites: the environment brought up to date (and reset
+        when an earlier run used it), the mocks reset, the run recorded as using it."""
         from .lifecycle.process_groups import stop_groups
-        from .lifecycle.up import bring_up_to_date, reset_mocks
+        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
 
-        async def prepare(reporter: Reporter) -> SetupResult:
+        async def prepare(reporter: Reporter, run_id: str) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------
             # What suites of an earlier, killed process left running stops first.
             await anyio.to_thread.run_sync(partial(stop_groups, self._ctx.state_root, orphans_only=True))
             done = await bring_up_to_date(
-                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True
+                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True, reset=True
             )
             await reset_mocks(self._ctx)
+            done = await serve_run(self._ctx, run_id, done)
             if keep and self.keep_warm and self._ctx.pytest_servers is None:
                 from preflight_sdk.suites.warm_pytest import WarmPytest, warm_enabled
 
                 if warm_enabled():  # a next run is expected: its pytest suites may start warm
                     self._ctx.pytest_servers = WarmPytest()
             return done
+
+        return prepare
+
+    def _prepare_kept_run(self) -> Callable[[Reporter, str], Awaitable[SetupResult | None]]:
+        """What a run on the environment as it runs does first (`run_suite`, a saved test): when
+        it runs, it is brought up to date and reset as for `run` (nothing missing is built); when
+        it does not, nothing starts (the run says what it lacks)."""
+        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
+
+        async def prepare(reporter: Reporter, run_id: str) -> SetupResult | None:
+            await self._ctx.ensure_loaded()
+            if self._ctx.session is None or self._ctx.session.state != "running":
+                return None
+            done = await bring_up_to_date(
+                self._ctx, build=False, fresh=False, timeout=None, reporter=reporter, stage=True, reset=True
+            )
+            await reset_mocks(self._ctx)
+            return await serve_run(self._ctx, run_id, done)
 
         return prepare
 
@@ -909,7 +934,9 @@ class Project:
             without it. TEST_NOT_FOUND lists the closest stored ids.
         """
         seconds = _wait_seconds(wait)
-        return await self._saved.run_test(test, test_id, wait=seconds, sink=resolve_sink(progress, "run"))
+        return await self._saved.run_test(
+            test, test_id, wait=seconds, sink=resolve_sink(progress, "run"), prepare=self._prepare_kept_run()
+        )
 
     @operation(title="Read a test's newest run", read_only=True, group="tests")
     async def get_latest_run(self, test_id: str) -> RunResult | None:

@@ -298,7 +298,15 @@ def normalise_services(config: ProjectConfig) -> list[ServiceConfig]:
     if config.service is not None:
         single = config.service
         name = single.name or single.container.name or "app"
-        return [ServiceConfig(name=name, build=single.build, container=single.container, vars=single.vars)]
+        return [
+            ServiceConfig(
+                name=name,
+                build=single.build,
+                container=single.container,
+                vars=single.vars,
+                reset=single.reset,
+            )
+        ]
     if config.services is None:
         return []
     if isinstance(config.services, dict):
@@ -310,6 +318,7 @@ def normalise_services(config: ProjectConfig) -> list[ServiceConfig]:
                 vars=body.vars,
                 depends_on=body.depends_on,
                 kind=body.kind,
+                reset=body.reset,
             )
             for name, body in config.services.items()
         ]

@@ -46,6 +46,8 @@ __all__ = [
     "ProjectConfig",
     "ProjectInfo",
     "RepoConfig",
+    "ResetMode",
+    "ResetSteps",
     "ResilienceConfig",
     "RetryPolicy",
     "Scalar",
@@ -188,6 +190,31 @@ class ContainerConfig(_Config, frozen=True, kw_only=True):
     ] = field(default_factory=RunOptions)
 
 
+class ResetSteps(_Config, frozen=True, kw_only=True):
+    """A reset done in place: a command run in the running container, or jobs run again. Exactly one."""
+
+    exec: Annotated[
+        str | list[str] | None,
+        Meta(
+            description="Run this in the running container (a string goes to `sh -c`, a list is argv); "
+            "it must exit 0, e.g. `psql -U postgres -c 'TRUNCATE orders RESTART IDENTITY'`."
+        ),
+    ] = None
+    jobs: Annotated[
+        list[str] | None,
+        Meta(
+            description="Jobs (`kind: job`) to run again, in dependency order, e.g. `[seed]` for a seed "
+            "that empties and refills its tables.",
+        ),
+    ] = None
+
+
+# How a kept service gets back to the state it had when set up, before each run that follows
+# another (docs/e2e-yaml.md, "Reset between runs"): `auto` (the default) recreates its container,
+# restoring its named volumes from the snapshot taken at setup when it has any.
+ResetMode = Literal["auto", "recreate", "snapshot", "none"]
+
+
 class ServiceBody(_Config, frozen=True, kw_only=True):
     """One service of a multi-service project (the map form keys it by name)."""
 
@@ -205,6 +232,16 @@ class ServiceBody(_Config, frozen=True, kw_only=True):
         Literal["service", "job"],
         Meta(description="`job` runs to completion (exit 0) before its dependents start: migrations, seeds."),
     ] = "service"
+    reset: Annotated[
+        ResetMode | ResetSteps,
+        Meta(
+            description="How the service gets back to its state after setup before a run on a kept "
+            "environment that served a run: `auto` (default: recreate the container, restoring its named "
+            "volumes from the snapshot taken at setup), `recreate`, `snapshot`, `{exec: command}`, "
+            "`{jobs: [seed]}`, or `none` (keep what earlier runs left). Jobs run again after a service "
+            "they depend on is recreated."
+        ),
+    ] = "auto"
 
 
 class ServiceConfig(ServiceBody, frozen=True, kw_only=True):
@@ -223,6 +260,10 @@ class SingleServiceConfig(_Config, frozen=True, kw_only=True):
     vars: Annotated[dict[str, Scalar], Meta(description="Values for `{{config.X}}` templates.")] = field(
         default_factory=dict
     )
+    reset: Annotated[
+        ResetMode | ResetSteps,
+        Meta(description="How the service gets back to its state after setup (as a service's)."),
+    ] = "auto"
     name: (
         Annotated[
             str,

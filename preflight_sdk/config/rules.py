@@ -14,8 +14,18 @@ from typing import Any
 
 import msgspec
 
-from .model import ContainerConfig, MockConfig, ServiceBody, ServiceConfig, SingleServiceConfig, SuiteConfig
+from .model import (
+    ContainerConfig,
+    MockConfig,
+    ResetMode,
+    ResetSteps,
+    ServiceBody,
+    ServiceConfig,
+    SingleServiceConfig,
+    SuiteConfig,
+)
 from .port_specs import PortSpec, parse_port
+from .reset_rules import check_resets
 from .validate import Validator, did_you_mean
 from .yaml_source import PathKey, format_path
 
@@ -33,6 +43,8 @@ class ServiceEntry(msgspec.Struct, frozen=True, kw_only=True):
     container: ContainerConfig
     depends_on: list[str]
     keyed: bool
+    kind: str = "service"
+    reset: ResetMode | ResetSteps = "auto"
 
 
 def service_entries(data: dict[str, Any]) -> list[ServiceEntry]:
@@ -44,7 +56,14 @@ def service_entries(data: dict[str, Any]) -> list[ServiceEntry]:
             return []
         name = parsed.name or parsed.container.name or "app"
         return [
-            ServiceEntry(name=name, path=("service",), container=parsed.container, depends_on=[], keyed=False)
+            ServiceEntry(
+                name=name,
+                path=("service",),
+                container=parsed.container,
+                depends_on=[],
+                keyed=False,
+                reset=parsed.reset,
+            )
         ]
     services = data.get("services")
     entries: list[ServiceEntry] = []
@@ -59,6 +78,8 @@ def service_entries(data: dict[str, Any]) -> list[ServiceEntry]:
                         container=service.container,
                         depends_on=list(service.depends_on),
                         keyed=False,
+                        kind=service.kind,
+                        reset=service.reset,
                     )
                 )
     elif isinstance(services, dict):
@@ -72,6 +93,8 @@ def service_entries(data: dict[str, Any]) -> list[ServiceEntry]:
                         container=body.container,
                         depends_on=list(body.depends_on),
                         keyed=True,
+                        kind=body.kind,
+                        reset=body.reset,
                     )
                 )
     return entries
@@ -86,6 +109,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
     _check_depends_on(services, out, declared=_declared_names(data))
     _check_broken_depends_on(data, {s.path for s in services}, out, declared=_declared_names(data))
     host_ports = _check_containers(services, out)
+    check_resets(services, out)
     mocks = data.get("mocks")
     if isinstance(mocks, dict):
         for name, raw in mocks.items():

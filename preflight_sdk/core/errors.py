@@ -59,6 +59,7 @@ ErrorCode = Literal[
     "CONTAINER_NOT_RUNNING",
     "CONTAINER_EXITED",
     "JOB_FAILED",
+    "RESET_FAILED",
     "MOCK_NOT_FOUND",
     "MOCKS_NOT_RUNNING",
     "INVALID_INPUT",

@@ -19,7 +19,13 @@ from preflight_sdk.config import ServiceConfig
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import Reporter
-from preflight_sdk.core.results.lifecycle import MockSetup, NetworkSetup, ServiceSetup, SetupResult
+from preflight_sdk.core.results.lifecycle import (
+    EnvironmentUse,
+    MockSetup,
+    NetworkSetup,
+    ServiceSetup,
+    SetupResult,
+)
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.endpoint import is_loopback
 
@@ -29,6 +35,7 @@ from .inputs import LABEL_INPUTS, ServiceInputs, service_inputs
 from .mockhost import mock_records, serve_mocks
 from .plan import SetupPlan
 from .port_check import check_host_ports, refuse_loopback_ports
+from .reset import exec_resets, reset_how, reset_reason, restore_volumes, take_snapshot
 from .room import create_network, make_room, remove_leftovers, remove_retired
 from .signals import terminate_as_interrupt
 from .start import Started, start_services
@@ -38,7 +45,7 @@ from .status import running_service
 if TYPE_CHECKING:
     from preflight_sdk.mocks import MockHost
 
-__all__ = ["Outcome", "carry_out"]
+__all__ = ["Outcome", "carry_out", "single_error"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,18 @@ async def carry_out(
     mocks: list[MockSetup] = []
     fresh: list[ServiceSetup] = []
 
+    restoring = {step.name for step in plan.changed() if step.restore}
+    running = observed.running or {}
+
     async def stamp(service: ServiceConfig, spec: ContainerSpec) -> ContainerSpec:
+        # Just before the container is created, its dependencies ready, its predecessor gone.
+        if service.name in restoring:
+            await restore_volumes(engine, loaded, session, plan.network, service)
+        elif service.name not in running and reset_how(service) == "snapshot":
+            try:  # new to this environment: its volumes as they are before it starts
+                await take_snapshot(engine, loaded, session, plan.network, service)
+            except PreflightError:
+                pass  # an image without sh, find, cp: setup goes on, a reset says it cannot restore
         image = observed.images.get(spec.image)
         inputs = stamped[service.name] = service_inputs(spec, image.id if image is not None else "missing")
         return msgspec.structs.replace(spec, labels={**spec.labels, LABEL_INPUTS: inputs.digest})
@@ -85,8 +103,10 @@ async def carry_out(
         )
 
     if not plan.fresh:
-        for step in plan.changed():
-            reporter.step(f"{step.name}: {step.reported} ({step.reason})", scope=step.name)
+        for step in [*plan.changed(), *plan.in_place()]:
+            how = f" by {step.reset}" if step.reset is not None else ""
+            reporter.step(f"{step.name}: {step.reported}{how} ({step.reason})", scope=step.name)
+    execs = [step.name for step in plan.in_place() if step.reset == "exec" and not step.done]
     try:
         with terminate_as_interrupt():
             if plan.clear is not None:
@@ -111,6 +131,8 @@ async def carry_out(
                 tg.start_soon(serve)
                 if not plan.fresh:
                     tg.start_soon(room)
+                if execs:  # in containers the plan keeps: independent of the others' room
+                    tg.start_soon(exec_resets, engine, loaded, session, execs, loaded.redactor)
             if plan.fresh and loaded.services:
                 address, routable = await engine.reach()
                 if routable or is_loopback(address):  # the engine runs on this machine
@@ -143,11 +165,20 @@ async def carry_out(
     except BaseException as exc:
         with anyio.CancelScope(shield=True):
             host, after = await _undo(plan, observed, given, host, started, reporter)
-        return Outcome(session=after, mocks=host, stamped={}, error=_single(exc))
+        return Outcome(session=after, mocks=host, stamped={}, error=single_error(exc))
     kept = _kept(plan, session)
     records = {**kept, **started.containers}
+    reset = reset_reason(session) if any(step.reset for step in plan.services) else None
+    use = EnvironmentUse(set_up_by=session.set_up_by, runs_served=session.runs_served, reset=reset)
     after = msgspec.structs.replace(
         session,
+        **(
+            {"set_up_by": None, "runs_served": 0, "served_by": None, "resets": 0}
+            if plan.fresh
+            else {"served_by": None, "resets": session.resets + 1}
+            if reset is not None
+            else {}
+        ),
         state="running",
         network=started.network if plan.fresh else session.network,
         containers=[records[s.name] for s in loaded.services if s.name in records],
@@ -162,6 +193,7 @@ async def carry_out(
         services=services,
         mocks=mocks,
         total_duration=int((anyio.current_time() - begun) * 1000),
+        environment=None if plan.fresh else use,
     )
     if plan.fresh:
         reporter.emit("done", f"environment ready in {result.total_duration} ms", status="ok")
@@ -184,8 +216,20 @@ async def _services(
     address = (await given.engine.reach())[0] if reused else "127.0.0.1"
     running = observed.running or {}
     return [
-        msgspec.structs.replace(by_name[s.name], action=steps[s.name].reported, reason=steps[s.name].reason)
+        msgspec.structs.replace(
+            by_name[s.name],
+            action=steps[s.name].reported,
+            reason=steps[s.name].reason,
+            reset=steps[s.name].reset,
+        )
         if s.name in by_name
+        else msgspec.structs.replace(
+            running_service(s, running[s.name], address),
+            action="reset",
+            reason=steps[s.name].reason,
+            reset=steps[s.name].reset,
+        )
+        if steps[s.name].action == "reset"
         else msgspec.structs.replace(
             running_service(s, running[s.name], address), action="reused", reason="unchanged"
         )
@@ -194,8 +238,8 @@ async def _services(
 
 
 def _kept(plan: SetupPlan, session: SessionState) -> dict[str, ContainerRecord]:
-    """The session's records of the containers the plan reuses."""
-    reused = {step.name for step in plan.services if step.action == "reuse"}
+    """The session's records of the containers the plan keeps (reused, or reset in place)."""
+    reused = {step.name for step in plan.services if step.action in ("reuse", "reset")}
     return {r.service: r for r in session.containers if r.service in reused and not plan.fresh}
 
 
@@ -235,7 +279,7 @@ async def _undo(
     return host, msgspec.structs.replace(session, state=state, network=None, containers=[], mocks=[])
 
 
-def _single(exc: BaseException) -> BaseException:
+def single_error(exc: BaseException) -> BaseException:
     """The one meaningful error inside (nested) exception groups, else `exc` itself."""
     while isinstance(exc, BaseExceptionGroup):
         preflight = [e for e in exc.exceptions if isinstance(e, PreflightError | BaseExceptionGroup)]

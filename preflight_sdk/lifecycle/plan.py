@@ -14,7 +14,7 @@ from typing import Literal
 import msgspec
 
 from preflight_sdk.config import LoadedConfig
-from preflight_sdk.core.results.lifecycle import ServiceAction
+from preflight_sdk.core.results.lifecycle import ResetHow, ServiceAction
 from preflight_sdk.engine.base import ContainerSpec
 
 from .facts import Observed
@@ -27,6 +27,7 @@ from .inputs import (
     service_inputs,
     spec_reasons,
 )
+from .reset import plan_resets
 
 __all__ = [
     "MockStep",
@@ -34,13 +35,15 @@ __all__ = [
     "ServiceStep",
     "SetupPlan",
     "StepAction",
+    "may_overlap",
     "plan_builds",
     "plan_setup",
 ]
 
-# What is done with a service's container. A kept environment's `reset` (recreate, exec a
-# command, run seed jobs again, restore a volume) is a kind this leaves room for.
-StepAction = Literal["create", "replace", "reuse"]
+# What is done with a service's container. `reset`: the container stays and is brought back to
+# its state after setup in place (a command run in it, its jobs run again; see `reset`); a reset
+# that recreates the container is a `replace` with `reset` set.
+StepAction = Literal["create", "replace", "reuse", "reset"]
 MockAction = Literal["start", "reload", "reuse"]
 # `start`: (re)start the mock server in this process; `keep`: it serves here, changed routes reload
 # in place; `elsewhere`: another process serves them; `stop`: no mocks are configured any more.
@@ -58,7 +61,10 @@ class ServiceStep(_Step, frozen=True, kw_only=True):
     `replace`: a running container gives way to a new one (its inputs or a dependency changed);
     `reuse`: the running container is kept. `build` says why its image is built first.
     `overlap`: the old container may be removed while its successor starts (no fixed host port,
-    no named volume).
+    no named volume). `reset`: this step brings a served environment back to its state after
+    setup (how); `restore`: the service's named volumes are restored from the snapshot taken at
+    setup before its new container starts. `done`: an in-place reset already carried out while
+    images were built (it did not depend on them).
     """
 
     name: str
@@ -68,12 +74,17 @@ class ServiceStep(_Step, frozen=True, kw_only=True):
     build: str | None = None
     replaces: str | None = None
     overlap: bool = False
+    reset: ResetHow | None = None
+    restore: bool = False
+    done: bool = False
 
     @property
     def reported(self) -> ServiceAction:
-        """The action as a result reports it (`rebuilt`, `recreated`, `started`, `reused`)."""
+        """The action as a result reports it (`rebuilt`, `recreated`, `started`, `reused`, `reset`)."""
         if self.action == "reuse":
             return "reused"
+        if self.reset is not None:
+            return "reset"
         if self.build is not None:
             return "rebuilt"
         return "recreated" if self.action == "replace" else "started"
@@ -109,8 +120,12 @@ class SetupPlan(_Step, frozen=True, kw_only=True):
     remove: list[str] = msgspec.field(default_factory=list)
 
     def changed(self) -> list[ServiceStep]:
-        """The steps that start a container (all but `reuse`), in configuration order."""
-        return [step for step in self.services if step.action != "reuse"]
+        """The steps that start a container (`create`, `replace`), in configuration order."""
+        return [step for step in self.services if step.action in ("create", "replace")]
+
+    def in_place(self) -> list[ServiceStep]:
+        """The resets done in a running container (`reset`), in configuration order."""
+        return [step for step in self.services if step.action == "reset"]
 
 
 def plan_builds(observed: Observed, *, build: bool, fresh: bool) -> dict[str, str]:
@@ -158,8 +173,14 @@ def _built_from(label: str | None, image_id: str, inputs: BuildInputs, last: Bui
     return last is not None and last.image == image_id and last.digest == inputs.digest
 
 
-def plan_setup(observed: Observed, builds: dict[str, str]) -> SetupPlan:
-    """Decide every container from `observed` (its images as they are now) and the `builds` done."""
+def plan_setup(
+    observed: Observed, builds: dict[str, str], *, reset: bool = False, done: frozenset[str] = frozenset()
+) -> SetupPlan:
+    """Decide every container from `observed` (its images as they are now) and the `builds` done.
+
+    `reset`: a run follows; an environment an earlier run used is reset first (see `reset`);
+    `done`: the services whose in-place reset already ran beside the builds.
+    """
     loaded, session = observed.loaded, observed.session
     mocks = _plan_mocks(observed)
     if observed.running is None:
@@ -179,6 +200,8 @@ def plan_setup(observed: Observed, builds: dict[str, str]) -> SetupPlan:
         return SetupPlan(fresh=True, network=observed.network, services=steps, mocks=mocks, clear=clear)
     steps = [_service_step(observed, s.name, s.kind, builds.get(s.name)) for s in loaded.services]
     steps = _with_dependants(loaded, steps, observed)
+    if reset:
+        steps = plan_resets(observed, steps, done=done)
     remove = [r.id for r in session.containers if loaded.service(r.service) is None]
     return SetupPlan(fresh=False, network=observed.network, services=steps, mocks=mocks, remove=remove)
 
@@ -193,7 +216,7 @@ def _service_step(
     spec = observed.specs[name]
     image = observed.images.get(spec.image)
     inputs = service_inputs(spec, image.id if image is not None else "missing")
-    replacing = msgspec.structs.replace(step, replaces=info.id, overlap=_may_overlap(spec))
+    replacing = msgspec.structs.replace(step, replaces=info.id, overlap=may_overlap(spec))
     if info.labels.get(LABEL_INPUTS) != inputs.digest:
         reason = build or ", ".join(spec_reasons(observed.record.services.get(name), inputs))
         return msgspec.structs.replace(replacing, action="replace", reason=reason)
@@ -226,13 +249,13 @@ def _with_dependants(loaded: LoadedConfig, steps: list[ServiceStep], observed: O
                 action="replace",
                 reason=f"depends on {cause}, which {verb}",
                 replaces=info.id if info is not None else None,
-                overlap=_may_overlap(observed.specs[service.name]),
+                overlap=may_overlap(observed.specs[service.name]),
             )
             grew = True
     return [by_name[step.name] for step in steps]
 
 
-def _may_overlap(spec: ContainerSpec) -> bool:
+def may_overlap(spec: ContainerSpec) -> bool:
     """Whether a container's successor may start while it is still being removed.
 
     Not when it publishes a fixed host port (held until the old one is gone) or mounts a named

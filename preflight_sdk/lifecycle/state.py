@@ -67,6 +67,13 @@ class SessionState(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     # --engine-host/--context still finds it there).
     engine_host: str | None = None
     engine_context: str | None = None
+    # What the kept environment served (docs/setup-plan.md, "Reset between runs"): the run that set
+    # it up, how many runs it served since, and the run that used it since setup or its last reset
+    # (None: it is as setup left it, so the next run needs no reset).
+    set_up_by: str | None = None
+    runs_served: int = 0
+    served_by: str | None = None
+    resets: int = 0
     owner_pid: int = 0
     updated_at: float = 0.0
     version: int = 1

@@ -18,18 +18,19 @@ import msgspec
 
 from preflight_sdk.config import LoadedConfig
 from preflight_sdk.core.progress import Reporter
-from preflight_sdk.core.results.lifecycle import SetupResult
+from preflight_sdk.core.results.lifecycle import EnvironmentUse, SetupResult
 from preflight_sdk.engine.base import Engine
 
 from .build import build_images
 from .clean import clean
 from .context import ProjectContext
-from .execute import carry_out
+from .execute import carry_out, single_error
 from .facts import Given, Observed, observe
 from .inputs import ServiceInputs, mock_digest, read_record, write_record
 from .plan import plan_builds, plan_pulls, plan_setup
+from .reset import exec_resets, resets_beside_builds
 
-__all__ = ["bring_up_to_date", "reset_mocks"]
+__all__ = ["bring_up_to_date", "reset_mocks", "serve_run"]
 
 
 class _Stage(Reporter):
@@ -51,12 +52,15 @@ async def bring_up_to_date(
     timeout: str | None,
     reporter: Reporter,
     stage: bool = False,
+    reset: bool = False,
 ) -> SetupResult:
     """Make the running environment match the project's files, doing only what changed.
 
     `build`: also build images that do not exist yet (setup alone reports them NOT_BUILT).
     `fresh`: remove the environment first and rebuild every image without Docker's cache.
     `stage`: this is a stage of another operation (run): its end is reported as a step.
+    `reset`: a run follows: when an earlier run used the environment, bring each service back to
+    its state after setup as its `reset:` says (see `reset`).
     """
     if stage:
         reporter = _Stage(reporter)
@@ -77,8 +81,12 @@ async def bring_up_to_date(
     )
     observed = await observe(given)
     builds = plan_builds(observed, build=build, fresh=fresh)
+    beside = resets_beside_builds(observed, builds) if reset and builds else frozenset()
     if builds:
-        observed = await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter)
+        if beside:  # commands in running containers no build touches: run while the images build
+            observed = await _build_beside(given, observed, builds, beside, fresh=fresh, reporter=reporter)
+        else:
+            observed = await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter)
         session = observed.session
         built = {s.name: s.build.image for s in loaded.services if s.name in builds}
         session = await ctx.transition(
@@ -88,7 +96,7 @@ async def bring_up_to_date(
     pulls = plan_pulls(observed)
     if pulls:
         observed = await _pull(given.engine, observed, pulls, reporter=reporter)
-    plan = plan_setup(observed, builds)
+    plan = plan_setup(observed, builds, reset=reset, done=beside)
     outcome = await carry_out(plan, observed, given, timeout=timeout, reporter=reporter)
     with anyio.CancelScope(shield=True):
         ctx.mocks = outcome.mocks
@@ -125,6 +133,33 @@ async def _build(
         for ref in sorted({observed.build_specs[name].image for name in builds}):
             tg.start_soon(inspect, ref)
     return msgspec.structs.replace(observed, images=images)
+
+
+async def _build_beside(
+    given: Given,
+    observed: Observed,
+    builds: dict[str, str],
+    beside: frozenset[str],
+    *,
+    fresh: bool,
+    reporter: Reporter,
+) -> Observed:
+    """Build the planned images while the `exec` resets of `beside` run; the first error is raised."""
+    built: list[Observed] = []
+
+    async def build() -> None:
+        built.append(await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter))
+
+    loaded = observed.loaded
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                exec_resets, given.engine, loaded, observed.session, sorted(beside), loaded.redactor
+            )
+            tg.start_soon(build)
+    except BaseExceptionGroup as group:
+        raise single_error(group) from None
+    return built[0]
 
 
 async def _pull(engine: Engine, observed: Observed, pulls: dict[str, str], *, reporter: Reporter) -> Observed:
@@ -171,3 +206,18 @@ async def reset_mocks(ctx: ProjectContext) -> None:
                 await client.post(f"http://127.0.0.1:{mock.port}/_mock/reset")
             except httpx.HTTPError:
                 pass  # not served: the run reports the mock's absence itself
+
+
+async def serve_run(ctx: ProjectContext, run_id: str, setup: SetupResult) -> SetupResult:
+    """Record that run `run_id` uses the environment `setup` brought up to date; return `setup`
+    saying which run set the environment up and how many runs it served before this one.
+
+    Recorded before the suites run (a run that dies halfway has still used it), so the next run,
+    from any process, resets what this one may change (see `reset`).
+    """
+    session = ctx.require_session()
+    if setup.environment is None:  # a fresh environment: this run sets it up
+        session = msgspec.structs.replace(session, set_up_by=run_id, runs_served=0)
+    use = setup.environment or EnvironmentUse(set_up_by=run_id)
+    await ctx.save(msgspec.structs.replace(session, served_by=run_id, runs_served=session.runs_served + 1))
+    return msgspec.structs.replace(setup, environment=use)

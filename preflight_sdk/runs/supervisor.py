@@ -132,7 +132,7 @@ class RunSupervisor:
         selection: dict[str, set[str]] | None = None,
         resumed_from: str | None = None,
         test_id: str | None = None,
-        prepare: Callable[[Reporter], Awaitable[SetupResult]] | None = None,
+        prepare: Callable[[Reporter, str], Awaitable[SetupResult | None]] | None = None,
         after: Callable[[], Awaitable[None]] | None = None,
         parts: object = None,
         synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
@@ -181,7 +181,7 @@ class RunSupervisor:
                 if prepare is not None:
                     plan.phase = "setup"
                     live.log.record("PHASE_STARTED", phase="setup")
-                    plan.setup = await prepare(reporter)
+                    plan.setup = await prepare(reporter, live.run_id)
                     live.log.record("PHASE_FINISHED", phase="setup")
                 return await run_suites(
                     self.ctx,

@@ -136,9 +136,18 @@ class SavedTests:
     # -- running ---------------------------------------------------------------------------------
 
     async def run_test(
-        self, test: Any, test_id: str | None, *, wait: float | None, sink: ProgressSink | None
+        self,
+        test: Any,
+        test_id: str | None,
+        *,
+        wait: float | None,
+        sink: ProgressSink | None,
+        prepare: Any = None,
     ) -> RunResult:
-        """Run a saved test (recorded under its id) or an inline one (an ad-hoc run)."""
+        """Run a saved test (recorded under its id) or an inline one (an ad-hoc run).
+
+        `prepare` runs first when the test needs the environment (it resets a kept one).
+        """
         if (test is None) == (test_id is None):
             raise InputError(
                 "give exactly one of `test` (an inline case) and `testId` (a saved test)",
@@ -160,6 +169,7 @@ class SavedTests:
         return await self.runs.run_tests(
             suite_ids=[suite_id], parallel=None, wait=wait, idempotency_key=None, sink=sink,
             test_id=test_id, synthetic=[suite], environment_optional=not needs, parts=[definition],
+            prepare=prepare if needs else None,
         )  # fmt: skip
 
     async def latest_run(self, test_id: str) -> RunResult | None:

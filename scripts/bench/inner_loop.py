@@ -16,9 +16,20 @@ is timed from the edit to the verdict:
                run preflight's suites: they need its mock and service URLs)
   no change    Project.run() again with nothing edited, against the suites' own time
 
+On docs/examples/shop-db (orders in PostgreSQL, which its suite writes), the same edit of
+orders/app.py, three more copies:
+
+  db reset     Project.run(): orders rebuilt, and the database brought back to its state after setup
+               by its `reset:` (the example's), so the verdict is the one a fresh environment gives
+  db no reset  the same with `reset: none` on the database: the incremental loop without a reset
+               (its verdict is wrong after the first run: the rows of the runs before are there)
+  db cold      Project.clean(), then Project.run(): a fresh environment every time
+  (and, for the record, Project.run() with the reset and nothing edited: what the reset costs)
+
 Goals: incremental <= 1.15x the floor, >= 3x faster than cold, faster than compose; a no-change
-re-run within 10% of the suites' own time. Prints the medians as a markdown table; exits 1 when a
-goal is missed. Usage: scripts/bench/inner_loop.py [--runs 5] [--skip compose]
+re-run within 10% of the suites' own time; db reset <= 1.5x db no reset and >= 3x faster than db
+cold. Prints the medians as markdown tables; exits 1 when a goal is missed.
+Usage: scripts/bench/inner_loop.py [--runs 5] [--skip compose,shop-db]
 Needs: scripts/ensure-docker, scripts/base-images; docker-compose is installed with apt on first use.
 """
 
@@ -37,6 +48,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
+import yaml
 
 from preflight_sdk import Project
 from preflight_sdk.core.progress import Reporter
@@ -44,13 +56,15 @@ from preflight_sdk.core.tracing import new_span_id, new_trace_id
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.orchestrator import TestPlan, run_suites
 
-SHOP = Path(__file__).resolve().parents[2] / "docs" / "examples" / "shop"
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+SHOP = EXAMPLES / "shop"
+SHOP_DB = EXAMPLES / "shop-db"
 
 
-def copy_shop(base: Path, name: str) -> Path:
+def copy_shop(base: Path, name: str, example: Path = SHOP) -> Path:
     """A copy of the shop with its own image tags, so the paths never rebuild each other's images."""
     root = base / name
-    shutil.copytree(SHOP, root, ignore=shutil.ignore_patterns(".preflight"))
+    shutil.copytree(example, root, ignore=shutil.ignore_patterns(".preflight"))
     config = root / "e2e.yaml"
     text = config.read_text().replace("preflight-example/", f"bench-{name}-{os.getpid()}/")
     config.write_text(text)
@@ -139,6 +153,58 @@ class Floor:
         return time.perf_counter() - begun
 
 
+class ShopDb:
+    """The three shop-db paths: with the example's reset, with `reset: none` on db, cold."""
+
+    def __init__(self, base: Path) -> None:
+        self.reset = Project.open(copy_shop(base, "dbreset", SHOP_DB))
+        no_reset = copy_shop(base, "dbnoreset", SHOP_DB)
+        config = no_reset / "e2e.yaml"
+        data = yaml.safe_load(config.read_text())
+        data["services"]["db"]["reset"] = "none"
+        config.write_text(yaml.safe_dump(data, sort_keys=False))
+        self.no_reset = Project.open(no_reset)
+        self.cold_root = copy_shop(base, "dbcold", SHOP_DB)
+        self.verdicts: list[str] = []  # of the runs without reset, which may well fail
+
+    @property
+    def roots(self) -> list[Path]:
+        return [Path(self.reset.path), Path(self.no_reset.path), self.cold_root]
+
+    async def prepare(self) -> None:
+        for project in (self.reset, self.no_reset, Project.open(self.cold_root)):
+            result = await project.run()
+            assert result.status == "passed", result.summary
+
+    async def once(self, counter: list[int]) -> dict[str, float]:
+        for root in self.roots:
+            edit(root, counter)
+        times = {}
+        begun = time.perf_counter()
+        result = await self.reset.run()
+        times["dbreset"] = time.perf_counter() - begun
+        assert result.status == "passed", f"the reset loop gave a wrong verdict: {result.summary}"
+        begun = time.perf_counter()
+        result = await self.no_reset.run()
+        times["dbnoreset"] = time.perf_counter() - begun
+        self.verdicts.append(result.status)
+        begun = time.perf_counter()
+        result = await self.reset.run()  # nothing edited: what the reset itself costs a run
+        times["dbresetonly"] = time.perf_counter() - begun
+        assert result.status == "passed", result.summary
+        begun = time.perf_counter()
+        cold = Project.open(self.cold_root)
+        await cold.clean()
+        result = await cold.run()
+        times["dbcold"] = time.perf_counter() - begun
+        assert result.status == "passed", result.summary
+        return times
+
+    async def clean(self) -> None:
+        for root in self.roots:
+            await Project.open(root).clean()
+
+
 class Compose:
     """docker-compose v1 on its own copy: `up --build -d`, then orders polled until healthy."""
 
@@ -178,8 +244,13 @@ async def main(runs: int, skip: set[str]) -> int:
     incremental = Project.open(copy_shop(base, "incremental"))
     cold_root = copy_shop(base, "cold")
     compose = Compose(copy_shop(base, "compose")) if "compose" not in skip else None
+    shop_db = ShopDb(base) if "shop-db" not in skip else None
     times: dict[str, list[float]] = {
-        k: [] for k in ("floor", "incremental", "cold", "compose", "nochange", "suites")
+        k: []
+        for k in (
+            *("floor", "incremental", "cold", "compose", "nochange", "suites"),
+            *("dbreset", "dbnoreset", "dbcold", "dbresetonly"),
+        )
     }
     counter = [0]
     try:
@@ -187,6 +258,8 @@ async def main(runs: int, skip: set[str]) -> int:
         assert (await incremental.run()).status == "passed"
         if compose is not None:
             await anyio.to_thread.run_sync(compose.up)
+        if shop_db is not None:
+            await shop_db.prepare()
 
         async def timed(step: Callable[[], Awaitable[object]]) -> float:
             begun = time.perf_counter()
@@ -227,6 +300,9 @@ async def main(runs: int, skip: set[str]) -> int:
             times["nochange"].append(await timed(nochange))
             assert again is not None
             times["suites"].append(again.duration / 1000)
+            if shop_db is not None:
+                for key, value in (await shop_db.once(counter)).items():
+                    times[key].append(value)
             print(
                 f"rep {rep + 1}/{runs}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items() if v),
                 file=sys.stderr,
@@ -237,6 +313,8 @@ async def main(runs: int, skip: set[str]) -> int:
         await Project.open(cold_root).clean()
         if compose is not None:
             compose.down()
+        if shop_db is not None:
+            await shop_db.clean()
         images = [
             line
             for line in docker("images", "--format", "{{.Repository}}:{{.Tag}}").splitlines()
@@ -282,6 +360,26 @@ async def main(runs: int, skip: set[str]) -> int:
                 med["compose"] / med["incremental"],
             )
         )
+    if shop_db is not None:
+        print(f"\nInner loop on shop-db (median of {runs}, seconds from the edit to the verdict)\n")
+        print("| path | median | vs no reset |")
+        print("|---|---:|---:|")
+        for key, label in (
+            ("dbnoreset", "preflight run, `reset: none` on db (no reset)"),
+            ("dbreset", "preflight run, db reset (the example's `reset:`)"),
+            ("dbcold", "preflight clean, then run"),
+            ("dbresetonly", "preflight run, nothing edited (the db reset alone)"),
+        ):
+            print(f"| {label} | {med[key]:.2f} | {med[key] / med['dbnoreset']:.2f}x |")
+        print(f"\n(verdicts without reset: {', '.join(shop_db.verdicts)})")
+        goals += [
+            (
+                "db reset <= 1.5x db no reset",
+                med["dbreset"] <= 1.5 * med["dbnoreset"],
+                med["dbreset"] / med["dbnoreset"],
+            ),
+            ("db cold >= 3x db reset", med["dbcold"] >= 3 * med["dbreset"], med["dbcold"] / med["dbreset"]),
+        ]
     print()
     missed = 0
     for name, ok, ratio in goals:
@@ -303,7 +401,7 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=5, help="repetitions (median reported; default 5)")
-    parser.add_argument("--skip", default="", help="paths to leave out, comma-separated (compose)")
+    parser.add_argument("--skip", default="", help="paths to leave out, comma-separated (compose, shop-db)")
     options = parser.parse_args()
     skipped = {s for s in options.skip.split(",") if s}
     if "compose" not in skipped and not ensure_compose():

@@ -82,19 +82,25 @@ async def test_edit_run_verdict_over_stdio_rebuilds_one_service_and_runs_pytest_
                     if any("pytest ran warm" in m for m in messages) or time.monotonic() > ready:
                         break  # the interpreter was still warming up: the suite ran cold, try again
                 assert any("suite contract: pytest ran warm" in m for m in messages), messages
-                assert _actions(edited) == {
-                    "inventory": ("reused", "unchanged"),
-                    "seed": ("reused", "unchanged"),
-                    "orders": ("rebuilt", "app.py changed"),
+                # The earlier run used the kept environment: inventory (stock in memory) is
+                # recreated and seeded again before this one; orders is rebuilt for the edit.
+                assert {name: action for name, (action, _) in _actions(edited).items()} == {
+                    "inventory": "reset",
+                    "seed": "reset",
+                    "orders": "rebuilt",
                 }
+                assert _actions(edited)["orders"] == ("rebuilt", "app.py changed")
                 assert _cases(edited, "contract") == _cases(first, "contract")
                 recorded = await client.call_tool("preflight_get_run", {"runId": edited["runId"]})
                 assert recorded.structured_content is not None
                 assert _actions(recorded.structured_content) == _actions(edited), "kept with the run"
                 assert _cases(edited, "orders") == _cases(first, "orders")
 
-                again = await run()
-                assert {a for a, _ in _actions(again).values()} == {"reused"}
+                again = await run()  # nothing changed: each service is only reset
+                assert {a for a, _ in _actions(again).values()} == {"reset"}
+                assert again["data"]["setup"]["environment"]["reset"].startswith(
+                    f"served run {edited['runId']}"
+                )
                 assert len(_warm_servers(server)) == 1
 
                 cleaned = await client.call_tool("preflight_clean", {})

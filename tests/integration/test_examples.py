@@ -93,8 +93,8 @@ async def test_the_shop_db_example_migrates_seeds_and_runs_green_from_fresh(tmp_
     # The migration and the seed ran in order before the API started, each once.
     actions = {s.name: s.action for s in result.setup.services} if result.setup else {}
     assert set(actions) == {"db", "migrate", "seed", "orders"}
-    # The suite wrote to the database: the row it added is still there (a later run on the kept
-    # environment starts from these rows, not from the seed's).
+    # The suite wrote to the database: the row it added is still there until the next run on the
+    # kept environment resets the db (its seed runs again).
     assert summary == {"orders": 3, "items": 6}
     assert cleaned is not None and labelled(shop_db) == ([], [])
 

@@ -149,8 +149,9 @@ def test_a_second_run_starts_the_journal_and_the_sequence_afresh(project: Path) 
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("tool", ["preflight_setup", "preflight_run"])
 async def test_mocks_outlive_an_mcp_server_that_exits_keeping_its_environment(
-    project: Path, tmp_path: Path
+    project: Path, tmp_path: Path, tool: str
 ) -> None:
     params = StdioServerParameters(
         command=str(BIN / "preflight-mcp"),
@@ -160,8 +161,8 @@ async def test_mocks_outlive_an_mcp_server_that_exits_keeping_its_environment(
     )
     with anyio.fail_after(180), (tmp_path / "server.log").open("w", encoding="utf-8") as err:
         async with Client(stdio_client(params, errlog=err)) as client:  # type: ignore[arg-type]
-            setup = await client.call_tool("preflight_setup", {})
-            assert setup.structured_content is not None and setup.structured_content["success"]
+            reply = await client.call_tool(tool, {})  # `run` keeps its environment by default
+            assert reply.structured_content is not None and reply.structured_content["success"]
     await anyio.to_thread.run_sync(_check_kept_then_clean, project)
 
 

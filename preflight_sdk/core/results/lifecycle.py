@@ -17,6 +17,7 @@ __all__ = [
     "CleanAction",
     "CleanResult",
     "ContainerStatus",
+    "EnvironmentUse",
     "InitMock",
     "InitResult",
     "InitService",
@@ -32,6 +33,7 @@ __all__ = [
     "PortStatus",
     "ProbeOutcome",
     "Readiness",
+    "ResetHow",
     "ServiceAction",
     "ServiceBuild",
     "ServiceSetup",
@@ -167,8 +169,12 @@ class Readiness(Part, frozen=True, kw_only=True):
 
 # What setup did with a service, as its plan decided (docs/setup-plan.md): kept the running
 # container (`reused`), built its image and created or replaced the container (`rebuilt`),
-# replaced it from the same image (`recreated`), or created it (`started`).
-ServiceAction = Literal["reused", "rebuilt", "recreated", "started"]
+# replaced it from the same image (`recreated`), created it (`started`), or brought the kept
+# one back to its state after setup because a run used it (`reset`, how in `reset`).
+ServiceAction = Literal["reused", "rebuilt", "recreated", "started", "reset"]
+# How a service was reset: its container recreated, a command run in it, jobs run again, or its
+# named volumes restored from the snapshot taken at setup (then the container recreated).
+ResetHow = Literal["recreate", "exec", "jobs", "snapshot"]
 
 
 class ServiceSetup(Part, frozen=True, kw_only=True):
@@ -185,6 +191,16 @@ class ServiceSetup(Part, frozen=True, kw_only=True):
     error: str | None = None
     action: ServiceAction | None = None
     reason: str | None = None
+    reset: ResetHow | None = None
+
+
+class EnvironmentUse(Part, frozen=True, kw_only=True):
+    """A kept environment's use: the run that set it up, how many runs it served before this one,
+    and why it was reset first (`reset`: e.g. "served run 01J… since setup"; absent: it was not)."""
+
+    set_up_by: str | None = None
+    runs_served: int = 0
+    reset: str | None = None
 
 
 class MockSetup(Part, frozen=True, kw_only=True):
@@ -219,6 +235,7 @@ class SetupResult(Result, frozen=True, kw_only=True):
     run_id: str | None = None
     pending: BuildProgress | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
+    environment: EnvironmentUse | None = None
 
 
 # -- status -----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from preflight_sdk.core.results.run import CaseResult, RunResult
 
 from .kit import badge, block, esc, human_ms, plural, row, table
 from .static import render_html, render_text
+from .static.environment_view import environment_html
 from .static.lifecycle_view import logs_lines_html
 from .static.run_view import (
     artifact_path,
@@ -116,6 +117,8 @@ def run_view(result: RunResult) -> Any:
     table = w.HTML(suites_html(result, details=False, id_prefix="pf-run-view-"))
     failures = [failure_view(result, case) for case in result.failures()]
     parts = [summary, table]
+    if result.setup is not None and result.setup.network is not None:
+        parts.append(w.HTML(environment_html(result.setup)))
     if failures:
         parts.append(w.HTML(f"<b>{plural(len(failures), 'failure')}</b>"))
     return ResultView([*parts, *failures])

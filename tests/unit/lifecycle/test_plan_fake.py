@@ -85,6 +85,7 @@ def up(make_project: Callable[..., Path], engine: FakeEngine) -> Callable[..., o
 
     async def start(mode: str = "one") -> Path:
         engine.behave("seed", Behaviour(exit_after=0.01, exit_code=0))
+        engine.behave("db:volumes", Behaviour(exit_after=0.0, exit_code=0))  # copies its volume aside
         root = make_project(SHOP % mode, FILES)
         project = Project.open(root, engine=engine)
         await project.build()

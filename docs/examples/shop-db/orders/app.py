@@ -2,7 +2,7 @@
 
 GET /health, GET /orders (every order, oldest first), POST /orders {sku, quantity} (201 with the
 order), GET /orders/summary (how many orders and items). The schema is the migration job's
-(migrate.sql); the first orders are the seed job's (seed.sql).
+(sql/migrate.sql); the first orders are the seed job's (sql/seed.sql).
 """
 
 import json

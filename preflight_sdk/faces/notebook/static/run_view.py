@@ -16,6 +16,7 @@ from preflight_sdk.core.results.run import CaseResult, DiagnosticReport, Failure
 
 from ..kit import MARKS, badge, block, columns, esc, human_ms, json_text, plural, row, shorten, table, wrap
 from . import renders
+from .environment_view import environment_html, environment_lines
 
 __all__ = [
     "artifact_path",
@@ -122,6 +123,9 @@ def run_text(result: RunResult) -> str:
             lines.append(f"      ! {shorten(suite.error, 160)}")
         lines.extend(f"      ! {shorten(w, 160)}" for w in suite.warnings)
     lines += _shards_text(result)
+    environment = environment_lines(result.setup)
+    if environment:
+        lines += ["", *environment]
     failures = result.failures()
     if failures:
         lines += ["", f"{plural(len(failures), 'failure')}:"]
@@ -374,7 +378,8 @@ def run_html(result: RunResult) -> str:
     cut = ""
     if result.truncated:
         cut = "<div><i>the result was cut to stay small; the report holds everything</i></div>"
-    return wrap(head + suites_html(result) + artifacts + cut, cls="pf-run-result")
+    environment = environment_html(result.setup)
+    return wrap(head + suites_html(result) + environment + artifacts + cut, cls="pf-run-result")
 
 
 @renders(RunResult)
