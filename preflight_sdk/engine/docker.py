@@ -23,7 +23,6 @@ from .exec_output import BoundedOutput
 from .images import Images
 from .lane import Lane
 from .logs import Logs
-from .probe import NetworkProber, Prober
 from .socket_lane import SocketLane
 from .whales import CliLane
 
@@ -41,8 +40,6 @@ class DockerEngine:
         images: the images part (`image_exists`, `pull`, `build`, `list_images`, `remove_images`).
         logs_part: the logs part (`logs`, `follow_logs`).
     """
-
-    prober: Prober = NetworkProber()  # stateless: one for every engine
 
     def __init__(
         self,

@@ -43,7 +43,6 @@ from .endpoint import can_bind
 from .errors import translate
 from .inspect import bridge_gateway
 from .logs import Logs
-from .probe import NetworkProber, Prober
 from .swarm_text import (
     TERMINAL,
     latest_tasks,
@@ -76,8 +75,6 @@ class _Swarm(msgspec.Struct, frozen=True):
 
 class SwarmEngine:
     """The Engine on the swarm of the Docker manager at `host`/`context`, pushing images to `registry`."""
-
-    prober: Prober = NetworkProber()
 
     def __init__(self, *, registry: str, host: str | None = None, context: str | None = None) -> None:
         self.docker = DockerEngine(host=host, context=context)  # the manager's engine

@@ -16,9 +16,9 @@ from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import PortMapping, Readiness, ServiceSetup
 from preflight_sdk.engine.base import Engine
 from preflight_sdk.engine.endpoint import http_url
-from preflight_sdk.engine.probe import Prober
 
 from .health import ProbePlan, wait_docker_healthy, wait_ready
+from .probe import Prober
 
 __all__ = ["await_ready", "run_job"]
 
