@@ -36,10 +36,10 @@ import msgspec
 from preflight_sdk.core.errors import EnvironmentError_
 
 from ..config.run_options import RunOptions
+from ..core.addresses import can_bind
 from . import cli
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
-from .endpoint import can_bind
 from .errors import translate
 from .inspect import bridge_gateway
 from .logs import Logs

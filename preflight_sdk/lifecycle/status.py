@@ -8,6 +8,7 @@ from typing import Literal
 import anyio
 
 from preflight_sdk.config import ServiceConfig
+from preflight_sdk.core.addresses import http_url
 from preflight_sdk.core.results.lifecycle import (
     LifecycleState,
     MockStatus,
@@ -19,7 +20,6 @@ from preflight_sdk.core.results.lifecycle import (
     StatusResult,
 )
 from preflight_sdk.engine.base import ContainerInfo
-from preflight_sdk.engine.endpoint import http_url
 
 from .clean import first_error
 from .context import ProjectContext
