@@ -119,7 +119,7 @@ class Project:
     ) -> None:
         target = None
         if engine_host or context:
-            from preflight_sdk.engine.target import EngineTarget
+            from preflight_sdk.config.engine_target import EngineTarget
 
             target = EngineTarget(host=engine_host, context=context)
         self._ctx = ProjectContext(path, config_file, engine, target)

@@ -17,8 +17,6 @@ from preflight_sdk.config.port_specs import PortSpec
 from preflight_sdk.config.run_options import RunOptions
 from preflight_sdk.core.results.lifecycle import ContainerStatus, LogLine, PortMapping
 
-from .probe import Prober
-
 __all__ = [
     "BuildSpec",
     "ContainerInfo",
@@ -164,14 +162,7 @@ class RemoveOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Engine(Protocol):
-    """Docker, as preflight needs it. All methods raise `PreflightError`s only.
-
-    Attributes:
-        prober: single readiness probes of the containers' ports from the host (the network for
-            Docker; scripted answers for the fake).
-    """
-
-    prober: Prober
+    """Docker, as preflight needs it. All methods raise `PreflightError`s only."""
 
     async def info(self) -> EngineInfo:
         """Return daemon facts, or raise `DOCKER_ERROR` (with how to start Docker)."""

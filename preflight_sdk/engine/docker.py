@@ -17,13 +17,12 @@ from datetime import datetime
 import anyio
 
 from .api import local_socket
-from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
+from .base import ContainerInfo, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .endpoint import LOOPBACK, on_local_socket
 from .exec_output import BoundedOutput
 from .images import Images
 from .lane import Lane
 from .logs import Logs
-from .probe import NetworkProber, Prober
 from .socket_lane import SocketLane
 from .whales import CliLane
 
@@ -41,8 +40,6 @@ class DockerEngine:
         images: the images part (`image_exists`, `pull`, `build`, `list_images`, `remove_images`).
         logs_part: the logs part (`logs`, `follow_logs`).
     """
-
-    prober: Prober = NetworkProber()  # stateless: one for every engine
 
     def __init__(
         self,
@@ -69,6 +66,10 @@ class DockerEngine:
         self.logs_part = Logs(self.cli, ["container", "logs"])
         self.logs = self.logs_part.logs
         self.follow_logs = self.logs_part.follow_logs
+        # What the lane does as the Engine asks it.
+        self.list_networks = self.lane.list_networks
+        self.run = self.lane.run
+        self.wait_exit = self.lane.wait
 
     # -- the daemon --------------------------------------------------------------------------
 
@@ -90,16 +91,10 @@ class DockerEngine:
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
         return NetworkInfo(id=await self.lane.create_network(name, labels), name=name, labels=dict(labels))
 
-    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
-        return await self.lane.list_networks(labels)
-
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         return await self.lane.remove("network", names) if names else []
 
     # -- containers --------------------------------------------------------------------------
-
-    async def run(self, spec: ContainerSpec) -> str:
-        return await self.lane.run(spec)
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
         return await self.lane.inspect(refs) if refs else []
@@ -148,6 +143,3 @@ class DockerEngine:
         async with aclosing(self.lane.deaths(labels, since)) as dying:
             async for died in dying:
                 yield died
-
-    async def wait_exit(self, ref: str) -> int:
-        return await self.lane.wait(ref)

@@ -31,9 +31,9 @@ import msgspec
 from preflight_sdk.core.errors import EnvironmentError_
 
 from ..config.port_specs import PortSpec
+from ..core.addresses import is_loopback, route_address
 from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
-from .endpoint import is_loopback, route_address
 from .inspect import container_from_list
 from .whales import CliLane, run_cli
 

@@ -36,16 +36,14 @@ import msgspec
 from preflight_sdk.core.errors import EnvironmentError_
 
 from ..config.run_options import RunOptions
+from ..core.addresses import can_bind
 from . import cli
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
-from .endpoint import can_bind
 from .errors import translate
 from .inspect import bridge_gateway
 from .logs import Logs
-from .probe import NetworkProber, Prober
 from .swarm_text import (
-    TERMINAL,
     latest_tasks,
     mocks_unreachable,
     mount_arg,
@@ -76,8 +74,6 @@ class _Swarm(msgspec.Struct, frozen=True):
 
 class SwarmEngine:
     """The Engine on the swarm of the Docker manager at `host`/`context`, pushing images to `registry`."""
-
-    prober: Prober = NetworkProber()
 
     def __init__(self, *, registry: str, host: str | None = None, context: str | None = None) -> None:
         self.docker = DockerEngine(host=host, context=context)  # the manager's engine
@@ -207,21 +203,19 @@ class SwarmEngine:
             return ref
         client = await self.cli.client()
         await self.cli.call(partial(client.image.tag, image, ref), action=f"tag {ref}", subject=ref)
-        failure: str | None = None
         try:
             # The client's command line, as a child that cancelling kills (a push may last).
             with translated(f"push {ref}", ref, keep=DockerException):
                 await cli.run(await self.cli.cmd("image", "push", "--quiet", ref))
         except DockerException as exc:
             failure = (exc.stderr or str(exc)).strip()
-        if failure is not None:
             raise EnvironmentError_(
                 f"cannot push {image} to the registry {self._registry}: {failure.splitlines()[-1]}",
                 code="DOCKER_ERROR",
                 hint=f"start the registry at {self._registry} (the swarm's nodes pull from it), or fix "
                 "`registry:` in e2e.yaml",
                 details={"image": image, "registry": self._registry, "stderr": failure[-2000:]},
-            )
+            ) from exc
         self._pushed[ref] = local.id
         return ref
 
@@ -363,11 +357,10 @@ class SwarmEngine:
 
     async def wait_exit(self, ref: str) -> int:
         while True:
-            status = ((await self._task(ref)) or {}).get("Status") or {}
-            if str(status.get("State")) in TERMINAL:
-                code = (status.get("ContainerStatus") or {}).get("ExitCode")
-                has_container = (status.get("ContainerStatus") or {}).get("ContainerID")
-                return int(code) if has_container and code is not None else _CANNOT_START
+            found = await self.inspect([ref])
+            if found and found[0].status in ("exited", "dead", "removing"):  # the task ended
+                # No exit code: the task never had a container (it could not start).
+                return found[0].exit_code if found[0].exit_code is not None else _CANNOT_START
             await anyio.sleep(_POLL / 2)
 
 

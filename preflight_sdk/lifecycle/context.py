@@ -23,8 +23,8 @@ from .shard_copy import shard_copy
 from .state import SessionState, read_state_checked, state_path, write_state
 
 if TYPE_CHECKING:
+    from preflight_sdk.config.engine_target import EngineTarget
     from preflight_sdk.engine.base import Engine
-    from preflight_sdk.engine.target import EngineTarget
 
 __all__ = ["Closable", "ProjectContext"]
 

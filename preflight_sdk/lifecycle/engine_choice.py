@@ -11,7 +11,7 @@ from preflight_sdk.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from preflight_sdk.config import LoadedConfig
-    from preflight_sdk.engine.target import EngineTarget
+    from preflight_sdk.config.engine_target import EngineTarget
 
     from .state import SessionState
 
@@ -23,8 +23,8 @@ def choose_engine(
 ) -> EngineTarget:
     """The engine to use: `override` (the caller's host/context), else e2e.yaml's `engine:`;
     `PREFLIGHT_ENGINE` sets the kind. A running environment's recorded engine wins over e2e.yaml."""
+    from preflight_sdk.config.engine_target import EngineTarget  # lazy: keeps `import preflight_sdk` light
     from preflight_sdk.config.model import EngineSettings
-    from preflight_sdk.engine.target import EngineTarget  # lazy: keeps `import preflight_sdk` light
 
     config = loaded.config if loaded is not None else None
     settings = config.engine if config is not None else "docker"

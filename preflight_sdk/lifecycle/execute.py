@@ -16,6 +16,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.config import ServiceConfig
+from preflight_sdk.core.addresses import is_loopback
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import Reporter
@@ -27,7 +28,6 @@ from preflight_sdk.core.results.lifecycle import (
     SetupResult,
 )
 from preflight_sdk.engine.base import ContainerSpec
-from preflight_sdk.engine.endpoint import is_loopback
 
 from .clean import remove_labelled
 from .facts import Given, Observed

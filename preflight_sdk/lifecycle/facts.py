@@ -23,7 +23,7 @@ from .specs import build_spec, container_spec, network_name
 from .state import MockRecord, SessionState
 
 if TYPE_CHECKING:
-    from preflight_sdk.engine.target import EngineTarget
+    from preflight_sdk.config.engine_target import EngineTarget
     from preflight_sdk.mocks import MockHost
 
 __all__ = ["Given", "Observed", "observe"]

@@ -3,8 +3,8 @@
 Never `wget` inside the image and never Docker's 2–30 s HEALTHCHECK intervals: the host probes
 every ~10 ms at first, backing off to 250 ms, so a service that is up is seen within milliseconds.
 
-Each single probe is the engine's (`engine.prober`, see `engine/probe.py`): over the network for
-Docker, scripted for the in-memory fake. Here: what to probe for a service, and how often.
+Each single probe is a `Prober`'s (see `probe.py`): over the network for a real engine,
+scripted for the in-memory fake. Here: what to probe for a service, and how often.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import anyio
 import msgspec
 
 from preflight_sdk.core.results.lifecycle import ProbeOutcome, Readiness
-from preflight_sdk.engine.probe import Prober
+
+from .probe import Prober
 
 __all__ = ["ProbePlan", "intervals", "wait_docker_healthy", "wait_ready"]
 

@@ -13,8 +13,8 @@ import socket
 
 import msgspec
 
+from ..core.addresses import can_bind, is_loopback, route_address
 from ..core.errors import ConfigError, EnvironmentError_
-from ..engine.endpoint import can_bind, is_loopback, route_address
 
 __all__ = ["MockRoute", "decide_mock_route"]
 

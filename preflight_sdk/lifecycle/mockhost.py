@@ -25,7 +25,7 @@ from .removal import SessionWatch
 from .state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
 
 if TYPE_CHECKING:
-    from preflight_sdk.engine.target import EngineTarget
+    from preflight_sdk.config.engine_target import EngineTarget
     from preflight_sdk.mocks import MockHost
 
     from .context import ProjectContext

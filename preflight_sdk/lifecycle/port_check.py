@@ -8,8 +8,8 @@ import socket
 import anyio
 
 from preflight_sdk.config import LoadedConfig, parse_port
+from preflight_sdk.core.addresses import is_loopback
 from preflight_sdk.core.errors import EnvironmentError_
-from preflight_sdk.engine.endpoint import is_loopback
 
 __all__ = ["check_host_ports", "port_in_use", "refuse_loopback_ports"]
 

@@ -10,15 +10,15 @@ import anyio
 import msgspec
 
 from preflight_sdk.config import ServiceConfig, parse_port
+from preflight_sdk.core.addresses import http_url
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import EnvironmentError_, PreflightError
 from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import PortMapping, Readiness, ServiceSetup
 from preflight_sdk.engine.base import Engine
-from preflight_sdk.engine.endpoint import http_url
-from preflight_sdk.engine.probe import Prober
 
 from .health import ProbePlan, wait_docker_healthy, wait_ready
+from .probe import Prober
 
 __all__ = ["await_ready", "run_job"]
 

@@ -18,9 +18,9 @@ from preflight_sdk.core.errors import EnvironmentError_
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import ServiceSetup
 from preflight_sdk.engine.base import ContainerSpec, Engine
-from preflight_sdk.engine.probe import Prober
 
 from .labels import LABEL_ROOT, LABEL_SESSION
+from .probe import Prober, prober_for
 from .readiness import await_ready, run_job
 from .specs import container_spec
 from .state import ContainerRecord
@@ -65,7 +65,7 @@ async def start_services(
     exited: dict[str, anyio.Event] = {}
     dead: set[str] = set()
     results: dict[str, ServiceSetup] = {}
-    prober: Prober = engine.prober
+    prober: Prober = prober_for(engine)
     total = len(chosen)
 
     first_started = anyio.Event()

@@ -8,6 +8,7 @@ from typing import Literal
 import anyio
 
 from preflight_sdk.config import ServiceConfig
+from preflight_sdk.core.addresses import http_url
 from preflight_sdk.core.results.lifecycle import (
     LifecycleState,
     MockStatus,
@@ -19,11 +20,11 @@ from preflight_sdk.core.results.lifecycle import (
     StatusResult,
 )
 from preflight_sdk.engine.base import ContainerInfo
-from preflight_sdk.engine.endpoint import http_url
 
 from .clean import first_error
 from .context import ProjectContext
 from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
+from .probe import prober_for
 from .specs import network_name
 
 __all__ = ["running_service", "status"]
@@ -168,7 +169,7 @@ async def _health(
         return "unhealthy" if check else "none"
     if check is None or (check.path is None and check.tcp is None):
         return info.health
-    prober = ctx.engine.prober
+    prober = prober_for(ctx.engine)
     address, routable = reach
     mapping = {p.container: p.host for p in info.ports}
     if check.path is not None:

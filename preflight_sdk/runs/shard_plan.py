@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import InputError
-from preflight_sdk.engine.target import EngineTarget
 
 __all__ = ["DEFAULT_SUITE_MS", "LOCAL", "MAX_SHARDS", "ShardSpec", "parse_shards", "split_suites"]
 

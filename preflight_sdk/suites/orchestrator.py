@@ -24,13 +24,13 @@ import msgspec
 
 from preflight_sdk.config import LoadedConfig, SuiteConfig, TestFile, load_test_file
 from preflight_sdk.config.model import ParallelConfig
+from preflight_sdk.core.addresses import http_url
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import ConfigError, InputError, PreflightError, StateError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import Redactor, redact_failure
 from preflight_sdk.core.results.lifecycle import SetupResult
 from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, Totals
-from preflight_sdk.engine.endpoint import http_url
 from preflight_sdk.lifecycle.context import ProjectContext
 from preflight_sdk.lifecycle.mockhost import ensure_mocks
 

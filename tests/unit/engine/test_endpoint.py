@@ -7,14 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight_sdk.engine.endpoint import (
-    can_bind,
-    endpoint_address,
-    http_url,
-    is_loopback,
-    on_local_socket,
-    route_address,
-)
+from preflight_sdk.engine.endpoint import endpoint_address, on_local_socket
 from preflight_sdk.engine.errors import daemon_unreachable, name_the_engine, translate
 
 
@@ -34,23 +27,6 @@ from preflight_sdk.engine.errors import daemon_unreachable, name_the_engine, tra
 )
 def test_published_ports_are_reached_at_the_engines_host(url: str | None, expected: tuple[str, bool]) -> None:
     assert endpoint_address(url) == expected
-
-
-def test_urls_bracket_ipv6_and_loopback_is_recognised() -> None:
-    assert http_url("192.0.2.2", 8080) == "http://192.0.2.2:8080"
-    assert http_url("2001:db8::5", 80) == "http://[2001:db8::5]:80"
-    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
-    assert not is_loopback("192.0.2.2") and not is_loopback("builder")
-
-
-def test_the_route_address_is_the_kernels_source_address_without_sending() -> None:
-    assert route_address("127.0.0.1") == "127.0.0.1"
-    assert route_address("no-such-host.invalid") is None
-    outward = route_address("203.0.113.1")  # TEST-NET-3: leaves through the default route
-    assert outward is not None and not is_loopback(outward)
-    assert can_bind(outward)
-    assert can_bind("127.0.0.1")
-    assert not can_bind("198.51.100.77")  # TEST-NET-2: no interface of this machine has it
 
 
 def test_the_local_socket_is_known_without_asking_the_daemon(

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from preflight_sdk.config import load_config
+from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import ConfigError
 from preflight_sdk.engine.swarm import SwarmEngine
 from preflight_sdk.engine.swarm_text import latest_tasks, mount_arg, publish_arg, service_info
-from preflight_sdk.engine.target import EngineTarget
 from preflight_sdk.lifecycle.context import ProjectContext
 
 SERVICE: dict[str, Any] = {

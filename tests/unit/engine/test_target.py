@@ -8,9 +8,9 @@ import msgspec
 import pytest
 
 from preflight_sdk.config import load_config
+from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import ConfigError
 from preflight_sdk.engine.docker import DockerEngine
-from preflight_sdk.engine.target import EngineTarget
 from preflight_sdk.lifecycle.context import ProjectContext
 from preflight_sdk.lifecycle.state import SessionState
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from preflight_sdk import PreflightError
-from preflight_sdk.engine.endpoint import route_address
+from preflight_sdk.core.addresses import route_address
 from preflight_sdk.lifecycle import mock_address
 from preflight_sdk.lifecycle.mock_address import decide_mock_route
 

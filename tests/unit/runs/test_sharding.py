@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import InputError
-from preflight_sdk.engine.target import EngineTarget
 from preflight_sdk.runs.shard_plan import DEFAULT_SUITE_MS, parse_shards, split_suites
 from preflight_sdk.store import CaseRow, RunStore, new_run_id
 

@@ -1,8 +1,9 @@
 """Single readiness probes from the host: an HTTP GET or a TCP connect, over real sockets or faked.
 
-`Prober` is part of the `Engine` protocol: the Docker engine probes over the network
-(`NetworkProber`), the in-memory fake answers from its scripted containers, so health checks in
-unit tests need no real port. The polling schedule around single probes is `lifecycle/health.py`.
+Probing a port is the network's business, not the engine's: every real engine is probed over
+real sockets (`NetworkProber`). An engine made for tests may carry its own `prober` (the in-memory
+fake answers from its scripted containers, so health checks in unit tests need no real port);
+`prober_for` picks it. The polling schedule around single probes is `health.py`.
 
 An HTTP probe GETs the health path on the published host port and is ready on a status below 400.
 A TCP probe connects to the container's own address on the project network: Docker's userland
@@ -13,12 +14,12 @@ Desktop), the host port is used and an immediate close by the proxy counts as "n
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 import msgspec
 
-__all__ = ["NetworkProber", "ProbeResult", "Prober"]
+__all__ = ["NetworkProber", "ProbeResult", "Prober", "prober_for"]
 
 
 class ProbeResult(msgspec.Struct, frozen=True):
@@ -89,6 +90,21 @@ class NetworkProber:
             return ProbeResult(False, f"no answer within {timeout:.1f}s")
         except OSError as exc:
             return ProbeResult(False, _os_detail(exc))
+
+
+@runtime_checkable
+class _ProbesItself(Protocol):
+    """An engine that answers probes of its own containers (the in-memory fake of the unit tests)."""
+
+    prober: Prober
+
+
+_NETWORK = NetworkProber()  # stateless: one for every engine
+
+
+def prober_for(engine: object) -> Prober:
+    """The prober for `engine`'s containers: its own when it carries one, else real sockets."""
+    return engine.prober if isinstance(engine, _ProbesItself) else _NETWORK
 
 
 def _os_detail(exc: OSError) -> str:
