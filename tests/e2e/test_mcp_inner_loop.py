@@ -82,11 +82,11 @@ async def test_edit_run_verdict_over_stdio_rebuilds_one_service_and_runs_pytest_
                     if any("pytest ran warm" in m for m in messages) or time.monotonic() > ready:
                         break  # the interpreter was still warming up: the suite ran cold, try again
                 assert any("suite contract: pytest ran warm" in m for m in messages), messages
-                # The earlier run used the kept environment: inventory (stock in memory) is
-                # recreated and seeded again before this one; orders is rebuilt for the edit.
+                # The shop's services hold nothing a suite changes (`reset: none`): only orders,
+                # edited, is rebuilt; the rest is reused as it is.
                 assert {name: action for name, (action, _) in _actions(edited).items()} == {
-                    "inventory": "reset",
-                    "seed": "reset",
+                    "inventory": "reused",
+                    "seed": "reused",
                     "orders": "rebuilt",
                 }
                 assert _actions(edited)["orders"] == ("rebuilt", "app.py changed")
@@ -96,11 +96,11 @@ async def test_edit_run_verdict_over_stdio_rebuilds_one_service_and_runs_pytest_
                 assert _actions(recorded.structured_content) == _actions(edited), "kept with the run"
                 assert _cases(edited, "orders") == _cases(first, "orders")
 
-                again = await run()  # nothing changed: each service is only reset
-                assert {a for a, _ in _actions(again).values()} == {"reset"}
-                assert again["data"]["setup"]["environment"]["reset"].startswith(
-                    f"served run {edited['runId']}"
-                )
+                again = await run()  # nothing changed: every service is reused, nothing reset
+                assert {a for a, _ in _actions(again).values()} == {"reused"}
+                environment = again["data"]["setup"]["environment"]
+                assert "reset" not in environment
+                assert environment["runsServed"] == edited["data"]["setup"]["environment"]["runsServed"] + 1
                 assert len(_warm_servers(server)) == 1
 
                 cleaned = await client.call_tool("preflight_clean", {})

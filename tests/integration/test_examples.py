@@ -94,7 +94,7 @@ async def test_the_shop_db_example_migrates_seeds_and_runs_green_from_fresh(tmp_
     actions = {s.name: s.action for s in result.setup.services} if result.setup else {}
     assert set(actions) == {"db", "migrate", "seed", "orders"}
     # The suite wrote to the database: the row it added is still there until the next run on the
-    # kept environment resets the db (its seed runs again).
+    # kept environment resets the db (the seed's SQL runs again in it).
     assert summary == {"orders": 3, "items": 6}
     assert cleaned is not None and labelled(shop_db) == ([], [])
 

@@ -8,6 +8,7 @@ shop-db example's orders in PostgreSQL. With `reset: none` a second run sees wha
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -181,12 +182,12 @@ async def test_the_shop_db_example_gives_the_same_verdict_on_every_run_of_a_kept
     for run in (first, second, fourth):
         assert run.status == "passed" and run.totals.passed == 4, _failed(run)
     assert third.returncode == 0 and "4 passed, 0 failed" in third.stdout, third.stdout[-2000:]
-    # The db is reset by running its seed again (it empties and refills the table): PostgreSQL
-    # and the API keep running.
+    # The db is reset by running the seed's SQL in it (it empties and refills the table):
+    # PostgreSQL, the jobs and the API are left as they are.
     assert _setup_of(second) == {
-        "db": ("reset", "jobs"),
+        "db": ("reset", "exec"),
         "migrate": ("reused", None),
-        "seed": ("reset", "jobs"),
+        "seed": ("reused", None),
         "orders": ("reused", None),
     }
     assert fourth.setup is not None and fourth.setup.environment is not None
@@ -199,7 +200,8 @@ async def test_the_shop_db_example_without_its_reset_fails_on_the_rows_the_first
 ) -> None:
     root = tmp_path / "shop-db"
     shutil.copytree(REPO / "docs" / "examples" / "shop-db", root, ignore=shutil.ignore_patterns(".preflight"))
-    _edit(root / "e2e.yaml", "    reset: {jobs: [seed]}\n", "    reset: none\n")
+    config = root / "e2e.yaml"
+    config.write_text(re.sub(r"(?m)^    reset: \{exec: .*$", "    reset: none", config.read_text(), count=1))
     project = Project.open(root)
     try:
         first = await project.run(keep=True)
