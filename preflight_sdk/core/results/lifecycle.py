@@ -193,6 +193,13 @@ class ServiceSetup(Part, frozen=True, kw_only=True):
     reason: str | None = None
     reset: ResetHow | None = None
 
+    @property
+    def done(self) -> str:
+        """What was done with the service before the suites, in a word or two (`reset (exec)`)."""
+        if self.action == "reset" and self.reset is not None:
+            return f"reset ({self.reset})"
+        return self.action or "started"
+
 
 class EnvironmentUse(Part, frozen=True, kw_only=True):
     """A kept environment's use: the run that set it up, how many runs it served before this one,
@@ -201,6 +208,13 @@ class EnvironmentUse(Part, frozen=True, kw_only=True):
     set_up_by: str | None = None
     runs_served: int = 0
     reset: str | None = None
+
+    def describe(self) -> str:
+        """One line: kept, set up by which run, how many runs it served, reset first or not."""
+        by = f"set up by run {self.set_up_by}" if self.set_up_by else "set up outside a run"
+        served = f"served {self.runs_served} run{'' if self.runs_served == 1 else 's'} before this one"
+        reset = f"reset first ({self.reset})" if self.reset else "not reset"
+        return f"environment: kept, {by}, {served}, {reset}"
 
 
 class MockSetup(Part, frozen=True, kw_only=True):

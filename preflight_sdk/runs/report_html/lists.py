@@ -139,3 +139,24 @@ def files_html(result: RunResult) -> str:
         for a in result.artifacts
     )
     return f"<table><thead><tr><th>file</th><th>size</th><th>sha256</th></tr></thead><tbody>{rows}</tbody></table>"
+
+
+def environment_html(result: RunResult) -> str:
+    """What was done with each service before the suites (built, started, reused, reset and how),
+    with why, under the line saying whether the environment was kept, set up by which run, how
+    many runs it served and whether it was reset first."""
+    setup = result.setup
+    if setup is None or not setup.services:
+        return '<p class="pfr-empty">no environment was brought up for this run</p>'
+    use = setup.environment
+    kept = use is not None and not (setup.network is not None and setup.network.created)
+    line = use.describe() if kept and use is not None else "environment: set up for this run"
+    rows = "".join(
+        f'<tr class="pfr-setup-{esc(s.action or "started")}"><td><b>{esc(s.name)}</b></td>'
+        f"<td>{esc(s.done)}</td><td>{esc(s.reason or '')}</td></tr>"
+        for s in setup.services
+    )
+    return (
+        f'<p class="pfr-environment-line">{esc(line)}</p><table><thead><tr><th>service</th>'
+        f"<th>before the suites</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
+    )

@@ -74,10 +74,10 @@ def _failed(case_id: str, summary: str, status: int = 500) -> CaseResult:
     )
 
 
-def _service(**fields: object) -> ServiceSetup:
+def _service(name: str = "api", **fields: object) -> ServiceSetup:
     ready = Readiness(probe="http", target="http://127.0.0.1/health", attempts=1, ready=True)
     return ServiceSetup(
-        name="api", container_id="c", container_name="pf-api", status="healthy", ports=[], readiness=ready,
+        name=name, container_id="c", container_name="pf-api", status="healthy", ports=[], readiness=ready,
         **fields,  # type: ignore[arg-type]
     )  # fmt: skip
 
@@ -228,3 +228,33 @@ def test_a_run_that_could_not_finish_says_why_and_what_to_do() -> None:
     page = render_report(msgspec.structs.replace(_run([]), status="error", error=error))
     assert "The run could not finish" in page and "HEALTH_CHECK_TIMEOUT" in page
     assert "orders &lt;b&gt;never&lt;/b&gt; became healthy" in page and "read the logs of orders" in page
+
+
+def test_the_environment_section_says_what_each_service_had_done_before_the_suites_and_why() -> None:
+    from preflight_sdk.core.results.lifecycle import EnvironmentUse, NetworkSetup
+
+    services = [
+        _service(name="db", action="reset", reset="exec", reason="served run 01EARLIER since setup"),
+        _service(name="orders", action="rebuilt", reason="app.py changed"),
+        _service(name="<seed>", action="reused", reason="unchanged"),
+    ]
+    use = EnvironmentUse(set_up_by="01FIRST", runs_served=2, reset="served run 01EARLIER since setup")
+    setup = SetupResult(
+        services=services, mocks=[], total_duration=5, network=NetworkSetup(name="n", created=False), environment=use
+    )
+    passed = CaseResult(id="api.ok", name="ok", suite="api", status="passed", duration=1, timestamp=T0)
+    page = render_report(_run([passed], setup=setup))
+    section = page[page.index('<section id="pfr-environment">') :]
+    section = section[: section.index("</section>")]
+    assert "environment: kept, set up by run 01FIRST, served 2 runs before this one, reset first" in section
+    rows = re.findall(r'<tr class="pfr-setup-(\w+)"><td><b>(.*?)</b></td><td>(.*?)</td><td>(.*?)</td>', section)
+    assert rows == [
+        ("reset", "db", "reset (exec)", "served run 01EARLIER since setup"),
+        ("rebuilt", "orders", "rebuilt", "app.py changed"),
+        ("reused", "&lt;seed&gt;", "reused", "unchanged"),
+    ]
+    assert 'href="#pfr-environment"' in page
+    fresh = msgspec.structs.replace(setup, network=NetworkSetup(name="n", created=True))
+    fresh_page = render_report(_run([passed], setup=fresh))
+    assert "environment: set up for this run" in fresh_page and "served 2 runs" not in fresh_page
+    assert "no environment was brought up" in render_report(_run([passed]))

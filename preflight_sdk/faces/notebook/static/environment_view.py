@@ -4,9 +4,9 @@ started, recreated, reused, reset and how), with why. Bounded: reasons are short
 
 from __future__ import annotations
 
-from preflight_sdk.core.results.lifecycle import ServiceSetup, SetupResult
+from preflight_sdk.core.results.lifecycle import SetupResult
 
-from ..kit import columns, esc, plural, row, shorten, table
+from ..kit import columns, esc, row, shorten, table
 
 __all__ = ["environment_html", "environment_lines"]
 
@@ -17,16 +17,7 @@ def _environment(setup: SetupResult) -> str:
     use = setup.environment
     if use is None or (setup.network is not None and setup.network.created):
         return "environment: set up for this run"
-    by = f"set up by run {use.set_up_by}" if use.set_up_by else "set up outside a run"
-    served = f"served {plural(use.runs_served, 'run')} before this one"
-    reset = f"reset first ({shorten(use.reset, _REASON)})" if use.reset else "not reset"
-    return f"environment: kept, {by}, {served}, {reset}"
-
-
-def _action(service: ServiceSetup) -> str:
-    if service.action == "reset" and service.reset is not None:
-        return f"reset ({service.reset})"
-    return service.action or "started"
+    return shorten(use.describe(), 2 * _REASON)
 
 
 def environment_lines(setup: SetupResult | None) -> list[str]:
@@ -35,7 +26,7 @@ def environment_lines(setup: SetupResult | None) -> list[str]:
     if setup is None or setup.network is None:
         return []
     rows = [
-        [s.name, _action(s), shorten(s.reason or "", _REASON)] for s in setup.services if s.action != "reused"
+        [s.name, s.done, shorten(s.reason or "", _REASON)] for s in setup.services if s.action != "reused"
     ]
     reused = [s.name for s in setup.services if s.action == "reused"]
     tail = [f"  reused: {shorten(', '.join(reused), _REASON)}"] if reused else []
@@ -48,7 +39,7 @@ def environment_html(setup: SetupResult | None) -> str:
         return ""
     rows = (
         row(
-            [f"<b>{esc(s.name)}</b>", esc(_action(s)), esc(shorten(s.reason or "", _REASON))],
+            [f"<b>{esc(s.name)}</b>", esc(s.done), esc(shorten(s.reason or "", _REASON))],
             cls=f"pf-setup-{s.action or 'started'}",
         )
         for s in setup.services
