@@ -17,7 +17,7 @@ from preflight_sdk.faces.mcp.outputs import RESULTS_FILE, envelope_schema, resul
 from preflight_sdk.faces.mcp.server import PreflightMcp
 from preflight_sdk.faces.reflection.registry import reflect
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 COMMITTED = REPO / "docs" / "schema" / RESULTS_FILE
 TOOLS = PreflightMcp(default_project="/srv/p").tools
 
