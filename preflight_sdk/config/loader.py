@@ -298,31 +298,18 @@ def normalise_services(config: ProjectConfig) -> list[ServiceConfig]:
     if config.service is not None:
         single = config.service
         name = single.name or single.container.name or "app"
-        return [
-            ServiceConfig(
-                name=name,
-                build=single.build,
-                container=single.container,
-                vars=single.vars,
-                reset=single.reset,
-            )
-        ]
+        return [_named(single, name)]
     if config.services is None:
         return []
     if isinstance(config.services, dict):
-        return [
-            ServiceConfig(
-                name=name,
-                build=body.build,
-                container=body.container,
-                vars=body.vars,
-                depends_on=body.depends_on,
-                kind=body.kind,
-                reset=body.reset,
-            )
-            for name, body in config.services.items()
-        ]
+        return [_named(body, name) for name, body in config.services.items()]
     return list(config.services)
+
+
+def _named(body: msgspec.Struct, name: str) -> ServiceConfig:
+    # Every field the body has, copied by name: a key added to the service model (as `reset:` was)
+    # reaches the services of every form without a second list of fields to keep in step.
+    return ServiceConfig(**{**msgspec.structs.asdict(body), "name": name})
 
 
 # -- helpers ----------------------------------------------------------------------------------

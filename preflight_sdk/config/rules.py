@@ -55,49 +55,33 @@ def service_entries(data: dict[str, Any]) -> list[ServiceEntry]:
         if parsed is None:
             return []
         name = parsed.name or parsed.container.name or "app"
-        return [
-            ServiceEntry(
-                name=name,
-                path=("service",),
-                container=parsed.container,
-                depends_on=[],
-                keyed=False,
-                reset=parsed.reset,
-            )
-        ]
+        return [_entry(parsed, name, ("service",), keyed=False)]
     services = data.get("services")
-    entries: list[ServiceEntry] = []
     if isinstance(services, list):
-        for index, item in enumerate(services):
-            service = _convert(item, ServiceConfig)
-            if service is not None:
-                entries.append(
-                    ServiceEntry(
-                        name=service.name,
-                        path=("services", index),
-                        container=service.container,
-                        depends_on=list(service.depends_on),
-                        keyed=False,
-                        kind=service.kind,
-                        reset=service.reset,
-                    )
-                )
-    elif isinstance(services, dict):
-        for key, item in services.items():
-            body = _convert(item, ServiceBody)
-            if body is not None:
-                entries.append(
-                    ServiceEntry(
-                        name=key,
-                        path=("services", key),
-                        container=body.container,
-                        depends_on=list(body.depends_on),
-                        keyed=True,
-                        kind=body.kind,
-                        reset=body.reset,
-                    )
-                )
-    return entries
+        listed = ((_convert(item, ServiceConfig), index) for index, item in enumerate(services))
+        return [_entry(s, s.name, ("services", index), keyed=False) for s, index in listed if s is not None]
+    if isinstance(services, dict):
+        keyed = ((_convert(item, ServiceBody), key) for key, item in services.items())
+        return [_entry(body, key, ("services", key), keyed=True) for body, key in keyed if body is not None]
+    return []
+
+
+def _entry(
+    service: ServiceBody | SingleServiceConfig, name: str, path: PathKey, *, keyed: bool
+) -> ServiceEntry:
+    """The entry of one service of any form (the single form has no dependencies and no kind)."""
+    depends_on, kind = (
+        ([], "service") if isinstance(service, SingleServiceConfig) else (service.depends_on, service.kind)
+    )
+    return ServiceEntry(
+        name=name,
+        path=path,
+        container=service.container,
+        depends_on=list(depends_on),
+        keyed=keyed,
+        kind=kind,
+        reset=service.reset,
+    )
 
 
 def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:

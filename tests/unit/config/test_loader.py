@@ -371,3 +371,27 @@ def test_every_problem_comes_at_once_also_an_unknown_dependency_of_a_broken_serv
     assert "`dbb` is not a service" in messages
     dependency = next(p for p in caught.value.problems if p.message == "`dbb` is not a service")
     assert dependency.suggestion == "db" and dependency.line == 3
+
+
+def test_every_key_of_a_service_reaches_its_normalised_form_in_each_form(tmp_path: Path) -> None:
+    keyed = tmp_path / "keyed"
+    keyed.mkdir()
+    (keyed / "e2e.yaml").write_text(
+        'version: "1"\nproject: {name: keyed}\nservices:\n'
+        "  db:\n    build: {image: postgres}\n    reset: {exec: [psql, -c, select]}\n"
+        "  seed:\n    kind: job\n    dependsOn: [db]\n    build: {image: seed}\n"
+        "    vars: {rows: 3}\n    container: {command: [seed]}\n"
+    )
+    db, seed = load_config(keyed, environ={}).services
+    assert (db.name, db.reset is not None and db.reset.exec) == ("db", ["psql", "-c", "select"])
+    assert (seed.name, seed.kind, seed.depends_on, seed.vars, seed.container.command) == (
+        "seed", "job", ["db"], {"rows": 3}, ["seed"],
+    )  # fmt: skip
+    single = tmp_path / "single"
+    single.mkdir()
+    (single / "e2e.yaml").write_text(
+        'version: "1"\nproject: {name: single}\nservice:\n  build: {image: api}\n  reset: none\n'
+        "  vars: {mode: test}\n  container: {name: api-1}\n"
+    )
+    (only,) = load_config(single, environ={}).services
+    assert (only.name, only.reset, only.vars, only.build.image) == ("api-1", "none", {"mode": "test"}, "api")
