@@ -215,8 +215,8 @@ class ResetSteps(_Config, frozen=True, kw_only=True):
 ResetMode = Literal["auto", "recreate", "snapshot", "none"]
 
 
-class ServiceBody(_Config, frozen=True, kw_only=True):
-    """One service of a multi-service project (the map form keys it by name)."""
+class _ServiceFields(_Config, frozen=True, kw_only=True):
+    """What every form of a service has: its image, its container, its vars and its reset."""
 
     build: Annotated[BuildConfig, Meta(description="Image to build or use.")]
     container: Annotated[ContainerConfig, Meta(description="How the container runs.")] = field(
@@ -225,13 +225,6 @@ class ServiceBody(_Config, frozen=True, kw_only=True):
     vars: Annotated[dict[str, Scalar], Meta(description="Values for `{{config.X}}` templates.")] = field(
         default_factory=dict
     )
-    depends_on: Annotated[
-        list[str], Meta(description="Services that must be ready (or jobs done) first.")
-    ] = field(default_factory=list)
-    kind: Annotated[
-        Literal["service", "job"],
-        Meta(description="`job` runs to completion (exit 0) before its dependents start: migrations, seeds."),
-    ] = "service"
     reset: Annotated[
         ResetMode | ResetSteps,
         Meta(
@@ -244,26 +237,27 @@ class ServiceBody(_Config, frozen=True, kw_only=True):
     ] = "auto"
 
 
+class ServiceBody(_ServiceFields, frozen=True, kw_only=True):
+    """One service of a multi-service project (the map form keys it by name)."""
+
+    depends_on: Annotated[
+        list[str], Meta(description="Services that must be ready (or jobs done) first.")
+    ] = field(default_factory=list)
+    kind: Annotated[
+        Literal["service", "job"],
+        Meta(description="`job` runs to completion (exit 0) before its dependents start: migrations, seeds."),
+    ] = "service"
+
+
 class ServiceConfig(ServiceBody, frozen=True, kw_only=True):
     """A service with its name (the list form of `services`)."""
 
     name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Service name.")]
 
 
-class SingleServiceConfig(_Config, frozen=True, kw_only=True):
+class SingleServiceConfig(_ServiceFields, frozen=True, kw_only=True):
     """The single-service form (`service:`), as in the original Preflight."""
 
-    build: Annotated[BuildConfig, Meta(description="Image to build or use.")]
-    container: Annotated[ContainerConfig, Meta(description="How the container runs.")] = field(
-        default_factory=ContainerConfig
-    )
-    vars: Annotated[dict[str, Scalar], Meta(description="Values for `{{config.X}}` templates.")] = field(
-        default_factory=dict
-    )
-    reset: Annotated[
-        ResetMode | ResetSteps,
-        Meta(description="How the service gets back to its state after setup (as a service's)."),
-    ] = "auto"
     name: (
         Annotated[
             str,
