@@ -38,6 +38,7 @@ __all__ = [
     "MockError",
     "PreflightError",
     "StateError",
+    "single_error",
 ]
 
 ErrorCode = Literal[
@@ -274,3 +275,13 @@ class CancelledError_(PreflightError):
 
     default_code: ClassVar[ErrorCode] = "CANCELLED"
     default_hint: ClassVar[str] = "call `status` to see what still runs"
+
+
+def single_error(exc: BaseException) -> BaseException:
+    """The one meaningful error inside (nested) exception groups, else `exc` itself."""
+    while isinstance(exc, BaseExceptionGroup):
+        preflight = [e for e in exc.exceptions if isinstance(e, PreflightError | BaseExceptionGroup)]
+        if not preflight:
+            return exc
+        exc = preflight[0]
+    return exc

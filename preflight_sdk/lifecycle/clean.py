@@ -13,7 +13,7 @@ from functools import partial
 
 import anyio
 
-from preflight_sdk.core.errors import ConfigError, PreflightError
+from preflight_sdk.core.errors import ConfigError, PreflightError, single_error
 from preflight_sdk.core.results.lifecycle import CleanAction, CleanResult
 
 from ..config.loader import find_config
@@ -188,21 +188,10 @@ def first_error() -> Iterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        error = _first_preflight(group)
-        if error is None:
+        error = single_error(group)
+        if not isinstance(error, PreflightError):
             raise
         raise error from None
-
-
-def _first_preflight(group: BaseExceptionGroup[BaseException]) -> PreflightError | None:
-    for exc in group.exceptions:
-        if isinstance(exc, PreflightError):
-            return exc
-        if isinstance(exc, BaseExceptionGroup):
-            found = _first_preflight(exc)
-            if found is not None:
-                return found
-    return None
 
 
 async def _stop_then_remove(engine: Engine, running: list[str], everything: list[str]) -> list[RemoveOutcome]:

@@ -18,7 +18,7 @@ import msgspec
 from preflight_sdk.config import ServiceConfig
 from preflight_sdk.core.addresses import is_loopback
 from preflight_sdk.core.durations import parse_duration
-from preflight_sdk.core.errors import PreflightError
+from preflight_sdk.core.errors import PreflightError, single_error
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import (
     EnvironmentUse,
@@ -45,7 +45,7 @@ from .status import running_service
 if TYPE_CHECKING:
     from preflight_sdk.mocks import MockHost
 
-__all__ = ["Outcome", "carry_out", "single_error"]
+__all__ = ["Outcome", "carry_out"]
 
 
 @dataclass(frozen=True)
@@ -277,13 +277,3 @@ async def _undo(
     # Nothing of this setup runs any more; a "running" session found broken is now stopped.
     state = "stopped" if session.state == "running" else session.state
     return host, msgspec.structs.replace(session, state=state, network=None, containers=[], mocks=[])
-
-
-def single_error(exc: BaseException) -> BaseException:
-    """The one meaningful error inside (nested) exception groups, else `exc` itself."""
-    while isinstance(exc, BaseExceptionGroup):
-        preflight = [e for e in exc.exceptions if isinstance(e, PreflightError | BaseExceptionGroup)]
-        if not preflight:
-            return exc
-        exc = preflight[0]
-    return exc

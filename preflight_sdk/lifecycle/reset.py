@@ -19,13 +19,14 @@ independent resets run at the same time and a job waits for the services it depe
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import EnvironmentError_, single_error
 from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import ResetHow
 
@@ -199,13 +200,11 @@ async def exec_resets(
                 assert service is not None
                 tg.start_soon(one, service)
     except BaseExceptionGroup as group:
-        raise _first(group) from None
+        raise single_error(group) from None
 
 
 def snapshot_volume(loaded: LoadedConfig, volume: str) -> str:
     """The volume that holds `volume`'s copy taken at setup (one per project and volume)."""
-    import hashlib
-
     digest = hashlib.sha256(loaded.label_root.encode()).hexdigest()[:12]
     return f"preflight-snapshot-{digest}-{volume}"
 
@@ -214,26 +213,34 @@ async def take_snapshot(
     engine: Engine, loaded: LoadedConfig, session: SessionState, network: str, service: ServiceConfig
 ) -> None:
     """Copy `service`'s named volumes aside, before its first container uses them."""
-    await _copy_all(engine, loaded, session, network, [service.name], restore=False)
+    await _copy_volumes(engine, loaded, session, network, service, restore=False)
 
 
 async def restore_volumes(
     engine: Engine, loaded: LoadedConfig, session: SessionState, network: str, service: ServiceConfig
 ) -> None:
     """Put back `service`'s named volumes as the snapshot holds them (its container is gone)."""
-    await _copy_all(engine, loaded, session, network, [service.name], restore=True)
+    await _copy_volumes(engine, loaded, session, network, service, restore=True)
 
 
-async def _copy_all(
+async def _copy_volumes(
     engine: Engine,
     loaded: LoadedConfig,
     session: SessionState,
     network: str,
-    names: Sequence[str],
+    service: ServiceConfig,
     *,
     restore: bool,
 ) -> None:
-    async def copy(service: ServiceConfig, volume: str) -> None:
+    """Copy each named volume of `service` to its snapshot (or back, `restore`), all at once, in
+    throwaway containers of the service's own image."""
+    # The copy needs these tools in the service's image; without them, another reset must do.
+    needs_tools = (
+        f"the copy runs `sh`, `find` and `cp` from {service.build.image}: an image without "
+        f"them cannot use `reset: snapshot`; use `recreate`, `exec` or `jobs` for {service.name}"
+    )
+
+    async def copy(volume: str) -> None:
         snapshot = snapshot_volume(loaded, volume)
         source, target = (snapshot, volume) if restore else (volume, snapshot)
         name = f"{network}-{'restore' if restore else 'snapshot'}-{service.name}-{volume}"[:200]
@@ -259,8 +266,7 @@ async def _copy_all(
             raise EnvironmentError_(
                 f"the named volume `{volume}` of `{service.name}` could not be copied: {exc.message}",
                 code="RESET_FAILED",
-                hint=f"the copy runs `sh`, `find` and `cp` from {service.build.image}: an image without "
-                f"them cannot use `reset: snapshot`; use `recreate`, `exec` or `jobs` for {service.name}",
+                hint=needs_tools,
                 details={"service": service.name, "volume": volume},
             ) from exc
         try:
@@ -282,25 +288,13 @@ async def _copy_all(
             raise EnvironmentError_(
                 f"the named volume `{volume}` of `{service.name}` could not be {verb} (exit status {code})",
                 code="RESET_FAILED",
-                hint=f"the copy runs `sh`, `find` and `cp` from {service.build.image}: an image without "
-                f"them cannot use `reset: snapshot`; use `recreate`, `exec` or `jobs` for {service.name}",
+                hint=needs_tools,
                 details={"service": service.name, "volume": volume, "exitCode": code},
             )
 
     try:
         async with anyio.create_task_group() as tg:
-            for name in names:
-                service = loaded.service(name)
-                assert service is not None
-                for volume in named_volumes(service.container.volumes):
-                    tg.start_soon(copy, service, volume)
+            for volume in named_volumes(service.container.volumes):
+                tg.start_soon(copy, volume)
     except BaseExceptionGroup as group:
-        raise _first(group) from None
-
-
-def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first error of a task group (a preflight error when there is one), raised as itself."""
-    errors = group.exceptions
-    while len(errors) and isinstance(errors[0], BaseExceptionGroup):
-        errors = errors[0].exceptions
-    return next((e for e in errors if isinstance(e, EnvironmentError_)), errors[0])
+        raise single_error(group) from None

@@ -17,6 +17,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.config import LoadedConfig
+from preflight_sdk.core.errors import single_error
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import EnvironmentUse, SetupResult
 from preflight_sdk.engine.base import Engine
@@ -24,7 +25,7 @@ from preflight_sdk.engine.base import Engine
 from .build import build_images
 from .clean import clean
 from .context import ProjectContext
-from .execute import carry_out, single_error
+from .execute import carry_out
 from .facts import Given, Observed, observe
 from .inputs import ServiceInputs, mock_digest, read_record, write_record
 from .plan import plan_builds, plan_pulls, plan_setup

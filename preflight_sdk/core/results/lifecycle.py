@@ -251,6 +251,14 @@ class SetupResult(Result, frozen=True, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
     environment: EnvironmentUse | None = None
 
+    def environment_line(self) -> str:
+        """One line: set up for this run (a new network), or kept and how it was used (see
+        `EnvironmentUse.describe`)."""
+        use = self.environment
+        if use is None or (self.network is not None and self.network.created):
+            return "environment: set up for this run"
+        return use.describe()
+
 
 # -- status -----------------------------------------------------------------------------------
 

@@ -148,9 +148,7 @@ def environment_html(result: RunResult) -> str:
     setup = result.setup
     if setup is None or not setup.services:
         return '<p class="pfr-empty">no environment was brought up for this run</p>'
-    use = setup.environment
-    kept = use is not None and not (setup.network is not None and setup.network.created)
-    line = use.describe() if kept and use is not None else "environment: set up for this run"
+    line = setup.environment_line()
     rows = "".join(
         f'<tr class="pfr-setup-{esc(s.action or "started")}"><td><b>{esc(s.name)}</b></td>'
         f"<td>{esc(s.done)}</td><td>{esc(s.reason or '')}</td></tr>"

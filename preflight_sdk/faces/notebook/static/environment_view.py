@@ -13,13 +13,6 @@ __all__ = ["environment_html", "environment_lines"]
 _REASON = 90
 
 
-def _environment(setup: SetupResult) -> str:
-    use = setup.environment
-    if use is None or (setup.network is not None and setup.network.created):
-        return "environment: set up for this run"
-    return shorten(use.describe(), 2 * _REASON)
-
-
 def environment_lines(setup: SetupResult | None) -> list[str]:
     """The environment's line, then a line per service acted on (name, what was done, why) and
     one line naming the services reused as they were."""
@@ -30,7 +23,7 @@ def environment_lines(setup: SetupResult | None) -> list[str]:
     ]
     reused = [s.name for s in setup.services if s.action == "reused"]
     tail = [f"  reused: {shorten(', '.join(reused), _REASON)}"] if reused else []
-    return [_environment(setup), *columns(rows), *tail]
+    return [shorten(setup.environment_line(), 2 * _REASON), *columns(rows), *tail]
 
 
 def environment_html(setup: SetupResult | None) -> str:
@@ -45,4 +38,5 @@ def environment_html(setup: SetupResult | None) -> str:
         for s in setup.services
     )
     listing = table(["service", "before the suites", "why"], rows)
-    return f'<details class="pf-environment"><summary>{esc(_environment(setup))}</summary>{listing}</details>'
+    summary = esc(shorten(setup.environment_line(), 2 * _REASON))
+    return f'<details class="pf-environment"><summary>{summary}</summary>{listing}</details>'
