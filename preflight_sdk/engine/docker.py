@@ -21,6 +21,7 @@ from .base import ContainerInfo, EngineInfo, ExecResult, NetworkInfo, RemoveOutc
 from .endpoint import LOOPBACK, on_local_socket
 from .exec_output import BoundedOutput
 from .images import Images
+from .inspect import container_from_inspect
 from .lane import Lane
 from .logs import Logs
 from .socket_lane import SocketLane
@@ -58,7 +59,7 @@ class DockerEngine:
         # The parts: each of their methods is the Engine's method of the same name.
         self.images = Images(self.lane, self.cli, self.info)
         self.image_exists = self.images.image_exists
-        self.inspect_image = self.lane.inspect_image
+        self.inspect_image = self.images.inspect_image
         self.pull = self.images.pull
         self.build = self.images.build
         self.list_images = self.images.list_images
@@ -97,7 +98,11 @@ class DockerEngine:
     # -- containers --------------------------------------------------------------------------
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        return await self.lane.inspect(refs) if refs else []
+        return (
+            [container_from_inspect(item) for item in await self.lane.inspect("container", refs)]
+            if refs
+            else []
+        )
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         listed = await self.lane.list_containers(labels)

@@ -82,26 +82,23 @@ def name_the_engine(error: EnvironmentError_, host: str | None, context: str | N
     if error.code != "DOCKER_ERROR" or not error.retryable or local:
         return error
     flag = f"--host {where}" if where else f"--context {context}"
-    message = error.message.replace("the Docker daemon", f"the Docker engine {where or context}", 1)
     refused = _SSH_REFUSED.search(str((error.details or {}).get("stderr", "")))
-    if refused:
-        # The engine is up; trying again cannot help until the login is fixed.
-        return EnvironmentError_(
-            message,
-            code="DOCKER_ERROR",
-            hint=f"the engine's ssh server refused this machine ({refused.group(0)}): check that "
-            f"`{_ssh_command(where)} docker version` works without a prompt (docker runs `ssh` from PATH: "
-            "a key in ssh-agent or ~/.ssh/config, the host in known_hosts)",
-            details={**(error.details or {}), "engine": where or f"context:{context}"},
-            retryable=False,
-        )
+    # An ssh server that refuses this machine: the engine is up, and trying again cannot help
+    # until the login is fixed.
+    hint = (
+        f"the engine's ssh server refused this machine ({refused.group(0)}): check that "
+        f"`{_ssh_command(where)} docker version` works without a prompt (docker runs `ssh` from PATH: "
+        "a key in ssh-agent or ~/.ssh/config, the host in known_hosts)"
+        if refused
+        else f"check that the engine is up and reachable from this machine (`docker {flag} info`), "
+        "or fix `engine.host`/`engine.context` in e2e.yaml (`--engine-host`/`--context`, DOCKER_HOST/DOCKER_CONTEXT)"
+    )
     return EnvironmentError_(
-        message,
+        error.message.replace("the Docker daemon", f"the Docker engine {where or context}", 1),
         code="DOCKER_ERROR",
-        hint=f"check that the engine is up and reachable from this machine (`docker {flag} info`), "
-        "or fix `engine.host`/`engine.context` in e2e.yaml (`--engine-host`/`--context`, DOCKER_HOST/DOCKER_CONTEXT)",
+        hint=hint,
         details={**(error.details or {}), "engine": where or f"context:{context}"},
-        retryable=True,
+        retryable=refused is None,
     )
 
 

@@ -51,8 +51,17 @@ class Images:
                 _BUILDER_CACHE[key] = "legacy"
         return _BUILDER_CACHE[key]
 
+    async def inspect_image(self, ref: str) -> ImageInfo | None:
+        found = await self.lane.inspect("image", [ref])
+        if not found:
+            return None
+        labels = (found[0].get("Config") or {}).get("Labels") or {}
+        return ImageInfo(
+            id=str(found[0].get("Id", "")), labels=dict(labels), tags=list(found[0].get("RepoTags") or [])
+        )
+
     async def image_exists(self, ref: str) -> bool:
-        return await self.lane.inspect_image(ref) is not None
+        return await self.inspect_image(ref) is not None
 
     async def pull(self, ref: str, on_line: LineSink) -> None:
         # The client's command line, as a child that cancelling kills: `image.pull(stream_logs=True)`
@@ -70,7 +79,7 @@ class Images:
 
         info = await self.info()
         builder = await self._builder(info)
-        before = await self.lane.inspect_image(spec.image)
+        before = await self.inspect_image(spec.image)
         lines = BuildLines(on_line, tail=_BUILD_TAIL, legacy=builder == "legacy")
         # Docker's legacy builder turns each label into a build step (about 70 ms apiece);
         # buildah (Podman) sets them all on the image it commits at the end.
@@ -100,11 +109,14 @@ class Images:
             failure = exc
         lines.flush()
         if failure is None:
-            after = await self.lane.inspect_image(spec.image)
+            after = await self.inspect_image(spec.image)
             if after is None:
                 return ""  # removed already, by someone else: the next run builds it again
-            if _replaced(spec, before, after):
-                await self.lane.drop_untagged(before.id)  # type: ignore[union-attr]
+            if before is not None and _replaced(spec, before, after):
+                # Left without a tag, it goes (with its untagged parents); one in use stays.
+                old = await self.inspect_image(before.id)
+                if old is not None and not old.tags:
+                    await self.lane.remove("image", [old.id])
             return after.id
         tail = lines.tail
         error = translate(
@@ -162,13 +174,13 @@ class Images:
         return [await self.cli.call(partial(remove, ref), action="remove images") for ref in refs]
 
 
-def _replaced(spec: BuildSpec, before: ImageInfo | None, after: ImageInfo) -> bool:
+def _replaced(spec: BuildSpec, before: ImageInfo, after: ImageInfo) -> bool:
     """Whether the image a build took the tag from is preflight's to tidy.
 
     Rebuilding a tag (another checkout, changed labels or sources) leaves the former image
     dangling (`<none>`); one a container still uses stays, as Docker refuses to remove it.
     Preflight built it when it carries the managed label, or is the one `spec.replaces` names.
     """
-    if before is None or after.id == before.id:
+    if after.id == before.id:
         return False
     return before.labels.get(LABEL_MANAGED) == "true" or before.id == spec.replaces

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
+from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
 from .exec_output import BoundedOutput
 
 __all__ = ["Lane"]
@@ -25,26 +25,20 @@ class Lane(Protocol):
         """The daemon's version and where it is (asked once per process: the engine caches it)."""
         ...
 
-    async def inspect_image(self, ref: str) -> ImageInfo | None: ...
-
-    async def drop_untagged(self, image_id: str) -> None:
-        """Remove an image when no tag names it any more (one in use, or gone, stays as it is)."""
-        ...
-
     async def create_network(self, name: str, labels: Mapping[str, str]) -> str: ...
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]: ...
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
-        """Remove `container`s (with their anonymous volumes) or `network`s; say what happened to each."""
+        """Remove `container`s (with their anonymous volumes), `image`s or `network`s; say what happened to each."""
         ...
 
     async def run(self, spec: ContainerSpec) -> str:
         """Create and start a container (`docker run --detach --pull never`); return its id."""
         ...
 
-    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        """Inspect containers (at least one ref); unknown ones are left out."""
+    async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
+        """The `docker inspect` JSON of each `container`, `image` or `network` of `refs` there is."""
         ...
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:

@@ -1,24 +1,14 @@
 """Podman: the `Engine` on the podman command line, as a `DockerEngine` façade over `PodmanLane`.
 
-Podman speaks the docker command line closely enough for most calls, so the lane delegates them
-to a `CliLane` on `podman`; it differs where Podman does:
-
-- no buildx: images build with `podman build` (the legacy path, which reads `STEP` lines);
-- `-p 0:8080` is refused: a free host port is asked for as `-p [ip::]8080`;
-- `--add-host name:host-gateway` is unknown: mocks are reached at the host's own address, which
-  they also listen on, and `host.containers.internal` is set to it as well (Podman 4.x points
-  it at the network's gateway, newer Podman at the host's address);
-- `ps`, `network ls` and `events` print JSON arrays and keys of their own;
-- `logs --timestamps` stamps each piece of a line written in pieces (the extra stamps go), and
-  `logs --tail` mangles such lines (the tail is taken here instead);
-- `rm --force` of a missing ref silently removes nothing: `--ignore` is passed, and the names
-  printed say what was removed;
-- health checks inside containers run from systemd timers, which a host without systemd lacks:
-  this lane runs the checks of the containers it started when their status is asked for.
+Podman speaks the docker command line closely enough for most calls, so the lane hands them to a
+`CliLane` on `podman`; each place where Podman differs says how next to its code (builds use
+`podman build`, free host ports, `host-gateway`, JSON listings and events, `rm --ignore`, log
+timestamps and tails, health checks without systemd).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
@@ -35,7 +25,7 @@ from ..core.addresses import is_loopback, route_address
 from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
 from .inspect import container_from_list
-from .whales import CliLane, run_cli
+from .whales import CliLane
 
 __all__ = ["PodmanLane", "podman_engine", "unsupported"]
 
@@ -68,8 +58,6 @@ class PodmanLane:
         # Health checks this lane runs itself: container id -> (interval, when last run).
         self._checks: dict[str, tuple[float, float]] = {}
         # What Podman answers as Docker does.
-        self.inspect_image = self.cli.inspect_image
-        self.drop_untagged = self.cli.drop_untagged
         self.create_network = self.cli.create_network
         self.rename = self.cli.rename
         self.exec = self.cli.exec
@@ -79,6 +67,7 @@ class PodmanLane:
         # `podman version` has no `Server` part on a local Podman: its client is the engine.
         out = await self.cli.text("version", "--format", "json", action="ask podman its version")
         version = str(json.loads(out or "{}").get("Client", {}).get("Version", "unknown"))
+        # No buildx: images build with `podman build`, read as the legacy builder's output.
         return EngineInfo(
             server_version=version, builder="legacy", host_gateway=host_address(), name="podman"
         )
@@ -94,35 +83,35 @@ class PodmanLane:
         ]
 
     async def run(self, spec: ContainerSpec) -> str:
-        address = host_address()
-        add_hosts = []
-        for host, target in spec.add_hosts:
-            if target == "host-gateway":
-                if address is None:
-                    raise unsupported(
-                        "mocks reached from containers",
-                        "this host has no address outside loopback for containers to reach",
-                        "give the host a network interface with an IPv4 address, or run the mocks as services",
-                    )
-                target = address
-            add_hosts.append((host, target))
-        if address is not None and any(target == "host-gateway" for _, target in spec.add_hosts):
-            # As newer Podman does: `host.containers.internal` is the host, where the mocks listen
-            # (Podman 4.x points it at the network's gateway, which they do not listen on).
-            add_hosts.append(("host.containers.internal", str(address)))
+        add_hosts = list(spec.add_hosts)
+        if any(target == "host-gateway" for _, target in add_hosts):
+            # Podman knows no `host-gateway`: mocks are reached at the host's own address (they
+            # listen there too), and so is `host.containers.internal`, as newer Podman does
+            # (Podman 4.x points it at the network's gateway, where the mocks do not listen).
+            address = host_address()
+            if address is None:
+                raise unsupported(
+                    "mocks reached from containers",
+                    "this host has no address outside loopback for containers to reach",
+                    "give the host a network interface with an IPv4 address, or run the mocks as services",
+                )
+            add_hosts = [
+                (host, address if target == "host-gateway" else target) for host, target in add_hosts
+            ]
+            add_hosts.append(("host.containers.internal", address))
         container_id = await self.cli.run(msgspec.structs.replace(spec, add_hosts=add_hosts))
         if spec.health is not None:
             self._checks[container_id] = (max(spec.health.interval, _CHECK_FLOOR), 0.0)
         return container_id
 
-    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        """Inspect containers, first running the health checks that are due (see `_run_due_checks`)."""
-        found = await self.cli.inspect(refs)
-        if self._checks and await self._run_due_checks(found):
-            found = await self.cli.inspect(refs)
+    async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
+        """Inspect, first running the health checks of the containers that are due (see `_run_due_checks`)."""
+        found = await self.cli.inspect(kind, refs)
+        if kind == "container" and self._checks and await self._run_due_checks(found):
+            found = await self.cli.inspect(kind, refs)
         return found
 
-    async def _run_due_checks(self, found: Sequence[ContainerInfo]) -> bool:
+    async def _run_due_checks(self, found: Sequence[Mapping[str, Any]]) -> bool:
         """Run `podman healthcheck run` for containers this lane started whose check is due.
 
         Podman schedules health checks with systemd timers; a host without systemd (most CI
@@ -130,25 +119,18 @@ class PodmanLane:
         matters, so the check runs then, at most once per its interval; Podman keeps the
         retries, the start period and the status as it would.
         """
-        from python_on_whales.exceptions import DockerException
-
         now = anyio.current_time()
+        running = [str(c.get("Id")) for c in found if (c.get("State") or {}).get("Running")]
         due = [
-            c.id
-            for c in found
-            if c.running and c.id in self._checks and now - self._checks[c.id][1] >= self._checks[c.id][0]
+            ref
+            for ref in running
+            if ref in self._checks and now - self._checks[ref][1] >= self._checks[ref][0]
         ]
         for ref in due:
             self._checks[ref] = (self._checks[ref][0], now)
-            argv = await self.cli.cmd("healthcheck", "run", ref)
-
-            def check(argv: list[str] = argv) -> None:
-                try:
-                    run_cli(argv)
-                except DockerException:
-                    pass  # exit 1: unhealthy (recorded by Podman); the verdict is read by inspect
-
-            await self.cli.call(check, action=f"run the health check of {ref}", subject=ref)
+            # Exit 1 is unhealthy, which Podman records: the verdict is read by inspect.
+            with contextlib.suppress(EnvironmentError_):
+                await self.cli.text("healthcheck", "run", ref, action=f"run the health check of {ref}")
         return bool(due)
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:

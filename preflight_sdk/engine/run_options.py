@@ -1,9 +1,10 @@
 """A container's run options (`RunOptions`) as the Docker API body and as `docker run` flags.
 
 Both forms say the same thing, so a container started over the socket and one started by the CLI
-(a remote engine, Podman) are alike. The caller resolves `network_of` into `ContainerSpec.network
-= "container:<name>"` and `volumes_from` into container names. A container in another's network
-namespace has no network of its own: no aliases, no published ports, no host name.
+(a remote engine, Podman) are alike: each plain option is one row of `_PLAIN`, read by both. The
+caller resolves `network_of` into `ContainerSpec.network = "container:<name>"` and `volumes_from`
+into container names. A container in another's network namespace has no network of its own: no
+aliases, no published ports, no host name.
 """
 
 from __future__ import annotations
@@ -16,22 +17,56 @@ from preflight_sdk.core.durations import parse_duration
 __all__ = ["SHARED_NETWORK", "apply_options", "option_flags"]
 
 SHARED_NETWORK = "container:"
+# Each option that means the same in both forms: its `RunOptions` field, its key in the body's
+# `HostConfig` (or, after a `.`, in the body itself) and its `docker run` flag. A list repeats
+# the flag; `True` is the flag alone; None, False and an empty list are left out.
+_PLAIN = (
+    ("cap_add", "CapAdd", "--cap-add"),
+    ("cap_drop", "CapDrop", "--cap-drop"),
+    ("dns", "Dns", "--dns"),
+    ("dns_search", "DnsSearch", "--dns-search"),
+    ("dns_opt", "DnsOptions", "--dns-option"),
+    ("security_opt", "SecurityOpt", "--security-opt"),
+    ("group_add", "GroupAdd", "--group-add"),
+    ("volumes_from", "VolumesFrom", "--volumes-from"),
+    ("shm_size", "ShmSize", "--shm-size"),
+    ("mem_limit", "Memory", "--memory"),
+    ("mem_reservation", "MemoryReservation", "--memory-reservation"),
+    ("cpu_shares", "CpuShares", "--cpu-shares"),
+    ("pids_limit", "PidsLimit", "--pids-limit"),
+    ("oom_score_adj", "OomScoreAdj", "--oom-score-adj"),
+    ("pid", "PidMode", "--pid"),
+    ("ipc", "IpcMode", "--ipc"),
+    ("uts", "UTSMode", "--uts"),
+    ("userns_mode", "UsernsMode", "--userns"),
+    ("privileged", "Privileged", "--privileged"),
+    ("stop_signal", ".StopSignal", "--stop-signal"),
+    ("domainname", ".Domainname", "--domainname"),
+    ("tty", ".Tty", "--tty"),
+    ("stdin_open", ".OpenStdin", "--interactive"),
+)
+
+
+def _plain(options: RunOptions) -> list[tuple[str, str, Any]]:
+    """The `_PLAIN` options that are set: `(key, flag, value)`."""
+    found = [(key, flag, getattr(options, field)) for field, key, flag in _PLAIN]
+    return [
+        (key, flag, value)
+        for key, flag, value in found
+        if value is not None and value is not False and value != []
+    ]
+
+
+def _stop_timeout(options: RunOptions) -> int | None:
+    grace = options.stop_grace_period
+    return None if grace is None else int(parse_duration(grace))
 
 
 def apply_options(body: dict[str, Any], options: RunOptions) -> None:
     """Add `options` to a `POST /containers/create` body (what `docker run` sends for the flags)."""
     host: dict[str, Any] = body["HostConfig"]
-    lists = {
-        "CapAdd": options.cap_add,
-        "CapDrop": options.cap_drop,
-        "Dns": options.dns,
-        "DnsSearch": options.dns_search,
-        "DnsOptions": options.dns_opt,
-        "SecurityOpt": options.security_opt,
-        "GroupAdd": options.group_add,
-        "VolumesFrom": options.volumes_from,
-    }
-    host.update({key: list(value) for key, value in lists.items() if value})
+    for key, _, value in _plain(options):
+        (body if key.startswith(".") else host)[key.lstrip(".")] = value
     if options.extra_hosts:
         host["ExtraHosts"] = [*(host.get("ExtraHosts") or []), *options.extra_hosts]
     if options.sysctls:
@@ -42,33 +77,11 @@ def apply_options(body: dict[str, Any], options: RunOptions) -> None:
         host["Ulimits"] = [{"Name": n, "Soft": u.soft, "Hard": u.hard} for n, u in options.ulimits.items()]
     if options.devices:
         host["Devices"] = [_device(spec) for spec in options.devices]
-    scalars = {
-        "ShmSize": options.shm_size,
-        "Memory": options.mem_limit,
-        "MemoryReservation": options.mem_reservation,
-        "NanoCpus": int(options.cpus * 1_000_000_000) if options.cpus is not None else None,
-        "CpuShares": options.cpu_shares,
-        "PidsLimit": options.pids_limit,
-        "OomScoreAdj": options.oom_score_adj,
-        "PidMode": options.pid,
-        "IpcMode": options.ipc,
-        "UTSMode": options.uts,
-        "UsernsMode": options.userns_mode,
-    }
-    host.update({key: value for key, value in scalars.items() if value is not None})
-    if options.privileged:
-        host["Privileged"] = True
+    if options.cpus is not None:
+        host["NanoCpus"] = int(options.cpus * 1_000_000_000)
     body["Labels"] = {**options.labels, **body.get("Labels", {})}
-    if options.stop_signal:
-        body["StopSignal"] = options.stop_signal
     if options.stop_grace_period is not None:
-        body["StopTimeout"] = int(parse_duration(options.stop_grace_period))
-    if options.tty:
-        body["Tty"] = True
-    if options.stdin_open:
-        body["OpenStdin"] = True
-    if options.domainname:
-        body["Domainname"] = options.domainname
+        body["StopTimeout"] = _stop_timeout(options)
     if str(host.get("NetworkMode", "")).startswith(SHARED_NETWORK):
         # Docker refuses aliases, published ports and a host name in another container's namespace.
         body.pop("NetworkingConfig", None)
@@ -81,15 +94,10 @@ def apply_options(body: dict[str, Any], options: RunOptions) -> None:
 def option_flags(options: RunOptions) -> list[str]:
     """The `docker run` flags for `options` (the CLI path of `apply_options`)."""
     argv: list[str] = []
+    for _, flag, value in _plain(options):
+        values = [] if value is True else value if isinstance(value, list) else [value]
+        argv += [flag] if value is True else [a for item in values for a in (flag, str(item))]
     repeated = {
-        "--cap-add": options.cap_add,
-        "--cap-drop": options.cap_drop,
-        "--dns": options.dns,
-        "--dns-search": options.dns_search,
-        "--dns-option": options.dns_opt,
-        "--security-opt": options.security_opt,
-        "--group-add": options.group_add,
-        "--volumes-from": options.volumes_from,
         "--add-host": options.extra_hosts,
         "--tmpfs": options.tmpfs,
         "--device": options.devices,
@@ -99,33 +107,12 @@ def option_flags(options: RunOptions) -> list[str]:
     }
     argv += [a for flag, values in repeated.items() for value in values for a in (flag, value)]
     single = {
-        "--shm-size": options.shm_size,
-        "--memory": options.mem_limit,
-        "--memory-reservation": options.mem_reservation,
         "--cpus": options.cpus,
-        "--cpu-shares": options.cpu_shares,
-        "--pids-limit": options.pids_limit,
-        "--oom-score-adj": options.oom_score_adj,
-        "--pid": options.pid,
-        "--ipc": options.ipc,
-        "--uts": options.uts,
-        "--userns": options.userns_mode,
-        "--stop-signal": options.stop_signal,
-        "--domainname": options.domainname,
         "--hostname": options.hostname,
         "--platform": options.platform,
-        "--stop-timeout": (
-            int(parse_duration(options.stop_grace_period)) if options.stop_grace_period is not None else None
-        ),
+        "--stop-timeout": _stop_timeout(options),
     }
     argv += [a for flag, value in single.items() if value is not None for a in (flag, str(value))]
-    for flag, on in (
-        ("--privileged", options.privileged),
-        ("--tty", options.tty),
-        ("--interactive", options.stdin_open),
-    ):
-        if on:
-            argv.append(flag)
     return argv
 
 

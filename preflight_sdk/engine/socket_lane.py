@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 import anyio
 
 from .api import EngineAPI, decoded, failure, message, quoted
-from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
+from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
 from .endpoint import endpoint_address
 from .errors import daemon_unreachable
 from .exec_output import STDOUT, BoundedOutput, Frames
-from .inspect import bridge_gateway, container_from_inspect, container_from_list
+from .inspect import bridge_gateway, container_from_list
 from .run_options import apply_options
 
 __all__ = ["SocketLane", "container_body"]
@@ -51,24 +51,6 @@ class SocketLane:
             routable=routable,
         )
 
-    async def inspect_image(self, ref: str) -> ImageInfo | None:
-        found = await self.api.inspect("image", ref)
-        if found is None:
-            return None
-        labels = (found.get("Config") or {}).get("Labels") or {}
-        return ImageInfo(
-            id=str(found.get("Id", "")), labels=dict(labels), tags=list(found.get("RepoTags") or [])
-        )
-
-    async def drop_untagged(self, image_id: str) -> None:
-        """Remove image `image_id` (and its untagged parents) when no tag names it any more.
-
-        One a container still uses, or one already gone, stays as it is: nothing to tidy.
-        """
-        found = await self.api.inspect("image", image_id)
-        if found is not None and not found.get("RepoTags"):
-            await self.api.send("DELETE", f"/images/{quoted(image_id)}")
-
     async def rename(self, ref: str, name: str) -> None:
         await self.api.expect(
             "POST",
@@ -78,9 +60,9 @@ class SocketLane:
             subject=ref,
         )
 
-    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        found = await _each(partial(self.api.inspect, "container"), refs)
-        return [container_from_inspect(item) for item in found if item is not None]
+    async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
+        found = await _each(partial(self.api.inspect, kind), refs)
+        return [item for item in found if item is not None]
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
         return [container_from_list(item) for item in await self._listed("container", labels)]
@@ -134,7 +116,7 @@ class SocketLane:
         return str(created["Id"])
 
     async def _remove(self, kind: str, ref: str, *, force: bool = False) -> RemoveOutcome:
-        """Remove one container (with its anonymous volumes) or network; say what happened to it."""
+        """Remove one container (with its anonymous volumes), image or network; say what happened to it."""
         params = {"v": "1", "force": "1" if force else "0"} if kind == "container" else {}
         status, data = await self.api.send("DELETE", f"/{kind}s/{quoted(ref)}", params=params)
         if status < 300:

@@ -1,25 +1,17 @@
 """`SwarmEngine`: the `Engine` protocol on a Docker Swarm, one single-replica service per container.
 
 A façade of its own over the manager's `DockerEngine` (its images, networks and CLI), not a kind
-of it: only what a swarm does differently is written here.
+of it: only what a swarm does differently is written here. Each container the lifecycle asks for
+is a service on an attachable overlay network, its image pushed to the registry first so every
+node pulls the same one; the preflight labels are on the service and on its task's container.
 
-The lifecycle asks for containers; on a swarm each becomes a service (`docker service create`)
-on an attachable overlay network, with the same preflight labels on the service and on its
-task's container. Inspect reads the service and its newest task (state, exit code, published
-ports), logs come from `docker service logs`, clean removes services and the network (never the
-swarm). Before a service starts, its image is tagged `<registry>/<image>` and pushed, so every
-node pulls the same image from the registry.
-
-Choices that hold on any swarm, also one whose daemons run without iptables or IPVS (the
-ingress routing mesh and service virtual IPs need both):
-
-- `--endpoint-mode dnsrr`: a service's name and aliases resolve to its task's address;
-- ports are published `mode=host`, on the node that runs the task: a service that publishes
-  ports is placed on the manager this engine talks to, where the tests reach them;
-- mocks are reached at the manager's `docker_gwbridge` gateway when the manager is this machine
-  (`--host <mock>:<gateway>`), so a service that calls mocks runs there too; otherwise
-  `engine.mockHost` must name this machine, or setup is refused (`UNSUPPORTED_ON_ENGINE`);
-- restart condition `none`: a task that exits stays exited, as a container would.
+Choices that hold on any swarm, also one whose daemons run without iptables or IPVS (which the
+ingress routing mesh and service virtual IPs need): `--endpoint-mode dnsrr` (a service's name
+and aliases resolve to its task's address); ports published `mode=host`, so a service that
+publishes ports runs on the manager this engine talks to, where the tests reach them; mocks
+reached at the manager's `docker_gwbridge` gateway when the manager is this machine (else
+`engine.mockHost` must name this machine: `UNSUPPORTED_ON_ENGINE`); restart condition `none`,
+so a task that exits stays exited, as a container would.
 """
 
 from __future__ import annotations

@@ -27,19 +27,10 @@ __all__ = [
 
 # Swarm task states (docker/swarmkit api/types.proto) as the container statuses they amount to.
 _STATUS: dict[str, str] = {
-    "new": "created",
-    "pending": "created",
-    "assigned": "created",
-    "accepted": "created",
-    "preparing": "created",
-    "ready": "created",
-    "starting": "created",
+    **dict.fromkeys(("new", "pending", "assigned", "accepted", "preparing", "ready", "starting"), "created"),
     "running": "running",
-    "complete": "exited",
-    "failed": "exited",
-    "shutdown": "exited",
-    "rejected": "dead",
-    "orphaned": "dead",
+    **dict.fromkeys(("complete", "failed", "shutdown"), "exited"),
+    **dict.fromkeys(("rejected", "orphaned"), "dead"),
     "remove": "removing",
 }
 # States a task never leaves: with restart condition `none` the service stays there.

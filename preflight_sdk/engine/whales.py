@@ -24,11 +24,11 @@ from preflight_sdk.config.port_specs import PortSpec
 from preflight_sdk.core.errors import EnvironmentError_
 
 from . import cli
-from .base import ContainerInfo, ContainerSpec, EngineInfo, ImageInfo, NetworkInfo, RemoveOutcome
+from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
 from .endpoint import endpoint_address, on_local_socket
 from .errors import daemon_unreachable, is_daemon_down, name_the_engine, no_cli, translate_exception
 from .exec_output import BoundedOutput
-from .inspect import bridge_gateway, container_from_inspect, container_from_list, docker_time, labels_of
+from .inspect import bridge_gateway, container_from_list, docker_time, labels_of
 from .outcomes import removal_outcomes
 from .run_options import SHARED_NETWORK, option_flags
 
@@ -184,37 +184,6 @@ class CliLane:
             routable=routable,
         )
 
-    async def inspect_image(self, ref: str) -> ImageInfo | None:
-        from python_on_whales.exceptions import NoSuchImage
-
-        client = await self.client()
-
-        def ask() -> ImageInfo | None:
-            try:
-                image = client.image.inspect(ref)
-            except NoSuchImage:
-                return None
-            return ImageInfo(
-                id=str(image.id), labels=dict(image.config.labels or {}), tags=list(image.repo_tags or [])
-            )
-
-        return await self.call(ask, action=f"inspect image {ref}", subject=ref)
-
-    async def drop_untagged(self, image_id: str) -> None:
-        """Remove image `image_id` (and its untagged parents) when no tag names it any more."""
-        from python_on_whales.exceptions import DockerException
-
-        client = await self.client()
-
-        def drop() -> None:
-            try:
-                if not client.image.inspect(image_id).repo_tags:
-                    client.image.remove(image_id, prune=True)
-            except DockerException:
-                pass  # in use by a container, or gone already: nothing to tidy
-
-        await self.call(drop, action=f"remove image {image_id}")
-
     async def create_network(self, name: str, labels: Mapping[str, str]) -> str:
         client = await self.client()
         network = await self.call(
@@ -238,7 +207,7 @@ class CliLane:
         ]
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
-        """Remove containers (with their anonymous volumes) or networks; say what happened to each."""
+        """Remove containers (with their anonymous volumes), images or networks; say what happened to each."""
         flags = ["--volumes", *(["--force"] if force else [])] if kind == "container" else []
         return await self.removed([kind, "rm", *flags], refs)
 
@@ -277,14 +246,14 @@ class CliLane:
         out = await self.text(*argv, action=f"start container {spec.name}", subject=spec.name)
         return out.strip().splitlines()[-1]
 
-    async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        # The client's command line: `container.inspect([...])` runs one `docker inspect` per
-        # container and parses each into pydantic models; status and clean inspect every
-        # container of a project at once, in one process.
-        argv = await self.cmd("container", "inspect", *refs)
-        out = await self.call(partial(run_cli_tolerant, argv, "[]"), action="inspect containers")
+    async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
+        # The client's command line: python-on-whales' `inspect([...])` runs one docker process per
+        # object and parses each into pydantic models; status and clean inspect every container of
+        # a project at once, in one process.
+        argv = await self.cmd(kind, "inspect", *refs)
+        out = await self.call(partial(run_cli_tolerant, argv, "[]"), action=f"inspect {kind}s")
         try:
-            return [container_from_inspect(item) for item in json.loads(out or "[]")]
+            return [item for item in json.loads(out or "[]") if isinstance(item, dict)]
         except json.JSONDecodeError:
             return []
 
@@ -367,7 +336,8 @@ def run_cli(argv: list[str]) -> str:
 
 
 def run_cli_tolerant(argv: list[str], empty: str) -> str:
-    """`run_cli` of a command naming objects some of which are gone ("No such ...", "... not found"):
+    """`run_cli` of a command naming objects some of which are gone ("No such ...", "... not found",
+    Podman's "... not known"):
     what it printed for the others (else `empty`). Any other failure raises."""
     from python_on_whales.exceptions import DockerException
 
@@ -375,7 +345,9 @@ def run_cli_tolerant(argv: list[str], empty: str) -> str:
         return run_cli(argv)
     except DockerException as exc:
         stderr = (exc.stderr or "").lower()
-        if is_daemon_down(stderr) or not ("no such" in stderr or "not found" in stderr):
+        if is_daemon_down(stderr) or not any(
+            gone in stderr for gone in ("no such", "not found", "not known")
+        ):
             raise
         return exc.stdout or empty
 

@@ -73,3 +73,13 @@ def test_a_container_in_another_ones_network_has_no_aliases_ports_or_host_name()
     assert body["HostConfig"]["NetworkMode"] == "container:pf-p-s-app"
     assert "NetworkingConfig" not in body and "Hostname" not in body
     assert (body["ExposedPorts"], body["HostConfig"]["PortBindings"]) == ({}, {})
+
+
+def test_a_zero_is_an_option_set_and_false_or_empty_is_not() -> None:
+    options = RunOptions(oom_score_adj=0, cpu_shares=0, privileged=False, cap_drop=[])
+    host = container_body(ContainerSpec(name="c", image="i", network="n", options=options))["HostConfig"]
+    assert (host["OomScoreAdj"], host["CpuShares"]) == (0, 0)
+    assert "Privileged" not in host and "CapDrop" not in host
+    pairs = list(itertools.pairwise(option_flags(options)))
+    assert ("--oom-score-adj", "0") in pairs and ("--cpu-shares", "0") in pairs
+    assert "--privileged" not in option_flags(options) and "--cap-drop" not in option_flags(options)
