@@ -21,7 +21,7 @@ from .base import ContainerInfo, EngineInfo, ExecResult, NetworkInfo, RemoveOutc
 from .endpoint import LOOPBACK, on_local_socket
 from .exec_output import BoundedOutput
 from .images import Images
-from .inspect import container_from_inspect
+from .inspect import container_from_inspect, container_from_list, network_from_list
 from .lane import Lane
 from .logs import Logs
 from .socket_lane import SocketLane
@@ -68,7 +68,6 @@ class DockerEngine:
         self.logs = self.logs_part.logs
         self.follow_logs = self.logs_part.follow_logs
         # What the lane does as the Engine asks it.
-        self.list_networks = self.lane.list_networks
         self.run = self.lane.run
         self.wait_exit = self.lane.wait
 
@@ -92,6 +91,9 @@ class DockerEngine:
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
         return NetworkInfo(id=await self.lane.create_network(name, labels), name=name, labels=dict(labels))
 
+    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
+        return [network_from_list(item) for item in await self.lane.listed("network", labels)]
+
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         return await self.lane.remove("network", names) if names else []
 
@@ -105,7 +107,7 @@ class DockerEngine:
         )
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
-        listed = await self.lane.list_containers(labels)
+        listed = [container_from_list(item) for item in await self.lane.listed("container", labels)]
         return await self.inspect([c.id for c in listed]) if detail else listed
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ from typing import Any, Literal, cast
 
 from preflight_sdk.core.results.lifecycle import ContainerStatus, LogLine, PortMapping
 
-from .base import ContainerInfo
+from .base import ContainerInfo, NetworkInfo
 
 __all__ = [
     "bridge_gateway",
@@ -18,8 +19,10 @@ __all__ = [
     "container_from_list",
     "docker_time",
     "join_fragments",
+    "json_items",
     "labels_of",
     "merge_log_streams",
+    "network_from_list",
     "normalise_timestamp",
     "parse_log_bytes",
     "parse_log_line",
@@ -228,3 +231,24 @@ def _ports(raw: dict[str, Any]) -> list[PortMapping]:
                 mappings.append(PortMapping(host=int(port), container=int(container_port)))
                 break
     return sorted(mappings, key=lambda m: m.container)
+
+
+def json_items(out: str) -> list[dict[str, Any]]:
+    """A listing as JSON: an array (Podman's `--format json`), one object per line (`{{json .}}`), or nothing."""
+    text = (out or "").strip()
+    if not text:
+        return []
+    if text.startswith("["):
+        return list(json.loads(text))
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def network_from_list(item: dict[str, Any]) -> NetworkInfo:
+    """Reduce one listed network: the API's and `docker network ls --format '{{json .}}'` (labels as
+    `k=v,…` text) spell its keys `Id`/`ID`, `Name`, `Labels`; `podman network ls` lowercase."""
+    labels = item.get("Labels") or item.get("labels") or {}
+    return NetworkInfo(
+        id=str(item.get("Id") or item.get("ID") or item.get("id") or ""),
+        name=str(item.get("Name") or item.get("name") or ""),
+        labels=labels_of(labels) if isinstance(labels, str) else dict(labels),
+    )

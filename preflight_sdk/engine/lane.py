@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
+from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .exec_output import BoundedOutput
 
 __all__ = ["Lane"]
@@ -27,8 +27,6 @@ class Lane(Protocol):
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> str: ...
 
-    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]: ...
-
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         """Remove `container`s (with their anonymous volumes), `image`s or `network`s; say what happened to each."""
         ...
@@ -41,8 +39,8 @@ class Lane(Protocol):
         """The `docker inspect` JSON of each `container`, `image` or `network` of `refs` there is."""
         ...
 
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
-        """Id, name, state and labels of every container carrying all of `labels`."""
+    async def listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+        """Every `container` (running or not) or `network` carrying all of `labels`, as listed (`inspect.from_list`)."""
         ...
 
     async def rename(self, ref: str, name: str) -> None: ...

@@ -22,9 +22,8 @@ from preflight_sdk.core.errors import EnvironmentError_
 
 from ..config.port_specs import PortSpec
 from ..core.addresses import is_loopback, route_address
-from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
+from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .docker import DockerEngine
-from .inspect import container_from_list
 from .whales import CliLane
 
 __all__ = ["PodmanLane", "podman_engine", "unsupported"]
@@ -54,10 +53,13 @@ class PodmanLane:
     """The `Lane` on the podman command line: `cli` for the calls Podman answers as Docker does."""
 
     def __init__(self, podman: str = "podman") -> None:
-        self.cli = CliLane(podman, publish=publish_arg, log_line=mend_log_line, trusts_tail=False)
+        self.cli = CliLane(
+            podman, publish=publish_arg, log_line=mend_log_line, trusts_tail=False, listing="json"
+        )
         # Health checks this lane runs itself: container id -> (interval, when last run).
         self._checks: dict[str, tuple[float, float]] = {}
         # What Podman answers as Docker does.
+        self.listed = self.cli.listed
         self.create_network = self.cli.create_network
         self.rename = self.cli.rename
         self.exec = self.cli.exec
@@ -71,16 +73,6 @@ class PodmanLane:
         return EngineInfo(
             server_version=version, builder="legacy", host_gateway=host_address(), name="podman"
         )
-
-    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
-        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        out = await self.cli.text("network", "ls", "--format", "json", *filters, action="list networks")
-        return [
-            NetworkInfo(
-                id=str(item.get("id", "")), name=str(item.get("name", "")), labels=item.get("labels") or {}
-            )
-            for item in json_items(out)
-        ]
 
     async def run(self, spec: ContainerSpec) -> str:
         add_hosts = list(spec.add_hosts)
@@ -133,13 +125,6 @@ class PodmanLane:
                 await self.cli.text("healthcheck", "run", ref, action=f"run the health check of {ref}")
         return bool(due)
 
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
-        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        out = await self.cli.text(
-            "ps", "-a", "--no-trunc", "--format", "json", *filters, action="list containers"
-        )
-        return [container_from_list(item) for item in json_items(out)]
-
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         if kind != "container":
             return await self.cli.remove(kind, refs, force=force)
@@ -187,13 +172,3 @@ def mend_log_line(raw: bytes) -> bytes:
     --timestamps` prints every record's timestamp: keep the first, drop the others."""
     head, sep, rest = raw.partition(b" ")
     return head + sep + _RECORD_STAMP.sub(b"", rest) if sep else raw
-
-
-def json_items(out: str) -> list[dict[str, Any]]:
-    """Podman prints a JSON array (or nothing, or one object per line with a Go template)."""
-    text = (out or "").strip()
-    if not text:
-        return []
-    if text.startswith("["):
-        return list(json.loads(text))
-    return [json.loads(line) for line in text.splitlines() if line.strip()]

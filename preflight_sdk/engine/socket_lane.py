@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 import anyio
 
 from .api import EngineAPI, decoded, failure, message, quoted
-from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
+from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .endpoint import endpoint_address
 from .errors import daemon_unreachable
 from .exec_output import STDOUT, BoundedOutput, Frames
-from .inspect import bridge_gateway, container_from_list
+from .inspect import bridge_gateway
 from .run_options import apply_options
 
 __all__ = ["SocketLane", "container_body"]
@@ -63,17 +63,6 @@ class SocketLane:
     async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
         found = await _each(partial(self.api.inspect, kind), refs)
         return [item for item in found if item is not None]
-
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
-        return [container_from_list(item) for item in await self._listed("container", labels)]
-
-    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
-        return [
-            NetworkInfo(
-                id=str(n.get("Id", "")), name=str(n.get("Name", "")), labels=dict(n.get("Labels") or {})
-            )
-            for n in await self._listed("network", labels)
-        ]
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         """Remove each of `refs` at once, as `docker rm` and `docker network rm` do."""
@@ -125,8 +114,7 @@ class SocketLane:
             return RemoveOutcome(ref=ref, action="not_found")
         return RemoveOutcome(ref=ref, action="failed", error=message(data) or f"HTTP {status}")
 
-    async def _listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
-        """Every container (running or not) or network carrying all `labels`, as the API lists them."""
+    async def listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         filters = json.dumps({"label": [f"{k}={v}" for k, v in labels.items()]})
         params = {"all": "1", "filters": filters} if kind == "container" else {"filters": filters}
         path = "/containers/json" if kind == "container" else "/networks"

@@ -24,11 +24,11 @@ from preflight_sdk.config.port_specs import PortSpec
 from preflight_sdk.core.errors import EnvironmentError_
 
 from . import cli
-from .base import ContainerInfo, ContainerSpec, EngineInfo, NetworkInfo, RemoveOutcome
+from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .endpoint import endpoint_address, on_local_socket
 from .errors import daemon_unreachable, is_daemon_down, name_the_engine, no_cli, translate_exception
 from .exec_output import BoundedOutput
-from .inspect import bridge_gateway, container_from_list, docker_time, labels_of
+from .inspect import bridge_gateway, docker_time, json_items
 from .outcomes import removal_outcomes
 from .run_options import SHARED_NETWORK, option_flags
 
@@ -48,6 +48,7 @@ class CliLane:
         log_line: one line of `logs --timestamps` as the parser reads it (Podman's needs mending).
         trusts_tail: whether `logs --tail` keeps whole lines (Podman's mangles lines written in
             pieces: the whole log is read and the tail taken here).
+        listing: the `--format` of `ps` and `network ls` that prints JSON.
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class CliLane:
         publish: Callable[[PortSpec], str] = PortSpec.docker_arg,
         log_line: Callable[[bytes], bytes] = bytes,
         trusts_tail: bool = True,
+        listing: str = "{{json .}}",
     ) -> None:
         self.docker = docker
         self.host = host
@@ -66,6 +68,7 @@ class CliLane:
         self.publish = publish
         self.log_line = log_line
         self.trusts_tail = trusts_tail
+        self.listing = listing
         self._client: DockerClient | None = None
         self._limiter = anyio.CapacityLimiter(16)
         self._creating = anyio.Lock()
@@ -193,18 +196,16 @@ class CliLane:
         )
         return str(network.id)
 
-    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
-        # The client's command line: `network.list` returns bare ids, and each name would be one
-        # more `docker network inspect` (a docker process each) on clean's critical path.
+    async def listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+        # The client's command line: `container.list` and `network.list` return bare ids, and reading
+        # a name or a state inspects each one (a docker process each); `ps` and `network ls` give
+        # ids, names, states and labels of all of them in one.
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
+        command = ["ps", "-a"] if kind == "container" else [kind, "ls"]
         out = await self.text(
-            "network", "ls", "--no-trunc", "--format", "{{json .}}", *filters, action="list networks"
+            *command, "--no-trunc", "--format", self.listing, *filters, action=f"list {kind}s"
         )
-        items = [json.loads(raw) for raw in out.splitlines() if raw.strip()]
-        return [
-            NetworkInfo(id=i.get("ID", ""), name=i.get("Name", ""), labels=labels_of(i.get("Labels", "")))
-            for i in items
-        ]
+        return json_items(out)
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         """Remove containers (with their anonymous volumes), images or networks; say what happened to each."""
@@ -256,16 +257,6 @@ class CliLane:
             return [item for item in json.loads(out or "[]") if isinstance(item, dict)]
         except json.JSONDecodeError:
             return []
-
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
-        # The client's command line: `container.list` returns bare ids, and reading a name or a
-        # state inspects each container (a docker process each); `docker ps --format` gives id,
-        # name, state and labels of all of them in one.
-        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        out = await self.text(
-            "ps", "-a", "--no-trunc", "--format", "{{json .}}", *filters, action="list containers"
-        )
-        return [container_from_list(json.loads(line)) for line in out.splitlines() if line.strip()]
 
     async def rename(self, ref: str, name: str) -> None:
         client = await self.client()

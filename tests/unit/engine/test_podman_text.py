@@ -11,9 +11,14 @@ from preflight_sdk.config.port_specs import parse_port
 from preflight_sdk.engine.base import RemoveOutcome
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.errors import translate
-from preflight_sdk.engine.inspect import container_from_inspect, container_from_list, merge_log_streams
+from preflight_sdk.engine.inspect import (
+    container_from_inspect,
+    container_from_list,
+    json_items,
+    merge_log_streams,
+)
 from preflight_sdk.engine.outcomes import removal_outcomes
-from preflight_sdk.engine.podman import host_address, json_items, mend_log_line, publish_arg
+from preflight_sdk.engine.podman import host_address, mend_log_line, publish_arg
 from preflight_sdk.lifecycle.context import ProjectContext
 
 
