@@ -1,22 +1,16 @@
 """The Docker Engine API on this machine's socket, through httpx: the transport of `SocketLane`.
 
-Every other Docker call goes through python-on-whales, which runs the docker CLI: one process per
-call, measured at 29 ms for `docker ps -q` against 0.4 ms for the same request on the socket
-(median of 20, 2 CPUs). Setup waits for two such calls in a row (`network create`, then `run`)
-and clean for two more (`rm -f`, `network rm`), so a bare script of those commands, or
-testcontainers (which speaks HTTP to the daemon), beats any wrapper of the CLI. When the engine is
-a unix socket of this machine and the client is the stock `docker`, the engine's parts send their
-requests here instead (`local_socket` says when).
+A docker CLI call is one process: 29 ms for `docker ps -q` against 0.4 ms for the same request on
+the socket (median of 20, 2 CPUs). Setup waits for two calls in a row (`network create`, then
+`run`) and clean for two more (`rm -f`, `network rm`), so on an engine that is a unix socket here
+with the stock `docker` client (`local_socket` says when), the engine's parts send requests here.
 
-The requests are httpx's (`AsyncHTTPTransport(uds=...)`), awaited on the event loop: cancelling a
-caller closes its connection, and no thread or process is involved. A request that changes
-something (create, start, remove) is shielded from cancellation until its answer arrives (well
-under a second), so nothing it made is left unseen by the clean that follows. The daemon answers
-with the messages the CLI prints ("No such image: …", "port is already allocated"), so one
-`translate` turns either into a `PreflightError`; a socket that does not answer, or a daemon that
-hangs up mid-answer, is a retryable `DOCKER_ERROR`.
-
-`PREFLIGHT_DOCKER_API=0` turns this lane off (every call through the CLI).
+httpx's `AsyncHTTPTransport(uds=...)`, awaited on the event loop: cancelling a caller closes its
+connection; no thread or process is involved. A request that changes something is shielded from
+cancellation until its answer arrives (well under a second), so nothing it made is left unseen by
+the clean that follows. The daemon answers with the messages the CLI prints, so one `translate`
+reads either; a socket that does not answer, or hangs up mid-answer, is a retryable
+`DOCKER_ERROR`. `PREFLIGHT_DOCKER_API=0` turns this lane off (every call through the CLI).
 """
 
 from __future__ import annotations
@@ -103,8 +97,8 @@ class EngineAPI:
         return data
 
     async def inspect(self, kind: str, ref: str) -> dict[str, Any] | None:
-        """`docker inspect` of one container, image or network (the same JSON), or None when there is none."""
-        path = f"/{kind}s/{quoted(ref)}" + ("" if kind == "network" else "/json")
+        """`docker inspect` of one container, image, network, service or task (the same JSON), or None."""
+        path = f"/{kind}s/{quoted(ref)}" + ("/json" if kind in ("container", "image") else "")
         status, data = await self.send("GET", path)
         if status == 404:
             return None

@@ -166,77 +166,60 @@ class Engine(Protocol):
 
     async def info(self) -> EngineInfo:
         """Return daemon facts, or raise `DOCKER_ERROR` (with how to start Docker)."""
-        ...
 
     async def reach(self) -> tuple[str, bool]:
         """Return where published ports are reached and whether container IPs are routable from here.
 
         `("127.0.0.1", True)` for an engine on this machine's socket; a remote engine's host and False.
         """
-        ...
 
     async def image_exists(self, ref: str) -> bool:
         """Tell whether the image exists locally."""
-        ...
 
     async def inspect_image(self, ref: str) -> ImageInfo | None:
         """Return the local image's id and labels, or None when it does not exist."""
-        ...
 
     async def pull(self, ref: str, on_line: LineSink) -> None:
         """Pull an image (only when the user asked for it)."""
-        ...
 
     async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
         """Build an image, streaming each whole output line, and return its id; `BUILD_FAILED` with the last lines."""
-        ...
 
     async def list_images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
         """Return the images carrying all of `labels`."""
-        ...
 
     async def remove_images(self, refs: Sequence[str]) -> list[RemoveOutcome]:
         """Remove images (not forced: one a container uses stays, reported as failed)."""
-        ...
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> NetworkInfo:
         """Create a bridge network."""
-        ...
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
         """Return the networks carrying all of `labels`."""
-        ...
 
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         """Remove networks; report each truthfully."""
-        ...
 
     async def run(self, spec: ContainerSpec) -> str:
         """Start a detached container and return its id (`PORT_CONFLICT`, `DOCKER_ERROR`)."""
-        ...
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
         """Inspect containers by id or name in one call; unknown ones are left out."""
-        ...
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         """Return every container (running or not) carrying all of `labels`.
 
         Without `detail`, only id, name, state and labels are filled (one cheap call).
         """
-        ...
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
         """Remove containers (force: kill running ones); report each truthfully."""
-        ...
 
     async def rename_container(self, ref: str, name: str) -> bool:
         """Rename a container, freeing its name; False when this engine has no such thing (a swarm)."""
-        ...
 
     async def stop_containers(self, refs: Sequence[str], *, grace: float = 10.0) -> None:
         """Stop running containers (SIGTERM, then SIGKILL after `grace` seconds)."""
-        ...
 
     async def logs(
         self,
@@ -247,11 +230,9 @@ class Engine(Protocol):
         until: datetime | None = None,
     ) -> list[LogLine]:
         """Return stdout and stderr lines, interleaved by timestamp."""
-        ...
 
     def follow_logs(self, ref: str, *, since: datetime | None = None) -> AsyncGenerator[LogLine, None]:
         """Yield log lines as the container writes them, until cancelled or it stops."""
-        ...
 
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         """Run a command in a running container.
@@ -259,14 +240,11 @@ class Engine(Protocol):
         Each stream keeps at most 8 MiB (its first and last 4 MiB, the rest counted between them);
         past `timeout` the result says `timed_out` and the command is left to run on.
         """
-        ...
 
     def watch_exits(
         self, labels: Mapping[str, str], *, since: datetime | None = None
     ) -> AsyncGenerator[str, None]:
         """Yield the id of each container with `labels` that stops (since `since`), as it happens."""
-        ...
 
     async def wait_exit(self, ref: str) -> int:
         """Wait until the container exits and return its exit code."""
-        ...

@@ -1,23 +1,19 @@
 """The docker CLI off the event loop: python-on-whales' short calls, and lasting command lines that cancelling kills.
 
-Short calls (inspect, list, create, remove, version) use python-on-whales' typed API in a worker
-thread. python-on-whales runs the docker CLI with `subprocess.run` in the calling thread and
-gives no handle to the child, so such a call cannot be cancelled through its public API: a
-cancelled caller abandons the thread (`abandon_on_cancel`), and the docker process ends by
-itself (about 29 ms here for `docker ps`). The alternative, every call as a killable child of
-our own (`anyio.open_process` on python-on-whales' command line), was measured at 27.7 ms
-against 21.0 ms for `subprocess.run` of the same `docker ps -q` (median of 15, load 4.5): 7 ms
-more a call, and none of python-on-whales' typed answers. It is kept for the calls that may
-last. The pin on python-on-whales in pyproject.toml and `tests/unit/engine/test_cli.py` hold
-these assumptions.
+Short calls (inspect, list, create, remove, version) use python-on-whales in a worker thread. It
+runs the CLI with `subprocess.run` in the calling thread and gives no handle to the child, so such
+a call cannot be cancelled through its public API: a cancelled caller abandons the thread
+(`abandon_on_cancel`) and the docker process ends by itself (about 29 ms for `docker ps`). Every
+call as a killable child of our own (`anyio.open_process`) was measured at 27.7 ms against 21.0
+ms for `subprocess.run` of the same `docker ps -q` (median of 15, load 4.5): 7 ms more a call,
+and no typed answers. The pin on python-on-whales in pyproject.toml and
+`tests/unit/engine/test_cli.py` hold these assumptions.
 
 Calls that may last (build, pull, push, `logs --follow`, events, `wait`, `exec`) run the client's
-own command line (`client_config.docker_cmd`, python-on-whales' public configuration) as a child
-of our own: in its own process group, stdin on /dev/null, and with a parent-death signal (Linux
-`PR_SET_PDEATHSIG`) so a SIGKILLed preflight leaves no `docker events` behind. Closing the stream
-or cancelling the call kills the child; its reader threads end with its pipes. Errors are raised
-as python-on-whales' typed exceptions (`utils.get_docker_exception_type`), so one `translate`
-reads either kind of call.
+own command line (`client_config.docker_cmd`) as a child of our own: its own process group, stdin
+on /dev/null, and a parent-death signal (Linux `PR_SET_PDEATHSIG`), so a SIGKILLed preflight
+leaves no `docker events` behind. Closing the stream or cancelling kills the child. Its errors are
+python-on-whales' typed exceptions (`get_docker_exception_type`): one `translate` reads both kinds.
 """
 
 from __future__ import annotations

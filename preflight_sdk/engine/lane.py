@@ -23,34 +23,27 @@ class Lane(Protocol):
 
     async def facts(self) -> EngineInfo:
         """The daemon's version and where it is (asked once per process: the engine caches it)."""
-        ...
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> str: ...
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         """Remove `container`s (with their anonymous volumes), `image`s or `network`s; say what happened to each."""
-        ...
 
     async def run(self, spec: ContainerSpec) -> str:
         """Create and start a container (`docker run --detach --pull never`); return its id."""
-        ...
 
     async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
-        """The `docker inspect` JSON of each `container`, `image` or `network` of `refs` there is."""
-        ...
+        """The `docker inspect` JSON of each of `refs` there is (`container`, `image`, `network`, `service`, `task`)."""
 
     async def listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         """Every `container` (running or not) or `network` carrying all of `labels`, as listed (`inspect.from_list`)."""
-        ...
 
     async def rename(self, ref: str, name: str) -> None: ...
 
     async def exec(self, ref: str, command: Sequence[str], out: BoundedOutput, err: BoundedOutput) -> int:
         """Run a command in a container, its output into `out` and `err`; return its exit code."""
-        ...
 
     async def wait(self, ref: str) -> int: ...
 
     def deaths(self, labels: Mapping[str, str], since: datetime | None) -> AsyncGenerator[str, None]:
         """The id of each container with all `labels` that dies, from `since` on."""
-        ...

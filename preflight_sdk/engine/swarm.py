@@ -16,7 +16,6 @@ so a task that exits stays exited, as a container would.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
 from functools import partial
@@ -220,12 +219,14 @@ class SwarmEngine:
         """`docker service inspect` of the known `refs`, and `docker inspect` of their tasks."""
         if not refs:
             return [], []
-        # The client's command line: `service.inspect` and `service.ps` inspect one object per
-        # docker process, and python-on-whales' task model has no `PortStatus` (the host ports).
-        services = await self._json("service", "inspect", *refs)
+        # The lane: python-on-whales' `service.inspect` and `service.ps` inspect one object per
+        # docker process, and its task model has no `PortStatus` (the host ports).
+        lane = self.docker.lane
+        await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
+        services = await lane.inspect("service", refs)
         ids = [str(s.get("ID")) for s in services]
         listed = await self._text("service", "ps", "--quiet", "--no-trunc", *ids) if ids else ""
-        tasks = await self._json("inspect", *listed.split()) if listed.strip() else []
+        tasks = await lane.inspect("task", listed.split()) if listed.strip() else []
         return services, tasks
 
     async def _task(self, ref: str) -> Mapping[str, Any] | None:
@@ -237,10 +238,6 @@ class SwarmEngine:
         await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
         argv = await self.cli.cmd(*args)
         return await self.cli.call(partial(run_cli_tolerant, argv, ""), action=f"docker {' '.join(args[:2])}")
-
-    async def _json(self, *args: str) -> list[dict[str, Any]]:
-        items = json.loads(await self._text(*args) or "[]")
-        return [item for item in items if isinstance(item, dict)]
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         """Return the services carrying all of `labels`, each with its task's state."""
@@ -272,11 +269,8 @@ class SwarmEngine:
 
     async def _task_containers(self, services: set[str]) -> list[str]:
         """The ids of this node's containers of tasks of `services` (ids or names)."""
-        argv = ["ps", "-a", "--no-trunc", "--filter", f"label={_SERVICE_ID}"]
-        argv += ["--format", f'{{{{.ID}}}} {{{{.Label "{_SERVICE_ID}"}}}} {{{{.Label "{_SERVICE_NAME}"}}}}']
-        listed = await self.cli.text(*argv, action="list the tasks' containers")
-        tasks = [line.split() for line in listed.splitlines()]
-        return [t[0] for t in tasks if len(t) == 3 and services & {t[1], t[2]}]
+        listed = await self.docker.list_containers({}, detail=False)
+        return [c.id for c in listed if services & {c.labels.get(_SERVICE_ID), c.labels.get(_SERVICE_NAME)}]
 
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         """Remove networks, and wait (briefly) until the manager no longer lists them."""
@@ -286,7 +280,7 @@ class SwarmEngine:
         # about half a second, and `clean` must not return while `docker network ls` shows it.
         with anyio.move_on_after(5.0):
             while removed:
-                if not await self._json("network", "inspect", *removed):
+                if not await self.docker.lane.inspect("network", removed):
                     break
                 await anyio.sleep(0.1)
         return outcomes

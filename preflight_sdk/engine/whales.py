@@ -146,41 +146,37 @@ class CliLane:
     # -- the lane ----------------------------------------------------------------------------
 
     async def facts(self) -> EngineInfo:
-        """The daemon's version, builder, bridge gateway and endpoint: four questions at once."""
+        """The daemon's version, bridge gateway and endpoint, asked at once (the first build asks
+        for the builder: a docker process that status and setup need not wait for)."""
         client = await self.client()
-        results: dict[str, Any] = {}
+        asked: dict[str, Any] = {}
 
         async def ask(name: str, fn: Callable[[], Any]) -> None:
             try:
-                results[name] = await self.call(fn, action="ask the daemon")
+                asked[name] = await self.call(fn, action="ask the daemon")
             except EnvironmentError_ as exc:
-                results[name] = exc
+                asked[name] = exc
 
         def endpoint() -> str | None:
             # The context's docker endpoint (the default context's is DOCKER_HOST, else the socket).
-            context: Any = client.context.inspect(self.context)
-            found = (context.endpoints or {}).get("docker")
+            found = (client.context.inspect(self.context).endpoints or {}).get("docker")
             return str(found.host) if found is not None and found.host else None
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(ask, "version", client.version)
-            tg.start_soon(ask, "buildx", client.buildx.version)
             tg.start_soon(ask, "bridge", lambda: client.network.inspect("bridge").ipam.config)
             if not self.host and not on_local_socket(self.host, self.context):
                 tg.start_soon(ask, "endpoint", endpoint)
-        version = results["version"]
-        if isinstance(version, EnvironmentError_):
-            raise version
-        server = getattr(getattr(version, "server", None), "version", None)
+        if isinstance(asked["version"], EnvironmentError_):
+            raise asked["version"]
+        server = getattr(getattr(asked["version"], "server", None), "version", None)
         if not server:
             raise daemon_unreachable("the daemon did not say its version")
-        bridge = results["bridge"]
-        found = self.host or results.get("endpoint")
+        bridge, found = asked["bridge"], self.host or asked.get("endpoint")
         where = found if isinstance(found, str) else None
         address, routable = endpoint_address(where)
         return EngineInfo(
             server_version=str(server),
-            builder="legacy" if isinstance(results["buildx"], EnvironmentError_) else "buildx",
             host_gateway=None if isinstance(bridge, EnvironmentError_) else bridge_gateway(bridge or []),
             endpoint=where,
             address=address,
@@ -251,7 +247,7 @@ class CliLane:
         # The client's command line: python-on-whales' `inspect([...])` runs one docker process per
         # object and parses each into pydantic models; status and clean inspect every container of
         # a project at once, in one process.
-        argv = await self.cmd(kind, "inspect", *refs)
+        argv = await self.cmd("inspect", "--type", kind, *refs)
         out = await self.call(partial(run_cli_tolerant, argv, "[]"), action=f"inspect {kind}s")
         try:
             return [item for item in json.loads(out or "[]") if isinstance(item, dict)]

@@ -393,7 +393,7 @@ _FAKE_DOCKER = textwrap.dedent(
         print('{"Client": {"Version": "28.2.2"}, "Server": {"Version": "20.10.24"}}')
     elif args[:1] == ["buildx"]:
         sys.exit("docker: 'buildx' is not a docker command.")
-    elif args[:2] == ["image", "inspect"]:
+    elif args[:3] == ["inspect", "--type", "image"]:
         sys.exit("Error response from daemon: No such image: " + args[-1])
     elif args[:2] == ["network", "inspect"]:
         print('[{"Name": "bridge", "IPAM": {"Config": [{"Subnet": "172.17.0.0/16", "Gateway": "172.17.0.1"}]}}]')
