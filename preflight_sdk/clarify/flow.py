@@ -13,7 +13,7 @@ from preflight_sdk.core.errors import PreflightError
 from . import sessions
 from .adr import ADR_DIR, Adr, latest_adr, read_adr, render_adr
 from .answers import apply_answers, pending
-from .build import build_adr, build_task
+from .build import Clarified, build_adr, build_task
 from .decision import decide, needs_adr
 from .engine import analyze, make_plan
 from .errors import invalid_input, session_not_found
@@ -232,14 +232,14 @@ async def _complete(
         changes: list[FileChange] = []
         artifacts: list[Artifact] = []
         adr: Adr | None = None
+        clarified = Clarified(
+            intention=session.intention, context=session.context, decision=decision, now=now
+        )
         if wanted:
             floor = next_uid(now, floor, suffix)
             adr = build_adr(
+                clarified,
                 uid=floor,
-                now=now,
-                intention=session.intention,
-                context=session.context,
-                decision=decision,
                 reasons=reasons,
                 snapshot=state.snapshot,
                 previous_uid=state.latest.uid if state.latest else None,
@@ -255,14 +255,7 @@ async def _complete(
             if read_text(root / archived) != state.task_text:
                 changes.append(FileChange(path=root / archived, text=state.task_text, mode="create"))
         task_uid = next_uid(now, floor, suffix)
-        task = build_task(
-            uid=task_uid,
-            now=now,
-            intention=session.intention,
-            context=session.context,
-            decision=decision,
-            adr_uid=adr.uid if adr else None,
-        )
+        task = build_task(clarified, uid=task_uid, adr_uid=adr.uid if adr else None)
         changes.append(FileChange(path=root / CURRENT_TASK, text=render_task(task), mode="replace"))
         artifacts.append(Artifact(path=CURRENT_TASK, type="task", uid=task_uid))
         latest_uid, snapshot = (
