@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+import msgspec
+
 from .adr import Adr
 from .decision import Decision
 from .snapshot import Entry, merge
@@ -12,7 +14,7 @@ from .task import Task
 from .text import escape_block, one_line, title_from
 from .uid import utc
 
-__all__ = ["build_adr", "build_task", "iso_millis"]
+__all__ = ["Clarified", "build_adr", "build_task", "iso_millis"]
 
 _SOURCE = {
     "answer": "chosen in the clarification",
@@ -27,19 +29,33 @@ def iso_millis(moment: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
+class Clarified(msgspec.Struct, frozen=True, kw_only=True):
+    """What both records of a completed clarification are built from, the ADR and the task alike.
+
+    Attributes:
+        intention: the change as the user stated it.
+        context: the user's background text, if any.
+        decision: what the answers decided.
+        now: when the clarification completed (the ADR's Date, the task's Created).
+    """
+
+    intention: str
+    context: str | None
+    decision: Decision
+    now: datetime
+
+
 def build_adr(
+    clarified: Clarified,
     *,
     uid: str,
-    now: datetime,
-    intention: str,
-    context: str | None,
-    decision: Decision,
     reasons: list[str],
     snapshot: Mapping[str, Mapping[str, Entry]],
     previous_uid: str | None,
     previous_file: str | None,
 ) -> Adr:
-    """Return the ADR recording `decision` on top of `snapshot` (the latest ADR's)."""
+    """Return the ADR recording `clarified.decision` on top of `snapshot` (the latest ADR's)."""
+    intention, context, decision = clarified.intention, clarified.context, clarified.decision
     recorded = [c for c in decision.changes if c.kind != "unchanged"] or decision.changes
     keys = {(c.category, c.field) for c in recorded}
     items = [i for i in decision.items if (i.category, i.field) in keys]
@@ -68,7 +84,7 @@ def build_adr(
         uid=uid,
         title=f"{first.category}: {first.field} = {first.value}",
         category=first.category,
-        date=utc(now).strftime("%Y-%m-%d"),
+        date=utc(clarified.now).strftime("%Y-%m-%d"),
         snapshot=merge(snapshot, items, uid),
         previous_uid=previous_uid,
         previous_file=previous_file,
@@ -83,16 +99,9 @@ def build_adr(
     )
 
 
-def build_task(
-    *,
-    uid: str,
-    now: datetime,
-    intention: str,
-    context: str | None,
-    decision: Decision,
-    adr_uid: str | None,
-) -> Task:
+def build_task(clarified: Clarified, *, uid: str, adr_uid: str | None) -> Task:
     """Return the CURRENT_TASK for the intention and its decision."""
+    intention, context, decision = clarified.intention, clarified.context, clarified.decision
     objective = escape_block(intention)
     if decision.items:
         groups: dict[str, list[str]] = {}
@@ -110,7 +119,7 @@ def build_task(
     ]
     return Task(
         uid=uid,
-        created=iso_millis(now),
+        created=iso_millis(clarified.now),
         title=title_from(intention),
         objective=objective,
         context=body,

@@ -24,10 +24,22 @@ import msgspec
 
 from .errors import filesystem_error, lock_timeout
 
-__all__ = ["STATE_DIR", "FileChange", "commit", "read_text", "repo_lock", "state_dir", "write_atomic"]
+__all__ = [
+    "STATE_DIR",
+    "FileChange",
+    "WriteMode",
+    "commit",
+    "read_text",
+    "repo_lock",
+    "state_dir",
+    "write_atomic",
+]
 
 STATE_DIR = ".preflight/clarify"
 LOCK_TIMEOUT = 30.0
+
+# How a commit writes a file: `create` fails if it exists, `replace` overwrites.
+WriteMode = Literal["create", "replace"]
 
 
 class FileChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,7 +47,7 @@ class FileChange(msgspec.Struct, frozen=True, kw_only=True):
 
     path: Path
     text: str
-    mode: Literal["create", "replace"]
+    mode: WriteMode
 
 
 def state_dir(repo: Path) -> Path:

@@ -13,17 +13,17 @@ from preflight_sdk.core.errors import PreflightError
 from . import sessions
 from .adr import ADR_DIR, Adr, latest_adr, read_adr, render_adr
 from .answers import apply_answers, pending
-from .build import build_adr, build_task
+from .build import Clarified, build_adr, build_task
 from .decision import decide, needs_adr
 from .engine import analyze, make_plan
 from .errors import invalid_input, session_not_found
-from .files import FileChange, commit, read_text, repo_lock
+from .files import FileChange, WriteMode, commit, read_text, repo_lock
 from .llm import LLMClient, attempt, extract_items, llm_from_env, word_questions
 from .origin import remember
 from .projection import PROJECTION, render_projection
 from .questions import AnswerValue
 from .repo import find_repo, relative, scan
-from .results import ArchitectureResult, Artifact, ClarifyResult, Progress, Question
+from .results import ArchitectureResult, Artifact, ArtifactType, ClarifyResult, Progress, Question
 from .snapshot import DecisionItem, Snapshot, clean_categories
 from .state import archive_path, load_state
 from .task import CURRENT_TASK, render_task
@@ -232,47 +232,41 @@ async def _complete(
         changes: list[FileChange] = []
         artifacts: list[Artifact] = []
         adr: Adr | None = None
+        clarified = Clarified(
+            intention=session.intention, context=session.context, decision=decision, now=now
+        )
+
+        def write(path: str, text: str, mode: WriteMode, kind: ArtifactType, uid: str | None = None) -> None:
+            """Write `path` (relative to the repository) with the commit, and report it as written."""
+            changes.append(FileChange(path=root / path, text=text, mode=mode))
+            artifacts.append(Artifact(path=path, type=kind, uid=uid))
+
         if wanted:
             floor = next_uid(now, floor, suffix)
             adr = build_adr(
+                clarified,
                 uid=floor,
-                now=now,
-                intention=session.intention,
-                context=session.context,
-                decision=decision,
                 reasons=reasons,
                 snapshot=state.snapshot,
                 previous_uid=state.latest.uid if state.latest else None,
                 previous_file=state.latest.path.name if state.latest else None,
             )
-            changes.append(
-                FileChange(path=root / ADR_DIR / adr.file_name, text=render_adr(adr), mode="create")
-            )
-            artifacts.append(Artifact(path=f"{ADR_DIR}/{adr.file_name}", type="adr", uid=adr.uid))
+            write(f"{ADR_DIR}/{adr.file_name}", render_adr(adr), "create", "adr", adr.uid)
         archived: str | None = None
         if state.task_text is not None:
             archived, floor = archive_path(root, state.task_text, now, floor, suffix)
             if read_text(root / archived) != state.task_text:
                 changes.append(FileChange(path=root / archived, text=state.task_text, mode="create"))
         task_uid = next_uid(now, floor, suffix)
-        task = build_task(
-            uid=task_uid,
-            now=now,
-            intention=session.intention,
-            context=session.context,
-            decision=decision,
-            adr_uid=adr.uid if adr else None,
-        )
-        changes.append(FileChange(path=root / CURRENT_TASK, text=render_task(task), mode="replace"))
-        artifacts.append(Artifact(path=CURRENT_TASK, type="task", uid=task_uid))
+        task = build_task(clarified, uid=task_uid, adr_uid=adr.uid if adr else None)
+        write(CURRENT_TASK, render_task(task), "replace", "task", task_uid)
         latest_uid, snapshot = (
             (adr.uid, adr.snapshot) if adr else (state.latest.uid if state.latest else None, state.snapshot)
         )
         if latest_uid is not None:
             text = render_projection(latest_uid, snapshot)
             if text != state.projection_text:
-                changes.append(FileChange(path=root / PROJECTION, text=text, mode="replace"))
-                artifacts.append(Artifact(path=PROJECTION, type="projection"))
+                write(PROJECTION, text, "replace", "projection")
         try:
             await commit(changes)
         except PreflightError as exc:

@@ -13,7 +13,15 @@ from preflight_sdk.core.results.base import Part, Result
 
 from .questions import AnswerValue, Question
 
-__all__ = ["ArchitectureResult", "Artifact", "ClarifyResult", "Detected", "Progress", "Question"]
+__all__ = [
+    "ArchitectureResult",
+    "Artifact",
+    "ArtifactType",
+    "ClarifyResult",
+    "Detected",
+    "Progress",
+    "Question",
+]
 
 
 class Progress(Part, frozen=True):
@@ -23,11 +31,15 @@ class Progress(Part, frozen=True):
     answered: int
 
 
+# What a written file is: the ADR, the task, or the projection of the architecture state.
+ArtifactType = Literal["adr", "task", "projection"]
+
+
 class Artifact(Part, frozen=True):
     """A file the clarification wrote, relative to the repository root."""
 
     path: str
-    type: Literal["adr", "task", "projection"]
+    type: ArtifactType
     uid: str | None = None
 
 

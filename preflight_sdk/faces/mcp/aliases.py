@@ -19,7 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from preflight_sdk.clarify.errors import repo_not_found
-from preflight_sdk.clarify.results import ArchitectureResult, ClarifyResult
+from preflight_sdk.clarify.results import ArchitectureResult, ArtifactType, ClarifyResult
 from preflight_sdk.core.errors import PreflightError
 
 __all__ = [
@@ -117,7 +117,7 @@ class SeedArtifact(_Seed, frozen=True):
     """A file written, relative to the repository root."""
 
     path: str
-    type: Literal["adr", "task", "projection"]
+    type: ArtifactType
     uid: str | None = None
 
 
