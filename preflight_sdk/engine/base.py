@@ -173,9 +173,6 @@ class Engine(Protocol):
         `("127.0.0.1", True)` for an engine on this machine's socket; a remote engine's host and False.
         """
 
-    async def image_exists(self, ref: str) -> bool:
-        """Tell whether the image exists locally."""
-
     async def inspect_image(self, ref: str) -> ImageInfo | None:
         """Return the local image's id and labels, or None when it does not exist."""
 

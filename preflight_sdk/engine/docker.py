@@ -38,7 +38,7 @@ class DockerEngine:
     Attributes:
         cli: python-on-whales and the client's command line (builds, pulls, images, logs).
         lane: the transport of every other call, chosen once (the socket, or `cli`).
-        images: the images part (`image_exists`, `pull`, `build`, `list_images`, `remove_images`).
+        images: the images part (`inspect_image`, `pull`, `build`, `list_images`, `remove_images`).
         logs_part: the logs part (`logs`, `follow_logs`).
     """
 
@@ -58,7 +58,6 @@ class DockerEngine:
         self.lane: Lane = lane or (SocketLane(path, host=host) if path else self.cli)
         # The parts: each of their methods is the Engine's method of the same name.
         self.images = Images(self.lane, self.cli, self.info)
-        self.image_exists = self.images.image_exists
         self.inspect_image = self.images.inspect_image
         self.pull = self.images.pull
         self.build = self.images.build

@@ -60,9 +60,6 @@ class Images:
             id=str(found[0].get("Id", "")), labels=dict(labels), tags=list(found[0].get("RepoTags") or [])
         )
 
-    async def image_exists(self, ref: str) -> bool:
-        return await self.inspect_image(ref) is not None
-
     async def pull(self, ref: str, on_line: LineSink) -> None:
         # The client's command line, as a child that cancelling kills: `image.pull(stream_logs=True)`
         # starts the CLI from a thread pool of its own, out of reach of a cancel.

@@ -71,7 +71,6 @@ class SwarmEngine:
         self.cli = self.docker.cli
         # What a swarm does as its manager's engine does: images are built and read there.
         self.reach = self.docker.reach
-        self.image_exists = self.docker.image_exists
         self.inspect_image = self.docker.inspect_image
         self.pull = self.docker.pull
         self.build = self.docker.build

@@ -228,7 +228,7 @@ async def _use_image(
     engine: Engine, loaded: LoadedConfig, svc: ServiceConfig, *, pull: bool, reporter: Reporter
 ) -> ServiceBuild:
     outcome = _Outcome(svc, svc.build.image, reporter, loaded.redactor)
-    if await engine.image_exists(svc.build.image):
+    if await engine.inspect_image(svc.build.image) is not None:
         # Built a moment ago for another service (a job on the same image), or present locally.
         shared = any(s.build.image == svc.build.image and s.build.dockerfile for s in loaded.services)
         return outcome.success("built" if shared else "local")

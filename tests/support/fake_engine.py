@@ -228,10 +228,6 @@ class FakeEngine:
         self._check()
         return self.address, self.routable
 
-    async def image_exists(self, ref: str) -> bool:
-        self._check()
-        return ref in self.images
-
     async def inspect_image(self, ref: str) -> ImageInfo | None:
         self._check()
         ref = next((tag for tag in self.images if self._image_id(tag) == ref), ref)  # by id too

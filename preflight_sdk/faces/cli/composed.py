@@ -374,7 +374,7 @@ def _local_base(settings: Settings) -> str:
 
     async def present() -> list[str]:
         engine = DockerEngine(host=settings.engine_host, context=settings.context)
-        return [ref for ref in BASE_CANDIDATES if await engine.image_exists(ref)]
+        return [ref for ref in BASE_CANDIDATES if await engine.inspect_image(ref) is not None]
 
     try:
         return pick_base(anyio.run(present))
