@@ -9,7 +9,6 @@ megabytes of memory, and both lanes return the same text.
 from __future__ import annotations
 
 import struct
-from collections import deque
 
 __all__ = ["STDERR", "STDOUT", "BoundedOutput", "Frames"]
 
@@ -67,36 +66,27 @@ class BoundedOutput:
         self._head_room = limit // 2
         self._tail_room = limit - limit // 2
         self._head = bytearray()
-        self._tail: deque[bytes] = deque()
-        self._tail_size = 0
+        self._tail = bytearray()
         self.dropped = 0  # bytes written between the head and the tail, not kept
 
     def add(self, data: bytes) -> None:
         """Take the next bytes the stream wrote."""
-        room = self._head_room - len(self._head)
-        if room > 0:
-            self._head += data[:room]
-            data = data[room:]
-        if not data:
-            return
-        self._tail.append(data)
-        self._tail_size += len(data)
-        # Whole pieces leave the tail while what stays still fills it; `text` trims the rest.
-        while self._tail and self._tail_size - len(self._tail[0]) >= self._tail_room:
-            gone = self._tail.popleft()
-            self._tail_size -= len(gone)
-            self.dropped += len(gone)
+        room = max(0, self._head_room - len(self._head))
+        self._head += data[:room]
+        self._tail += data[room:]
+        # Trimmed once the tail holds twice its room, so many small writes cost no more than one big one.
+        if len(self._tail) > 2 * self._tail_room:
+            extra = len(self._tail) - self._tail_room
+            self.dropped += extra
+            del self._tail[:extra]
 
     def text(self) -> str:
         """The output kept, decoded as UTF-8; what was dropped is marked and counted."""
-        tail = b"".join(self._tail)
-        extra = max(0, len(tail) - self._tail_room)
-        head = bytes(self._head)
+        extra = max(0, len(self._tail) - self._tail_room)
         if not self.dropped and not extra:
-            return (head + tail).decode("utf-8", "replace")
-        dropped = self.dropped + extra
+            return (self._head + self._tail).decode("utf-8", "replace")
         return (
-            head.decode("utf-8", "replace")
-            + f"\n… [{dropped} bytes not kept] …\n"
-            + tail[extra:].decode("utf-8", "replace")
+            self._head.decode("utf-8", "replace")
+            + f"\n… [{self.dropped + extra} bytes not kept] …\n"
+            + self._tail[extra:].decode("utf-8", "replace")
         )

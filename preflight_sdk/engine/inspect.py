@@ -24,7 +24,6 @@ __all__ = [
     "merge_log_streams",
     "network_from_list",
     "normalise_timestamp",
-    "parse_log_bytes",
     "parse_log_line",
     "parse_time",
 ]
@@ -108,12 +107,6 @@ def join_fragments(raw: bytes) -> tuple[bytes, int]:
         count += 1
     parts.append(body)
     return head + b"".join(parts), count
-
-
-def parse_log_bytes(raw: bytes, stream: Literal["stdout", "stderr"]) -> LogLine | None:
-    """Parse one line as python-on-whales streams it (bytes, newline included), fragments joined."""
-    joined, _ = join_fragments(raw.removesuffix(b"\n"))
-    return parse_log_line(joined.removesuffix(b"\r").decode("utf-8", "replace"), stream)
 
 
 def merge_log_streams(pieces: Iterable[tuple[str, bytes]]) -> tuple[list[LogLine], int]:

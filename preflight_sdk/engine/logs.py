@@ -13,7 +13,7 @@ from datetime import datetime
 
 from preflight_sdk.core.results.lifecycle import LogLine
 
-from .inspect import docker_time, merge_log_streams, normalise_timestamp, parse_log_bytes
+from .inspect import docker_time, merge_log_streams, normalise_timestamp
 from .whales import CliLane
 
 __all__ = ["Logs"]
@@ -73,6 +73,5 @@ class Logs:
         stream = self.cli.stream(await self.cli.cmd(*argv), action=f"follow the logs of {ref}", subject=ref)
         async with aclosing(stream) as pieces:  # closing this generator kills `logs --follow` at once
             async for source, raw in pieces:
-                parsed = parse_log_bytes(self.cli.log_line(raw), "stderr" if source == "stderr" else "stdout")
-                if parsed is not None:
-                    yield parsed
+                for line in merge_log_streams([(source, self.cli.log_line(raw))])[0]:
+                    yield line

@@ -11,8 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -54,7 +53,12 @@ class PodmanLane:
 
     def __init__(self, podman: str = "podman") -> None:
         self.cli = CliLane(
-            podman, publish=publish_arg, log_line=mend_log_line, trusts_tail=False, listing="json"
+            podman,
+            publish=publish_arg,
+            log_line=mend_log_line,
+            trusts_tail=False,
+            listing="json",
+            died="died",
         )
         # Health checks this lane runs itself: container id -> (interval, when last run).
         self._checks: dict[str, tuple[float, float]] = {}
@@ -64,6 +68,7 @@ class PodmanLane:
         self.rename = self.cli.rename
         self.exec = self.cli.exec
         self.wait = self.cli.wait
+        self.deaths = self.cli.deaths
 
     async def facts(self) -> EngineInfo:
         # `podman version` has no `Server` part on a local Podman: its client is the engine.
@@ -134,20 +139,6 @@ class PodmanLane:
         return await self.cli.removed(
             ["container", "rm", "--volumes", "--ignore", *flags], refs, unnamed_missing=True
         )
-
-    async def deaths(self, labels: Mapping[str, str], since: datetime | None) -> AsyncGenerator[str, None]:
-        # Podman's events are JSON of its own (`ID`, `Status: died`, labels among `Attributes`).
-        argv = ["events", "--format", "json", "--filter", "type=container", "--filter", "event=died"]
-        argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        argv += ["--since", since.isoformat()] if since is not None else []
-        async for source, raw in self.cli.stream(await self.cli.cmd(*argv), action="watch container exits"):
-            try:
-                event = json.loads(raw) if source == "stdout" else {}
-            except ValueError:
-                continue
-            attributes = event.get("Attributes") or {}
-            if event.get("Status") == "died" and all(attributes.get(k, v) == v for k, v in labels.items()):
-                yield str(event.get("ID", ""))
 
 
 def host_address() -> str | None:

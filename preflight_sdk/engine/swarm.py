@@ -28,7 +28,6 @@ from preflight_sdk.core.errors import EnvironmentError_
 
 from ..config.run_options import RunOptions
 from ..core.addresses import can_bind
-from . import cli
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
 from .errors import translate
@@ -42,7 +41,7 @@ from .swarm_text import (
     publish_arg,
     service_info,
 )
-from .whales import run_cli_tolerant, run_flags, translated
+from .whales import run_cli_tolerant, run_flags
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
@@ -130,15 +129,12 @@ class SwarmEngine:
             )
         swarm = await self._facts()
         image = await self._push(spec.image, spec.name)
-        hosts = []
-        for host, address in spec.add_hosts:
-            if address == "host-gateway":
-                if swarm.gateway is None:
-                    raise mocks_unreachable(self._where)
-                address = swarm.gateway
-            hosts.append((host, address))
+        mocked = any(address == "host-gateway" for _, address in spec.add_hosts)
+        if mocked and swarm.gateway is None:
+            raise mocks_unreachable(self._where)
+        hosts = [(host, swarm.gateway if a == "host-gateway" else a) for host, a in spec.add_hosts]
         # A published port (mode=host) or a mock at the manager's gateway ties the task to the manager.
-        local = bool(spec.ports) or any(a == "host-gateway" for _, a in spec.add_hosts)
+        local = bool(spec.ports) or mocked
         network = ",".join([f"name={spec.network}", *(f"alias={alias}" for alias in spec.aliases)])
         # The client's command line: `service.create` has no `--publish`, `--container-label`,
         # `--user`, `--workdir` or `--read-only`, and its `--host` loop reads a mapping's keys.
@@ -183,8 +179,6 @@ class SwarmEngine:
 
     async def _push(self, image: str, service: str) -> str:
         """Tag the local `image` for the registry and push it (once per image id); return that name."""
-        from python_on_whales.exceptions import DockerException
-
         ref = f"{self._registry}/{image}"
         local = await self.docker.inspect_image(image)
         if local is None:
@@ -195,10 +189,9 @@ class SwarmEngine:
         await self.cli.call(partial(client.image.tag, image, ref), action=f"tag {ref}", subject=ref)
         try:
             # The client's command line, as a child that cancelling kills (a push may last).
-            with translated(f"push {ref}", ref, keep=DockerException):
-                await cli.run(await self.cli.cmd("image", "push", "--quiet", ref))
-        except DockerException as exc:
-            failure = (exc.stderr or str(exc)).strip()
+            await self.cli.lasting("image", "push", "--quiet", ref, action=f"push {ref}", subject=ref)
+        except EnvironmentError_ as exc:
+            failure = str((exc.details or {}).get("stderr") or exc.message).strip()
             raise EnvironmentError_(
                 f"cannot push {image} to the registry {self._registry}: {failure.splitlines()[-1]}",
                 code="DOCKER_ERROR",

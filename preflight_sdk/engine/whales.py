@@ -49,6 +49,7 @@ class CliLane:
         trusts_tail: whether `logs --tail` keeps whole lines (Podman's mangles lines written in
             pieces: the whole log is read and the tail taken here).
         listing: the `--format` of `ps` and `network ls` that prints JSON.
+        died: the event a container's end is (Podman's `died`).
     """
 
     def __init__(
@@ -61,6 +62,7 @@ class CliLane:
         log_line: Callable[[bytes], bytes] = bytes,
         trusts_tail: bool = True,
         listing: str = "{{json .}}",
+        died: str = "die",
     ) -> None:
         self.docker = docker
         self.host = host
@@ -69,6 +71,7 @@ class CliLane:
         self.log_line = log_line
         self.trusts_tail = trusts_tail
         self.listing = listing
+        self.died = died
         self._client: DockerClient | None = None
         self._limiter = anyio.CapacityLimiter(16)
         self._creating = anyio.Lock()
@@ -289,7 +292,15 @@ class CliLane:
     async def deaths(self, labels: Mapping[str, str], since: datetime | None) -> AsyncGenerator[str, None]:
         # The client's command line, as a child that closing the stream kills: python-on-whales'
         # `system.events` leaves its docker process running when closed.
-        argv = ["events", "--format", "{{.ID}}", "--filter", "type=container", "--filter", "event=die"]
+        argv = [
+            "events",
+            "--format",
+            "{{.ID}}",
+            "--filter",
+            "type=container",
+            "--filter",
+            f"event={self.died}",
+        ]
         argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
         argv += ["--since", docker_time(since)] if since is not None else []
         async for source, raw in self.stream(await self.cmd(*argv), action="watch container exits"):

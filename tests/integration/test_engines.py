@@ -312,3 +312,40 @@ async def test_mocks_without_a_host_address_are_unsupported_on_podman_and_leave_
     assert caught.value.details == {"engine": "podman", "feature": "mocks reached from containers"}
     assert caught.value.hint
     assert left == ([], [])
+
+
+async def test_exit_watching_sees_the_labelled_container_that_dies_and_no_other(engine: str) -> None:
+    import os
+    from contextlib import aclosing
+    from datetime import UTC, datetime
+
+    import anyio
+
+    from preflight_sdk.engine.base import ContainerSpec
+    from preflight_sdk.engine.docker import DockerEngine
+    from preflight_sdk.engine.podman import podman_engine
+
+    docker = podman_engine() if engine == "podman" else DockerEngine()
+    name = f"pf-exits-{os.getpid()}-{time.monotonic_ns() % 100_000}"
+    labels = {"preflight.test": name}
+    began = datetime.now(UTC)
+    await docker.create_network(name, labels)
+    started: list[str] = []
+
+    def box(suffix: str, marks: dict[str, str], script: str) -> ContainerSpec:
+        command = ["sh", "-c", script]
+        return ContainerSpec(
+            name=f"{name}-{suffix}", image=BASE_IMAGES[0], network=name, labels=marks, command=command
+        )
+
+    try:
+        with anyio.fail_after(60):
+            # Another container dies first: a watcher that ignored the labels would name it.
+            started.append(await docker.run(box("other", {"preflight.test": "other"}, "exit 4")))
+            started.append(await docker.run(box("mine", labels, "sleep 1; exit 3")))
+            async with aclosing(docker.watch_exits(labels, since=began)) as deaths:
+                assert await deaths.__anext__() == started[1]
+            assert await docker.wait_exit(started[1]) == 3
+    finally:
+        await docker.remove_containers(started, force=True)
+        await docker.remove_networks([name])
