@@ -57,11 +57,8 @@ def quoted(ref: str) -> str:
 
 
 class EngineAPI:
-    """Requests to the Docker Engine API on the unix socket at `path`.
-
-    One httpx client per engine, without keep-alive: connecting to a local socket costs
-    microseconds, and no idle connection outlives a request (nor the event loop that made it).
-    """
+    """Requests to the Docker Engine API on the unix socket at `path`: one httpx client per engine,
+    without keep-alive (a local connection costs microseconds; none outlives its event loop)."""
 
     def __init__(self, path: str) -> None:
         self.path = path

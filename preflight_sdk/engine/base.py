@@ -38,12 +38,11 @@ class EngineInfo(msgspec.Struct, frozen=True, kw_only=True):
     """The daemon that answered, and where it is from here.
 
     Attributes:
-        host_gateway: the bridge's gateway: where its containers reach this machine, for an
-            engine on this machine (mocks listen on it too).
+        host_gateway: where the bridge's containers reach this machine (mocks listen there too).
         endpoint: the engine's address as DOCKER_HOST spells it (a context resolved), if known.
         address: where the engine's published ports are reached (127.0.0.1 for a local socket).
         routable: whether container IPs are reachable from here (only an engine on a local socket).
-        builder: how images build; None when not asked yet (on the local socket, the first build asks).
+        builder: how images build; None until the first build asks.
     """
 
     server_version: str
@@ -64,12 +63,10 @@ class BuildSpec(msgspec.Struct, frozen=True, kw_only=True):
     args: Mapping[str, str] = msgspec.field(default_factory=dict)
     no_cache: bool = False
     target: str | None = None
-    # Put on the image where they cost nothing (BuildKit, Podman). Docker's legacy builder turns
-    # each one into a build step that commits a container (about 70 ms apiece): there they are left
-    # off, and the caller knows its images by the id `build` returns.
+    # Put on the image where they cost nothing (BuildKit, Podman); Docker's legacy builder makes
+    # each a build step (about 70 ms apiece): there they are left off (images are known by id).
     labels: Mapping[str, str] = msgspec.field(default_factory=dict)
-    # The id of the image this tag held when preflight last built it: removed when this build
-    # leaves it untagged (an image preflight did not build is never touched).
+    # The id this tag held when preflight last built it: removed when this build leaves it untagged.
     replaces: str | None = None
 
 

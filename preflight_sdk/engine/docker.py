@@ -1,11 +1,9 @@
 """`DockerEngine`: the `Engine` protocol as one façade over a lane and its parts.
 
-The lane is chosen once, when the engine is made: the Engine API on this machine's socket
-(`socket_lane.py`) when the engine is a unix socket here and the client is the stock `docker`, else
-python-on-whales and the docker command line (`whales.py`; any host, ssh, context), or Podman's
-(`podman.py`). Every operation below has one body, written against the lane; builds, pulls,
-images and logs go through the CLI on every engine (`images.py`, `logs.py`). A swarm is a
-façade of its own that owns a `DockerEngine` for its manager (`swarm.py`).
+The lane is chosen once, when the engine is made (`lane.py`): the Engine API on this machine's
+socket for the stock `docker` client on a local socket, else the docker command line (any host,
+ssh, context), or Podman's. Every operation has one body, written against the lane; builds,
+pulls, image lists and logs go through the CLI on every engine (`images.py`, `logs.py`).
 """
 
 from __future__ import annotations
@@ -35,11 +33,8 @@ _INFO_CACHE: dict[tuple[str, ...], EngineInfo] = {}
 class DockerEngine:
     """The Engine on a Docker daemon: the local one, or `host`/`context` (else `DOCKER_HOST`/`DOCKER_CONTEXT`).
 
-    Attributes:
-        cli: python-on-whales and the client's command line (builds, pulls, images, logs).
-        lane: the transport of every other call, chosen once (the socket, or `cli`).
-        images: the images part (`inspect_image`, `pull`, `build`, `list_images`, `remove_images`).
-        logs_part: the logs part (`logs`, `follow_logs`).
+    `cli` is python-on-whales and the client's command line, `lane` the transport of the other
+    calls (the socket, or `cli`); `images` and `logs_part` are parts whose methods it exposes.
     """
 
     def __init__(
@@ -99,11 +94,8 @@ class DockerEngine:
     # -- containers --------------------------------------------------------------------------
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        return (
-            [container_from_inspect(item) for item in await self.lane.inspect("container", refs)]
-            if refs
-            else []
-        )
+        found = await self.lane.inspect("container", refs) if refs else []
+        return [container_from_inspect(item) for item in found]
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
         listed = [container_from_list(item) for item in await self.lane.listed("container", labels)]

@@ -1,8 +1,6 @@
-"""Where an engine is, seen from this machine: its socket and its published ports.
-
-An engine on this machine (a unix socket) publishes ports on 127.0.0.1; a remote engine
-(`tcp://H:P`, `ssh://u@H`) publishes them on H. How its containers reach back to the mocks is
-the lifecycle's choice (`lifecycle/mock_address.py`), made with `core.addresses`.
+"""Where an engine is, seen from this machine: an engine on a unix socket here publishes ports on
+127.0.0.1, a remote one (`tcp://H:P`, `ssh://u@H`) on H. (How containers reach back to the mocks is
+the lifecycle's choice: `lifecycle/mock_address.py`.)
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Turn python-on-whales' exceptions into `PreflightError`s with a code and a hint.
-
-python-on-whales types what it recognises (`NoSuchImage`, `NoSuchContainer`, `NoSuchNetwork`);
-everything else is a `DockerException` carrying the CLI's `return_code` and `stderr`. The few
-daemon messages it does not type are read here, each next to the message it matches.
+"""Docker's failures as `PreflightError`s with a code and a hint: python-on-whales' exceptions (typed
+ones, or a `DockerException` with the CLI's `stderr`) and the daemon's messages, each pattern next
+to the words it matches.
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ __all__ = [
     "no_cli",
     "translate",
     "translate_exception",
+    "unsupported",
 ]
 
 DAEMON_HINT = (
@@ -152,11 +151,12 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
     if "no such image" in text.lower() or "image not known" in text:  # the second: Podman's words
         return _not_built(text, action=action, subject=subject)
     if "container-init binary not found" in text:  # Podman's, for `init: true` without catatonit
-        return EnvironmentError_(
+        return unsupported(
+            "podman",
+            "container.init",
             f"cannot {action}: container.init is not supported on Podman: its init (catatonit) is not installed",
-            code="UNSUPPORTED_ON_ENGINE",
-            hint="install catatonit (`scripts/ensure-podman` does on Debian), or drop `init: true`",
-            details={"engine": "podman", "feature": "container.init", "subject": subject},
+            "install catatonit (`scripts/ensure-podman` does on Debian), or drop `init: true`",
+            subject=subject,
         )
     if _PORT.search(text):
         port = _conflicting_port(text)
@@ -172,6 +172,18 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
         code="DOCKER_ERROR",
         hint="see details.stderr; `docker info` shows whether the daemon is healthy",
         details={"stderr": text[-_STDERR_KEPT:], "subject": subject},
+    )
+
+
+def unsupported(
+    engine: str, feature: str, message: str, hint: str, **details: str | None
+) -> EnvironmentError_:
+    """`UNSUPPORTED_ON_ENGINE`: `feature`, which this `engine` (`podman`, `swarm`) cannot provide."""
+    return EnvironmentError_(
+        message,
+        code="UNSUPPORTED_ON_ENGINE",
+        hint=hint,
+        details={"engine": engine, "feature": feature, **details},
     )
 
 

@@ -1,9 +1,6 @@
-"""What `exec` keeps of a command's output, on either lane: split by stream, bounded.
-
-On the Engine API lane the daemon sends a command's stdout and stderr on one connection,
-multiplexed (`Frames` splits them); the CLI lane gets them split already. Either way each stream
-goes into a `BoundedOutput`, so a command that writes gigabytes (`cat` of a big log) costs a few
-megabytes of memory, and both lanes return the same text.
+"""What `exec` keeps of a command's output, on either lane: split by stream (`Frames` splits the
+Engine API's multiplexed stream), each stream bounded (`BoundedOutput`), so a command that writes
+gigabytes costs a few megabytes of memory and both lanes return the same text.
 """
 
 from __future__ import annotations
@@ -21,12 +18,9 @@ _HEADER = struct.Struct(">BxxxL")  # stream (0 stdin, 1 stdout, 2 stderr, 3 the 
 
 
 class Frames:
-    """A parser of the multiplexed stream of a container without a tty, fed as the bytes arrive.
-
-    Each frame is an 8-byte header (the stream, three zero bytes, the payload's size as a
-    big-endian uint32) and its payload. A header or a payload may be split across reads; payloads
-    come out in pieces as they arrive, so a huge frame is never held whole.
-    """
+    """A parser of the multiplexed stream of a container without a tty, fed as the bytes arrive: frames
+    of an 8-byte header (stream, three zero bytes, size as a big-endian uint32) and a payload, either
+    split across reads; payloads come out in pieces as they arrive, never held whole."""
 
     def __init__(self) -> None:
         self._header = b""

@@ -1,8 +1,6 @@
-"""`Images`: the engine's images part: pull, build (buildx or the legacy builder), list, remove.
-
-Builds, pulls and image lists go through python-on-whales and the client's command line on
-every engine (`CliLane`); inspecting an image and tidying the one a rebuild replaced go through
-the engine's lane (a request each on this machine's socket).
+"""`Images`: the engine's images part: pull, build (buildx or the legacy builder), list, remove: through
+the client's command line on every engine, but for inspecting an image and tidying the one a
+rebuild replaced, which go through the engine's lane (a request each on this machine's socket).
 """
 
 from __future__ import annotations
@@ -82,9 +80,8 @@ class Images:
         # buildah (Podman) sets them all on the image it commits at the end.
         labels = dict(spec.labels) if builder == "buildx" or info.name == "podman" else {}
         # The client's command line, as a child that cancelling kills: `buildx.build` and
-        # `image.legacy_build` run the CLI out of reach of a cancel, and the latter prints its
-        # output instead of yielding it and has no `--force-rm` (the legacy builder otherwise
-        # keeps the intermediate container of a failed step).
+        # `image.legacy_build` run out of reach of a cancel, and the latter prints its output and
+        # has no `--force-rm` (else a failed step's intermediate container is kept).
         if builder == "buildx":
             argv = ["buildx", "build", "--progress", "plain", "--load"]
             env = {"DOCKER_CLI_EXPERIMENTAL": "enabled"}
@@ -172,12 +169,8 @@ class Images:
 
 
 def _replaced(spec: BuildSpec, before: ImageInfo, after: ImageInfo) -> bool:
-    """Whether the image a build took the tag from is preflight's to tidy.
-
-    Rebuilding a tag (another checkout, changed labels or sources) leaves the former image
-    dangling (`<none>`); one a container still uses stays, as Docker refuses to remove it.
-    Preflight built it when it carries the managed label, or is the one `spec.replaces` names.
-    """
+    """Whether the image a rebuild took the tag from (left dangling, `<none>`) is preflight's to tidy:
+    it carries the managed label, or is the one `spec.replaces` names."""
     if after.id == before.id:
         return False
     return before.labels.get(LABEL_MANAGED) == "true" or before.id == spec.replaces

@@ -58,16 +58,10 @@ def normalise_timestamp(text: str) -> str | None:
 
 
 def parse_time(text: str | None) -> datetime | None:
-    """Parse a docker time (nanosecond precision is cut to microseconds); None for the zero time."""
-    if not text or text.startswith("0001-01-01"):
+    """Parse a docker time (nanoseconds are cut to microseconds); None for the zero time."""
+    if not text or text.startswith("0001-01-01") or _STAMP.match(text.strip()) is None:
         return None
-    match = _STAMP.match(text.strip())
-    if match is None:
-        return None
-    base, fraction, zone = match.groups()
-    micro = (fraction or "0")[:6].ljust(6, "0")
-    offset = "+00:00" if zone == "Z" else zone
-    return datetime.fromisoformat(f"{base}.{micro}{offset}").astimezone(UTC)
+    return datetime.fromisoformat(text.strip()).astimezone(UTC)
 
 
 def docker_time(moment: datetime) -> str:
@@ -88,10 +82,8 @@ def parse_log_line(line: str, stream: Literal["stdout", "stderr"]) -> LogLine | 
 def join_fragments(raw: bytes) -> tuple[bytes, int]:
     """Join the 16 KB fragments of one `docker logs --timestamps` line; return it and their count.
 
-    The daemon stores a line longer than 16 KB as entries of exactly 16384 bytes, and the CLI
-    prints each with its own timestamp and no newline between them:
-    `<ts> <16384 bytes><ts> <16384 bytes><ts> <rest>`. The text keeps the first timestamp.
-    """
+    The daemon stores a longer line as 16384-byte entries, printed with a timestamp each and no
+    newline between them (`<ts> <16384 bytes><ts> <rest>`); the first timestamp is kept."""
     stamp_end = raw.find(b" ")
     if stamp_end < 0:
         return raw, 1
@@ -112,10 +104,8 @@ def join_fragments(raw: bytes) -> tuple[bytes, int]:
 def merge_log_streams(pieces: Iterable[tuple[str, bytes]]) -> tuple[list[LogLine], int]:
     """Order the lines of `docker logs --timestamps` by the daemon's timestamps (stable for equal times).
 
-    `pieces` are python-on-whales' `(stream, line)` pairs, the two streams read by two threads:
-    their order between streams is arbitrary, the timestamps are not. Returns the lines and the
-    number of daemon log entries they were (16 KB fragments count one each).
-    """
+    `pieces` are `(stream, line)` pairs, the streams read apart (their order between streams is
+    arbitrary). Returns the lines and the daemon log entries they were (16 KB fragments count each)."""
     lines: list[LogLine] = []
     entries = 0
     previous = {"stdout": "", "stderr": ""}
@@ -190,12 +180,8 @@ def bridge_gateway(configs: list[dict[str, Any]]) -> str | None:
 
 
 def container_from_list(item: dict[str, Any]) -> ContainerInfo:
-    """Reduce one listed container: id, name, state and labels only.
-
-    The Engine API's `GET /containers/json` and `podman ps --format json` give `Id`, `Names` (a
-    list) and `Labels` (an object); `docker ps --format '{{json .}}'` gives `ID`, `Names` and
-    `Labels` as comma-separated text.
-    """
+    """Reduce one listed container to id, name, state and labels: the API and Podman give `Id`, `Names`
+    (a list), `Labels` (an object); `docker ps --format '{{json .}}'` `ID` and text for the others."""
     state = str(item.get("State", "unknown"))
     state = _PODMAN_STATUSES.get(state, state)
     names = item.get("Names") or ""

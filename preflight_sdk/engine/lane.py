@@ -1,9 +1,6 @@
-"""`Lane`: the narrow transport an engine's operations are written against, chosen once per engine.
-
-`SocketLane` (`socket_lane.py`) speaks the Engine API on this machine's socket; `CliLane`
-(`whales.py`) goes through python-on-whales and the docker command line (remote hosts, ssh,
-contexts); `PodmanLane` (`podman.py`) through the podman command line. Each answers with the
-engine's Structs and raises `PreflightError`s only.
+"""`Lane`: the narrow transport an engine's operations are written against, chosen once per engine:
+the Engine API on this machine's socket (`socket_lane.py`), python-on-whales and the docker command
+line (`whales.py`: remote hosts, ssh, contexts) or Podman's (`podman.py`). Raises `PreflightError`s only.
 """
 
 from __future__ import annotations

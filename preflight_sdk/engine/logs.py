@@ -1,8 +1,6 @@
-"""`Logs`: the engine's logs part: a container's (or a swarm service's) lines, through the client's command line.
-
-`docker logs --timestamps` prints stdout and stderr apart; the lines are merged by the daemon's
-timestamps (`inspect.merge_log_streams`). Both reads run as children of our own (`cli.py`): a
-followed log ends when its reader leaves.
+"""`Logs`: the engine's logs part: a container's (or a swarm service's) lines, through the client's command
+line (`docker logs --timestamps`, stdout and stderr merged by the daemon's timestamps), as children of
+our own (`cli.py`): a followed log ends when its reader leaves.
 """
 
 from __future__ import annotations

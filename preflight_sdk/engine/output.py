@@ -6,13 +6,9 @@ from .base import LineSink
 
 __all__ = ["BuildLines", "LineSplitter"]
 
-# Printed by the docker CLI (23+) before every legacy build, even with DOCKER_BUILDKIT=0 set:
-#   DEPRECATED: The legacy builder is deprecated and will be removed in a future release.
-#               BuildKit is currently disabled; enable it by removing the DOCKER_BUILDKIT=0
-#               environment-variable.
-#   <empty line>
-# (without DOCKER_BUILDKIT=0 the two indented lines say "Install the buildx component ...").
-# It says nothing about the project's build: the notice's lines are dropped.
+# Printed by the docker CLI (23+) before every legacy build, and nothing about the project's build:
+# this line, two indented ones ("BuildKit is currently disabled; ..." or "Install the buildx
+# component ...") and an empty line. Those lines are dropped.
 _NOTICE = "DEPRECATED: The legacy builder is deprecated"
 
 

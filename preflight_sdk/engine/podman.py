@@ -23,6 +23,7 @@ from ..config.port_specs import PortSpec
 from ..core.addresses import is_loopback, route_address
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .docker import DockerEngine
+from .errors import unsupported
 from .whales import CliLane
 
 __all__ = ["PodmanLane", "podman_engine", "unsupported"]
@@ -36,16 +37,6 @@ def podman_engine(podman: str = "podman") -> DockerEngine:
     """The Engine on the local Podman (rootful or rootless), through the `podman` command line."""
     lane = PodmanLane(podman)
     return DockerEngine(cli=lane.cli, lane=lane)
-
-
-def unsupported(feature: str, why: str, hint: str) -> EnvironmentError_:
-    """Return the error for a feature this engine cannot provide."""
-    return EnvironmentError_(
-        f"{feature} is not supported on Podman: {why}",
-        code="UNSUPPORTED_ON_ENGINE",
-        hint=hint,
-        details={"engine": "podman", "feature": feature},
-    )
 
 
 class PodmanLane:
@@ -88,8 +79,10 @@ class PodmanLane:
             address = host_address()
             if address is None:
                 raise unsupported(
+                    "podman",
                     "mocks reached from containers",
-                    "this host has no address outside loopback for containers to reach",
+                    "mocks reached from containers is not supported on Podman: this host has no address "
+                    "outside loopback for containers to reach",
                     "give the host a network interface with an IPv4 address, or run the mocks as services",
                 )
             add_hosts = [
@@ -111,10 +104,8 @@ class PodmanLane:
     async def _run_due_checks(self, found: Sequence[Mapping[str, Any]]) -> bool:
         """Run `podman healthcheck run` for containers this lane started whose check is due.
 
-        Podman schedules health checks with systemd timers; a host without systemd (most CI
-        containers) never runs them, and the health stays `starting`. Asking is when the verdict
-        matters, so the check runs then, at most once per its interval; Podman keeps the
-        retries, the start period and the status as it would.
+        Podman runs checks from systemd timers, which most CI containers lack (the health stays
+        `starting`): they run when asked for, at most once per interval; Podman keeps the rest.
         """
         now = anyio.current_time()
         running = [str(c.get("Id")) for c in found if (c.get("State") or {}).get("Running")]

@@ -1,8 +1,6 @@
-"""`SocketLane`: the engine's lane on this machine's socket, each operation one request (or two).
-
-The requests go through `EngineAPI` (`api.py`): httpx on the unix socket, awaited on the event
-loop. The bodies are what the docker CLI sends for the same commands, so a container made here
-is the one `docker run` makes (`tests/integration/test_engine_api.py` compares them).
+"""`SocketLane`: the engine's lane on this machine's socket, each operation one request (or two)
+through `EngineAPI` (`api.py`). The bodies are what the docker CLI sends for the same commands, so a
+container made here is the one `docker run` makes (`tests/integration/test_engine_api.py` compares).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from ..config.run_options import RunOptions
 from ..core.addresses import can_bind
 from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .docker import DockerEngine
-from .errors import translate
+from .errors import translate, unsupported
 from .inspect import bridge_gateway
 from .logs import Logs
 from .swarm_text import (
@@ -121,11 +121,11 @@ class SwarmEngine:
         """Create a one-replica service for `spec` and return its id (the task starts on its own)."""
         if spec.options != RunOptions():
             # `docker service create` takes few of them; dropping the rest would change the container.
-            raise EnvironmentError_(
+            raise unsupported(
+                "swarm",
+                "container.options",
                 f"service {spec.name} sets Docker run options (capabilities, sysctls, limits...) a swarm cannot apply",
-                code="UNSUPPORTED_ON_ENGINE",
-                hint="run it on a local engine, or leave out `container.options` (the compose keys behind it)",
-                details={"engine": "swarm", "feature": "container.options"},
+                "run it on a local engine, or leave out `container.options` (the compose keys behind it)",
             )
         swarm = await self._facts()
         image = await self._push(spec.image, spec.name)
@@ -152,11 +152,8 @@ class SwarmEngine:
         return service_id
 
     async def _until_started(self, service_id: str, name: str) -> None:
-        """Wait until the service's task has a container, as `docker run` returns once it has one.
-
-        Its host ports are known only from then on. A task that cannot be placed or started
-        within `_START_WAIT` fails the call with the swarm's reason.
-        """
+        """Wait until the service's task has a container (then its host ports are known), as `docker
+        run` returns once it has one; a task not placed or started within `_START_WAIT` fails the call."""
         error: str | None = None
         with anyio.move_on_after(_START_WAIT):
             while True:
@@ -238,12 +235,9 @@ class SwarmEngine:
         return await self.inspect(listed.split())
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:
-        """Remove services; return once their task containers on the manager are gone too.
-
-        A removed service's task stops with its grace period (10 s for a process that ignores
-        SIGTERM) while it holds its ports and network: with `force` its container on this node
-        is killed at once, as `docker rm -f` would (other nodes stop theirs on their own).
-        """
+        """Remove services; return once their task containers on the manager are gone too. A task
+        stops with its grace period, holding its ports and network: with `force` its container on this
+        node is killed at once, as `docker rm -f` would (other nodes stop theirs on their own)."""
         if not refs:
             return []
         outcomes = await self.cli.remove("service", refs)
@@ -313,11 +307,12 @@ class SwarmEngine:
         task = await self._task(ref)
         container = ((task or {}).get("Status") or {}).get("ContainerStatus") or {}
         if task is None or task.get("NodeID") != swarm.node_id or not container.get("ContainerID"):
-            raise EnvironmentError_(
+            raise unsupported(
+                "swarm",
+                "exec",
                 f"cannot run a command in service {ref}: its task does not run on the manager preflight talks to",
-                code="UNSUPPORTED_ON_ENGINE",
-                hint="run the step from a suite of its own on that node, or publish a port and test through it",
-                details={"engine": "swarm", "feature": "exec", "service": ref},
+                "run the step from a suite of its own on that node, or publish a port and test through it",
+                service=ref,
             )
         return await self.docker.exec(str(container["ContainerID"]), command, timeout=timeout)
 
@@ -343,10 +338,8 @@ class SwarmEngine:
 
 
 def _gateway(client: DockerClient) -> str | None:
-    """The manager's docker_gwbridge gateway, when it is an address of this machine (blocking).
-
-    Docker creates the bridge for the first task on an overlay network; it is created here the
-    way Docker would (its documented defaults) so the mocks can listen on its gateway first.
+    """The manager's docker_gwbridge gateway, when it is an address of this machine (blocking). The
+    bridge is made as Docker makes it for a first task (its defaults), so mocks can listen there first.
     """
     from python_on_whales.exceptions import DockerException, NoSuchNetwork
 

@@ -13,6 +13,7 @@ from preflight_sdk.core.errors import EnvironmentError_
 from preflight_sdk.core.results.lifecycle import ContainerStatus, PortMapping
 
 from .base import ContainerInfo
+from .errors import unsupported
 from .inspect import parse_time
 
 __all__ = [
@@ -127,11 +128,11 @@ def not_a_manager(state: str, where: str | None) -> EnvironmentError_:
 def mocks_unreachable(where: str | None) -> EnvironmentError_:
     """`UNSUPPORTED_ON_ENGINE`: the manager is not this machine and no `engine.mockHost` says the way back."""
     manager = f"the manager {where}" if where else "the manager"
-    return EnvironmentError_(
+    return unsupported(
+        "swarm",
+        "mocks reached from services",
         f"the swarm's services cannot reach the mocks: {manager} is not this machine",
-        code="UNSUPPORTED_ON_ENGINE",
-        hint="set `engine.mockHost` in e2e.yaml to this machine's address as the swarm's nodes reach it",
-        details={"engine": "swarm", "feature": "mocks reached from services"},
+        "set `engine.mockHost` in e2e.yaml to this machine's address as the swarm's nodes reach it",
     )
 
 

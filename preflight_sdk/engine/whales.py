@@ -1,11 +1,8 @@
-"""`CliLane`: Docker (or Podman) through python-on-whales and the client's command line.
-
-The lane for every engine that is not a unix socket of this machine (tcp, ssh, contexts), for
-Podman, and for what the Engine API lane leaves to the CLI everywhere (builds, pulls, logs,
-images). One `python_on_whales.DockerClient`, built from the host and context, does the short
-calls in worker threads; the calls that may last run its command line as children that
-cancelling kills (`cli.py`). A handful of short calls also use the client's command line with
-python-on-whales' own runner and typed errors instead of a typed wrapper; each says why.
+"""`CliLane`: Docker (or Podman) through python-on-whales and the client's command line: the lane of
+every engine that is not a unix socket here (tcp, ssh, contexts), of Podman, and of builds, pulls,
+logs and images everywhere. Its `DockerClient` does short calls in worker threads; calls that may
+last run as children that cancelling kills (`cli.py`); a few short calls use python-on-whales'
+runner on the command line instead of a typed wrapper, each saying why.
 """
 
 from __future__ import annotations
