@@ -54,12 +54,9 @@ class PodmanLane:
         # Health checks this lane runs itself: container id -> (interval, when last run).
         self._checks: dict[str, tuple[float, float]] = {}
         # What Podman answers as Docker does.
-        self.listed = self.cli.listed
-        self.create_network = self.cli.create_network
-        self.rename = self.cli.rename
-        self.exec = self.cli.exec
-        self.wait = self.cli.wait
-        self.deaths = self.cli.deaths
+        cli = self.cli
+        self.listed, self.create_network, self.rename = cli.listed, cli.create_network, cli.rename
+        self.exec, self.wait, self.deaths = cli.exec, cli.wait, cli.deaths
 
     async def facts(self) -> EngineInfo:
         # `podman version` has no `Server` part on a local Podman: its client is the engine.

@@ -69,12 +69,10 @@ class SwarmEngine:
         self.docker = DockerEngine(host=host, context=context)  # the manager's engine
         self.cli = self.docker.cli
         # What a swarm does as its manager's engine does: images are built and read there.
-        self.reach = self.docker.reach
-        self.inspect_image = self.docker.inspect_image
-        self.pull = self.docker.pull
-        self.build = self.docker.build
-        self.list_images = self.docker.list_images
-        self.list_networks = self.docker.list_networks
+        docker = self.docker
+        self.reach, self.inspect_image = docker.reach, docker.inspect_image
+        self.pull, self.build = docker.pull, docker.build
+        self.list_images, self.list_networks = docker.list_images, docker.list_networks
         # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
         self.logs_part = Logs(self.cli, ["service", "logs", "--raw"], has_until=False)
         self.logs = self.logs_part.logs
