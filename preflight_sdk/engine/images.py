@@ -1,6 +1,6 @@
-"""`Images`: the engine's images part: pull, build (buildx or the legacy builder), list, remove: through
-the client's command line on every engine, but for inspecting an image and tidying the one a
-rebuild replaced, which go through the engine's lane (a request each on this machine's socket).
+"""`Images`: the engine's images part (pull, build with buildx or the legacy builder, inspect, list,
+remove), through the client's command line on every engine, except inspecting an image and tidying
+the one a rebuild replaced: requests of the engine's lane (on this machine's socket, one each).
 """
 
 from __future__ import annotations
