@@ -194,6 +194,10 @@ class Engine(Protocol):
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         """Remove networks; report each truthfully."""
 
+    async def detach(self, network: str, refs: Sequence[str]) -> bool:
+        """Disconnect containers from `network` at once, forced (errors ignored), so it can be removed
+        while they are; False when this engine does not, cheaply (then remove them first)."""
+
     async def run(self, spec: ContainerSpec) -> str:
         """Start a detached container and return its id (`PORT_CONFLICT`, `DOCKER_ERROR`)."""
 

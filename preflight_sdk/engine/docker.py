@@ -52,18 +52,13 @@ class DockerEngine:
         path = local_socket(host, context) if lane is None and self.cli.docker == "docker" else None
         self.lane: Lane = lane or (SocketLane(path, host=host) if path else self.cli)
         # The parts: each of their methods is the Engine's method of the same name.
-        self.images = Images(self.lane, self.cli, self.info)
-        self.inspect_image = self.images.inspect_image
-        self.pull = self.images.pull
-        self.build = self.images.build
-        self.list_images = self.images.list_images
-        self.remove_images = self.images.remove_images
+        self.images = images = Images(self.lane, self.cli, self.info)
+        self.inspect_image, self.pull, self.build = images.inspect_image, images.pull, images.build
+        self.list_images, self.remove_images = images.list_images, images.remove_images
         self.logs_part = Logs(self.cli, ["container", "logs"])
-        self.logs = self.logs_part.logs
-        self.follow_logs = self.logs_part.follow_logs
+        self.logs, self.follow_logs = self.logs_part.logs, self.logs_part.follow_logs
         # What the lane does as the Engine asks it.
-        self.run = self.lane.run
-        self.wait_exit = self.lane.wait
+        self.run, self.detach, self.wait_exit = self.lane.run, self.lane.detach, self.lane.wait
 
     # -- the daemon --------------------------------------------------------------------------
 

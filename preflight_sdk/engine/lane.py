@@ -37,6 +37,9 @@ class Lane(Protocol):
 
     async def rename(self, ref: str, name: str) -> None: ...
 
+    async def detach(self, network: str, refs: Sequence[str]) -> bool:
+        """See `Engine.detach`."""
+
     async def exec(self, ref: str, command: Sequence[str], out: BoundedOutput, err: BoundedOutput) -> int:
         """Run a command in a container, its output into `out` and `err`; return its exit code."""
 

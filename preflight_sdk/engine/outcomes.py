@@ -36,23 +36,16 @@ def removal_outcomes(
     errors = [line for line in stderr.splitlines() if line.strip()]
     if any(is_daemon_down(line) for line in errors):
         raise translate(stderr, action=action)
-    outcomes = []
-    for ref in refs:
-        if ref in removed:
-            outcomes.append(RemoveOutcome(ref=ref, action="removed"))
-            continue
+
+    def outcome(ref: str) -> RemoveOutcome:
         mine = [line for line in errors if ref in line]
-        if any(m in line for line in mine for m in _MISSING):
-            outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
-        elif mine:
-            error = mine[0].removeprefix("Error response from daemon: ").removeprefix("Error: ")
-            outcomes.append(RemoveOutcome(ref=ref, action="failed", error=error))
-        elif unnamed_missing:
-            outcomes.append(RemoveOutcome(ref=ref, action="not_found"))
-        elif returncode == 0:
-            outcomes.append(RemoveOutcome(ref=ref, action="removed"))
-        else:
-            outcomes.append(
-                RemoveOutcome(ref=ref, action="failed", error=(errors[0] if errors else "docker rm failed"))
-            )
-    return outcomes
+        if ref in removed or (not mine and not unnamed_missing and returncode == 0):
+            return RemoveOutcome(ref=ref, action="removed")
+        if any(gone in line for line in mine for gone in _MISSING) or (not mine and unnamed_missing):
+            return RemoveOutcome(ref=ref, action="not_found")
+        error = mine[0].removeprefix("Error response from daemon: ").removeprefix("Error: ") if mine else None
+        return RemoveOutcome(
+            ref=ref, action="failed", error=error or (errors[0] if errors else "docker rm failed")
+        )
+
+    return [outcome(ref) for ref in refs]

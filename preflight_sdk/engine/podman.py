@@ -56,7 +56,7 @@ class PodmanLane:
         # What Podman answers as Docker does.
         cli = self.cli
         self.listed, self.create_network, self.rename = cli.listed, cli.create_network, cli.rename
-        self.exec, self.wait, self.deaths = cli.exec, cli.wait, cli.deaths
+        self.exec, self.wait, self.deaths, self.detach = cli.exec, cli.wait, cli.deaths, cli.detach
 
     async def facts(self) -> EngineInfo:
         # `podman version` has no `Server` part on a local Podman: its client is the engine.

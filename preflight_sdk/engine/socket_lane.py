@@ -62,6 +62,11 @@ class SocketLane:
         found = await _each(partial(self.api.inspect, kind), refs)
         return [item for item in found if item is not None]
 
+    async def detach(self, network: str, refs: Sequence[str]) -> bool:
+        path = f"/networks/{quoted(network)}/disconnect"
+        await _each(lambda ref: self.api.send("POST", path, body={"Container": ref, "Force": True}), refs)
+        return True
+
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         """Remove each of `refs` at once, as `docker rm` and `docker network rm` do."""
         return await _each(partial(self._remove, kind, force=force), refs)

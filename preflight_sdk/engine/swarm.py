@@ -75,8 +75,7 @@ class SwarmEngine:
         self.list_images, self.list_networks = docker.list_images, docker.list_networks
         # `--raw`: each line as `<timestamp> <text>`, stdout and stderr apart, as `docker logs`.
         self.logs_part = Logs(self.cli, ["service", "logs", "--raw"], has_until=False)
-        self.logs = self.logs_part.logs
-        self.follow_logs = self.logs_part.follow_logs
+        self.logs, self.follow_logs = self.logs_part.logs, self.logs_part.follow_logs
         self._where = host or context
         self._registry = registry.rstrip("/")
         self._swarm: _Swarm | None = None
@@ -216,11 +215,6 @@ class SwarmEngine:
         tasks = await lane.inspect("task", listed.split()) if listed.strip() else []
         return services, tasks
 
-    async def _task(self, ref: str) -> Mapping[str, Any] | None:
-        """The newest task of service `ref` (None when the service or its task is gone)."""
-        services, tasks = await self._services([ref])
-        return latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
-
     async def _text(self, *args: str) -> str:
         await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
         argv = await self.cli.cmd(*args)
@@ -269,6 +263,9 @@ class SwarmEngine:
                 await anyio.sleep(0.1)
         return outcomes
 
+    async def detach(self, network: str, refs: Sequence[str]) -> bool:
+        return False  # a service's task leaves the overlay network as the service is removed
+
     async def rename_container(self, ref: str, name: str) -> bool:
         return False  # a service cannot be renamed: it is removed before its successor is made
 
@@ -302,7 +299,8 @@ class SwarmEngine:
     async def exec(self, ref: str, command: Sequence[str], *, timeout: float) -> ExecResult:
         """Run a command in the service's task container, when that runs on this manager."""
         swarm = await self._facts()
-        task = await self._task(ref)
+        services, tasks = await self._services([ref])
+        task = latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
         container = ((task or {}).get("Status") or {}).get("ContainerStatus") or {}
         if task is None or task.get("NodeID") != swarm.node_id or not container.get("ContainerID"):
             raise unsupported(

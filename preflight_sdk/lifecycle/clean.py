@@ -104,15 +104,41 @@ async def remove_labelled(
     # for everything labelled with the checkout (what a killed process left behind): the listing
     # is then off clean's critical path.
     known = [c.id for c in session.containers] if force and session is not None else []
+    # And, where the engine detaches them cheaply (the socket), each leaves the session's network
+    # and is removed at once; the network is removed once they all left it, while they go.
+    network = session.network if known and session is not None and session.network != keep_network else None
+    listed, detached = anyio.Event(), anyio.Event()
+    early_networks: list[RemoveOutcome] = []
 
     async def containers_of() -> None:
         found.extend(await engine.list_containers(labels, detail=False))
+        listed.set()
 
     async def networks_of() -> None:
         nets.extend(await engine.list_networks(labels))
 
+    async def leave_then_go(network: str, ref: str, left: set[str]) -> None:
+        await engine.detach(network, [ref])
+        left.add(ref)
+        if len(left) == len(known):
+            detached.set()
+        early.extend(await engine.remove_containers([ref], force=True))
+
     async def remove_known() -> None:
-        early.extend(await engine.remove_containers(known, force=True))
+        if network is None or not await engine.detach(network, []):  # asks whether it detaches
+            early.extend(await engine.remove_containers(known, force=True))
+            return
+        async with anyio.create_task_group() as each:
+            left: set[str] = set()
+            for ref in known:
+                each.start_soon(leave_then_go, network, ref, left)
+            each.start_soon(network_with_them, network)
+
+    async def network_with_them(network: str) -> None:
+        await detached.wait()
+        await listed.wait()
+        if not {c.id for c in found} - set(known):  # a container not detached would keep it in use
+            early_networks.extend(await engine.remove_networks([network]))
 
     with first_error():
         async with anyio.create_task_group() as tg:
@@ -125,8 +151,8 @@ async def remove_labelled(
         running = {c.id for c in found if c.running}
         if known and session is not None and session.state == "running":
             # Removed before the listing saw it: a service of a running session was running.
-            listed = {c.id for c in found}
-            running |= {c.id for c in session.containers if c.kind != "job" and c.id not in listed}
+            seen = {c.id for c in found}
+            running |= {c.id for c in session.containers if c.kind != "job" and c.id not in seen}
         names = {c.id: c.name for c in found}
         names.update({c.id: c.name for c in session.containers} if known and session else {})
         done = {o.ref for o in early}
@@ -145,9 +171,12 @@ async def remove_labelled(
             containers.append(
                 CleanAction(name=names.get(outcome.ref, outcome.ref), action=action, error=outcome.error)
             )
+    # A network removed with its containers is done; one that failed (still in use) is tried again.
+    gone = [o for o in early_networks if o.action == "removed"]
+    rest_networks = [n.name for n in nets if n.name != keep_network and n.name not in {o.ref for o in gone}]
     network_actions = [
         CleanAction(name=o.ref, action=o.action if o.action != "force_removed" else "removed", error=o.error)
-        for o in await engine.remove_networks([n.name for n in nets if n.name != keep_network])
+        for o in [*gone, *await engine.remove_networks(rest_networks)]
     ]
     return containers, network_actions
 

@@ -126,6 +126,10 @@ class FakeEngine:
         self.calls: list[tuple[float, str, str]] = []
         # Container or network name -> the error docker gives when asked to remove it.
         self.removal_errors: dict[str, str] = {}
+        # Whether `detach` detaches (Docker on its socket) or declines (the CLI lane, a swarm); the
+        # containers detached from their network, which no longer keep it in use.
+        self.detaches = True
+        self.detached: set[str] = set()
         self.prober = _FakeProber(self)
         self._ids = itertools.count(1)
         self._ports = itertools.count(40000)
@@ -302,6 +306,15 @@ class FakeEngine:
         self._check()
         return [n for n in self.networks.values() if all(n.labels.get(k) == v for k, v in labels.items())]
 
+    async def detach(self, network: str, refs: Sequence[str]) -> bool:
+        self._check()
+        self._record("network-detach", network)
+        if self.detaches:
+            self.detached |= {
+                c.id for c in map(self._find, refs) if c is not None and c.spec.network == network
+            }
+        return self.detaches
+
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         self._check()
         outcomes = []
@@ -309,6 +322,14 @@ class FakeEngine:
             self._record("network-remove", name)
             if name in self.networks and name in self.removal_errors:
                 outcomes.append(RemoveOutcome(ref=name, action="failed", error=self.removal_errors[name]))
+                continue
+            in_use = [
+                c for c in self.containers.values() if c.spec.network == name and c.id not in self.detached
+            ]
+            if name in self.networks and in_use:
+                # Docker's words for a network its containers still use.
+                error = f"error while removing network: network {name} has active endpoints"
+                outcomes.append(RemoveOutcome(ref=name, action="failed", error=error))
                 continue
             found = self.networks.pop(name, None)
             outcomes.append(RemoveOutcome(ref=name, action="removed" if found else "not_found"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import msgspec
 import pytest
 from support.fake_engine import Behaviour, FakeEngine
 
@@ -206,3 +207,54 @@ async def test_clean_with_images_removes_what_this_checkout_built_and_nothing_el
     assert "shop-api:e2e" not in engine.images and "other-api:e2e" in engine.images
     again = await project.clean(images=True)
     assert again.images == []
+
+
+def _order(engine: FakeEngine) -> list[str]:
+    return [call for _, call, _ in engine.calls if call in ("remove", "network-detach", "network-remove")]
+
+
+async def test_the_network_goes_with_its_containers_when_the_engine_detaches_them(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    project = Project.open(make_project(TWO), engine=engine)
+    setup = await project.setup()
+    engine.calls.clear()
+    cleaned = await project.clean()
+    assert _order(engine)[0] == "network-detach", (
+        "the containers leave the network before anything is removed"
+    )
+    assert _order(engine).count("network-remove") == 1, "removed once, with its containers, not tried again"
+    assert cleaned.network == CleanAction(name=setup.network.name, action="removed")
+    assert engine.containers == {} and engine.networks == {}
+
+
+async def test_an_engine_that_does_not_detach_removes_the_network_after_every_container(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    engine.detaches = False
+    project = Project.open(make_project(TWO), engine=engine)
+    await project.setup()
+    engine.calls.clear()
+    cleaned = await project.clean()
+    order = _order(engine)
+    assert order.count("network-remove") == 1 and order[-1] == "network-remove"
+    assert cleaned.network is not None and cleaned.network.action == "removed"
+    assert engine.containers == {} and engine.networks == {}
+
+
+async def test_a_container_this_process_did_not_start_keeps_the_network_until_it_is_removed(
+    make_project: Callable[..., Path], engine: FakeEngine
+) -> None:
+    root = make_project(TWO)
+    project = Project.open(root, engine=engine)
+    setup = await project.setup()
+    # Left on the network by a process that was killed: found by its label, never detached.
+    api = next(c for c in engine.containers.values() if c.spec.name.endswith("-api"))
+    await engine.run(msgspec.structs.replace(api.spec, name=f"{api.spec.name}-left"))
+    engine.calls.clear()
+    cleaned = await project.clean()
+    order = _order(engine)
+    assert order.count("network-remove") == 1 and order[-1] == "network-remove", order
+    assert cleaned.network == CleanAction(name=setup.network.name, action="removed")
+    assert f"{api.spec.name}-left" in {c.name for c in cleaned.containers}
+    assert engine.containers == {} and engine.networks == {}
