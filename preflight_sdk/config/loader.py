@@ -33,7 +33,7 @@ from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .rules import check_rules
 from .steps import check_steps
 from .testfile import TestFile
-from .validate import Validator
+from .validate import Validator, describe_type
 from .yaml_source import parse_yaml
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "find_config",
     "load_config",
     "load_test_file",
+    "prepare",
     "read_dotenv",
 ]
 
@@ -166,6 +167,13 @@ def find_config(path: str | os.PathLike[str], config_file: str | None = None) ->
         hint=hint,
         details={"tried": [str(p) for p in tried]},
     )
+
+
+def prepare() -> None:
+    """Pay now what the first load of a process pays: describing the config's types for validation
+    (tens of milliseconds). A server does it while its client connects, before the first call."""
+    for typ in (ProjectConfig, TestFile):
+        describe_type(typ)
 
 
 def load_config(

@@ -22,7 +22,7 @@ from preflight_sdk.core.errors import ConfigProblem, InputError
 
 from .yaml_source import ParsedYaml, PathKey
 
-__all__ = ["Validator", "did_you_mean"]
+__all__ = ["Validator", "describe_type", "did_you_mean"]
 
 
 def did_you_mean(word: str, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
@@ -67,7 +67,7 @@ class Validator:
 
     def check(self, data: Any, typ: type) -> list[ConfigProblem]:
         """Return the problems of `data` as an instance of `typ` (also kept in `self.problems`)."""
-        self._walk(data, _type_info(typ), ())
+        self._walk(data, describe_type(typ), ())
         return self.problems
 
     def add(self, path: PathKey, message: str, *, suggestion: str | None = None, key: bool = False) -> None:
@@ -226,8 +226,9 @@ _LITERAL_NOTES = {
 
 
 @functools.cache
-def _type_info(typ: type) -> mi.Type:
-    # Building the description of a large Struct tree costs milliseconds; the types never change.
+def describe_type(typ: type) -> mi.Type:
+    """msgspec's description of `typ`, built once: for a large Struct tree that costs milliseconds,
+    and the types never change."""
     return mi.type_info(typ)
 
 

@@ -79,14 +79,16 @@ async def _after_initialize(handshake: anyio.Event, ctx: Any, call_next: Any) ->
 async def _warm_up(app: PreflightMcp, handshake: anyio.Event) -> None:
     """Do, while the client is still connecting and listing, what the first tool call would pay for.
 
-    Loading the operations and building the tool specs (about 1 s), and importing the Docker and
-    HTTP clients (about 1 s more), once per process: done here, in a worker thread, the first call
-    costs what a later one does plus its own work. A call that comes sooner only waits for the
-    imports under way (Python's import lock), it never does them twice.
+    Loading the operations and building the tool specs (about 1 s), importing the Docker and HTTP
+    clients (about 1 s more) and describing the config's types (tens of ms), once per process: done
+    here, in a worker thread, the first call costs what a later one does plus its own work. A call
+    that comes sooner only waits for the imports under way (Python's import lock), never does them twice.
     """
 
     def work() -> None:
         import importlib
+
+        from preflight_sdk.config.loader import prepare
 
         app.tools  # noqa: B018  (builds the specs, with the registry of Project)
         for module in (
@@ -96,6 +98,7 @@ async def _warm_up(app: PreflightMcp, handshake: anyio.Event) -> None:
             "preflight_sdk.lifecycle.status",
         ):
             importlib.import_module(module)
+        prepare()  # the config's types described for validation (the first load's own cost)
 
     await handshake.wait()
     await anyio.lowlevel.checkpoint()  # let the answer to initialize be written first
