@@ -196,7 +196,8 @@ class Engine(Protocol):
 
     async def detach(self, network: str, refs: Sequence[str]) -> bool:
         """Disconnect containers from `network` at once, forced (errors ignored), so it can be removed
-        while they are; False when this engine does not, cheaply (then remove them first)."""
+        while they are; False when this engine does not, cheaply (then remove them first). With no
+        `refs` it only says which."""
 
     async def run(self, spec: ContainerSpec) -> str:
         """Start a detached container and return its id (`PORT_CONFLICT`, `DOCKER_ERROR`)."""

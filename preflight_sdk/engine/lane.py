@@ -33,7 +33,8 @@ class Lane(Protocol):
         """The `docker inspect` JSON of each of `refs` there is (`container`, `image`, `network`, `service`, `task`)."""
 
     async def listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
-        """Every `container` (running or not) or `network` carrying all of `labels`, as listed (`inspect.from_list`)."""
+        """Every `container` (running or not) or `network` carrying all of `labels`, as the lane lists
+        them (read by `inspect.container_from_list` and `network_from_list`)."""
 
     async def rename(self, ref: str, name: str) -> None: ...
 

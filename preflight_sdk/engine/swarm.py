@@ -205,8 +205,8 @@ class SwarmEngine:
         """`docker service inspect` of the known `refs`, and `docker inspect` of their tasks."""
         if not refs:
             return [], []
-        # The lane: python-on-whales' `service.inspect` and `service.ps` inspect one object per
-        # docker process, and its task model has no `PortStatus` (the host ports).
+        # The manager's lane, not python-on-whales' `service.inspect` and `service.ps`: they inspect
+        # one object per docker process, and its task model has no `PortStatus` (the host ports).
         lane = self.docker.lane
         await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
         services = await lane.inspect("service", refs)

@@ -292,15 +292,8 @@ class CliLane:
     async def deaths(self, labels: Mapping[str, str], since: datetime | None) -> AsyncGenerator[str, None]:
         # The client's command line, as a child that closing the stream kills: python-on-whales'
         # `system.events` leaves its docker process running when closed.
-        argv = [
-            "events",
-            "--format",
-            "{{.ID}}",
-            "--filter",
-            "type=container",
-            "--filter",
-            f"event={self.died}",
-        ]
+        argv = ["events", "--format", "{{.ID}}", "--filter", "type=container"]
+        argv += ["--filter", f"event={self.died}"]
         argv += [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
         argv += ["--since", docker_time(since)] if since is not None else []
         async for source, raw in self.stream(await self.cmd(*argv), action="watch container exits"):
@@ -335,8 +328,7 @@ def run_cli(argv: list[str]) -> str:
 
 def run_cli_tolerant(argv: list[str], empty: str) -> str:
     """`run_cli` of a command naming objects some of which are gone ("No such ...", "... not found",
-    Podman's "... not known"):
-    what it printed for the others (else `empty`). Any other failure raises."""
+    Podman's "... not known"): what it printed for the others (else `empty`). Any other failure raises."""
     from python_on_whales.exceptions import DockerException
 
     try:

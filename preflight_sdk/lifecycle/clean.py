@@ -125,7 +125,7 @@ async def remove_labelled(
         early.extend(await engine.remove_containers([ref], force=True))
 
     async def remove_known() -> None:
-        if network is None or not await engine.detach(network, []):  # asks whether it detaches
+        if network is None or not await engine.detach(network, []):  # no refs: only asks whether it would
             early.extend(await engine.remove_containers(known, force=True))
             return
         async with anyio.create_task_group() as each:

@@ -11,18 +11,25 @@ fixture). With `--require-docker` (CI) a missing Podman fails these tests instea
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import aclosing
+from datetime import UTC, datetime
 from pathlib import Path
 
+import anyio
 import pytest
 from support.docker import force_clean, labelled
 
 from preflight_sdk import PreflightError, Project
+from preflight_sdk.engine.base import ContainerSpec
+from preflight_sdk.engine.docker import DockerEngine
+from preflight_sdk.engine.podman import podman_engine
 
 pytestmark = pytest.mark.anyio
 
@@ -315,16 +322,6 @@ async def test_mocks_without_a_host_address_are_unsupported_on_podman_and_leave_
 
 
 async def test_exit_watching_sees_the_labelled_container_that_dies_and_no_other(engine: str) -> None:
-    import os
-    from contextlib import aclosing
-    from datetime import UTC, datetime
-
-    import anyio
-
-    from preflight_sdk.engine.base import ContainerSpec
-    from preflight_sdk.engine.docker import DockerEngine
-    from preflight_sdk.engine.podman import podman_engine
-
     docker = podman_engine() if engine == "podman" else DockerEngine()
     name = f"pf-exits-{os.getpid()}-{time.monotonic_ns() % 100_000}"
     labels = {"preflight.test": name}
