@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 import anyio
+from anyio.lowlevel import RunVar
 
 from .api import EngineAPI, decoded, failure, message, quoted
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
@@ -24,6 +25,10 @@ from .run_options import apply_options
 __all__ = ["SocketLane", "container_body"]
 
 T = TypeVar("T")
+
+# The daemon's container creations, one at a time per socket (and per event loop: a lock belongs
+# to the loop it was made in). See `SocketLane.run`.
+_CREATING: RunVar[dict[str, anyio.Lock]] = RunVar("preflight_docker_creating")
 
 
 class SocketLane:
@@ -75,9 +80,14 @@ class SocketLane:
         """Create and start the container `spec` (`docker run --detach --pull never`); return its id."""
         action = f"start container {spec.name}"
         params = {"name": spec.name, **({"platform": spec.options.platform} if spec.options.platform else {})}
-        status, created = await self.api.send(
-            "POST", "/containers/create", params=params, body=container_body(spec)
-        )
+        # One create at a time, each container started as soon as its own create answers: the
+        # starts, which cost the daemon hundreds of ms each, then come a create apart instead of
+        # all at once. Five services were ready 10-14% sooner than with every create sent at once
+        # (bare Engine API scripts, Docker 20.10, 2 CPUs; docs/performance.md).
+        async with self._creating():
+            status, created = await self.api.send(
+                "POST", "/containers/create", params=params, body=container_body(spec)
+            )
         if status >= 400:
             if "no such image" in message(created).lower():
                 # The daemon names the image with its tag filled in; the CLI, and the user, as written.
@@ -88,6 +98,15 @@ class SocketLane:
         # project's clean removes it by label.
         await self.api.expect("POST", f"/containers/{container_id}/start", action=action, subject=spec.name)
         return container_id
+
+    def _creating(self) -> anyio.Lock:
+        """The lock that keeps this socket's container creations one at a time."""
+        try:
+            locks = _CREATING.get()
+        except LookupError:
+            locks = {}
+            _CREATING.set(locks)
+        return locks.setdefault(self.api.path, anyio.Lock())
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> str:
         """Create a bridge network (`docker network create`); return its id."""

@@ -4,9 +4,12 @@
 Compared in the same run, on the same machine and images:
 
   socket          the floor no tool can beat: a plain script speaking the Engine API on the
-                  daemon's unix socket itself (create the network, create and start every container
-                  at once, then GET /health on each published port every 10 ms; teardown: delete
-                  the containers (force) and the network)
+                  daemon's unix socket itself (create the network, then the containers one create
+                  at a time, each started as soon as its create answers, the starts running at
+                  once; GET /health on each published port every 10 ms; teardown: delete the
+                  containers (force) and the network). Creating one at a time spreads the starts,
+                  which the daemon gets through sooner than starts sent all at once (see
+                  docs/performance.md)
   floor           a plain script of docker commands: `docker network create`, every `docker run -d`
                   at once, the same polling; teardown `docker rm -f` + network rm
   preflight       Project.setup() / Project.clean()
@@ -40,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import urllib.request
 from collections.abc import Callable
@@ -115,21 +119,23 @@ def api(method: str, path: str, body: object = None) -> object:
 def run_socket(n: int) -> tuple[float, float]:
     ports = free_ports(n)
     net = f"bench-socket-{os.getpid()}"
+    creating = threading.Lock()
 
     def start(i: int) -> str:
-        created = api(
-            "POST",
-            "/containers/create",
-            {
-                "Image": IMAGE,
-                "Cmd": ["sh", "-c", COMMAND],
-                "ExposedPorts": {"8080/tcp": {}},
-                "HostConfig": {
-                    "NetworkMode": net,
-                    "PortBindings": {"8080/tcp": [{"HostPort": str(ports[i])}]},
+        with creating:
+            created = api(
+                "POST",
+                "/containers/create",
+                {
+                    "Image": IMAGE,
+                    "Cmd": ["sh", "-c", COMMAND],
+                    "ExposedPorts": {"8080/tcp": {}},
+                    "HostConfig": {
+                        "NetworkMode": net,
+                        "PortBindings": {"8080/tcp": [{"HostPort": str(ports[i])}]},
+                    },
                 },
-            },
-        )
+            )
         cid = str(created["Id"])  # type: ignore[index]
         api("POST", f"/containers/{cid}/start")
         return cid
