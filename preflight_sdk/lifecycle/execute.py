@@ -124,10 +124,11 @@ async def carry_out(
                 # All independent. A missing image is found by the container's creation itself
                 # (NOT_BUILT), without a separate check.
                 if plan.fresh and loaded.services:  # mocks and tests only never need Docker
-                    tg.start_soon(remove_leftovers, engine, loaded, plan.network)
+                    # The network first: every container waits for it; nothing waits for the listing.
                     tg.start_soon(
                         create_network, engine, loaded, session.session_id, plan.network, started, reporter
                     )
+                    tg.start_soon(remove_leftovers, engine, loaded, plan.network)
                 tg.start_soon(serve)
                 if not plan.fresh:
                     tg.start_soon(room)

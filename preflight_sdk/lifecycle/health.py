@@ -68,10 +68,17 @@ def intervals(fast_for: float = 0.5, first: float = 0.01, cap: float = 0.25) -> 
         yield wait
 
 
-async def wait_ready(plan: ProbePlan, prober: Prober, *, clock_start: float | None = None) -> Readiness:
+async def wait_ready(
+    plan: ProbePlan,
+    prober: Prober,
+    *,
+    clock_start: float | None = None,
+    waiting: Callable[[], None] | None = None,
+) -> Readiness:
     """Probe until ready or until the plan's deadline; return how it went (never raises on failure).
 
-    The caller races this against "the container exited" and cancels it then.
+    The caller races this against "the container exited" and cancels it then; `waiting()` is
+    called before each wait between probes (the caller watches for exits only from then on).
     """
     start = anyio.current_time() if clock_start is None else clock_start
     if plan.kind == "running":
@@ -114,6 +121,8 @@ async def wait_ready(plan: ProbePlan, prober: Prober, *, clock_start: float | No
             return Readiness(
                 probe=plan.kind, target=plan.target, attempts=attempts, ready=False, last_outcomes=outcomes
             )
+        if waiting is not None:
+            waiting()
         await anyio.sleep(min(next(schedule), max(0.0, plan.deadline - elapsed)))
 
 

@@ -6,6 +6,8 @@ error then carries its exit status, its last log lines and the probes' outcomes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 import msgspec
 
@@ -38,7 +40,11 @@ async def await_ready(
     exited: anyio.Event,
     prober: Prober,
     redactor: Redactor,
+    *,
+    waiting: Callable[[], None],
 ) -> ServiceSetup:
+    """Wait until the started container is ready; `waiting()` is called once it is not ready at once
+    (then `exited` must be set when the container exits)."""
     address, routable = await engine.reach()
     known = _published(service)
     if known is not None:
@@ -55,8 +61,9 @@ async def await_ready(
 
         async def probe() -> None:
             nonlocal readiness
-            readiness = await wait_ready(plan, prober)
+            readiness = await wait_ready(plan, prober, waiting=waiting)
             if readiness.probe == "running" and service.container.docker_healthcheck is not None:
+                waiting()
                 readiness = await _docker_health(engine, service, container_id, override)
             tg.cancel_scope.cancel()
 

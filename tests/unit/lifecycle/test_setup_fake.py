@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -103,6 +104,33 @@ async def test_a_service_that_never_becomes_healthy_times_out_with_its_logs(
     assert readiness["ready"] is False and readiness["attempts"] > 5
     assert readiness["lastOutcomes"][-1]["detail"] == "connection refused"
     assert engine.containers == {} and engine.networks == {}
+
+
+async def test_exits_are_watched_only_once_a_service_is_not_ready_at_its_first_probe(
+    make_project: Callable[..., Path], engine: FakeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A service ready at once never needs the watch; its request would share the loop with the probes.
+    watches: list[datetime | None] = []
+    watch_exits = engine.watch_exits
+
+    def counted(labels: Mapping[str, str], *, since: datetime | None = None) -> AsyncGenerator[str, None]:
+        watches.append(since)
+        return watch_exits(labels, since=since)
+
+    monkeypatch.setattr(engine, "watch_exits", counted)
+    config = (
+        "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n"
+        "    container: {ports: ['0:80'], healthcheck: {path: /h}}\n"
+    )
+    project = Project.open(make_project(config), engine=engine)
+    await project.setup()
+    assert watches == []
+    await project.clean()
+    engine.behave("api", Behaviour(ready_after=3))
+    result = await project.setup()
+    assert result.services[0].readiness is not None and result.services[0].readiness.attempts == 4
+    # One watch, from before the container started: an exit before the watch began is replayed.
+    assert len(watches) == 1 and watches[0] is not None
 
 
 async def test_a_container_that_exits_while_waited_on_fails_at_once(
