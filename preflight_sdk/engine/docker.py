@@ -120,13 +120,8 @@ class DockerEngine:
             # Cancelling closes the connection, or kills the docker process; the command runs on.
             code = await self.lane.exec(ref, list(command), out, err)
         if code is None:
-            return ExecResult(
-                exit_code=-1,
-                stdout="",
-                stderr=f"timed out after {timeout:.1f}s",
-                duration=timeout,
-                timed_out=True,
-            )
+            late = f"timed out after {timeout:.1f}s"
+            return ExecResult(exit_code=-1, stdout="", stderr=late, duration=timeout, timed_out=True)
         elapsed = anyio.current_time() - started
         return ExecResult(exit_code=code, stdout=out.text(), stderr=err.text(), duration=elapsed)
 

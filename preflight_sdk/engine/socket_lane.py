@@ -26,8 +26,8 @@ __all__ = ["SocketLane", "container_body"]
 
 T = TypeVar("T")
 
-# The daemon's container creations, one at a time per socket (and per event loop: a lock belongs
-# to the loop it was made in). See `SocketLane.run`.
+# A lock per socket for its container creations (`SocketLane.run`), per event loop: a lock
+# belongs to the loop it was made in.
 _CREATING: RunVar[dict[str, anyio.Lock]] = RunVar("preflight_docker_creating")
 
 
@@ -80,10 +80,9 @@ class SocketLane:
         """Create and start the container `spec` (`docker run --detach --pull never`); return its id."""
         action = f"start container {spec.name}"
         params = {"name": spec.name, **({"platform": spec.options.platform} if spec.options.platform else {})}
-        # One create at a time, each container started as soon as its own create answers: the
-        # starts, which cost the daemon hundreds of ms each, then come a create apart instead of
-        # all at once. Five services were ready 10-14% sooner than with every create sent at once
-        # (bare Engine API scripts, Docker 20.10, 2 CPUs; docs/performance.md).
+        # One create at a time, each container started when its own create answers: the starts
+        # (hundreds of ms of the daemon's work each) come a create apart, not all at once, and
+        # five services are ready 10-14% sooner (docs/performance.md, "Starts a create apart").
         async with self._creating():
             status, created = await self.api.send(
                 "POST", "/containers/create", params=params, body=container_body(spec)
@@ -101,11 +100,7 @@ class SocketLane:
 
     def _creating(self) -> anyio.Lock:
         """The lock that keeps this socket's container creations one at a time."""
-        try:
-            locks = _CREATING.get()
-        except LookupError:
-            locks = {}
-            _CREATING.set(locks)
+        _CREATING.set(locks := _CREATING.get({}))
         return locks.setdefault(self.api.path, anyio.Lock())
 
     async def create_network(self, name: str, labels: Mapping[str, str]) -> str:

@@ -189,7 +189,7 @@ def plan_setup(
                 name=s.name,
                 kind=s.kind,
                 action="create",
-                reason=builds.get(s.name, "not running"),
+                reason=builds.get(s.name, "no container yet"),
                 build=builds.get(s.name),
             )
             for s in loaded.services
@@ -212,7 +212,7 @@ def _service_step(
     info = observed.running.get(name) if observed.running is not None else None
     step = ServiceStep(name=name, kind=kind, action="reuse", reason="unchanged", build=build)
     if info is None:
-        return msgspec.structs.replace(step, action="create", reason=build or "not running")
+        return msgspec.structs.replace(step, action="create", reason=build or "no container yet")
     spec = observed.specs[name]
     image = observed.images.get(spec.image)
     inputs = service_inputs(spec, image.id if image is not None else "missing")

@@ -205,7 +205,7 @@ async def test_each_kind_of_change_is_acted_on_and_nothing_else(loop_project: Pa
 
         # A container that died is started again; the rest stays.
         subprocess.run(["docker", "rm", "-f", ids["api"]], capture_output=True, check=True)
-        await step({"api": ("started", "not running")})
+        await step({"api": ("started", "no container yet")})
         assert (await project.run()).status == "passed"
     finally:
         await project.clean()

@@ -107,7 +107,7 @@ async def test_a_fresh_project_builds_its_images_and_creates_every_container(
     assert steps["api"].build == "no image yet" and steps["api"].reported == "rebuilt"
     assert (
         steps["db"].build is None
-        and steps["db"].reason == "not running"
+        and steps["db"].reason == "no container yet"
         and steps["db"].reported == "started"
     )
     # Setup alone (no build) leaves a missing image to NOT_BUILT rather than building it.

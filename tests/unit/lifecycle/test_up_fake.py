@@ -38,7 +38,7 @@ async def test_an_unlabelled_image_is_known_by_the_id_this_checkout_built(
         assert engine.image_labels["shop-api:e2e"] == {}, "no label on the image"
         built = read_record(root).builds["api"]
         assert built.image == (await engine.inspect_image("shop-api:e2e")).id  # type: ignore[union-attr]
-        assert _acted(first) == {"api": ("started", "not running")}
+        assert _acted(first) == {"api": ("started", "no container yet")}
 
         assert _acted(await project.setup()) == {"api": ("reused", "unchanged")}
 

@@ -45,10 +45,10 @@ def test_the_run_text_says_how_the_kept_environment_was_reset_one_line_per_servi
 
 def test_a_fresh_environment_and_a_long_reason_stay_short() -> None:
     fresh = msgspec.structs.replace(samples.setup(), services=[
-        msgspec.structs.replace(s, action="started", reason="not running") for s in samples.setup().services
+        msgspec.structs.replace(s, action="started", reason="no container yet") for s in samples.setup().services
     ])  # fmt: skip
     text = render_text(msgspec.structs.replace(samples.passed_run(), setup=fresh))
-    assert "environment: set up for this run" in text and "orders  started  not running" in text
+    assert "environment: set up for this run" in text and "orders  started  no container yet" in text
     long = _kept("served run " + "x" * 500 + " since setup")
     lines = render_text(msgspec.structs.replace(samples.passed_run(), setup=long)).splitlines()
     assert all(len(line) < 200 for line in lines), "a reason is cut to one short line"
