@@ -10,6 +10,8 @@ Compared in the same run, on the same machine and images:
                   containers (force) and the network). Creating one at a time spreads the starts,
                   which the daemon gets through sooner than starts sent all at once (see
                   docs/performance.md)
+  socket-at-once  the same script with every create sent at once, as testcontainers and
+                  docker-compose do (no goal: it shows what the one-at-a-time order gains)
   floor           a plain script of docker commands: `docker network create`, every `docker run -d`
                   at once, the same polling; teardown `docker rm -f` + network rm
   preflight       Project.setup() / Project.clean()
@@ -24,7 +26,7 @@ Prints the median of each over the repetitions and its ratios to the socket floo
 testcontainers, as a markdown table, and exits 1 when a goal is missed: preflight's setup at
 most 1.1x the socket floor and at most testcontainers', its teardown at most testcontainers',
 and preflight-compose's setup at most 0.7x compose's.
-Usage: scripts/bench/setup.py [--reps 9] [--sizes 1,5] [--skip compose,floor]
+Usage: scripts/bench/setup.py [--reps 9] [--sizes 1,5] [--skip compose,floor,socket-at-once]
 Needs: scripts/ensure-docker, scripts/base-images; docker-compose (apt) and testcontainers (pip)
 are installed on first use.
 """
@@ -33,6 +35,8 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
+import functools
 import http.client
 import json
 import os
@@ -116,10 +120,12 @@ def api(method: str, path: str, body: object = None) -> object:
         connection.close()
 
 
-def run_socket(n: int) -> tuple[float, float]:
+def run_socket(n: int, *, one_create_at_a_time: bool = True) -> tuple[float, float]:
     ports = free_ports(n)
     net = f"bench-socket-{os.getpid()}"
-    creating = threading.Lock()
+    creating: contextlib.AbstractContextManager[object] = (
+        threading.Lock() if one_create_at_a_time else contextlib.nullcontext()
+    )
 
     def start(i: int) -> str:
         with creating:
@@ -288,6 +294,7 @@ def run_testcontainers(n: int) -> tuple[float, float]:
 
 VARIANTS: dict[str, Callable[[int], tuple[float, float]]] = {
     "socket": run_socket,
+    "socket-at-once": functools.partial(run_socket, one_create_at_a_time=False),
     "floor": run_floor,
     "preflight": run_preflight,
     "compose": run_compose,
