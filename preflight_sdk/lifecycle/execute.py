@@ -76,6 +76,10 @@ async def carry_out(
 
     restoring = {step.name for step in plan.changed() if step.restore}
     running = observed.running or {}
+    images = dict(observed.images)
+
+    async def inspect_image(ref: str) -> None:
+        images[ref] = await engine.inspect_image(ref)
 
     async def stamp(service: ServiceConfig, spec: ContainerSpec) -> ContainerSpec:
         # Just before the container is created, its dependencies ready, its predecessor gone.
@@ -86,7 +90,7 @@ async def carry_out(
                 await take_snapshot(engine, loaded, session, plan.network, service)
             except PreflightError:
                 pass  # an image without sh, find, cp: setup goes on, a reset says it cannot restore
-        image = observed.images.get(spec.image)
+        image = images.get(spec.image)
         inputs = stamped[service.name] = service_inputs(spec, image.id if image is not None else "missing")
         return msgspec.structs.replace(spec, labels={**spec.labels, LABEL_INPUTS: inputs.digest})
 
@@ -129,6 +133,9 @@ async def carry_out(
                         create_network, engine, loaded, session.session_id, plan.network, started, reporter
                     )
                     tg.start_soon(remove_leftovers, engine, loaded, plan.network)
+                # The images the plan did not need: their ids go into the containers' labels.
+                for ref in sorted({s.build.image for s in loaded.services} - images.keys()):
+                    tg.start_soon(inspect_image, ref)
                 tg.start_soon(serve)
                 if not plan.fresh:
                     tg.start_soon(room)

@@ -54,6 +54,7 @@ class Observed(msgspec.Struct, frozen=True, kw_only=True):
     `running`: the running environment's containers by service, None when there is none to keep
     (then everything is created). `specs`: each service's container as it would be made now
     (only with a running environment). `mock_ports`: the port each mock serves on after setup;
+    `images`: the images the plan decides on (see `_planned_images`), None for one that is absent;
     `mocks_served_here`: the ports of the mocks this process serves (None: it serves none);
     `mocks_detached`: the process serving them is a detached mock host (it kept them after the
     command that set the environment up exited), which setup may replace.
@@ -99,7 +100,7 @@ async def observe(given: Given) -> Observed:
         route = found.address, list(found.binds)
 
     async with anyio.create_task_group() as tg:
-        for ref in sorted({s.build.image for s in loaded.services}):
+        for ref in sorted(_planned_images(loaded, session)):
             tg.start_soon(image, ref)
         if session.state == "running":
             tg.start_soon(containers)
@@ -145,6 +146,17 @@ async def observe(given: Given) -> Observed:
         for s in loaded.services
     }
     return msgspec.structs.replace(observed, mock_ports=ports, specs=specs)
+
+
+def _planned_images(loaded: LoadedConfig, session: SessionState) -> set[str]:
+    """The images a plan decides on: all of them while an environment runs (its containers are
+    compared with them), else those built or pulled when missing. The others only go into the
+    containers' labels: setup inspects them while it creates the network (`execute`)."""
+    return {
+        s.build.image
+        for s in loaded.services
+        if session.state == "running" or s.build.dockerfile is not None or s.build.pull == "missing"
+    }
 
 
 def _hash_builds(loaded: LoadedConfig) -> tuple[dict[str, BuildSpec], dict[str, BuildInputs]]:

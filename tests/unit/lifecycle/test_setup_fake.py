@@ -11,6 +11,7 @@ import pytest
 from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
+from preflight_sdk.engine.base import ImageInfo, NetworkInfo
 from preflight_sdk.lifecycle.state import read_state
 
 pytestmark = pytest.mark.anyio
@@ -131,6 +132,34 @@ async def test_exits_are_watched_only_once_a_service_is_not_ready_at_its_first_p
     assert result.services[0].readiness is not None and result.services[0].readiness.attempts == 4
     # One watch, from before the container started: an exit before the watch began is replayed.
     assert len(watches) == 1 and watches[0] is not None
+
+
+async def test_a_fresh_setup_asks_for_the_network_before_it_inspects_an_image_it_does_not_build(
+    make_project: Callable[..., Path], engine: FakeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The image's id only goes into the container's label: the plan does not wait for it.
+    order: list[str] = []
+    inspect_image, create_network = engine.inspect_image, engine.create_network
+
+    async def inspecting(ref: str) -> ImageInfo | None:
+        order.append(f"inspect {ref}")
+        return await inspect_image(ref)
+
+    async def creating(name: str, labels: Mapping[str, str]) -> NetworkInfo:
+        order.append("network")
+        return await create_network(name, labels)
+
+    monkeypatch.setattr(engine, "inspect_image", inspecting)
+    monkeypatch.setattr(engine, "create_network", creating)
+    config = "project: {name: x}\nservices:\n  api:\n    build: {image: 'busybox:test'}\n"
+    project = Project.open(make_project(config), engine=engine)
+    await project.setup()
+    assert order == ["network", "inspect busybox:test"]
+    # On the running environment the plan compares the container with its image: inspected first,
+    # and the label written the first time says the same image (the container is reused).
+    order.clear()
+    again = await project.setup()
+    assert order == ["inspect busybox:test"] and again.services[0].action == "reused"
 
 
 async def test_a_container_that_exits_while_waited_on_fails_at_once(
