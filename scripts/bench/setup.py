@@ -25,8 +25,11 @@ Compared in the same run, on the same machine and images:
 Prints the median of each over the repetitions and its ratios to the socket floor and to
 testcontainers, as a markdown table, and exits 1 when a goal is missed: preflight's setup at
 most 1.1x the socket floor and at most testcontainers', its teardown at most testcontainers',
-and preflight-compose's setup at most 0.7x compose's.
-Usage: scripts/bench/setup.py [--reps 9] [--sizes 1,5] [--skip compose,floor,socket-at-once]
+and preflight-compose's setup at most 0.7x compose's. One setup of one service varies by about
+10% from one repetition to the next (0.28-0.34 s here): 15 repetitions by default, since two
+medians of 9 of the very same script (socket and socket-at-once at one service) came out up to
+10% apart.
+Usage: scripts/bench/setup.py [--reps 15] [--sizes 1,5] [--skip compose,floor,socket-at-once]
 Needs: scripts/ensure-docker, scripts/base-images; docker-compose (apt) and testcontainers (pip)
 are installed on first use.
 """
@@ -319,7 +322,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--reps", type=int, default=9)
+    parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--sizes", default="1,5")
     parser.add_argument("--skip", default="")
     args = parser.parse_args()
