@@ -30,7 +30,7 @@ from preflight_sdk.core.results.lifecycle import (
 from preflight_sdk.engine.base import ContainerSpec
 
 from .clean import remove_labelled
-from .facts import Given, Observed
+from .facts import Given, Observed, inspect_images
 from .inputs import LABEL_INPUTS, ServiceInputs, service_inputs
 from .mockhost import mock_records, serve_mocks
 from .plan import SetupPlan
@@ -77,9 +77,6 @@ async def carry_out(
     restoring = {step.name for step in plan.changed() if step.restore}
     running = observed.running or {}
     images = dict(observed.images)
-
-    async def inspect_image(ref: str) -> None:
-        images[ref] = await engine.inspect_image(ref)
 
     async def stamp(service: ServiceConfig, spec: ContainerSpec) -> ContainerSpec:
         # Just before the container is created, its dependencies ready, its predecessor gone.
@@ -134,8 +131,9 @@ async def carry_out(
                     )
                     tg.start_soon(remove_leftovers, engine, loaded, plan.network)
                 # The images the plan did not need: their ids go into the containers' labels.
-                for ref in sorted({s.build.image for s in loaded.services} - images.keys()):
-                    tg.start_soon(inspect_image, ref)
+                tg.start_soon(
+                    inspect_images, engine, {s.build.image for s in loaded.services} - images.keys(), images
+                )
                 tg.start_soon(serve)
                 if not plan.fresh:
                     tg.start_soon(room)

@@ -8,6 +8,7 @@ running containers, the mocks' ports) into `Observed`, the only input of plannin
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from preflight_sdk.config.engine_target import EngineTarget
     from preflight_sdk.mocks import MockHost
 
-__all__ = ["Given", "Observed", "observe"]
+__all__ = ["Given", "Observed", "inspect_images", "observe"]
 
 
 @dataclass(frozen=True)
@@ -87,9 +88,6 @@ async def observe(given: Given) -> Observed:
     running: dict[str, ContainerInfo] | None = None
     route: tuple[str, list[str]] = ("host-gateway", [])
 
-    async def image(ref: str) -> None:
-        images[ref] = await engine.inspect_image(ref)
-
     async def containers() -> None:
         nonlocal running
         running = await _running(engine, loaded, session)
@@ -100,8 +98,7 @@ async def observe(given: Given) -> Observed:
         route = found.address, list(found.binds)
 
     async with anyio.create_task_group() as tg:
-        for ref in sorted(_planned_images(loaded, session)):
-            tg.start_soon(image, ref)
+        tg.start_soon(inspect_images, engine, _planned_images(loaded, session), images)
         if session.state == "running":
             tg.start_soon(containers)
         if loaded.config.mocks and loaded.services:
@@ -146,6 +143,17 @@ async def observe(given: Given) -> Observed:
         for s in loaded.services
     }
     return msgspec.structs.replace(observed, mock_ports=ports, specs=specs)
+
+
+async def inspect_images(engine: Engine, refs: Iterable[str], into: dict[str, ImageInfo | None]) -> None:
+    """Inspect every image of `refs` at once, into `into` (None for one that is absent)."""
+
+    async def one(ref: str) -> None:
+        into[ref] = await engine.inspect_image(ref)
+
+    async with anyio.create_task_group() as tg:
+        for ref in sorted(set(refs)):
+            tg.start_soon(one, ref)
 
 
 def _planned_images(loaded: LoadedConfig, session: SessionState) -> set[str]:

@@ -26,7 +26,7 @@ from .build import build_images
 from .clean import clean
 from .context import ProjectContext
 from .execute import carry_out
-from .facts import Given, Observed, observe
+from .facts import Given, Observed, inspect_images, observe
 from .inputs import ServiceInputs, mock_digest, read_record, write_record
 from .plan import plan_builds, plan_pulls, plan_setup
 from .reset import exec_resets, resets_beside_builds
@@ -126,13 +126,7 @@ async def _build(
     inputs = {name: observed.build_inputs[name] for name in builds}
     await build_images(engine, loaded, targets, no_cache=fresh, pull=False, reporter=reporter, inputs=inputs)
     images = dict(observed.images)
-
-    async def inspect(ref: str) -> None:
-        images[ref] = await engine.inspect_image(ref)
-
-    async with anyio.create_task_group() as tg:
-        for ref in sorted({observed.build_specs[name].image for name in builds}):
-            tg.start_soon(inspect, ref)
+    await inspect_images(engine, [observed.build_specs[name].image for name in builds], images)
     return msgspec.structs.replace(observed, images=images)
 
 
@@ -173,8 +167,7 @@ async def _pull(engine: Engine, observed: Observed, pulls: dict[str, str], *, re
         )
     await build_images(engine, loaded, targets, no_cache=False, pull=True, reporter=reporter)
     images = dict(observed.images)
-    for ref in sorted({s.build.image for s in targets}):
-        images[ref] = await engine.inspect_image(ref)
+    await inspect_images(engine, [s.build.image for s in targets], images)
     return msgspec.structs.replace(observed, images=images)
 
 
