@@ -18,6 +18,8 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from preflight_sdk.core import decoding
+
 from .providers import AnthropicLLM, LLMFailure, OpenAILLM, OpenRouterLLM, ToolSpec
 from .questions import AnswerValue, Question
 from .redact import redact
@@ -150,7 +152,7 @@ async def word_questions(
         "Keep its meaning and keep it answerable with its options. Return every id once, no new ids."
     )
     raw = await client.call_tool(system=system, prompt=prompt, tool=_WORDING_TOOL)
-    reply = msgspec.convert(raw, _WordingReply)
+    reply = decoding.convert(raw, _WordingReply)
     ids = {q.id for q in questions}
     out: dict[str, str] = {}
     for item in reply.questions:
@@ -175,7 +177,7 @@ async def extract_items(
         f"Allowed categories and fields: {schema}. Never guess; return an empty list if nothing is stated."
     )
     raw = await client.call_tool(system=system, prompt=prompt, tool=_EXTRACTION_TOOL)
-    reply = msgspec.convert(raw, _ExtractionReply)
+    reply = decoding.convert(raw, _ExtractionReply)
     items: list[DecisionItem] = []
     for field in reply.fields:
         item = normalize_item(

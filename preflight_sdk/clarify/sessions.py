@@ -14,6 +14,8 @@ from pathlib import Path
 
 import msgspec
 
+from preflight_sdk.core import decoding
+
 from .engine import Plan
 from .errors import invalid_input, session_expired, session_not_found
 from .files import read_text, state_dir, write_atomic
@@ -94,7 +96,7 @@ def load(repo: Path, session_id: str, now: datetime) -> Session:
     if raw is None:
         raise session_not_found(session_id, repo)
     try:
-        session = msgspec.json.decode(raw, type=Session)
+        session = decoding.decode(raw, Session)
     except msgspec.DecodeError as exc:  # written by another version, or damaged
         path.unlink(missing_ok=True)
         raise session_not_found(session_id, repo) from exc
@@ -112,7 +114,7 @@ def prune(repo: Path, now: datetime) -> None:
         return
     for path in folder.glob("*.json"):
         try:
-            session = msgspec.json.decode(path.read_bytes(), type=Session)
+            session = decoding.decode(path.read_bytes(), Session)
             if now.timestamp() - session.touched > IDLE_SECONDS:
                 path.unlink(missing_ok=True)
         except (OSError, msgspec.DecodeError):

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigError, ConfigProblem
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 
@@ -294,7 +295,7 @@ def load_test_file(path: str | os.PathLike[str]) -> TestFile:
     if validator.problems:
         raise _invalid(file, validator.problems, kind="test file")
     try:
-        return msgspec.convert(source.data, TestFile)
+        return decoding.convert(source.data, TestFile)
     except msgspec.ValidationError as exc:
         raise _invalid(
             file, [ConfigProblem(path="$", message=str(exc), file=file)], kind="test file"
@@ -377,7 +378,7 @@ def _convert(data: dict[str, Any], file: str) -> ProjectConfig:
     # number the field wants (`port: "{{env.PORT}}"`); the validator has already vetted each value.
     plain = {key: value for key, value in data.items() if not key.startswith("x-")}
     try:
-        return msgspec.convert(plain, ProjectConfig, strict=False)
+        return decoding.convert(plain, ProjectConfig, strict=False)
     except msgspec.ValidationError as exc:
         # The walker should have caught it; keep the message rather than a traceback.
         raise _invalid(file, [ConfigProblem(path="$", message=str(exc), file=file)]) from None
@@ -392,7 +393,7 @@ def _load_test_files(data: dict[str, Any], root: Path, out: Validator) -> dict[s
         return loaded
     for index, entry in enumerate(suites):
         try:
-            suite = msgspec.convert(entry, SuiteConfig, strict=False)
+            suite = decoding.convert(entry, SuiteConfig, strict=False)
         except msgspec.ValidationError:
             continue
         if suite.runner != "yaml" or not suite.file:

@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from preflight_sdk.core import decoding
+
 from .model import (
     ContainerConfig,
     MockConfig,
@@ -109,7 +111,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
 def _convert(value: Any, typ: type[Any]) -> Any:
     # Lax, like the final conversion: a templated `"9081"` is the port 9081 here too.
     try:
-        return msgspec.convert(value, typ, strict=False)
+        return decoding.convert(value, typ, strict=False)
     except msgspec.ValidationError:
         return None
 

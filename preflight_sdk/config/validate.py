@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec.inspect as mi
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import ConfigProblem, InputError
 
@@ -229,6 +230,7 @@ _LITERAL_NOTES = {
 def describe_type(typ: type) -> mi.Type:
     """msgspec's description of `typ`, built once: for a large Struct tree that costs milliseconds,
     and the types never change."""
+    decoding.ready(typ)
     return mi.type_info(typ)
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import msgspec
 
+from . import decoding
+
 __all__ = ["inline_root", "map_objects", "schema_of"]
 
 
@@ -34,7 +36,7 @@ def inline_root(schema: dict[str, Any]) -> dict[str, Any]:
 
 def schema_of(typ: Any) -> dict[str, Any]:
     """Return the object-rooted JSON Schema (2020-12) of a msgspec type."""
-    return inline_root(msgspec.json.schema(typ))
+    return inline_root(decoding.schema(typ))
 
 
 def map_objects(node: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:

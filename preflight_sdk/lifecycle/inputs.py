@@ -22,6 +22,7 @@ from pathlib import Path
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.engine.base import BuildSpec, ContainerSpec
 
 from .dockerignore import context_files
@@ -150,7 +151,7 @@ def spec_reasons(old: ServiceInputs | None, new: ServiceInputs) -> list[str]:
 def read_record(root: str | os.PathLike[str]) -> InputsRecord:
     """Return the recorded inputs (empty when there are none or the file cannot be read)."""
     try:
-        return msgspec.json.decode((Path(root) / STATE_DIR / _RECORD).read_bytes(), type=InputsRecord)
+        return decoding.decode((Path(root) / STATE_DIR / _RECORD).read_bytes(), InputsRecord)
     except (OSError, msgspec.DecodeError):
         return InputsRecord()
 

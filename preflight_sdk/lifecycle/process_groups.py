@@ -23,6 +23,8 @@ from pathlib import Path
 
 import msgspec
 
+from preflight_sdk.core import decoding
+
 __all__ = ["MARK", "ProcessGroups", "stop_groups"]
 
 _FOLDER = ("procs",)
@@ -109,7 +111,7 @@ def stop_groups(state_root: str | os.PathLike[str], *, orphans_only: bool) -> in
     stopped = 0
     for path in files:
         try:
-            record = msgspec.json.decode(path.read_bytes(), type=_Record)
+            record = decoding.decode(path.read_bytes(), _Record)
         except (OSError, msgspec.DecodeError):
             with contextlib.suppress(OSError):
                 path.unlink(missing_ok=True)

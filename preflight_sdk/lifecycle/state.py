@@ -15,6 +15,7 @@ from typing import Literal
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import StateError
 
 __all__ = [
@@ -105,7 +106,7 @@ def read_state_checked(root: str | os.PathLike[str]) -> tuple[SessionState | Non
             return None, None
         return None, f"{path} cannot be read ({exc.strerror or type(exc).__name__})"
     try:
-        return msgspec.json.decode(raw, type=SessionState), None
+        return decoding.decode(raw, SessionState), None
     except msgspec.DecodeError as exc:
         return None, f"{path} is not a valid state file ({exc}); the session was recovered from Docker labels"
 

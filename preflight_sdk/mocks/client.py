@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.durations import parse_since
 from preflight_sdk.core.errors import MockError
 from preflight_sdk.core.results.mocks import MockRequestsMock, RecordedRequest
@@ -58,7 +59,7 @@ async def fetch_requests(port: int, name: str, since: str | None, clear: bool) -
     journal: _Journal | None = None
     if response.status_code == 200:
         try:
-            journal = msgspec.json.decode(response.content, type=_Journal)
+            journal = decoding.decode(response.content, _Journal)
         except msgspec.DecodeError:
             journal = None
     if journal is None or journal.mock != name:

@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.results.mocks import ClosestRoute, MockAnswer, RecordedRequest
 
 from .request import RequestView, parse_body, parse_headers, parse_query
@@ -164,7 +165,7 @@ def to_entry(frozen: Frozen) -> RecordedRequest:
         body_size=body_size,
         body_truncated=body_size > len(body) or parsed.cut,
         matched_route=route_label,
-        closest_routes=msgspec.json.decode(closest, type=list[ClosestRoute]) if closest else None,
+        closest_routes=decoding.decode(closest, list[ClosestRoute]) if closest else None,
         route_index=route_index,
         params=msgspec.json.decode(params) if params else None,
         status=status,

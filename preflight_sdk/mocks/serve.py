@@ -14,6 +14,8 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from preflight_sdk.core import decoding
+
 from .detached import DetachedSpec
 from .host import MockHost
 
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         sys.stderr.write("usage: python -m preflight_sdk.mocks.serve SPEC.json\n")
         return 2
-    spec = msgspec.json.decode(Path(args[0]).read_bytes(), type=DetachedSpec)
+    spec = decoding.decode(Path(args[0]).read_bytes(), DetachedSpec)
     anyio.run(_serve, spec)
     return 0
 

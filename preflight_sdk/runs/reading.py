@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.results.run import RunProgress, RunResult, Totals
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def result_of_row(row: RunRow) -> RunResult:
     live = row.status in ("queued", "running")
     if row.result:
         try:
-            result = msgspec.json.decode(row.result, type=RunResult)
+            result = decoding.decode(row.result, RunResult)
         except msgspec.DecodeError:
             result = None
         if result is not None:

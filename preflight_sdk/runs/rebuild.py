@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.store import ArtifactRow, RunStore
 
@@ -40,7 +41,7 @@ def rebuild_history(store: RunStore) -> list[str]:
     unreadable: list[str] = []
     for path in sorted(p for p in folder.iterdir() if p.is_dir()):
         try:
-            result = msgspec.json.decode((path / "report.json").read_bytes(), type=RunResult)
+            result = decoding.decode((path / "report.json").read_bytes(), RunResult)
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             unreadable.append(path.name)
             continue

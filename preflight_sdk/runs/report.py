@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.store import RunStore
@@ -60,6 +61,7 @@ def read_events(path: Path) -> list[Event]:
         data = path.read_bytes()
     except OSError:
         return []
+    decoding.ready(Event)
     decoder = msgspec.json.Decoder(Event)
     events = []
     for line in data.splitlines():

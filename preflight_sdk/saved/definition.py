@@ -17,6 +17,7 @@ from preflight_sdk.config import SuiteConfig, TestFile, TestStep
 from preflight_sdk.config.steps import check_case
 from preflight_sdk.config.validate import Validator
 from preflight_sdk.config.yaml_source import ParsedYaml
+from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigProblem, InputError
 from preflight_sdk.core.templates import find_templates
 
@@ -79,7 +80,7 @@ def parse_case(
     if validator.problems:
         raise _invalid(where, validator.problems)
     try:
-        return data, msgspec.convert(data, TestStep)
+        return data, decoding.convert(data, TestStep)
     except msgspec.ValidationError as exc:
         raise _invalid(where, [ConfigProblem(path="$.test", message=str(exc))]) from None
 
@@ -105,7 +106,7 @@ def needs_environment(step: TestStep) -> bool:
 def suite_of(suite_id: str, name: str, cases: list[dict[str, Any]]) -> tuple[SuiteConfig, TestFile]:
     """A YAML suite (not in e2e.yaml) holding `cases`, in order, run like any test file's cases."""
     suite = SuiteConfig(id=suite_id, name=name, runner="yaml")
-    test = msgspec.convert({"name": name, "cases": cases}, TestFile)
+    test = decoding.convert({"name": name, "cases": cases}, TestFile)
     return suite, test
 
 

@@ -15,6 +15,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.config.testfile import MockExpect, TestStep, WaitHealthy
+from preflight_sdk.core import decoding
 from preflight_sdk.core.assertions import AssertionResult, passed
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import PreflightError
@@ -206,7 +207,7 @@ def _render(scope: Scope, step: TestStep) -> TestStep:
     rendered = scope.render(raw)
     rendered["save"] = step.save
     # Lax: a value filled in from the environment is text, and `port: "{{env.PORT}}"` means a number.
-    return msgspec.convert(rendered, TestStep, strict=False)
+    return decoding.convert(rendered, TestStep, strict=False)
 
 
 def save_values(scope: Scope, attempt: Attempt, *, origin: str = "") -> list[str]:

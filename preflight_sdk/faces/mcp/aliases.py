@@ -20,6 +20,7 @@ import msgspec
 
 from preflight_sdk.clarify.errors import repo_not_found
 from preflight_sdk.clarify.results import ArchitectureResult, ArtifactType, ClarifyResult
+from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import PreflightError
 
 __all__ = [
@@ -217,7 +218,7 @@ def _clarify_reply(result: ClarifyResult) -> RequireClarificationReply:
         return RequireClarificationReply(
             status="needs_clarification",
             session_id=result.session_id,
-            questions=msgspec.convert(result.questions, list[SeedQuestion], from_attributes=True),
+            questions=decoding.convert(result.questions, list[SeedQuestion], from_attributes=True),
             progress=SeedProgress(
                 asked_so_far=result.progress.asked_so_far if result.progress else len(result.questions),
                 answered=result.progress.answered if result.progress else 0,
@@ -227,7 +228,7 @@ def _clarify_reply(result: ClarifyResult) -> RequireClarificationReply:
         )
     return RequireClarificationReply(
         status="completed",
-        artifacts_created=msgspec.convert(result.artifacts, list[SeedArtifact], from_attributes=True),
+        artifacts_created=decoding.convert(result.artifacts, list[SeedArtifact], from_attributes=True),
         summary=result.summary or "",
         warning=result.warning,
         message=message,

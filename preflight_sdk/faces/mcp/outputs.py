@@ -18,6 +18,7 @@ from typing import Any, Union, get_args, get_origin
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ErrorInfo
 from preflight_sdk.core.results.envelope import Envelope
 from preflight_sdk.faces.reflection.registry import Registry
@@ -58,7 +59,7 @@ def envelope_schema(result: Any) -> dict[str, Any]:
 
 def output_schema(typ: Any, *, levels: int) -> dict[str, Any]:
     """Return the outline of `typ`: `levels` levels of object properties, then types only."""
-    schema = msgspec.json.schema(typ)
+    schema = decoding.schema(typ)
     return outline(schema, schema.get("$defs", {}), levels)
 
 
@@ -164,6 +165,7 @@ def result_types(registry: Registry) -> list[Any]:
 def results_schema(types: Iterable[Any]) -> dict[str, Any]:
     """Return the JSON Schema (2020-12) holding every result type in `$defs`, fully described."""
     unique = list(dict.fromkeys(arg for typ in types for arg in _members(typ)))
+    decoding.ready(*unique)
     _, components = msgspec.json.schema_components(unique, ref_template=_DEFS + "{name}")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.json_schema import inline_root, map_objects
 from preflight_sdk.faces.reflection.arguments import (
     Parameter,
@@ -206,7 +207,7 @@ def input_schema(arguments: Any) -> dict[str, Any]:
     repeats the tool's), titles (they repeat the names), `"default": null` (an absent optional
     argument is null) and an empty `required`.
     """
-    raw = inline_root(msgspec.json.schema(arguments))
+    raw = inline_root(decoding.schema(arguments))
     schema: dict[str, Any] = _quiet(map_objects(raw, lambda node: _type_list(_dedented(node))))
     schema.pop("description", None)
     if schema.get("type") == "object":

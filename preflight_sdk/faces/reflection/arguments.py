@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import InputError
 
 __all__ = [
@@ -111,7 +112,7 @@ def decode_arguments(
         InputError: INVALID_INPUT (see `convert_arguments`).
     """
     try:
-        return msgspec.convert(dict(data), arguments)
+        return decoding.convert(dict(data), arguments)
     except msgspec.ValidationError as exc:
         raise invalid_arguments(str(exc), parameters, operation=operation) from exc
 
@@ -164,7 +165,7 @@ def invalid_arguments(
 @functools.lru_cache(maxsize=512)
 def _schema_label(annotation: Any) -> str:
     try:
-        schema = msgspec.json.schema(annotation)
+        schema = decoding.schema(annotation)
     except (TypeError, ValueError):
         return getattr(annotation, "__name__", str(annotation))
     return _label(schema, schema.get("$defs", {}))
