@@ -173,8 +173,11 @@ async def test_two_projects_set_up_at_once_do_not_collide(project_dir: Callable[
 
 
 SETUP_SCRIPT = """
-import anyio, sys
+import anyio, signal, sys
 from preflight_sdk import Project
+# Ctrl-C as at a terminal: a shell that starts the suite in the background without job control
+# (`scripts/test &` in a script) ignores SIGINT, and a child inherits that; Python then keeps it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 async def main():
     await Project.open(sys.argv[1]).setup(timeout=sys.argv[2])
     print("READY", flush=True)
