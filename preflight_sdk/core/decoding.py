@@ -49,13 +49,15 @@ def _known(typ: Any) -> bool:
 
 def convert(obj: Any, typ: type[T], *, strict: bool = True, from_attributes: bool = False) -> T:
     """`msgspec.convert`, its type's info built first."""
-    ready(typ)
+    if not _known(typ):
+        ready(typ)
     return msgspec.convert(obj, typ, strict=strict, from_attributes=from_attributes)
 
 
 def decode(data: bytes | str, typ: type[T]) -> T:
     """`msgspec.json.decode(data, type=typ)`, its type's info built first."""
-    ready(typ)
+    if not _known(typ):
+        ready(typ)
     return msgspec.json.decode(data, type=typ)
 
 
