@@ -1,6 +1,6 @@
 """Where an engine is, seen from this machine: an engine on a unix socket here publishes ports on
 127.0.0.1, a remote one (`tcp://H:P`, `ssh://u@H`) on H. (How containers reach back to the mocks is
-the lifecycle's choice: `lifecycle/mock_address.py`.)
+the lifecycle's choice: `lifecycle/mockhost/address.py`.)
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ async def run_command(
     """Run `argv` to completion and capture its output (killed on cancellation or timeout).
 
     `on_start(pgid)` is called once the command runs, with its process group (to record it where
-    another process can stop it, see `process_groups`).
+    another process can stop it, see `groups`).
 
     The command runs in a session of its own, and whatever it started that still runs when it
     ends, times out or is cancelled (its process group: a test's server, a `sleep &`) is killed

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import msgspec
 
-from .errors import parse_error
+from ..errors import parse_error
+from ..snapshot import Snapshot
+from ..text import slugify
 from .markdown import comment, parse_snapshot, render_snapshot, section
-from .snapshot import Snapshot
-from .text import slugify
 from .uid import UID_RE, header_uid, is_uid
 
 __all__ = ["ADR_DIR", "Adr", "AdrRef", "find_adrs", "latest_adr", "parse_adr", "read_adr", "render_adr"]

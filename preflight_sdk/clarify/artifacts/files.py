@@ -22,7 +22,7 @@ from typing import IO, Literal
 import anyio
 import msgspec
 
-from .errors import filesystem_error, lock_timeout
+from ..errors import filesystem_error, lock_timeout
 
 __all__ = [
     "STATE_DIR",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .snapshot import Entry, Snapshot
+from ..snapshot import Entry, Snapshot
 
 __all__ = ["comment", "parse_snapshot", "render_snapshot", "section"]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import msgspec
 
-from .errors import parse_error
+from ..errors import parse_error
+from ..snapshot import Snapshot
 from .markdown import comment, parse_snapshot, render_snapshot, section
-from .snapshot import Snapshot
 
 __all__ = ["PROJECTION", "Projection", "parse_projection", "render_projection"]
 

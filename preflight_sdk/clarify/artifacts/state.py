@@ -16,12 +16,12 @@ import msgspec
 
 from preflight_sdk.core.errors import ConfigError
 
+from ..snapshot import Snapshot
+from ..text import slugify
 from .adr import Adr, AdrRef, latest_adr, read_adr
 from .files import read_text
 from .projection import PROJECTION
-from .snapshot import Snapshot
 from .task import ARCHIVE_DIR, CURRENT_TASK, archive_name, parse_task
-from .text import slugify
 from .uid import max_uid, next_uid
 
 __all__ = ["RepoState", "archive_path", "load_state"]

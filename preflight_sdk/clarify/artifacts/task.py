@@ -13,8 +13,8 @@ from pathlib import Path
 
 import msgspec
 
+from ..text import slugify
 from .markdown import comment, section
-from .text import slugify
 from .uid import header_uid
 
 __all__ = ["ARCHIVE_DIR", "CURRENT_TASK", "Task", "archive_name", "parse_task", "render_task"]

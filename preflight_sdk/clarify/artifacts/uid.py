@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from .errors import invalid_input, parse_error
+from ..errors import invalid_input, parse_error
 from .markdown import comment
 
 __all__ = [

@@ -20,10 +20,10 @@ import msgspec
 
 from preflight_sdk.core import decoding
 
+from ..questions import AnswerValue, Question
+from ..snapshot import SCHEMA_V1, DecisionItem, normalize_item
 from .providers import AnthropicLLM, LLMFailure, OpenAILLM, OpenRouterLLM, ToolSpec
-from .questions import AnswerValue, Question
 from .redact import redact
-from .snapshot import SCHEMA_V1, DecisionItem, normalize_item
 
 __all__ = ["LLMClient", "LLMFailure", "attempt", "extract_items", "llm_from_env", "word_questions"]
 

@@ -3,7 +3,7 @@
 Probing a port is the network's business, not the engine's: every real engine is probed over
 real sockets (`NetworkProber`). An engine made for tests may carry its own `prober` (the in-memory
 fake answers from its scripted containers, so health checks in unit tests need no real port);
-`prober_for` picks it. The polling schedule around single probes is `health.py`.
+`prober_for` picks it. The polling schedule around single probes is `polling.py`.
 
 An HTTP probe GETs the health path on the published host port and is ready on a status below 400.
 A TCP probe connects to the container's own address on the project network: Docker's userland

@@ -19,7 +19,7 @@ from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import PortMapping, Readiness, ServiceSetup
 from preflight_sdk.engine.base import Engine
 
-from .health import ProbePlan, wait_docker_healthy, wait_ready
+from .polling import ProbePlan, wait_docker_healthy, wait_ready
 from .probe import Prober
 
 __all__ = ["await_ready", "run_job"]

@@ -15,10 +15,10 @@ from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.lifecycle import BuildResult, ServiceBuild
 from preflight_sdk.engine.base import BuildSpec, Engine
 
+from ..session.context import ProjectContext
+from ..setup.specs import build_spec
 from .build_order import image_dependencies
-from .context import ProjectContext
 from .inputs import LABEL_BUILD_INPUTS, BuildInputs, build_inputs, read_record, write_record
-from .specs import build_spec
 
 __all__ = ["build", "build_images"]
 

@@ -25,8 +25,8 @@ import msgspec
 from preflight_sdk.core import decoding
 from preflight_sdk.engine.base import BuildSpec, ContainerSpec
 
+from ..session.state import STATE_DIR
 from .dockerignore import context_files
-from .state import STATE_DIR
 
 __all__ = [
     "LABEL_BUILD_INPUTS",

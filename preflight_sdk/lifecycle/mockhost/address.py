@@ -13,8 +13,8 @@ import socket
 
 import msgspec
 
-from ..core.addresses import can_bind, is_loopback, route_address
-from ..core.errors import ConfigError, EnvironmentError_
+from preflight_sdk.core.addresses import can_bind, is_loopback, route_address
+from preflight_sdk.core.errors import ConfigError, EnvironmentError_
 
 __all__ = ["MockRoute", "decide_mock_route"]
 

@@ -15,21 +15,21 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import msgspec
 
+from preflight_sdk.config import LoadedConfig, MockConfig
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import MockSetup
+from preflight_sdk.engine.base import Engine
 
-from ..config import LoadedConfig, MockConfig
-from ..engine.base import Engine
-from .mock_address import MockRoute, decide_mock_route
-from .removal import SessionWatch
-from .state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
+from ..session.removal import SessionWatch
+from ..session.state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
+from .address import MockRoute, decide_mock_route
 
 if TYPE_CHECKING:
     from preflight_sdk.config.engine_target import EngineTarget
     from preflight_sdk.mocks import MockHost
 
-    from .context import ProjectContext
-    from .plan import MocksPlan
+    from ..session.context import ProjectContext
+    from ..setup.plan import MocksPlan
 
 _REPORTED: dict[str, Literal["started", "reloaded", "reused"]] = {
     "start": "started",

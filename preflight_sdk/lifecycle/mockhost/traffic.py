@@ -8,7 +8,7 @@ from preflight_sdk.core.errors import MockError
 from preflight_sdk.core.redaction import Redactor, redact_recorded
 from preflight_sdk.core.results.mocks import MockRequestsMock, MockRequestsResult
 
-from .context import ProjectContext
+from ..session.context import ProjectContext
 
 __all__ = ["mock_requests"]
 

@@ -29,18 +29,18 @@ from preflight_sdk.core.results.lifecycle import (
 )
 from preflight_sdk.engine.base import ContainerSpec
 
-from .clean import remove_labelled
+from ..clean import remove_labelled
+from ..images.inputs import LABEL_INPUTS, ServiceInputs, service_inputs
+from ..mockhost.host import mock_records, serve_mocks
+from ..session.state import ContainerRecord, SessionState
+from ..status import running_service
 from .facts import Given, Observed, inspect_images
-from .inputs import LABEL_INPUTS, ServiceInputs, service_inputs
-from .mockhost import mock_records, serve_mocks
 from .plan import SetupPlan
 from .port_check import check_host_ports, refuse_loopback_ports
 from .reset import exec_resets, reset_how, reset_reason, restore_volumes, take_snapshot
 from .room import create_network, make_room, remove_leftovers, remove_retired
 from .signals import terminate_as_interrupt
 from .start import Started, start_services
-from .state import ContainerRecord, SessionState
-from .status import running_service
 
 if TYPE_CHECKING:
     from preflight_sdk.mocks import MockHost

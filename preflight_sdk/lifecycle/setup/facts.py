@@ -18,10 +18,10 @@ import msgspec
 from preflight_sdk.config import LoadedConfig
 from preflight_sdk.engine.base import BuildSpec, ContainerInfo, ContainerSpec, Engine, ImageInfo
 
-from .inputs import BuildInputs, InputsRecord, build_inputs, read_record
-from .mockhost import mock_route, mocks_alive
+from ..images.inputs import BuildInputs, InputsRecord, build_inputs, read_record
+from ..mockhost.host import mock_route, mocks_alive
+from ..session.state import MockRecord, SessionState
 from .specs import build_spec, container_spec, network_name
-from .state import MockRecord, SessionState
 
 if TYPE_CHECKING:
     from preflight_sdk.config.engine_target import EngineTarget

@@ -17,8 +17,7 @@ from preflight_sdk.config import LoadedConfig
 from preflight_sdk.core.results.lifecycle import ResetHow, ServiceAction
 from preflight_sdk.engine.base import ContainerSpec
 
-from .facts import Observed
-from .inputs import (
+from ..images.inputs import (
     LABEL_BUILD_INPUTS,
     LABEL_INPUTS,
     BuildInputs,
@@ -27,6 +26,7 @@ from .inputs import (
     service_inputs,
     spec_reasons,
 )
+from .facts import Observed
 from .reset import plan_resets
 
 __all__ = [

@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
+from preflight_sdk.config import LoadedConfig, ServiceConfig
+from preflight_sdk.config.reset_rules import named_volumes
 from preflight_sdk.core.errors import EnvironmentError_, single_error
 from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import ResetHow
+from preflight_sdk.engine.base import ContainerSpec, Engine
 
-from ..config import LoadedConfig, ServiceConfig
-from ..config.reset_rules import named_volumes
-from ..engine.base import ContainerSpec, Engine
+from ..session.state import SessionState
 from .facts import Observed
 from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
-from .state import SessionState
 
 if TYPE_CHECKING:
     from .plan import ServiceStep  # plan imports this module

@@ -12,7 +12,7 @@ from preflight_sdk.core.errors import EnvironmentError_, PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.engine.base import ContainerInfo, Engine
 
-from .clean import remove_labelled
+from ..clean import remove_labelled
 from .labels import LABEL_MANAGED, LABEL_ROOT
 from .plan import SetupPlan
 from .specs import session_labels

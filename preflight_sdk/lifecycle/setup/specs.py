@@ -120,7 +120,7 @@ def container_spec(
 
     `mocks` maps each mock's name to the port it listens on; `{{mocks.<name>.url|port|host}}` in
     the container's environment and command are filled in from it. `mock_address` is this
-    machine as the engine's containers reach it (`mockhost.mock_route`).
+    machine as the engine's containers reach it (`mockhost/host.py: mock_route`).
     """
     container = service.container
     scope = {

@@ -19,11 +19,11 @@ from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import ServiceSetup
 from preflight_sdk.engine.base import ContainerSpec, Engine
 
+from ..health.probe import Prober, prober_for
+from ..health.readiness import await_ready, run_job
+from ..session.state import ContainerRecord
 from .labels import LABEL_ROOT, LABEL_SESSION
-from .probe import Prober, prober_for
-from .readiness import await_ready, run_job
 from .specs import container_spec
-from .state import ContainerRecord
 
 __all__ = ["Stamp", "Started", "start_services"]
 

@@ -22,12 +22,12 @@ from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import EnvironmentUse, SetupResult
 from preflight_sdk.engine.base import Engine
 
-from .build import build_images
-from .clean import clean
-from .context import ProjectContext
+from ..clean import clean
+from ..images.build import build_images
+from ..images.inputs import ServiceInputs, mock_digest, read_record, write_record
+from ..session.context import ProjectContext
 from .execute import carry_out
 from .facts import Given, Observed, inspect_images, observe
-from .inputs import ServiceInputs, mock_digest, read_record, write_record
 from .plan import plan_builds, plan_pulls, plan_setup
 from .reset import exec_resets, resets_beside_builds
 

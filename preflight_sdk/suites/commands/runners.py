@@ -29,19 +29,19 @@ from typing import Literal, TypeVar
 import anyio
 import msgspec
 
+from preflight_sdk.config import LoadedConfig, SuiteConfig
+from preflight_sdk.config.model import ShellExpect
 from preflight_sdk.core.assertions import AssertionResult, check, passed
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import InputError
 from preflight_sdk.core.results.run import AttemptResult, CaseResult, DiagnosticReport, SuiteResult
+from preflight_sdk.processes.commands import Completed, run_command
+from preflight_sdk.processes.groups import ProcessGroups
 
-from ..config import LoadedConfig, SuiteConfig
-from ..config.model import ShellExpect
-from ..lifecycle.commands import Completed, run_command
-from ..lifecycle.process_groups import ProcessGroups
-from .cases import failure_from_text, window_diagnostics
-from .context import RunContext, case_id
-from .junit import JUnitCase, JUnitReport, read_junit
-from .retry import Policy, suite_policy
+from ..cases import failure_from_text, window_diagnostics
+from ..context import RunContext, case_id
+from ..junit import JUnitCase, JUnitReport, read_junit
+from ..retry import Policy, suite_policy
 from .warm_pytest import warm_enabled
 
 __all__ = ["run_pytest_suite", "run_shell_suite"]

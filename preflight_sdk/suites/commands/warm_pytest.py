@@ -37,8 +37,8 @@ from typing import Any
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from ..lifecycle.commands import Completed
-from ..lifecycle.process_groups import ProcessGroups
+from preflight_sdk.processes.commands import Completed
+from preflight_sdk.processes.groups import ProcessGroups
 
 __all__ = ["WarmPytest", "warm_enabled"]
 

@@ -17,10 +17,10 @@ from preflight_sdk.config.testfile import ExecStep, FileStep, PortStep, ProcessS
 from preflight_sdk.core.assertions import AssertionResult, check, compare_count, result_at
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import PreflightError
-from preflight_sdk.lifecycle.probe import NetworkProber
+from preflight_sdk.lifecycle.health.probe import NetworkProber
 
-from .environment import RunEnvironment
-from .outcome import StepOutcome
+from ..environment import RunEnvironment
+from ..outcome import StepOutcome
 
 __all__ = ["run_exec", "run_file", "run_port", "run_process", "wait_for_port", "wait_healthy"]
 

@@ -8,9 +8,9 @@ from typing import Any
 from preflight_sdk.config.testfile import Expect, MockExpect
 from preflight_sdk.core.assertions import MISSING, AssertionResult, check, passed, result_at
 
+from ..outcome import StepOutcome
 from .actions import output_checks
 from .expressions import ExpressionError, evaluate
-from .outcome import StepOutcome
 
 __all__ = ["MockChecker", "evaluate_expect"]
 

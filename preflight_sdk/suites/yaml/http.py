@@ -20,7 +20,7 @@ from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.run import RequestInfo, ResponseInfo
 
-from .outcome import StepOutcome, cap_body
+from ..outcome import StepOutcome, cap_body
 from .transport import LeanTransport
 
 __all__ = ["HttpSession", "send"]

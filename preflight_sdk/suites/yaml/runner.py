@@ -22,9 +22,9 @@ from preflight_sdk.config import LoadedConfig, SuiteConfig, TestFile, TestStep
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.results.run import AttemptResult, CaseResult, SuiteResult
 
-from .cases import failure_for, failure_from_text, window_diagnostics
-from .context import CURRENT_CASE, RunContext, case_id
-from .retry import Policy, resolve_policy
+from ..cases import failure_for, failure_from_text, window_diagnostics
+from ..context import CURRENT_CASE, RunContext, case_id
+from ..retry import Policy, resolve_policy
 from .scope import Scope
 from .steps import Attempt, StepWindows, run_step, save_values
 

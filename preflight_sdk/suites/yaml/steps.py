@@ -22,12 +22,12 @@ from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.templates import UnknownVariableError
 from preflight_sdk.mocks import evaluate_mock_expect
 
+from ..context import RunContext
+from ..outcome import StepOutcome
 from .actions import run_exec, run_file, run_port, run_process, wait_for_port, wait_healthy
-from .context import RunContext
 from .expect import evaluate_expect
 from .expressions import resolve_path
 from .http import send
-from .outcome import StepOutcome
 from .scope import Scope
 
 __all__ = ["Attempt", "run_step", "save_values"]

@@ -19,7 +19,7 @@ from preflight_sdk.engine.inspect import (
 )
 from preflight_sdk.engine.outcomes import removal_outcomes
 from preflight_sdk.engine.podman import host_address, mend_log_line, publish_arg
-from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.lifecycle.session.context import ProjectContext
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,9 @@ from mcp import types
 
 from preflight_sdk.config import find_config
 from preflight_sdk.core.errors import ConfigError
-from preflight_sdk.lifecycle.state import STATE_DIR
+from preflight_sdk.lifecycle.session.state import STATE_DIR
 
-from .task_state import INTERRUPTED_CODE, TaskView
+from .state import INTERRUPTED_CODE, TaskView
 
 __all__ = ["KEEP", "load_task", "save_task", "tasks_folder"]
 

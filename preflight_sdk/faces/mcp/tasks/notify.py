@@ -27,8 +27,8 @@ from pydantic import BaseModel
 
 from preflight_sdk.runs.detached import Background
 
-from .task_state import TaskView
-from .task_support import TaskSupport
+from .state import TaskView
+from .support import TaskSupport
 
 __all__ = ["TaskListen", "TaskNotifier"]
 

@@ -14,9 +14,9 @@ is gone. The run's status maps onto the task statuses:
 
 A tool that records no run (`verify`), or a call that ended before a run began (a bad argument),
 is a *call task*: kept by the server that started it and written to the project's
-`.preflight/tasks/` (`task_files`), where a later server reads it.
+`.preflight/tasks/` (`files`), where a later server reads it.
 
-Nothing here speaks a protocol generation: `mcp_tasks` writes these views on the wire.
+Nothing here speaks a protocol generation: `wire` writes these views on the wire.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.faces.reflection.outcome import envelope_of, error_envelope
 
-from .bounds import bound_reply
-from .replies import tool_reply
+from ..bounds import bound_reply
+from ..replies import tool_reply
 
 __all__ = [
     "POLL_INTERVAL_MS",

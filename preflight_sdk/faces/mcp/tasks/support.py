@@ -1,8 +1,8 @@
 """The tasks of one server: started from tool calls, read back from the run store or a task file.
 
-`mcp_tasks` puts them on the wire (both generations); here a long tool's call becomes a task: a
+`wire` puts them on the wire (both generations); here a long tool's call becomes a task: a
 run answers at once with its runId (the task id), a `verify` runs in the background as a *call
-task* (`task_files` keeps it for later servers). See `task_state` for how a run maps onto a task.
+task* (`files` keeps it for later servers). See `state` for how a run maps onto a task.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.runs.detached import Background
 from preflight_sdk.store.ids import new_run_id
 
-from .task_files import load_task, save_task, tasks_folder
-from .task_state import (
+from .files import load_task, save_task, tasks_folder
+from .state import (
     POLL_INTERVAL_MS,
     RUN_OPERATIONS,
     TASK_OPERATIONS,
@@ -31,7 +31,7 @@ from .task_state import (
 )
 
 if TYPE_CHECKING:
-    from .server import PreflightMcp
+    from ..server import PreflightMcp
 
 __all__ = ["TaskSupport"]
 

@@ -11,14 +11,14 @@ Two generations are served, chosen per request by the protocol version in use:
   extension in a request's capabilities gets `resultType: "task"` for a long tool; `tasks/get`
   (with the tool's reply once completed), `tasks/update` and `tasks/cancel`.
 
-Both push a task's changes to the clients that ask (`task_notify`): `notifications/tasks` on a
+Both push a task's changes to the clients that ask (`notify`): `notifications/tasks` on a
 2026-07-28 `subscriptions/listen` stream naming task ids, `notifications/tasks/status` to the
 2025-11-25 session that asked for the task.
 
 The methods and the 2026-07-28 `tools/call` interceptor are an `mcp.server.extension.Extension`;
 the 2025-11-25 answers go through a server middleware, because at that revision the SDK checks a
 `tools/call` result against `CallToolResult` and a task answer is not one. A client that declares
-neither gets exactly the plain calls. See `task_state` for how a run maps onto a task.
+neither gets exactly the plain calls. See `state` for how a run maps onto a task.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from mcp.server.extension import Extension, MethodBinding, compose_tool_call_han
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, ValidationError
 
-from .task_notify import TaskListen, TaskNotifier
-from .task_state import POLL_INTERVAL_MS, TTL_MS, TaskView
-from .task_support import TaskSupport
+from .notify import TaskListen, TaskNotifier
+from .state import POLL_INTERVAL_MS, TTL_MS, TaskView
+from .support import TaskSupport
 
 if TYPE_CHECKING:
-    from .server import PreflightMcp
+    from ..server import PreflightMcp
 
 __all__ = ["TASKS_EXTENSION", "install_tasks"]
 
