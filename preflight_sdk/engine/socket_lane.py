@@ -16,11 +16,11 @@ from anyio.lowlevel import RunVar
 
 from .api import EngineAPI, decoded, failure, message, quoted
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
-from .endpoint import endpoint_address
 from .errors import daemon_unreachable
-from .exec_output import STDOUT, BoundedOutput, Frames
 from .inspect import bridge_gateway
+from .output import STDOUT, BoundedOutput, Frames
 from .run_options import apply_options
+from .target import endpoint_address
 
 __all__ = ["SocketLane", "container_body"]
 
