@@ -82,7 +82,7 @@ class SocketLane:
         params = {"name": spec.name, **({"platform": spec.options.platform} if spec.options.platform else {})}
         # One create at a time, each container started when its own create answers: the starts
         # (hundreds of ms of the daemon's work each) come a create apart, not all at once, and
-        # five services are ready 10-14% sooner (docs/performance.md, "Starts a create apart").
+        # five services are ready 10-14% sooner (docs/performance-history.md, "Starts a create apart").
         async with self._creating():
             status, created = await self.api.send(
                 "POST", "/containers/create", params=params, body=container_body(spec)
