@@ -17,8 +17,8 @@ import msgspec
 
 from preflight_sdk.core.results.run import AttemptResult, CaseResult, DiagnosticReport
 
-from .cases import failure_from_text
-from .context import RunContext, case_id
+from ..cases import failure_from_text
+from ..context import RunContext, case_id
 from .junit_read import JUnitCase
 
 __all__ = [

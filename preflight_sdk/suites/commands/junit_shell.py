@@ -21,14 +21,15 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from preflight_sdk.config import LoadedConfig, SuiteConfig
 from preflight_sdk.core.assertions import check, passed
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.results.run import CaseResult, DiagnosticReport, SuiteResult
+from preflight_sdk.processes.groups import ProcessGroups
 
-from ..config import LoadedConfig, SuiteConfig
-from ..processes.groups import ProcessGroups
-from .cases import window_diagnostics
-from .context import RunContext
+from ..cases import window_diagnostics
+from ..context import RunContext
+from ..retry import suite_policy
 from .junit_cases import JUnitTry, attempts_of, display_name, junit_case, verdict
 from .junit_read import JUnitCase, JUnitReport, read_junit_files
 from .process_run import (
@@ -41,7 +42,6 @@ from .process_run import (
     suite_environment,
     with_retries,
 )
-from .retry import suite_policy
 
 __all__ = ["junit_patterns", "run_junit_suite"]
 

@@ -16,11 +16,12 @@ from typing import TypeVar
 import anyio
 import msgspec
 
-from ..config import LoadedConfig, SuiteConfig
-from ..processes.commands import Completed, run_command
-from ..processes.groups import ProcessGroups
-from .context import RunContext
-from .retry import Policy
+from preflight_sdk.config import LoadedConfig, SuiteConfig
+from preflight_sdk.processes.commands import Completed, run_command
+from preflight_sdk.processes.groups import ProcessGroups
+
+from ..context import RunContext
+from ..retry import Policy
 
 __all__ = [
     "CANNOT_START",

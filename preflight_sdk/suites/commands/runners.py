@@ -37,21 +37,21 @@ from preflight_sdk.processes.groups import ProcessGroups
 
 from ..cases import failure_from_text, window_diagnostics
 from ..context import RunContext, case_id
-from ..junit_cases import JUnitTry, attempts_of, junit_case
-from ..junit_read import JUnitCase, JUnitReport, read_junit
-from ..junit_shell import run_junit_suite
-from ..process_run import CANNOT_START as _CANNOT_START
-from ..process_run import DEFAULT_TIMEOUT as _DEFAULT_TIMEOUT
-from ..process_run import Ran as _Ran
-from ..process_run import epoch_ms as _ms
-from ..process_run import execute as _execute
-from ..process_run import one_line as _one_line
-from ..process_run import seconds_text as _seconds
-from ..process_run import short as _short
-from ..process_run import suite_environment as _environment
-from ..process_run import tail as _tail
-from ..process_run import with_retries as _with_retries
 from ..retry import suite_policy
+from .junit_cases import JUnitTry, attempts_of, junit_case
+from .junit_read import JUnitCase, JUnitReport, read_junit
+from .junit_shell import run_junit_suite
+from .process_run import CANNOT_START as _CANNOT_START
+from .process_run import DEFAULT_TIMEOUT as _DEFAULT_TIMEOUT
+from .process_run import Ran as _Ran
+from .process_run import epoch_ms as _ms
+from .process_run import execute as _execute
+from .process_run import one_line as _one_line
+from .process_run import seconds_text as _seconds
+from .process_run import short as _short
+from .process_run import suite_environment as _environment
+from .process_run import tail as _tail
+from .process_run import with_retries as _with_retries
 from .warm_pytest import warm_enabled
 
 __all__ = ["run_pytest_suite", "run_shell_suite"]
