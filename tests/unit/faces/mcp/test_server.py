@@ -118,7 +118,8 @@ async def test_the_envelope_output_schema_types_data_with_the_method_result(clie
     assert schema is not None
     assert set(schema["properties"]) == {"success", "timestamp", "data", "error", "runId"}
     assert schema["required"] == ["success", "timestamp"]
-    data = schema["properties"]["data"]
+    data, null = schema["properties"]["data"]["anyOf"]
+    assert null == {"type": "null"}
     assert data["properties"] == {
         "runId": {"type": "string"},
         "passed": {"type": "boolean"},
