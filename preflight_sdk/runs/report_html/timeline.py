@@ -106,10 +106,12 @@ def build_timeline(result: RunResult, events: Sequence[Event]) -> Timeline:
     clock = _Clock(origin)
     lanes: list[Lane] = []
     missing: list[str] = []
-    phases = _phases(stamps, clock)
+    # A run that ended (an error, a cancel) with steps still open drew them to its last moment.
+    ended = max(starts, default=None) if result.status not in ("running", "queued") else None
+    phases = _phases(stamps, clock, ended)
     if phases.spans:
         lanes.append(phases)
-    services = _services(result, stamps, clock)
+    services = _services(result, stamps, clock, ended)
     if not services and result.setup is not None and result.setup.services:
         missing.append("service build, create and health times (this run recorded no setup steps)")
     lanes += services
@@ -122,7 +124,7 @@ def build_timeline(result: RunResult, events: Sequence[Event]) -> Timeline:
     return Timeline(lanes=lanes, total=total, failing=failing, missing=missing)
 
 
-def _phases(stamps: Iterable[tuple[Event, float | None]], clock: _Clock) -> Lane:
+def _phases(stamps: Iterable[tuple[Event, float | None]], clock: _Clock, ended: float | None) -> Lane:
     opened: dict[str, int] = {}
     spans: list[Span] = []
     for event, moment in stamps:
@@ -133,10 +135,18 @@ def _phases(stamps: Iterable[tuple[Event, float | None]], clock: _Clock) -> Lane
         elif event.type == "PHASE_FINISHED" and event.phase in opened:
             start = opened.pop(event.phase)
             spans.append(Span(start=start, end=clock.at(moment), kind="phase", label=event.phase))
+    if ended is not None:
+        end = clock.at(ended)
+        spans += [
+            Span(start=start, end=end, kind="phase", label=f"{phase} (stopped)")
+            for phase, start in opened.items()
+        ]
     return Lane(title="run", group="phase", spans=spans)
 
 
-def _services(result: RunResult, stamps: Sequence[tuple[Event, float | None]], clock: _Clock) -> list[Lane]:
+def _services(
+    result: RunResult, stamps: Sequence[tuple[Event, float | None]], clock: _Clock, ended: float | None
+) -> list[Lane]:
     health = {s.name: s.health_check_duration or 0 for s in (result.setup.services if result.setup else [])}
     lanes: dict[str, Lane] = {}
     opened: dict[str, tuple[str, int]] = {}  # service -> (stage, start) of the step in progress
@@ -166,6 +176,14 @@ def _services(result: RunResult, stamps: Sequence[tuple[Event, float | None]], c
                 lane.spans.append(
                     Span(start=end - healthy, end=end, kind="health", label=f"health {healthy} ms")
                 )
+    if ended is not None:  # the step the run stopped in (a start that crashed, a health check that timed out)
+        code = f" ({result.error.code})" if result.error is not None else ""
+        for name, (stage, begun) in opened.items():
+            lane = lanes.setdefault(name, Lane(title=name, group="service"))
+            label = f"{stage} failed{code}" if result.error is not None else f"{stage} unfinished"
+            lane.spans.append(
+                Span(start=begun, end=max(clock.at(ended), begun + 1), kind="failed", label=label)
+            )
     return list(lanes.values())
 
 
