@@ -14,7 +14,7 @@ from preflight_sdk.core.errors import EnvironmentError_
 
 from . import cli
 from .base import BuildSpec, EngineInfo, ImageInfo, LineSink, RemoveOutcome
-from .errors import first_line, is_daemon_down, translate
+from .errors import first_line, is_daemon_down, pull_error, translate
 from .lane import Lane
 from .output import BuildLines
 from .whales import CliLane, translated
@@ -67,7 +67,8 @@ class Images:
             async for source, raw in self.cli.stream(argv, action=f"pull {ref}", subject=ref):
                 lines.feed(raw, source)
         except EnvironmentError_:
-            raise translate("\n".join(lines.tail), action=f"pull {ref}", subject=ref) from None
+            lines.flush()
+            raise pull_error(ref, lines.tail, lines.last_error) from None
 
     async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
         from python_on_whales.exceptions import DockerException

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Literal
 
 import anyio
@@ -93,7 +94,8 @@ async def build_images(
                 finished[svc.name].set()
 
     async def build_or_check(svc: ServiceConfig) -> None:
-        reporter.step(f"building {svc.name}", scope=svc.name, done=len(results), total=total)
+        if svc.name in specs:  # a ready-made image says "pulling" once it is not found locally
+            reporter.step(f"building {svc.name}", scope=svc.name, done=len(results), total=total)
         broken = [
             d for d in sorted(needs.get(svc.name, ())) if d not in results or results[d].status != "success"
         ]
@@ -104,7 +106,10 @@ async def build_images(
         elif svc.name in specs:
             results[svc.name] = await _build_one(engine, loaded, svc, specs[svc.name], reporter, image_ids)
         else:
-            results[svc.name] = await _use_image(engine, loaded, svc, pull=pull, reporter=reporter)
+            pulling = partial(reporter.step, f"pulling {svc.name} ({svc.build.image})", scope=svc.name)
+            results[svc.name] = await _use_image(
+                engine, loaded, svc, pull=pull, reporter=reporter, pulling=pulling
+            )
         outcome = results[svc.name]
         reporter.step(
             f"{svc.name}: {outcome.status} ({outcome.duration} ms)",
@@ -225,7 +230,13 @@ async def _build_one(
 
 
 async def _use_image(
-    engine: Engine, loaded: LoadedConfig, svc: ServiceConfig, *, pull: bool, reporter: Reporter
+    engine: Engine,
+    loaded: LoadedConfig,
+    svc: ServiceConfig,
+    *,
+    pull: bool,
+    reporter: Reporter,
+    pulling: Callable[[], None],
 ) -> ServiceBuild:
     outcome = _Outcome(svc, svc.build.image, reporter, loaded.redactor)
     if await engine.inspect_image(svc.build.image) is not None:
@@ -236,10 +247,11 @@ async def _use_image(
         return outcome.failure(
             "none", f"image {svc.build.image} is not present locally (this service has no Dockerfile)"
         )
+    pulling()
     try:
         await engine.pull(svc.build.image, outcome.line)
     except PreflightError as exc:
-        return outcome.failure("pulled", exc.message)
+        return outcome.failure("pulled", exc.message.removeprefix(f"cannot pull {svc.build.image}: "))
     return outcome.success("pulled")
 
 
