@@ -13,7 +13,7 @@ from preflight_sdk.config import LoadedConfig, ServiceConfig
 from preflight_sdk.core.errors import EnvironmentError_, InputError, PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import DEFAULT, Redactor
-from preflight_sdk.core.results.lifecycle import BuildResult, ServiceBuild
+from preflight_sdk.core.results.lifecycle import BuildResult, DockerfileLine, ServiceBuild
 from preflight_sdk.engine.base import BuildSpec, Engine
 
 from .build_order import image_dependencies
@@ -196,7 +196,14 @@ class _Outcome:
             name=self.svc.name, image=self.image, status="success", duration=self._ms(), source=source
         )
 
-    def failure(self, source: Literal["built", "pulled", "none"], error: str) -> ServiceBuild:
+    def failure(
+        self,
+        source: Literal["built", "pulled", "none"],
+        error: str,
+        *,
+        hint: str | None = None,
+        buildkit_only: list[DockerfileLine] | None = None,
+    ) -> ServiceBuild:
         return ServiceBuild(
             name=self.svc.name,
             image=self.image,
@@ -205,6 +212,8 @@ class _Outcome:
             source=source,
             error=self.redactor.text(error),
             log_tail=list(self.tail) if self.tail else None,
+            hint=hint,
+            buildkit_only=buildkit_only,
         )
 
     def _ms(self) -> int:
@@ -225,7 +234,11 @@ async def _build_one(
     except PreflightError as exc:
         if exc.code not in ("BUILD_FAILED", "DOCKER_ERROR") or (exc.code == "DOCKER_ERROR" and exc.retryable):
             raise  # the daemon went away (or worse): not a build failure
-        return outcome.failure("built", exc.message)
+        found = (exc.details or {}).get("buildkitOnly")
+        lines = msgspec.convert(found, list[DockerfileLine]) if found else None
+        return outcome.failure(
+            "built", exc.message, hint=exc.hint_for("sdk") if lines else None, buildkit_only=lines
+        )
     return outcome.success("built")
 
 
@@ -277,7 +290,7 @@ def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentErro
     return EnvironmentError_(
         f"build failed for {names}: {first.error}",
         code="BUILD_FAILED",
-        hint="details.services[].logTail holds the last 30 lines of each failed build",
+        hint=first.hint or "details.services[].logTail holds the last 30 lines of each failed build",
         details=_details(result),
     )
 
