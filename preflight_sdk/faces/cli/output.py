@@ -128,7 +128,7 @@ def error_text(error: PreflightError) -> str:
         elif key == "services" and isinstance(value, list):
             for service in value:
                 if isinstance(service, dict) and service.get("logTail"):
-                    lines.append(f"logTail of {service.get('name', '?')} (last 30):")
+                    lines.append(f"logTail of {service.get('name', '?')}:")
                     lines.extend(f"  | {line}" for line in service["logTail"][-30:])
     page = (error.details or {}).get("report")
     if isinstance(page, str) and page:  # the run this error ended has its page too

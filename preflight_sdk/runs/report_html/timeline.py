@@ -5,8 +5,8 @@ Where the times come from:
 - the run's phases (setup, suites, teardown), suites and cases: the event log (`PHASE_*`,
   `SUITE_*`, `CASE_*` events; a case's own duration starts its bar, the rest up to its end event is
   the evidence being collected);
-- each service's build, create and health: the `STEP_*` events the run records from the progress
-  of its setup (`building X` … `X: success`, `starting X` … `X healthy`), split into create and
+- each service's build (or pull), create and health: the `STEP_*` events the run records from the
+  progress of its setup (`building X` or `pulling X` … `X: success`, `starting X` … `X healthy`), split into create and
   health by the setup result's `healthCheckDuration`;
 - mock requests: `MOCK_REQUEST` events (the mocks' journal of the run) and the requests in each
   failure's diagnostics.
@@ -29,6 +29,8 @@ from preflight_sdk.suites.events import Event
 __all__ = ["Lane", "Mark", "Span", "Timeline", "build_timeline"]
 
 _NOT_SERVICES = frozenset({"mocks", "network"})
+# How the setup's progress opens each stage of a service (`building api`, `pulling db (postgres:16)`).
+_STAGES = {"build": "building ", "pull": "pulling ", "start": "starting "}
 
 SpanKind = Literal[
     "phase", "build", "create", "health", "mocks", "suite", "passed", "failed", "skipped", "tail"
@@ -156,8 +158,9 @@ def _services(
             continue
         message = event.message or ""
         if event.type == "STEP_STARTED":
-            if message.startswith(("building ", "starting ")):
-                opened[name] = ("build" if message.startswith("building ") else "start", clock.at(moment))
+            stage = next((s for s in ("build", "pull", "start") if message.startswith(_STAGES[s])), None)
+            if stage is not None:
+                opened[name] = (stage, clock.at(moment))
             continue
         if name not in opened:
             continue
@@ -166,8 +169,8 @@ def _services(
         lane = lanes.setdefault(name, Lane(title=name, group="service"))
         if event.type == "STEP_FAILED":
             lane.spans.append(Span(start=begun, end=end, kind="failed", label=f"{stage} failed"))
-        elif stage == "build":
-            lane.spans.append(Span(start=begun, end=end, kind="build", label=f"build {end - begun} ms"))
+        elif stage in ("build", "pull"):
+            lane.spans.append(Span(start=begun, end=end, kind="build", label=f"{stage} {end - begun} ms"))
         else:
             healthy = min(health.get(name, 0), end - begun)
             if end - healthy > begun:

@@ -182,7 +182,7 @@ async def test_every_error_reply_carries_code_message_retryable_and_hint(client:
         ({}, "container", "string"),
         ({"container": "api", "lines": "50"}, "lines", "integer"),
         ({"container": "api", "follow": "yes"}, "follow", "boolean"),
-        ({"container": "api", "projectPath": 3}, "projectPath", "string or null"),
+        ({"container": "api", "projectPath": 3}, "projectPath", "string"),
     ],
     ids=["wrong-type", "missing-required", "string-for-int", "string-for-bool", "bad-project-path"],
 )
