@@ -17,6 +17,8 @@ import anyio
 import msgspec
 
 from preflight_sdk.config import LoadedConfig, SuiteConfig
+from preflight_sdk.config.model import ShellExpect
+from preflight_sdk.core.assertions import AssertionResult, check
 from preflight_sdk.processes.commands import Completed, run_command
 from preflight_sdk.processes.groups import ProcessGroups
 
@@ -29,6 +31,7 @@ __all__ = [
     "Ran",
     "epoch_ms",
     "execute",
+    "expect_checks",
     "one_line",
     "seconds_text",
     "short",
@@ -107,6 +110,17 @@ async def with_retries(
         if ok(tries[-1]):
             break
     return tries
+
+
+def expect_checks(done: Completed, expect: ShellExpect | None) -> list[AssertionResult]:
+    """A finished command checked by a shell suite's `expect` (exit status 0 when none is given)."""
+    assertions = check(done.returncode, expect.exit_code if expect else 0, "exitCode")
+    if expect is not None:
+        for stream, wanted in (("stdout", expect.stdout), ("stderr", expect.stderr)):
+            if wanted is not None:
+                text = done.stdout if stream == "stdout" else done.stderr
+                assertions += check(text, {"contains": wanted} if isinstance(wanted, str) else wanted, stream)
+    return assertions
 
 
 def seconds_text(value: float) -> str:
