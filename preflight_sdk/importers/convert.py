@@ -17,7 +17,7 @@ import yaml
 from preflight_sdk.config import LoadedConfig
 from preflight_sdk.core.errors import InputError
 from preflight_sdk.core.redaction import DEFAULT, Redactor
-from preflight_sdk.core.results.imports import ImportedTests, ImportFormat
+from preflight_sdk.core.results.imports import ImportedTests, ImportFormat, NotConverted
 
 from .hosts import check_asked, targets_of
 from .http_file import read_http_file
@@ -30,6 +30,7 @@ __all__ = ["MAX_SOURCE_BYTES", "convert_file"]
 
 MAX_SOURCE_BYTES = 20 * 1024 * 1024
 _TEXT_LIMIT = 20_000
+_MAX_LISTED = 500
 
 
 def convert_file(
@@ -63,7 +64,9 @@ def convert_file(
             f"{source} holds no request to convert", hint="give a file with at least one request"
         )
     target = _output(root, output, path)
-    rendered = render(draft, source=str(source), format_name=kind, targets=targets, asked=asked)
+    rendered = render(
+        draft, source=str(source), format_name=kind, targets=targets, asked=asked, redactor=redactor
+    )
     if dry_run:  # checked in a scratch folder: nothing is written in the project
         with tempfile.TemporaryDirectory(prefix="preflight-import-") as scratch:
             check = Path(scratch) / target.name
@@ -78,7 +81,7 @@ def convert_file(
         format=kind,
         source=str(path),
         cases=rendered.cases,
-        not_converted=rendered.not_converted,
+        not_converted=_bounded(rendered.not_converted),
         hosts=rendered.hosts,
         variables_needed=rendered.variables_needed,
         notes=draft.notes,
@@ -87,6 +90,17 @@ def convert_file(
         text=rendered.text if dry_run or len(rendered.text) <= _TEXT_LIMIT else None,
         written=not dry_run,
     )
+
+
+def _bounded(items: list[NotConverted]) -> list[NotConverted]:
+    """At most `_MAX_LISTED` parts, then one that says how many more (the file's header has them all counted)."""
+    if len(items) <= _MAX_LISTED:
+        return items
+    more = len(items) - _MAX_LISTED
+    return [
+        *items[:_MAX_LISTED],
+        NotConverted(place="…", source="", reason=f"{more} more parts not listed here"),
+    ]
 
 
 def _draft(

@@ -19,6 +19,7 @@ import yaml
 
 from preflight_sdk.config import load_test_file
 from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
+from preflight_sdk.core.redaction import DEFAULT, REDACTED, Redactor
 from preflight_sdk.core.results.imports import HostMatch, NotConverted
 
 from .hosts import Placed, Target, place
@@ -47,19 +48,37 @@ class Rendered(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def render(
-    draft: Draft, *, source: str, format_name: str, targets: list[Target], asked: Mapping[str, str]
+    draft: Draft,
+    *,
+    source: str,
+    format_name: str,
+    targets: list[Target],
+    asked: Mapping[str, str],
+    redactor: Redactor = DEFAULT,
 ) -> Rendered:
-    """The YAML of `draft`, with each request's host placed on a service or mock where one matches."""
+    """The YAML of `draft`, with each request's host placed on a service or mock where one matches.
+
+    A header the redaction policy calls secret (`Authorization`, `X-Api-Key`) with a value
+    written out in the source is read from the environment instead: no secret is copied.
+    """
     placed = [place(case.request.url, draft.variables, targets, asked) for case in draft.cases]
     services = Counter(p.service for p in placed if p.service)
     default = services.most_common(1)[0][0] if services else None
     cases = [_case(case, where, default) for case, where in zip(draft.cases, placed, strict=True)]
     _distinct_names(cases)
+    secret_headers = _secret_headers(cases, redactor)
     variables, needed = _variables(draft, cases)
-    missing = list(draft.not_converted) + [
-        not_converted(case.name, check, "it conflicts with another check on the same place")
-        for case in draft.cases
-        for check in case.expect.get(UNMERGED, [])
+    needed += [name for name in secret_headers if name not in needed]
+    missing = [
+        msgspec.structs.replace(item, source=_redacted(item.source, redactor))
+        for item in [
+            *draft.not_converted,
+            *(
+                not_converted(case.name, check, "it conflicts with another check on the same place")
+                for case in draft.cases
+                for check in case.expect.get(UNMERGED, [])
+            ),
+        ]
     ]
     document: dict[str, Any] = {"name": draft.name}
     if draft.description:
@@ -118,6 +137,34 @@ def _case(case: DraftCase, where: Placed, default: str | None) -> dict[str, Any]
     if case.retry:
         step["retry"] = case.retry
     return step
+
+
+_NAMED_ARGUMENT = re.compile(r"""(['"])([\w.-]+)\1(\s*,\s*)(['"`])(.*?)\4""")
+
+
+def _redacted(text: str, redactor: Redactor) -> str:
+    """Script text through the policy, and `set("password", "…")`-style calls too."""
+
+    def hide(match: re.Match[str]) -> str:
+        if not redactor.secret(match.group(2)):
+            return match.group(0)
+        quote = match.group(4)
+        return f"{match.group(1)}{match.group(2)}{match.group(1)}{match.group(3)}{quote}{REDACTED}{quote}"
+
+    return _NAMED_ARGUMENT.sub(hide, redactor.text(text))
+
+
+def _secret_headers(cases: list[dict[str, Any]], redactor: Redactor) -> list[str]:
+    """Move written-out values of secret headers to the environment; return the variables' names."""
+    names: list[str] = []
+    for case in cases:
+        headers = case["request"].get("headers", {})
+        for header, value in headers.items():
+            if redactor.secret(header) and isinstance(value, str) and value and "{{" not in value:
+                name = _env_name(header.upper())
+                headers[header] = "{{env." + name + "}}"
+                names.append(name)
+    return list(dict.fromkeys(names))
 
 
 def _distinct_names(cases: list[dict[str, Any]]) -> None:

@@ -130,3 +130,31 @@ def test_a_file_with_no_request_or_an_unknown_format_is_refused(project: Path) -
     assert unknown.value.message == "cannot tell the format of notes.txt"
     (project / "session.txt").write_text("GET http://localhost:8000/a\nHTTP 200\n[Asserts]\nstatus == 200\n")
     assert convert_file("session.txt", root=project, loaded=None).format == "hurl"  # told by its content
+
+
+def test_a_written_out_secret_header_is_read_from_the_environment_and_never_copied(project: Path) -> None:
+    (project / "admin.http").write_text(
+        "### Admin\n"
+        "GET http://localhost:8000/admin\n"
+        "Authorization: Bearer sk-live-0123456789\n"
+        "X-Trace: abc\n"
+        "\n"
+        "> {% client.global.set('password', 'hunter2-secret'); %}\n"
+    )
+    result = convert_file("admin.http", root=project, loaded=None)
+    text = Path(result.path).read_text()
+    assert "sk-live-0123456789" not in text and "hunter2-secret" not in text
+    [case] = _cases(result.path).values()
+    assert case["request"]["headers"] == {"Authorization": "{{env.AUTHORIZATION}}", "X-Trace": "abc"}
+    assert result.variables_needed == ["AUTHORIZATION"]
+    [left] = result.not_converted  # the handler line is listed, with the secret value redacted
+    assert left.place == "admin.http:6" and "hunter2-secret" not in left.source
+
+
+def test_the_list_of_what_did_not_convert_is_bounded(project: Path) -> None:
+    asserts = "".join(f'xpath "//p[{i}]" exists\n' for i in range(700))
+    (project / "many.hurl").write_text(f"GET http://localhost:8000/x\nHTTP 200\n[Asserts]\n{asserts}")
+    result = convert_file("many.hurl", root=project, loaded=None)
+    assert len(result.not_converted) == 501
+    assert result.not_converted[-1].reason == "200 more parts not listed here"
+    assert "# Not converted (700):" in Path(result.path).read_text()
