@@ -774,6 +774,10 @@ class Project:
     ) -> ArtifactContent:
         """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
 
+        A browser failure's screenshot (`cases/<caseId>/screenshot.png`, named in its
+        `failure.browser`) read whole comes back over MCP as an image too; its trace is
+        `cases/<caseId>/trace.zip`.
+
         Args:
             run_id: the run.
             name: the file's name inside the run's folder, as listed in its artifacts.
@@ -845,13 +849,15 @@ class Project:
         tags: list[str] | None = None,
         overwrite: bool = False,
     ) -> StoredTest:
-        """Save an HTTP test in the project's store, to run it later by id and keep its history.
+        """Save an HTTP or browser test in the project's store, to run it later by id and keep its history.
 
         Args:
             id: a lowercase slug, e.g. "login-works".
             name: a short title (the case's name).
-            test: one case of the YAML test grammar (request, expect, save, retry); templates
-                as in suites ({{services.api.url}}).
+            test: one case of the YAML test grammar (request or browser, expect, save, retry);
+                templates as in suites ({{services.api.url}}). A browser test:
+                {"browser": {"goto": "/index.html", "service": "web", "actions": [{"click": "#buy"}]},
+                "expect": {"text": "Thank you"}}.
             description: free text.
             tags: labels to list by.
             overwrite: replace an existing test (createdAt is kept).
