@@ -47,9 +47,8 @@ from preflight_sdk.core.results.saved import (
     TestList,
 )
 from preflight_sdk.core.run_request import RunRequest
-from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.environment import Environment
 from preflight_sdk.lifecycle.session.filelock import project_lock
-from preflight_sdk.lifecycle.session.init import initialize
 from preflight_sdk.lifecycle.session.state import STATE_DIR
 from preflight_sdk.verify.result import VerifyResult
 
@@ -104,17 +103,16 @@ class Project:
             from preflight_sdk.config.engine_target import EngineTarget
 
             target = EngineTarget(host=engine_host, context=context)
-        self._ctx = ProjectContext(path, config_file, engine, target)
+        self._env = Environment(path, config_file, engine, target)
         # `run(keep=True)` keeps pytest warm for the next run in this process (see
         # suites/commands/warm_pytest.py); a caller that runs once and exits turns it off.
         self.keep_warm = True
 
     @cached_property
     def _runs(self) -> RunSupervisor:
-        from preflight_sdk.lifecycle.setup.serving import RunServing
         from preflight_sdk.runs.supervisor import RunSupervisor
 
-        return RunSupervisor(self._ctx, RunServing(self._ctx))
+        return RunSupervisor(self._env)
 
     @cached_property
     def _saved(self) -> SavedTests:
@@ -126,7 +124,7 @@ class Project:
         self, name: str, started: float, duration: int, outcome: str, code: str | None, run_id: str | None
     ) -> None:
         """Queue one operation call for the store's operation log (only for a loaded project)."""
-        loaded = self._ctx.loaded
+        loaded = self._env.loaded
         if loaded is None:
             return  # no project file: nothing is written anywhere
         from preflight_sdk.store.calls import note_call
@@ -158,7 +156,7 @@ class Project:
     @property
     def path(self) -> str:
         """The project path given to `open`."""
-        return str(self._ctx.path)
+        return str(self._env.path)
 
     @cached_property
     def sync(self) -> SyncProject:
@@ -172,19 +170,17 @@ class Project:
         return SyncProject(self)
 
     def __repr__(self) -> str:
-        state = self._ctx.session.state if self._ctx.session else "not initialized"
-        return f"<Project {str(self._ctx.path)!r} ({state})>"
+        state = self._env.session.state if self._env.session else "not initialized"
+        return f"<Project {str(self._env.path)!r} ({state})>"
 
     async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        from preflight_sdk.lifecycle.clean import clean_on_exit
-
         if "_runs" in vars(self):  # a supervisor was started (`_runs` is cached on first use)
             await self._runs.shutdown()
-        await self._ctx.stop_pytest_servers()
-        await clean_on_exit(self._ctx)
+        await self._env.stop_pytest_servers()
+        await self._env.clean_on_exit()
 
     # -- operations --------------------------------------------------------------------------
 
@@ -208,8 +204,8 @@ class Project:
             CONFIG_INVALID lists every problem (JSON path, line, column, did-you-mean): fix them
             all, then call `init` again.
         """
-        async with self._ctx.lock:
-            return await initialize(self._ctx)
+        async with self._env.lock:
+            return await self._env.init()
 
     @operation(title="Build images", group="environment")
     async def build(
@@ -315,9 +311,7 @@ class Project:
             A service `missing` or `exited` while the state is `running` means the environment
             broke: read its logs, then clean and setup again.
         """
-        from preflight_sdk.lifecycle import status as _status
-
-        return await _status.status(self._ctx)
+        return await self._env.status()
 
     @operation(title="Read container logs", read_only=True, group="environment")
     async def logs(
@@ -354,8 +348,7 @@ class Project:
 
         reporter = Reporter(resolve_sink(progress, "logs"), "logs")
         try:
-            result = await _logs.logs(
-                self._ctx,
+            result = await self._env.logs(
                 container=container,
                 lines=lines,
                 since=since,
@@ -368,7 +361,7 @@ class Project:
             raise
         if follow_for:  # only following reports progress; a plain read stays silent
             reporter.finish(ok=True, message=f"{result.line_count} line(s) of {container}")
-        return redact_logs(result, self._ctx.loaded.redactor if self._ctx.loaded else DEFAULT)
+        return redact_logs(result, self._env.loaded.redactor if self._env.loaded else DEFAULT)
 
     async def follow_logs(self, container: str, since: str | None = None) -> AsyncIterator[LogLine]:
         """Yield a container's log lines (since `since`, else from its start), then each new one as
@@ -377,10 +370,9 @@ class Project:
         `async for line in project.follow_logs("api", since="1m"): print(line.stream, line.text)`
         """
         from preflight_sdk.core.durations import parse_since
-        from preflight_sdk.lifecycle import logs as _logs
 
-        info = await _logs.find_container(self._ctx, container)
-        async for line in _logs.follow(self._ctx, info.id, since=parse_since(since) if since else None):
+        info = await self._env.find_container(container)
+        async for line in self._env.follow(info.id, since=parse_since(since) if since else None):
             yield line
 
     def until_removed(self) -> Awaitable[None]:
@@ -388,8 +380,8 @@ class Project:
         elsewhere, or a new setup): `preflight up` stops waiting then. Not an operation."""
         from preflight_sdk.lifecycle.session.removal import until_removed
 
-        session = self._ctx.require_session()
-        return until_removed(self._ctx.root, session.session_id)
+        session = self._env.require_session()
+        return until_removed(self._env.root, session.session_id)
 
     @operation(title="Remove the environment", destructive=True, idempotent=True, group="environment")
     async def clean(self, force: bool = True, images: bool = False) -> CleanResult:
@@ -414,10 +406,8 @@ class Project:
         Tips:
             Safe to call at any time and more than once; an empty result means nothing was left.
         """
-        from preflight_sdk.lifecycle import clean as _clean
-
         async with self._operation(False, "clean", lock_if_possible=True):
-            return await _clean.clean(self._ctx, force=force, images=images)
+            return await self._env.clean(force=force, images=images)
 
     @operation(title="Run test suites", group="runs")
     async def run(
@@ -504,7 +494,7 @@ class Project:
             except PreflightError as exc:
                 return exc
 
-        async with aclosing(watch_runs(once, self._ctx, filter=filter, keep=keep)) as outcomes:
+        async with aclosing(watch_runs(once, self._env, filter=filter, keep=keep)) as outcomes:
             async for outcome in outcomes:
                 yield outcome
 
@@ -958,7 +948,7 @@ class Project:
         from preflight_sdk.importers import convert_file
 
         loaded = await self._config_if_any()
-        root = Path(loaded.root) if loaded is not None else self._ctx.root
+        root = Path(loaded.root) if loaded is not None else self._env.root
         redactor = loaded.redactor if loaded is not None else DEFAULT
         convert = partial(convert_file, source, root=root, loaded=loaded, output=output, hosts=hosts)
         return await anyio.to_thread.run_sync(
@@ -968,7 +958,7 @@ class Project:
     async def _config_if_any(self) -> LoadedConfig | None:
         """The project's configuration, or None where there is no e2e.yaml (an invalid one raises)."""
         try:
-            return await self._ctx.ensure_loaded(persist=False)
+            return await self._env.ensure_loaded(persist=False)
         except ConfigError as exc:
             if exc.code == "CONFIG_NOT_FOUND":
                 return None
@@ -1000,9 +990,7 @@ class Project:
             A request with no matchedRoute got a 404 listing the closest routes and why each did
             not match. MOCKS_NOT_RUNNING: call `setup` first.
         """
-        from preflight_sdk.lifecycle.mockhost.traffic import mock_requests
-
-        return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
+        return await self._env.mock_requests(mock_name=mock_name, since=since, clear=clear)
 
     @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(
@@ -1154,7 +1142,7 @@ class Project:
     async def _verify_source(self) -> tuple[Path, McpConfig | None]:
         """Return the directory verify works in and the e2e.yaml `mcp:` block (when there is one)."""
         try:
-            loaded = await self._ctx.ensure_loaded(persist=False)
+            loaded = await self._env.ensure_loaded(persist=False)
         except ConfigError as exc:
             if exc.code != "CONFIG_NOT_FOUND":
                 raise
@@ -1164,11 +1152,11 @@ class Project:
     def _lock_place(self, optional: bool) -> tuple[Path, bool]:
         """The checkout's root and whether its lock file may (and can) be used (blocking)."""
         if not optional:
-            return self._ctx.root, True
+            return self._env.root, True
         try:
-            root = find_config(self._ctx.path, self._ctx.config_file).parent
+            root = find_config(self._env.path, self._env.config_file).parent
         except ConfigError:
-            return self._ctx.root, False  # not a project: write nothing there
+            return self._env.root, False  # not a project: write nothing there
         folder = root / STATE_DIR
         usable = not (folder / "lock").is_dir() and (folder.is_dir() or not folder.exists())
         return root, usable
@@ -1184,13 +1172,13 @@ class Project:
         """
         reporter = Reporter(resolve_sink(progress, name), name)
         try:
-            async with self._ctx.lock:
+            async with self._env.lock:
                 root, lockable = await anyio.to_thread.run_sync(self._lock_place, lock_if_possible)
                 waiting = lambda text: reporter.step(text)  # noqa: E731
                 if not lockable:
                     yield reporter
                     return
-                async with project_lock(root, name, wait=self._ctx.lock_wait, on_wait=waiting):
+                async with project_lock(root, name, wait=self._env.lock_wait, on_wait=waiting):
                     yield reporter
         except BaseException as exc:
             message = exc.message if isinstance(exc, PreflightError) else type(exc).__name__

@@ -33,7 +33,7 @@ def create_engine(target: EngineTarget) -> Engine:
     if target.swarm:
         from .swarm import SwarmEngine
 
-        # `ProjectContext.engine_target` refuses a swarm without a registry before this.
+        # `Environment.engine_target` refuses a swarm without a registry before this.
         return SwarmEngine(registry=target.registry or "", host=target.host, context=target.context)
     from .docker import DockerEngine
 

@@ -1,6 +1,7 @@
 """The environment lifecycle: init, build, setup (health), status, logs and clean.
 
-Layer: an area. Owns the environment's life, one concern per folder: `session/` (the state file,
+Layer: an area. `environment.Environment` is one project's environment and the only writer of
+its session; its methods are the lifecycle's verbs, over one concern per folder: `session/` (the state file,
 the lock between processes, the engine chosen, init), `images/` (build and its inputs), `setup/`
 (the plan pipeline and the resets between runs), `health/` (probes and readiness) and
 `mockhost/` (where the mocks are served and how containers reach them); `status`, `logs`,

@@ -7,83 +7,90 @@ without a session or even with a broken e2e.yaml. Each action is reported as it 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import anyio
 
-from preflight_sdk.core.errors import ConfigError, PreflightError, single_error
+from preflight_sdk.config import LoadedConfig
+from preflight_sdk.core.errors import PreflightError, single_error
 from preflight_sdk.core.results.lifecycle import CleanAction, CleanResult
+from preflight_sdk.engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
 from preflight_sdk.processes.groups import stop_groups
 
-from ..config.loader import find_config
-from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
 from .images.inputs import read_record
-from .session.context import ProjectContext
-from .session.state import SessionState, read_state, remove_state
+from .session.state import MockRecord, SessionState
 from .setup.labels import LABEL_MANAGED, LABEL_ROOT
 from .setup.specs import network_name
 
-__all__ = ["clean", "clean_on_exit", "first_error", "remove_labelled"]
+if TYPE_CHECKING:
+    from preflight_sdk.mocks import MockHost
+
+__all__ = ["Removal", "first_error", "remove_environment", "remove_labelled", "stop_mocks"]
 
 
-async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> CleanResult:
-    """Remove the project's environment (see `Project.clean`)."""
-    root = await _root(ctx)
+@dataclass(frozen=True)
+class Removal:
+    """What a clean is given: the checkout's root, the configuration (None when e2e.yaml does not
+    load), the session as recorded (`session`: in memory, else from the state file) and as this
+    process knows it (`known`: its containers are removed without waiting for the listing), and
+    the mock host this process serves."""
+
+    root: str
+    loaded: LoadedConfig | None
+    session: SessionState | None
+    known: SessionState | None
+    host: MockHost | None
+
+
+async def remove_environment(
+    given: Removal, engine: Callable[[], Engine], *, force: bool, images: bool = False
+) -> CleanResult:
+    """Remove the project's containers, networks, mocks (and images), found by label (see `Project.clean`).
+
+    `engine` is called only when Docker is needed (a project of mocks and tests never needs it).
+    The state file is the environment's to remove.
+    """
+    loaded, root = given.loaded, given.root
     # A shard's copy has labels and a state file of its own (see `shard_copy`).
-    labelled = ctx.loaded.label_root if ctx.loaded is not None else root
-    state_root = ctx.loaded.state_root if ctx.loaded is not None else root
-    session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
-    mocks = await stop_mocks(ctx)
-    await ctx.stop_pytest_servers()
+    labelled = loaded.label_root if loaded is not None else root
+    state_root = loaded.state_root if loaded is not None else root
+    mocks = await stop_mocks(given.host, given.known.mocks if given.known is not None else [])
     try:
         with first_error():
             async with anyio.create_task_group() as tg:
                 # What suites of any process started and left running (their owner killed): see
                 # processes/groups.py. Read from /proc while the daemon removes the containers.
                 tg.start_soon(anyio.to_thread.run_sync, partial(stop_groups, state_root, orphans_only=False))
-                containers, networks = await remove_labelled(ctx.engine, labelled, ctx.session, force=force)
+                containers, networks = await remove_labelled(engine(), labelled, given.known, force=force)
     except PreflightError:
-        if ctx.loaded is None or ctx.loaded.services:
+        if loaded is None or loaded.services:
             raise
         containers, networks = [], []  # mocks and tests only: Docker was never needed
     main = None
-    if session is not None and ctx.loaded is not None:
-        wanted = network_name(ctx.loaded, session.session_id)
+    if given.session is not None and loaded is not None:
+        wanted = network_name(loaded, given.session.session_id)
         main = next((n for n in networks if n.name == wanted), CleanAction(name=wanted, action="not_found"))
     elif networks:
         main = networks[0]
-    images_removed = await remove_images(ctx, root, state_root) if images else []
-    removed = await anyio.to_thread.run_sync(remove_state, state_root)
-    ctx.state_file_removed()
-    if ctx.session is not None:
-        ctx.session = None if ctx.loaded is None else _stopped(ctx)
-    ctx.owns_environment = False
+    images_removed = await remove_images(engine(), loaded, root, state_root) if images else []
     return CleanResult(
         containers=containers,
         mocks=mocks,
         network=main,
         networks=networks,
-        session_removed=removed,
+        session_removed=False,  # the environment removes the state file and says so
         images=images_removed,
     )
 
 
-async def clean_on_exit(ctx: ProjectContext) -> None:
-    """Clean when leaving `async with Project.open(...)`, if this object started an environment."""
-    if ctx.owns_environment:
-        with anyio.CancelScope(shield=True):
-            await clean(ctx, force=True)
-
-
-async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
-    """Stop the mocks this process serves for the project, and a detached mock host serving them."""
+async def stop_mocks(host: MockHost | None, records: list[MockRecord]) -> list[CleanAction]:
+    """Stop the mocks this process serves for the project, and a detached mock host serving `records`."""
     from .mockhost.host import stop_detached_mocks
 
-    host = ctx.mocks
-    ctx.mocks = None
-    records = ctx.session.mocks if ctx.session is not None else []
     detached = await stop_detached_mocks(records) if records else 0
     if host is None:
         return [CleanAction(name=r.name, action="stopped") for r in records] if detached else []
@@ -181,7 +188,9 @@ async def remove_labelled(
     return containers, network_actions
 
 
-async def remove_images(ctx: ProjectContext, root: str, state_root: str) -> list[CleanAction]:
+async def remove_images(
+    engine: Engine, loaded: LoadedConfig | None, root: str, state_root: str
+) -> list[CleanAction]:
     """Remove the images built by this checkout: labelled with its root, or in its build record.
 
     Docker's legacy builder leaves labels off (each would be a build step): those images are
@@ -189,21 +198,21 @@ async def remove_images(ctx: ProjectContext, root: str, state_root: str) -> list
     image goes with its last tag: one built from the same files elsewhere is the same image).
     A tag that names another id now was built again elsewhere, and is left to that build.
     """
-    found = {i.id: i for i in await ctx.engine.list_images({LABEL_MANAGED: "true", LABEL_ROOT: root})}
+    found = {i.id: i for i in await engine.list_images({LABEL_MANAGED: "true", LABEL_ROOT: root})}
     names = {image.id: ", ".join(image.tags) or image.id for image in found.values()}
     record = await anyio.to_thread.run_sync(read_record, state_root)
     for service, built in record.builds.items():
-        tag = built.tag or _configured_image(ctx, service)  # records of older versions have no tag
+        tag = built.tag or _configured_image(loaded, service)  # records of older versions have no tag
         if built.image and tag and built.image not in found and tag not in names:
-            image = await ctx.engine.inspect_image(tag)
+            image = await engine.inspect_image(tag)
             if image is not None and image.id == built.image:
                 names[tag] = tag
-    outcomes = await ctx.engine.remove_images(list(names))
+    outcomes = await engine.remove_images(list(names))
     return [CleanAction(name=names.get(o.ref, o.ref), action=o.action, error=o.error) for o in outcomes]
 
 
-def _configured_image(ctx: ProjectContext, service: str) -> str:
-    found = ctx.loaded.service(service) if ctx.loaded is not None else None
+def _configured_image(loaded: LoadedConfig | None, service: str) -> str:
+    found = loaded.service(service) if loaded is not None else None
     return found.build.image if found is not None else ""
 
 
@@ -228,25 +237,3 @@ async def _stop_then_remove(engine: Engine, running: list[str], everything: list
     if running:
         await engine.stop_containers(running)
     return await engine.remove_containers(everything, force=False)
-
-
-async def _root(ctx: ProjectContext) -> str:
-    if ctx.loaded is not None:
-        return ctx.loaded.root
-    try:
-        loaded = await ctx.ensure_loaded(persist=False)
-    except ConfigError:
-        # A broken or missing e2e.yaml must not prevent clean-up: fall back to the directory.
-        try:
-            return str(find_config(ctx.path, ctx.config_file).parent)
-        except PreflightError:
-            path = ctx.path.resolve()
-            return str(path if path.is_dir() else path.parent)
-    return loaded.root
-
-
-def _stopped(ctx: ProjectContext):  # type: ignore[no-untyped-def]
-    import msgspec
-
-    assert ctx.session is not None
-    return msgspec.structs.replace(ctx.session, state="stopped", network=None, containers=[], mocks=[])

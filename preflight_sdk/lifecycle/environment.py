@@ -1,42 +1,66 @@
-"""The state a `Project` shares with the modules that do its work.
+"""`Environment`: one project's test environment, and the only writer of its session.
 
-`Project` stays a thin facade: each operation lives in its own module and receives this context,
-which holds the loaded configuration, the session, the engine, the mock host and the lock.
+An environment owns what its operations share: the loaded configuration, the session (what
+`.preflight/state.json` says runs), the engine, the mock host this process serves, the pytest
+interpreters kept warm and the lock that serialises its operations. Its methods are the
+lifecycle's verbs (`init`, `build`, `up`, `clean`, `status`, `logs`, `mock_requests`, and the
+environment's side of a test run: `prepare`, `serve_run`, `conclude`); each is a short body over
+a module that takes frozen inputs and returns an outcome (setup's `Given → Observed → SetupPlan →
+Outcome`, clean's `Removal → CleanResult`, a build's result, the bookkeeping of a served run),
+which the environment alone persists: no other module writes its session, in memory or on disk
+(tests/unit/lifecycle/test_environment_owns_the_session.py checks it).
 """
 
 from __future__ import annotations
 
 import os
-import secrets
+from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import msgspec
 
-from preflight_sdk.config import LoadedConfig, find_config, load_config
-from preflight_sdk.config.loader import config_candidates
-from preflight_sdk.core.errors import ConfigError, StateError
+from preflight_sdk.config import LoadedConfig, find_config
+from preflight_sdk.core.errors import ConfigError, PreflightError, StateError
+from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.redaction import DEFAULT, Redactor
+from preflight_sdk.core.results.lifecycle import (
+    BuildResult,
+    CleanResult,
+    InitResult,
+    LogLine,
+    LogsResult,
+    SetupResult,
+    StatusResult,
+)
+from preflight_sdk.core.results.mocks import MockRequestsResult
+from preflight_sdk.core.run_request import RunRequest
 
-from .engine_choice import choose_engine, engine_record
-from .shard_copy import shard_copy
-from .state import SessionState, read_state_checked, state_path, write_state
+from .session.engine_choice import EngineSlot, engine_record
+from .session.loading import Fingerprint, Known, WatchedFiles, mtime, read_project
+from .session.state import SessionState, read_state_checked, remove_state, state_path, write_state
 
 if TYPE_CHECKING:
     from preflight_sdk.config.engine_target import EngineTarget
-    from preflight_sdk.engine.base import Engine
+    from preflight_sdk.engine.base import ContainerInfo, Engine
+    from preflight_sdk.mocks import MockHost
 
-__all__ = ["Closable", "ProjectContext"]
+    from .setup.execute import Outcome
+    from .setup.facts import Given
+
+__all__ = ["Closable", "Environment"]
 
 
 class Closable(Protocol):
-    """What the context keeps of the warm pytest servers (the runners' `WarmPytest`): a way to stop them."""
+    """What the environment keeps of the warm pytest servers (the runners' `WarmPytest`): a way to stop them."""
 
     def close(self) -> None: ...
 
 
-class ProjectContext:
-    """Everything one project's operations share (one per `Project`)."""
+class Environment:
+    """One project's environment (one per `Project`): its session, engine, mocks and lock."""
 
     def __init__(
         self,
@@ -50,57 +74,77 @@ class ProjectContext:
         self.path = Path(path).expanduser()
         self.shard = shard  # a shard's own copy of the environment (see `shard_copy`)
         self.config_file = config_file
-        self._engine = engine
-        self._target_override = target  # from the caller (CLI flags, a shard): wins over e2e.yaml
-        self._engine_target: EngineTarget | None = None  # set when this context chose the engine itself
-        self.loaded: LoadedConfig | None = None
-        self.session: SessionState | None = None
+        self._engines = EngineSlot(engine, target)
         # fast_acquire: a free lock is taken without a trip through the event loop (every operation
         # takes it; its awaits inside give other tasks their turn).
         self.lock = anyio.Lock(fast_acquire=True)
-        self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
-        # pytest interpreters kept warm for the next run, once a run kept its environment
-        self.pytest_servers: Closable | None = None
-        self.stale = False  # the file changed while an environment of the old one runs
-        self.owns_environment = False  # this object's setup started what is running
         self.lock_wait = 120.0  # seconds to wait for another process changing the same checkout
-        self._loaded_fingerprint: tuple[tuple[str, int, int], ...] = ()
+        self._loaded: LoadedConfig | None = None
+        self._session: SessionState | None = None
+        self._mocks: MockHost | None = None  # the mock host this process serves, once it serves one
+        self._pytest_servers: Closable | None = None  # pytest kept warm for the next run
+        self._stale = False  # the file changed while an environment of the old one runs
+        self._owns_environment = False  # this object's setup started what is running
+        self._state_problem: str | None = None  # why `.preflight/state.json` could not be used
+        self._files = WatchedFiles(self.path, config_file)
+        self._loaded_fingerprint: Fingerprint = ()
         self._state_mark: int | None = None
-        self.state_problem: str | None = None  # why `.preflight/state.json` could not be used
-        self._watched: tuple[LoadedConfig, tuple[str, ...], str] | None = None
+
+    # -- what it holds (read-only: only its own verbs change it) -------------------------------
+
+    @property
+    def loaded(self) -> LoadedConfig | None:
+        """The configuration as last loaded (None before the first operation)."""
+        return self._loaded
+
+    @property
+    def session(self) -> SessionState | None:
+        """The session as this process last read or wrote it."""
+        return self._session
+
+    @property
+    def mocks(self) -> MockHost | None:
+        """The mock host this process serves (None: none, or another process serves them)."""
+        return self._mocks
+
+    @property
+    def pytest_servers(self) -> Closable | None:
+        """The pytest interpreters kept warm for the next run, if any."""
+        return self._pytest_servers
+
+    @property
+    def stale(self) -> bool:
+        """Whether e2e.yaml changed while the environment of its previous version runs."""
+        return self._stale
+
+    @property
+    def owns_environment(self) -> bool:
+        """Whether this object's setup started what runs (so leaving `async with` cleans it)."""
+        return self._owns_environment
+
+    @property
+    def state_problem(self) -> str | None:
+        """Why `.preflight/state.json` could not be used, if it could not."""
+        return self._state_problem
 
     # -- engine ------------------------------------------------------------------------------
 
     @property
     def caller_target(self) -> EngineTarget | None:
         """The engine the caller named (CLI flags, `Project.open(engine_host=...)`), if any."""
-        return self._target_override
+        return self._engines.override
 
     @property
     def owns_engine(self) -> bool:
-        """Whether this context chose its engine (not one a caller handed in, such as a test's fake).
-
-        Only then can a kept environment's containers outlive this process, so only then do its
-        mocks move to a detached host when it exits.
-        """
-        return self._engine is None or self._engine_target is not None
+        """Whether this environment chose its engine (not one a caller handed in, such as a test's
+        fake): only then can a kept environment's containers outlive this process, so only then do
+        its mocks move to a detached host when it exits."""
+        return self._engines.owned
 
     @property
     def engine(self) -> Engine:
-        """The container engine (python-on-whales), created on first use.
-
-        The engine is `engine_target()`'s; it is made again when that changes (e2e.yaml edited).
-        An engine given to the constructor (the fake in unit tests) is always the one used.
-        """
-        if self._engine is not None and self._engine_target is None:
-            return self._engine
-        target = self.engine_target()
-        if self._engine is None or target != self._engine_target:
-            from preflight_sdk.engine.target import create_engine  # lazy: keeps `import preflight_sdk` light
-
-            self._engine = create_engine(target)
-            self._engine_target = target
-        return self._engine
+        """The container engine, made on first use (again when e2e.yaml names another)."""
+        return self._engines.get(self._loaded, self._session)
 
     def engine_kind(self) -> str:
         """`docker` or `podman`: `PREFLIGHT_ENGINE`, else e2e.yaml's `engine:` (`CONFIG_INVALID` for another name)."""
@@ -111,7 +155,7 @@ class ProjectContext:
 
         Neither saying a host or context leaves `DOCKER_HOST` / `DOCKER_CONTEXT` to the docker CLI.
         """
-        return choose_engine(self.loaded, self._target_override, self.session)
+        return self._engines.target(self._loaded, self._session)
 
     def engine_record(self) -> dict[str, str | None]:
         """The session fields naming the engine in use (`engine_host`, `engine_context`), DOCKER_HOST
@@ -122,17 +166,17 @@ class ProjectContext:
 
     @property
     def state_root(self) -> str:
-        """Where this context's `.preflight/state.json` lives (a shard's own folder, else the root)."""
-        if self.loaded is not None:
-            return self.loaded.state_root
+        """Where this environment's `.preflight/state.json` lives (a shard's own folder, else the root)."""
+        if self._loaded is not None:
+            return self._loaded.state_root
         root = str(self.root)
         return os.path.join(root, ".preflight", "shards", self.shard) if self.shard else root
 
     @property
     def root(self) -> Path:
         """The directory of e2e.yaml (where `.preflight/` lives)."""
-        if self.loaded is not None:
-            return Path(self.loaded.root)
+        if self._loaded is not None:
+            return Path(self._loaded.root)
         try:
             return find_config(self.path, self.config_file).parent
         except ConfigError:
@@ -140,17 +184,17 @@ class ProjectContext:
 
     def require_loaded(self) -> LoadedConfig:
         """Return the loaded configuration (call `ensure_loaded` first)."""
-        if self.loaded is None:
+        if self._loaded is None:
             raise StateError(
                 "the project is not initialized", code="SESSION_NOT_FOUND", hint="call `init` first"
             )
-        return self.loaded
+        return self._loaded
 
     def require_session(self) -> SessionState:
         """Return the session (call `ensure_loaded` first)."""
-        if self.session is None:
+        if self._session is None:
             raise StateError("the project has no session", code="SESSION_NOT_FOUND", hint="call `init` first")
-        return self.session
+        return self._session
 
     async def load(self, *, persist: bool = True) -> tuple[LoadedConfig, bool]:
         """Load (or reload) the configuration; return it and whether it differs from before.
@@ -161,123 +205,328 @@ class ProjectContext:
         (`INVALID_STATE`, clean first) while `status`, `logs` and `clean` still work. With
         `persist=False` (read-only operations) a new session is kept in memory only.
         """
-        # The common case, nothing changed on disk, is a handful of `stat` calls on the project's
-        # own files (microseconds): done here, as a worker-thread round trip would cost more.
-        fingerprint, state_mark = self._marks()
-        if self.loaded is not None and fingerprint == self._loaded_fingerprint:
-            loaded = self.loaded  # nothing it was read from changed: no need to parse it again
-        else:
-            loaded = await anyio.to_thread.run_sync(load_config, self.path, self.config_file)
-            if self.shard is not None:
-                loaded = shard_copy(loaded, self.shard)
-            self._loaded_fingerprint = await anyio.to_thread.run_sync(self._fingerprint, loaded)
-            state_mark = await anyio.to_thread.run_sync(_mtime, state_path(loaded.state_root))
-        changed = self.loaded is not None and self.loaded.digest != loaded.digest
-        if self.session is None or state_mark != self._state_mark:
-            # First load, or another process changed the session (a CLI clean after the MCP setup).
-            self.session, self.state_problem = await anyio.to_thread.run_sync(
-                read_state_checked, loaded.state_root
-            )
-            self._state_mark = state_mark
-        session = self.session
-        self.stale = False
-        if session is not None and session.config_digest != loaded.digest:
-            if session.state == "running":
-                self.stale = True
-            else:
-                session = None
-                changed = True
-        if session is None:
-            session = SessionState(
-                project=loaded.project_name,
-                session_id=secrets.token_hex(3),
-                state="initialized",
-                config_path=loaded.path,
-                config_digest=loaded.digest,
-            )
-            if persist:
-                await self.save(session, root=loaded.state_root)
-        elif persist and state_mark is None and self.state_problem is None:
-            # A session kept only in memory so far (read-only calls, or this process's clean):
-            # a changing operation writes it, so other processes and the mocks' watch see it.
-            await self.save(session, root=loaded.state_root)
-        self.session = session
-        self.loaded = loaded
-        return loaded, changed
+        known = Known(
+            self._loaded, self._loaded_fingerprint, self._session, self._state_mark, self._state_problem
+        )
+        reading = await read_project(self._files, self.shard, known, persist=persist)
+        self._loaded_fingerprint, self._state_mark = reading.fingerprint, reading.state_mark
+        self._state_problem, self._stale = reading.state_problem, reading.stale
+        if reading.save:
+            await self._save(reading.session, root=reading.loaded.state_root)
+        self._session, self._loaded = reading.session, reading.loaded
+        return reading.loaded, reading.changed
 
     async def ensure_loaded(self, *, persist: bool = True) -> LoadedConfig:
         """Load the configuration at the start of an operation (operations initialize on first use).
 
         Checked again every time, not only once: a long-lived Project (the MCP server, a notebook
         kernel) must see an edited e2e.yaml and a session that another process set up or cleaned.
-        When nothing changed this costs a few `stat` calls in one worker-thread trip. Read-only
-        operations pass `persist=False`: they never write `.preflight/state.json`.
+        When nothing changed this costs a few `stat` calls. Read-only operations pass
+        `persist=False`: they never write `.preflight/state.json`.
         """
         loaded, _ = await self.load(persist=persist)
         return loaded
 
-    async def save(self, session: SessionState, *, root: str | None = None) -> None:
-        """Keep `session` in memory and in `.preflight/state.json`."""
-        self.session = session
+    async def _save(self, session: SessionState, *, root: str | None = None) -> SessionState:
+        """Keep `session` in memory and in `.preflight/state.json`: the one place either is written."""
+        self._session = session
         target = root or self.state_root
         await anyio.to_thread.run_sync(write_state, target, session)
-        self._state_mark = await anyio.to_thread.run_sync(_mtime, state_path(target))
+        self._state_mark = await anyio.to_thread.run_sync(mtime, state_path(target))
+        return session
 
-    def state_file_removed(self) -> None:
-        """Note that this process removed the state file, so the next load keeps the in-memory
-        session (`stopped`, with its images) instead of taking the absence for another process's work."""
-        self._state_mark = None
+    async def _transition(self, **changes: Any) -> SessionState:
+        """Persist a change of the session (`state=`, `network=`, `containers=`…)."""
+        return await self._save(msgspec.structs.replace(self.require_session(), **changes))
 
-    def _marks(self) -> tuple[tuple[tuple[str, int, int], ...], int | None]:
-        """The configuration's fingerprint and the state file's mtime."""
-        if self.loaded is None:
-            return (), None
-        files, state_file = self._watched_files(self.loaded)
-        return tuple(_stat_mark(path) for path in files), _mtime(state_file)
+    # -- the lifecycle's verbs -----------------------------------------------------------------
 
-    def _fingerprint(self, loaded: LoadedConfig | None = None) -> tuple[tuple[str, int, int], ...]:
-        """Sizes and modification times of every file a load reads or chooses between."""
-        current = loaded or self.loaded
-        if current is None:
-            return ()
-        return tuple(_stat_mark(path) for path in self._watched_files(current)[0])
+    async def init(self) -> InitResult:
+        """Load and validate e2e.yaml and open (or resume) the session (see `Project.init`)."""
+        from .session.init import describe
 
-    def _watched_files(self, loaded: LoadedConfig) -> tuple[tuple[str, ...], str]:
-        """The candidate config files (e2e.yaml, e2e.yml: one appearing or vanishing switches
-        files), the one loaded, `.env`, the compose files it reads and the YAML suite files; and
-        the state file. Computed once per load: every operation stats them, so no path is built
-        on that path."""
-        if self._watched is None or self._watched[0] is not loaded:
-            files = [os.path.abspath(path) for path in config_candidates(self.path, self.config_file)]
-            files += [loaded.path, os.path.join(loaded.root, ".env"), *loaded.sources]
-            files += [str(loaded.resolve(s.file)) for s in loaded.suites if s.file and s.runner == "yaml"]
-            self._watched = (loaded, tuple(dict.fromkeys(files)), str(state_path(loaded.state_root)))
-        return self._watched[1], self._watched[2]
+        loaded, changed = await self.load()
+        session = self.require_session()
+        if self._stale:
+            raise StateError(
+                "e2e.yaml changed while the environment of the previous version is running",
+                hint="call `clean` first (it removes the running containers), then `init` again",
+                details={"configPath": loaded.path, "sessionId": session.session_id, "state": session.state},
+            )
+        return describe(loaded, session.session_id, session.state, reloaded=changed)
+
+    async def build(
+        self, *, no_cache: bool, service: str | None, pull: bool, reporter: Reporter
+    ) -> BuildResult:
+        """Build the project's images (see `Project.build`) and note them in the session."""
+        from .images.build import build_services, built
+
+        loaded = await self.ensure_loaded()
+        result = await build_services(
+            self.engine, loaded, service, no_cache=no_cache, pull=pull, reporter=reporter
+        )
+        await self._save(built(self.require_session(), loaded, result, service=service))
+        return result
+
+    async def up(
+        self,
+        *,
+        build: bool,
+        fresh: bool,
+        timeout: str | None,
+        reporter: Reporter,
+        stage: bool = False,
+        reset: bool = False,
+    ) -> SetupResult:
+        """Make the running environment match the project's files, doing only what changed.
+
+        `build`: also build images that do not exist yet (setup alone reports them NOT_BUILT).
+        `fresh`: remove the environment first and rebuild every image without Docker's cache.
+        `stage`: this is a stage of another operation (run): its end is reported as a step.
+        `reset`: a run follows: when an earlier run used the environment, bring each service back
+        to its state after setup as its `reset:` says (see `setup/reset.py`).
+        """
+        from .setup import up as steps
+
+        reporter = steps.Stage(reporter) if stage else reporter
+        loaded = await self.ensure_loaded()
+        if fresh:
+            reporter.step("fresh: removing the environment and rebuilding from nothing", status="started")
+            await self.clean(force=True)
+            loaded = await self.ensure_loaded()
+        given = self._given(loaded)
+        observed = await steps.observe(given)
+        builds = steps.plan_builds(observed, build=build, fresh=fresh)
+        beside = steps.resets_beside_builds(observed, builds) if reset and builds else frozenset()
+        if builds:
+            observed = await steps.build_planned(
+                given, observed, builds, beside, fresh=fresh, reporter=reporter
+            )
+            session = await self._save(steps.images_built(observed.session, loaded, builds))
+            observed = msgspec.structs.replace(observed, session=session)
+        pulls = steps.plan_pulls(observed)
+        if pulls:
+            observed = await steps.pull_planned(given.engine, observed, pulls, reporter=reporter)
+        plan = steps.plan_setup(observed, builds, reset=reset, done=beside)
+        outcome = await steps.carry_out(plan, observed, given, timeout=timeout, reporter=reporter)
+        await self._keep(outcome)
+        self._stale = False
+        self._owns_environment = self._owns_environment or plan.fresh
+        await anyio.to_thread.run_sync(steps.remember_inputs, loaded, outcome.stamped)
+        assert outcome.result is not None
+        return outcome.result
+
+    def _given(self, loaded: LoadedConfig) -> Given:
+        """What a setup is given, read once from this environment."""
+        from .setup.facts import Given
+
+        return Given(
+            loaded=loaded,
+            session=self.require_session(),
+            engine=self.engine,
+            target=self.engine_target(),
+            mocks=self._mocks,
+            stale=self._stale,
+            engine_fields=self.engine_record(),
+            keep_after_exit=self._keep_after_exit if self.owns_engine else None,
+        )
+
+    async def _keep(self, outcome: Outcome) -> None:
+        """Persist a setup's outcome, whatever it was; then raise its error, if it ended with one."""
+        with anyio.CancelScope(shield=True):
+            self._mocks = outcome.mocks
+            try:
+                await self._save(outcome.session)
+            except OSError:
+                if outcome.error is None:
+                    raise
+        if outcome.error is not None:
+            raise outcome.error
+
+    def _keep_after_exit(self, host: MockHost) -> None:
+        """At this interpreter's exit, move `host`'s mocks to a detached host if the environment is kept."""
+        from .mockhost.host import keep_after_exit
+
+        root, session_id = self.state_root, self.require_session().session_id
+
+        def record(pid: int) -> None:  # at exit, after the hand-off: where later processes look
+            state, _ = read_state_checked(root)
+            if state is not None and state.session_id == session_id:
+                mocks = [msgspec.structs.replace(m, pid=pid) for m in state.mocks]
+                write_state(root, msgspec.structs.replace(state, mocks=mocks))
+
+        keep_after_exit(host, root, session_id, record)
+
+    async def ensure_mocks(self, reporter: Reporter) -> None:
+        """Make sure every configured mock of the project is served (here or by another process)."""
+        from .mockhost.host import mock_records, mock_route, mocks_served, start_mock_host
+
+        loaded, session = self.require_loaded(), self.require_session()
+        if not loaded.config.mocks or (self._mocks is not None and self._mocks.running()):
+            return
+        if await mocks_served(loaded, session.mocks):
+            return  # another process serves them
+        reporter.step("mocks are not served any more: starting them in this process", scope="mocks")
+        binds = list((await mock_route(self.engine, self.engine_target())).binds) if loaded.services else []
+        if self._mocks is not None:
+            host, self._mocks = self._mocks, None
+            await host.stop()
+        self._mocks = await start_mock_host(
+            loaded,
+            session.session_id,
+            binds=binds,
+            ports={r.name: r.port for r in session.mocks},
+            keep_after_exit=self._keep_after_exit if self.owns_engine else None,
+        )
+        await self._transition(mocks=mock_records(self._mocks, loaded))
+
+    async def reset_mocks(self) -> None:
+        """Start the mocks' journals, sequences and counters over, wherever they are served."""
+        from .mockhost.host import reset_served_mocks
+
+        await reset_served_mocks(self._mocks, self._session.mocks if self._session else [])
+
+    async def serve_run(self, run_id: str, setup: SetupResult) -> SetupResult:
+        """Record that run `run_id` uses the environment `setup` brought up to date; return `setup`
+        saying which run set it up and how many runs it served before this one (see `setup/reset.py`)."""
+        from .setup.reset import served_by
+
+        session, served = served_by(self.require_session(), run_id, setup)
+        await self._save(session)
+        return served
+
+    # -- a test run (runs.preparation.RunPreparation) -------------------------------------------
+
+    async def prepare(self, request: RunRequest, run_id: str, reporter: Reporter) -> SetupResult | None:
+        """Make the environment ready for run `run_id` as `request.prepare` says; return what that did."""
+        from preflight_sdk.processes.groups import stop_groups
+
+        if request.prepare == "none":
+            return None
+        if request.prepare == "if_running":
+            await self.ensure_loaded()
+            if self._session is None or self._session.state != "running":
+                return None  # nothing starts: the run says what it lacks
+        else:
+            # -- inner loop: up to date, then run, then keep or clean ----------------------------
+            # What suites of an earlier, killed process left running stops first.
+            await anyio.to_thread.run_sync(lambda: stop_groups(self.state_root, orphans_only=True))
+        done = await self.up(
+            build=request.prepare == "up_to_date",
+            fresh=request.fresh,
+            timeout=None,
+            reporter=reporter,
+            stage=True,
+            reset=True,
+        )
+        await self.reset_mocks()
+        return await self.serve_run(run_id, done)
+
+    async def conclude(self, request: RunRequest) -> None:
+        """After a test run, whatever happened: remove the environment unless the request keeps it."""
+        if not request.keep:
+            await self.clean(force=True)
+
+    def keep_pytest_warm(self, make: type[Closable]) -> None:
+        """Keep pytest interpreters warm for the next run (made with `make` unless some already are)."""
+        if self._pytest_servers is None:
+            self._pytest_servers = make()
 
     async def stop_pytest_servers(self) -> None:
         """Stop the warm pytest interpreters (their running children are killed)."""
-        servers, self.pytest_servers = self.pytest_servers, None
+        servers, self._pytest_servers = self._pytest_servers, None
         if servers is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(servers.close)
 
-    async def transition(self, **changes: Any) -> SessionState:
-        """Persist a change of the session (`state=`, `network=`, `containers=`…)."""
-        session = msgspec.structs.replace(self.require_session(), **changes)
-        await self.save(session)
-        return session
+    # -- ending and reading it -------------------------------------------------------------------
+
+    async def clean(self, *, force: bool, images: bool = False) -> CleanResult:
+        """Remove the project's environment, found by label (see `Project.clean`)."""
+        from .clean import Removal, remove_environment
+
+        root = await self._clean_root()
+        loaded = self._loaded
+        state_root = loaded.state_root if loaded is not None else root
+        session = self._session or await anyio.to_thread.run_sync(lambda: read_state_checked(state_root)[0])
+        host, self._mocks = self._mocks, None
+        await self.stop_pytest_servers()
+        given = Removal(root=root, loaded=loaded, session=session, known=self._session, host=host)
+        result = await remove_environment(given, lambda: self.engine, force=force, images=images)
+        removed = await anyio.to_thread.run_sync(remove_state, state_root)
+        self._state_mark = None  # this process removed it: the next load keeps the session below
+        if self._session is not None:
+            self._session = None if loaded is None else _stopped(self._session)
+        self._owns_environment = False
+        return msgspec.structs.replace(result, session_removed=removed)
+
+    async def clean_on_exit(self) -> None:
+        """Clean when leaving `async with Project.open(...)`, if this object started an environment."""
+        if self._owns_environment:
+            with anyio.CancelScope(shield=True):
+                await self.clean(force=True)
+
+    async def _clean_root(self) -> str:
+        """The checkout's root, also with a broken or missing e2e.yaml (clean must still work)."""
+        if self._loaded is not None:
+            return self._loaded.root
+        try:
+            return (await self.ensure_loaded(persist=False)).root
+        except ConfigError:
+            try:
+                return str(find_config(self.path, self.config_file).parent)
+            except PreflightError:
+                path = self.path.resolve()
+                return str(path if path.is_dir() else path.parent)
+
+    async def status(self) -> StatusResult:
+        """What runs now, as Docker and `.preflight/state.json` say (see `Project.status`)."""
+        from .status import status
+
+        loaded = await self.ensure_loaded(persist=False)
+        return await status(loaded, self.require_session(), self.engine, self._mocks, self._state_problem)
+
+    async def find_container(self, name: str) -> ContainerInfo:
+        """The container of a service (by its name or its configured container name)."""
+        from .logs import find_container
+
+        loaded = await self.ensure_loaded(persist=False)
+        return await find_container(self.engine, loaded, self.require_session(), name)
+
+    async def logs(
+        self, *, container: str, lines: int, since: str | None, follow_for: float | None, reporter: Reporter
+    ) -> LogsResult:
+        """A container's recent output (see `Project.logs`)."""
+        from .logs import logs
+
+        info = await self.find_container(container)
+        return await logs(
+            self.engine, info, self._redactor(), container=container, lines=lines, since=since,
+            follow_for=follow_for, reporter=reporter,
+        )  # fmt: skip
+
+    def follow(self, container_id: str, *, since: datetime | None = None) -> AsyncIterator[LogLine]:
+        """Yield a container's log lines as they are written, redacted."""
+        from .logs import follow
+
+        return follow(self.engine, container_id, self._redactor(), since=since)
+
+    async def mock_requests(
+        self, *, mock_name: str | None, since: str | None, clear: bool
+    ) -> MockRequestsResult:
+        """What the mocks received (see `Project.mock_requests`)."""
+        from .mockhost.traffic import mock_requests
+
+        loaded = await self.ensure_loaded(persist=False)
+        session = self.require_session()
+        return await mock_requests(
+            loaded, session, self._mocks, mock_name=mock_name, since=since, clear=clear
+        )
+
+    def _redactor(self) -> Redactor:
+        return self._loaded.redactor if self._loaded is not None else DEFAULT
 
 
-def _stat_mark(path: str) -> tuple[str, int, int]:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return (path, -1, -1)
-    return (path, stat.st_mtime_ns, stat.st_size)
-
-
-def _mtime(path: str | os.PathLike[str]) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
+def _stopped(session: SessionState) -> SessionState:
+    """The session once its environment was removed: stopped, nothing running, its images kept."""
+    return msgspec.structs.replace(session, state="stopped", network=None, containers=[], mocks=[])

@@ -9,14 +9,15 @@ from datetime import datetime
 import anyio
 import msgspec
 
+from preflight_sdk.config import LoadedConfig
 from preflight_sdk.core.durations import parse_duration, parse_since
 from preflight_sdk.core.errors import EnvironmentError_, InputError
 from preflight_sdk.core.progress import Reporter
-from preflight_sdk.core.redaction import DEFAULT, Redactor
+from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import LogLine, LogsResult
-from preflight_sdk.engine.base import ContainerInfo
+from preflight_sdk.engine.base import ContainerInfo, Engine
 
-from .session.context import ProjectContext
+from .session.state import SessionState
 from .setup.labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
 
 __all__ = ["MAX_LINE_BYTES", "MAX_REPLY_BYTES", "bound_lines", "find_container", "follow", "logs"]
@@ -27,15 +28,15 @@ MAX_REPLY_BYTES = 256 * 1024  # all the lines' text in a reply
 _ERROR_LINES = 20
 
 
-async def find_container(ctx: ProjectContext, name: str) -> ContainerInfo:
+async def find_container(
+    engine: Engine, loaded: LoadedConfig, session: SessionState, name: str
+) -> ContainerInfo:
     """Return the container of service (or container) `name`, preferring the current session's.
 
     Raises:
         EnvironmentError_: `CONTAINER_NOT_FOUND`, listing the valid names.
     """
-    loaded = await ctx.ensure_loaded(persist=False)
-    session = ctx.require_session()
-    found = await ctx.engine.list_containers({LABEL_ROOT: loaded.label_root})
+    found = await engine.list_containers({LABEL_ROOT: loaded.label_root})
     wanted = loaded.service(name)
     service_name = wanted.name if wanted else name
     matches = [
@@ -57,7 +58,9 @@ async def find_container(ctx: ProjectContext, name: str) -> ContainerInfo:
 
 
 async def logs(
-    ctx: ProjectContext,
+    engine: Engine,
+    info: ContainerInfo,
+    redactor: Redactor,
     *,
     container: str,
     lines: int,
@@ -65,20 +68,17 @@ async def logs(
     follow_for: float | None,
     reporter: Reporter,
 ) -> LogsResult:
-    """Return recent output (see `Project.logs`)."""
+    """Return the recent output of the container `info` (see `Project.logs`)."""
     if lines < 0 or lines > _MAX_LINES:
         raise InputError(
             f"`lines` must be between 0 and {_MAX_LINES}, got {lines}", details={"field": "lines"}
         )
     moment = parse_since(since) if since else None
-    info = await find_container(ctx, container)
-    entries = [
-        _redacted(line, _policy(ctx)) for line in await ctx.engine.logs(info.id, tail=lines, since=moment)
-    ]
+    entries = [_redacted(line, redactor) for line in await engine.logs(info.id, tail=lines, since=moment)]
     if follow_for and info.running:
         last = entries[-1].timestamp if entries else None
         with anyio.move_on_after(follow_for):
-            async for line in follow(ctx, info.id, since=moment):
+            async for line in follow(engine, info.id, redactor, since=moment):
                 if last is not None and line.timestamp <= last:
                     continue  # already in the tail
                 entries.append(line)
@@ -127,18 +127,12 @@ def bound_lines(lines: list[LogLine]) -> tuple[list[LogLine], bool]:
 
 
 async def follow(
-    ctx: ProjectContext, container_id: str, *, since: datetime | None = None
+    engine: Engine, container_id: str, redactor: Redactor, *, since: datetime | None = None
 ) -> AsyncIterator[LogLine]:
-    """Yield new lines of a container as they are written (until the caller stops)."""
-    redactor = _policy(ctx)
-    async with aclosing(ctx.engine.follow_logs(container_id, since=since)) as stream:
+    """Yield new lines of a container as they are written (until the caller stops), redacted."""
+    async with aclosing(engine.follow_logs(container_id, since=since)) as stream:
         async for line in stream:
             yield _redacted(line, redactor)
-
-
-def _policy(ctx: ProjectContext) -> Redactor:
-    """The project's redaction policy (its names and secret values), the built-in one before a load."""
-    return ctx.loaded.redactor if ctx.loaded is not None else DEFAULT
 
 
 def _redacted(line: LogLine, redactor: Redactor) -> LogLine:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
-from preflight_sdk.config import ServiceConfig
+from preflight_sdk.config import LoadedConfig, ServiceConfig
 from preflight_sdk.core.addresses import http_url
 from preflight_sdk.core.results.lifecycle import (
     LifecycleState,
@@ -19,22 +20,36 @@ from preflight_sdk.core.results.lifecycle import (
     ServiceStatus,
     StatusResult,
 )
-from preflight_sdk.engine.base import ContainerInfo
+from preflight_sdk.engine.base import ContainerInfo, Engine
 
 from .clean import first_error
 from .health.probe import prober_for
-from .session.context import ProjectContext
+from .session.state import SessionState
 from .setup.labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
 from .setup.specs import network_name
+
+if TYPE_CHECKING:
+    from preflight_sdk.mocks import MockHost
 
 __all__ = ["running_service", "status"]
 
 
-async def status(ctx: ProjectContext) -> StatusResult:
-    """Report the project's state (see `Project.status`)."""
-    loaded = await ctx.ensure_loaded(persist=False)
-    session = ctx.require_session()
-    engine = ctx.engine
+@dataclass(frozen=True)
+class _Seen:
+    """What the environment holds that a status reads."""
+
+    loaded: LoadedConfig
+    session: SessionState
+    engine: Engine
+    mocks: MockHost | None
+    problem: str | None
+
+
+async def status(
+    loaded: LoadedConfig, session: SessionState, engine: Engine, mocks: MockHost | None, problem: str | None
+) -> StatusResult:
+    """Report the project's state (see `Project.status`); `problem`: why the state file could not be used."""
+    ctx = _Seen(loaded, session, engine, mocks, problem)
     containers: list[ContainerInfo] = []
     network_names: list[str] = []
 
@@ -59,8 +74,8 @@ async def status(ctx: ProjectContext) -> StatusResult:
 
     warnings: list[str] = list(loaded.warnings)  # compose keys set aside, once per key and file
     state, session_id = session.state, session.session_id
-    if ctx.state_problem is not None:
-        warnings.append(ctx.state_problem)
+    if ctx.problem is not None:
+        warnings.append(ctx.problem)
         recovered = _recovered_session(containers)
         if recovered is not None:
             session_id, state = recovered
@@ -134,7 +149,7 @@ def _by_service(containers: list[ContainerInfo], session: str) -> dict[str, Cont
 
 
 async def _service_status(
-    ctx: ProjectContext, name: str, info: ContainerInfo | None, reach: tuple[str, bool]
+    ctx: _Seen, name: str, info: ContainerInfo | None, reach: tuple[str, bool]
 ) -> ServiceStatus:
     if info is None:
         return ServiceStatus(name=name, status="missing", ports=[])
@@ -160,9 +175,9 @@ async def _service_status(
 
 
 async def _health(
-    ctx: ProjectContext, name: str, info: ContainerInfo, reach: tuple[str, bool]
+    ctx: _Seen, name: str, info: ContainerInfo, reach: tuple[str, bool]
 ) -> Literal["healthy", "unhealthy", "starting", "none"]:
-    loaded = ctx.require_loaded()
+    loaded = ctx.loaded
     service = loaded.service(name)
     check = service.container.healthcheck if service else None
     if not info.running:
@@ -193,8 +208,8 @@ async def _connects(address: str, port: int) -> bool:
     return True
 
 
-async def _mock_statuses(ctx: ProjectContext) -> list[MockStatus]:
-    loaded = ctx.require_loaded()
+async def _mock_statuses(ctx: _Seen) -> list[MockStatus]:
+    loaded = ctx.loaded
     if not loaded.config.mocks:
         return []
     host = ctx.mocks
@@ -209,7 +224,7 @@ async def _mock_statuses(ctx: ProjectContext) -> list[MockStatus]:
             )
             for name in loaded.config.mocks
         ]
-    session = ctx.require_session()
+    session = ctx.session
     recorded = {r.name: r.port for r in session.mocks}
     statuses: list[MockStatus] = []
     import httpx  # lazy: httpx pulls in click, which `import preflight_sdk` must not

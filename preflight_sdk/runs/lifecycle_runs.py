@@ -41,11 +41,10 @@ async def build_run(
     runs: RunSupervisor, request: RunRequest, *, wait: float | None, sink: ProgressSink | None
 ) -> BuildResult:
     """Build the images `request` asks for (`no_cache`, `service`, `pull`) as a run."""
-    from preflight_sdk.lifecycle.images.build import build
 
     async def body(reporter: Reporter) -> BuildResult:
-        return await build(
-            runs.ctx, no_cache=request.no_cache, service=request.service, pull=request.pull, reporter=reporter
+        return await runs.env.build(
+            no_cache=request.no_cache, service=request.service, pull=request.pull, reporter=reporter
         )
 
     outcome = await _run(runs, request, BuildResult, body, wait, sink)
@@ -60,12 +59,9 @@ async def setup_run(
     runs: RunSupervisor, request: RunRequest, *, wait: float | None, sink: ProgressSink | None
 ) -> SetupResult:
     """Bring the environment up to date (nothing missing is built; `request.timeout` per service) as a run."""
-    from preflight_sdk.lifecycle.setup.up import bring_up_to_date
 
     async def body(reporter: Reporter) -> SetupResult:
-        return await bring_up_to_date(
-            runs.ctx, build=False, fresh=False, timeout=request.timeout, reporter=reporter
-        )
+        return await runs.env.up(build=False, fresh=False, timeout=request.timeout, reporter=reporter)
 
     outcome = await _run(runs, request, SetupResult, body, wait, sink)
     if isinstance(outcome, Pending):
@@ -77,7 +73,7 @@ async def setup_run(
             pending=outcome.progress,
         )
     # What the configuration set aside (compose keys), said with every environment started.
-    loaded = runs.ctx.loaded
+    loaded = runs.env.loaded
     return msgspec.structs.replace(outcome, warnings=list(loaded.warnings)) if loaded else outcome
 
 

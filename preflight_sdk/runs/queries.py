@@ -171,7 +171,7 @@ async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
     store = await sup.store()
     current = await sup.get(run_id, None)  # RUN_NOT_FOUND for an unknown id
     # A run whose owner was killed reads `interrupted`: what its suites left running stops here.
-    state_root = (await sup.ctx.ensure_loaded(persist=False)).state_root
+    state_root = (await sup.env.ensure_loaded(persist=False)).state_root
     await anyio.to_thread.run_sync(partial(stop_groups, state_root, orphans_only=True))
     if current.finished:
         return CancelResult(cancelled=False, run=current)
@@ -202,7 +202,7 @@ async def resume_selection(
             hint="wait for it with get_run, or cancel_run it, then resume",
             details={"status": original.status},
         )
-    loaded = await sup.ctx.ensure_loaded()
+    loaded = await sup.env.ensure_loaded()
     known = {s.id: s for s in loaded.suites}
     recorded = {c.id: c for s in original.suites for c in s.cases}
     suites: list[str] = []
@@ -359,7 +359,7 @@ async def get_artifact(
 
 async def prune_runs(sup: RunSupervisor, keep: int | None, max_age: str | None) -> PruneResult:
     """Delete finished runs past the limits (the project's, unless given here)."""
-    loaded = await sup.ctx.ensure_loaded()
+    loaded = await sup.env.ensure_loaded()
     default_keep, default_age = limits(loaded)
     if keep is not None and keep < 0:
         raise InputError(f"keep must be >= 0, not {keep}", hint="keep=0 deletes every finished run")

@@ -85,7 +85,7 @@ async def report_of(sup: RunSupervisor, run_id: str, *, write: bool = False) -> 
     target = folder / REPORT_HTML
     if result.finished and await anyio.Path(target).is_file():
         return await anyio.Path(target).read_text(encoding="utf-8"), target
-    loaded = await sup.ctx.ensure_loaded(persist=False)
+    loaded = await sup.env.ensure_loaded(persist=False)
     redactor = getattr(loaded, "redactor", None) or DEFAULT
     suites = result.selected_suites or [s.id for s in result.suites]
     previous = await sup.call(previous_run, store, run_id, suites)

@@ -35,7 +35,7 @@ def limits(loaded: LoadedConfig) -> tuple[int, float]:
 
 async def prune_after_run(sup: RunSupervisor, store: RunStore, *, keep_ids: Sequence[str]) -> list[str]:
     """Prune by the project's limits, never touching `keep_ids` or a live run."""
-    loaded = sup.ctx.loaded  # as loaded for this run: a file edited meanwhile is the next run's
+    loaded = sup.env.loaded  # as loaded for this run: a file edited meanwhile is the next run's
     if loaded is None:
         return []
     keep, age = limits(loaded)

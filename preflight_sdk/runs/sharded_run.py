@@ -1,6 +1,6 @@
 """A test run sharded across engines: one copy of the environment per engine, one run in the end.
 
-Each engine gets its own copy (`ProjectContext(..., shard=key)`: its own state file under
+Each engine gets its own copy (`Environment(..., shard=key)`: its own state file under
 `.preflight/shards/<key>/`, session, labels, free host ports and mocks on free ports), brought up
 to date, given its share of the suites (see `sharding`), and removed afterwards whatever
 happened: failure, cancel, or a daemon that went away. All shards run at once; their suites
@@ -26,13 +26,12 @@ import msgspec
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.run import CaseResult, RunResult, ShardResult, SuiteResult
-from preflight_sdk.lifecycle.clean import clean
-from preflight_sdk.lifecycle.session.context import ProjectContext
-from preflight_sdk.lifecycle.setup.up import bring_up_to_date
+from preflight_sdk.lifecycle.environment import Environment
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.given import NO_SUITES, GivenSuites
-from preflight_sdk.suites.orchestrator import TestRunState, partial_result, run_suites
+from preflight_sdk.suites.orchestrator import TestRunState, partial_result
 
+from .run_environment import run_suites_on
 from .shard_plan import ShardSpec
 
 __all__ = ["REACH_LIMIT", "Shard", "ShardedRunState", "run_sharded"]
@@ -153,10 +152,10 @@ class ShardedRunState(TestRunState):
 
 
 async def run_sharded(
-    ctx: ProjectContext, state: ShardedRunState, *, parallel: bool | None, fresh: bool, reporter: Reporter
+    env: Environment, state: ShardedRunState, *, parallel: bool | None, fresh: bool, reporter: Reporter
 ) -> RunResult:
     """Run each shard on its engine at once; return the one run they make together."""
-    loaded = await ctx.ensure_loaded()
+    loaded = await env.ensure_loaded()
     state.redactor = loaded.redactor
     state.log.redactor = loaded.redactor
     state.began = time.perf_counter()
@@ -164,14 +163,14 @@ async def run_sharded(
     state.phase = "suites"
     async with anyio.create_task_group() as tg:
         for shard in state.shards:
-            tg.start_soon(_run_shard, ctx, state, shard, parallel, fresh, reporter)
+            tg.start_soon(_run_shard, env, state, shard, parallel, fresh, reporter)
     status = "cancelled" if state.cancel_requested else None
     result = partial_result(state, status=status)
     return msgspec.structs.replace(result, shards=[s.outcome() for s in state.shards])
 
 
 async def _run_shard(
-    ctx: ProjectContext,
+    env: Environment,
     state: ShardedRunState,
     shard: Shard,
     parallel: bool | None,
@@ -184,10 +183,10 @@ async def _run_shard(
         return
     began = time.perf_counter()
     state.log.record("SHARD_STARTED", name=name, message=", ".join(shard.suites))
-    copy = ProjectContext(
-        ctx.path, ctx.config_file, None, shard.spec.target or ctx.caller_target, shard=shard.spec.key
+    copy = Environment(
+        env.path, env.config_file, None, shard.spec.target or env.caller_target, shard=shard.spec.key
     )
-    copy.lock_wait = ctx.lock_wait
+    copy.lock_wait = env.lock_wait
     try:
         with anyio.CancelScope() as scope:
             shard.prepare = scope
@@ -196,15 +195,13 @@ async def _run_shard(
             reporter.step(f"{name}: bringing up its copy of the environment", scope=name)
             await _reach(copy, name)
             shard.reached = True
-            await bring_up_to_date(copy, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True)
+            await copy.up(build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True)
         shard.prepare = None
         shard.setup_ms = int((time.perf_counter() - began) * 1000)
         if scope.cancelled_caught or state.cancel_requested:
             shard.status = "cancelled"
             return
-        await run_suites(
-            ctx=copy, suite_ids=shard.suites, parallel=parallel, reporter=reporter, state=shard.state
-        )
+        await run_suites_on(copy, shard.state, suite_ids=shard.suites, parallel=parallel, reporter=reporter)
         failed = any(state.results[s].status == "failed" for s in shard.suites if s in state.results)
         shard.status = "cancelled" if state.cancel_requested else "failed" if failed else "passed"
     except PreflightError as exc:
@@ -219,7 +216,7 @@ async def _run_shard(
         state.log.record("SHARD_FINISHED", name=name, status=shard.status, duration=shard.duration)
 
 
-async def _reach(copy: ProjectContext, name: str) -> None:
+async def _reach(copy: Environment, name: str) -> None:
     """Ask the engine for its facts, within `REACH_LIMIT` (DOCKER_ERROR when it does not answer)."""
     loaded = await copy.ensure_loaded()
     if not loaded.services:
@@ -255,13 +252,13 @@ def _engine_failed(state: ShardedRunState, shard: Shard, error: PreflightError) 
         )  # fmt: skip
 
 
-async def _remove(copy: ProjectContext, shard: Shard) -> None:
+async def _remove(copy: Environment, shard: Shard) -> None:
     """Remove the shard's environment and its state folder (bounded; a failure is a warning)."""
     problem: str | None = None
     with anyio.move_on_after(CLEAN_LIMIT) as bound:
         try:
             if copy.loaded is not None and shard.reached:
-                await clean(copy, force=True)
+                await copy.clean(force=True)
         except PreflightError as exc:
             problem = f"[{exc.code}] {exc.message}"
         except Exception as exc:

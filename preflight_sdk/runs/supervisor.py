@@ -25,13 +25,13 @@ from preflight_sdk.core.progress import ProgressSink, Reporter
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.core.tracing import current_parent, new_span_id, new_trace_id
-from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.environment import Environment
 from preflight_sdk.lifecycle.session.filelock import project_lock
 from preflight_sdk.store import NewRun, RunStore, StoreError, StoreReplaced, new_run_id
 from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.given import NO_SUITES, GivenSuites
-from preflight_sdk.suites.orchestrator import TestRunState, partial_result, run_suites, select_suites
+from preflight_sdk.suites.orchestrator import TestRunState, partial_result, select_suites
 
 from .detached import Background
 from .finish import finish_lifecycle, finish_test, unwrap_error
@@ -41,6 +41,7 @@ from .preparation import RunPreparation
 from .reading import result_of_row, snapshot_of
 from .rebuild import rebuild_history
 from .resume_values import carry_values
+from .run_environment import run_suites_on
 from .shard_plan import ShardSpec, parse_shards, split_suites
 from .sharded_run import ShardedRunState, run_sharded
 
@@ -58,9 +59,10 @@ def now_text() -> str:
 class RunSupervisor:
     """The runs of one project that this process owns, and its door to the project's store."""
 
-    def __init__(self, ctx: ProjectContext, preparation: RunPreparation) -> None:
-        self.ctx = ctx
-        self.preparation = preparation  # what the environment does before and after a test run
+    def __init__(self, env: Environment, preparation: RunPreparation | None = None) -> None:
+        self.env = env
+        # What the environment does before and after a test run (the environment itself, by default).
+        self.preparation: RunPreparation = preparation or env
         self.live: dict[str, LiveRun] = {}
         self._background = Background()
         self._store: RunStore | None = None
@@ -75,7 +77,7 @@ class RunSupervisor:
         history its run folders hold.
         """
         if self._store is None:
-            loaded = await self.ctx.ensure_loaded()
+            loaded = await self.env.ensure_loaded()
             store = RunStore(Path(loaded.root))
             await self.call(store.db.open)
             self._store = store
@@ -143,7 +145,7 @@ class RunSupervisor:
         engines, each with its own copy of the environment, instead of the project's environment.
         """
         shards = parse_shards(request.shards) if request.shards is not None else []
-        loaded = await self.ctx.ensure_loaded()
+        loaded = await self.env.ensure_loaded()
         suites = select_suites(loaded, _listed(request.suites), given.by_id())
         chash = await anyio.to_thread.run_sync(config_hash, loaded)
         rhash = request_hash(chash, request, given.digest())
@@ -160,13 +162,13 @@ class RunSupervisor:
         async def body(reporter: Reporter) -> Any:
             if isinstance(state, ShardedRunState):
                 return await run_sharded(
-                    self.ctx, state, parallel=request.parallel, fresh=request.fresh, reporter=reporter
+                    self.env, state, parallel=request.parallel, fresh=request.fresh, reporter=reporter
                 )
             try:
                 await self._prepare(live, request, state, reporter)
-                return await run_suites(
-                    self.ctx, suite_ids=[s.id for s in suites], parallel=request.parallel, reporter=reporter,
-                    state=state,
+                return await run_suites_on(
+                    self.env, state, suite_ids=[s.id for s in suites], parallel=request.parallel,
+                    reporter=reporter,
                 )  # fmt: skip
             finally:
                 with anyio.CancelScope(shield=True):
@@ -190,7 +192,7 @@ class RunSupervisor:
         live.log.record("PHASE_FINISHED", phase="setup")
         if request.prepare == "up_to_date" and request.keep and request.warm and warm_enabled():
             # A next run is expected on the kept environment: its pytest suites may start warm.
-            self.ctx.pytest_servers = self.ctx.pytest_servers or WarmPytest()
+            self.env.keep_pytest_warm(WarmPytest)
 
     async def _state(
         self,
@@ -223,7 +225,7 @@ class RunSupervisor:
         sink: ProgressSink | None,
     ) -> LiveRun | str:
         """Start a build or setup as a run; return it once it ended or `wait` passed (or an existing run id)."""
-        loaded = await self.ctx.ensure_loaded()
+        loaded = await self.env.ensure_loaded()
         chash = await anyio.to_thread.run_sync(config_hash, loaded)
         live, existing = await self._create(request, [], chash, request_hash(chash, request), sink)
         if live is None:
@@ -253,8 +255,8 @@ class RunSupervisor:
             new_span_id(),
             parent.span_id if parent else None,
         )
-        if self.ctx.loaded is not None:
-            log.redactor = self.ctx.loaded.redactor  # every event of the run, setup's included
+        if self.env.loaded is not None:
+            log.redactor = self.env.loaded.redactor  # every event of the run, setup's included
         started = now_text()
         store = await self.store()
         opening = NewRun(
@@ -309,9 +311,9 @@ class RunSupervisor:
                 live.scope = scope
                 if live.cancel_requested:
                     scope.cancel()
-                async with self.ctx.lock:
-                    root = await anyio.to_thread.run_sync(lambda: self.ctx.root)
-                    async with project_lock(root, operation, wait=self.ctx.lock_wait, on_wait=reporter.step):
+                async with self.env.lock:
+                    root = await anyio.to_thread.run_sync(lambda: self.env.root)
+                    async with project_lock(root, operation, wait=self.env.lock_wait, on_wait=reporter.step):
                         live.status = "running"
                         live.log.record("RUN_STATE_CHANGED", status="running")
                         await self._beat(live)

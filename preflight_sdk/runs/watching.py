@@ -15,7 +15,7 @@ import anyio
 
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.results.run import RunResult
-from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.environment import Environment
 from preflight_sdk.lifecycle.watch import affected_suites, changes, watched_roots
 
 __all__ = ["watch_runs"]
@@ -24,12 +24,12 @@ Run = Callable[[str | None], Awaitable[RunResult | PreflightError]]
 
 
 async def watch_runs(
-    run: Run, ctx: ProjectContext, *, filter: str | None, keep: bool
+    run: Run, env: Environment, *, filter: str | None, keep: bool
 ) -> AsyncGenerator[RunResult | PreflightError, None]:
     """Yield `run(filter)`, then `run(suites)` for the suites each change affects; clean at the end unless `keep`."""
     chosen = {part.strip() for part in filter.split(",") if part.strip()} if filter else None
     try:
-        loaded = await ctx.ensure_loaded()
+        loaded = await env.ensure_loaded()
         roots = await anyio.to_thread.run_sync(watched_roots, loaded)
         async with aclosing(changes(roots)) as stream:
             await anext(stream)  # the watcher runs: a change made during the first run is seen
@@ -38,7 +38,7 @@ async def watch_runs(
                 if not changed:
                     continue
                 try:
-                    affected = affected_suites(await ctx.ensure_loaded(), changed)
+                    affected = affected_suites(await env.ensure_loaded(), changed)
                 except PreflightError as exc:  # a broken e2e.yaml: say so, wait for the fix
                     yield exc
                     continue
@@ -48,7 +48,5 @@ async def watch_runs(
                 yield await run(",".join(sorted(suites)) or None)
     finally:
         if not keep:
-            from preflight_sdk.lifecycle.clean import clean
-
             with anyio.CancelScope(shield=True):
-                await clean(ctx, force=True)
+                await env.clean(force=True)

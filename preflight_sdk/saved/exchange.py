@@ -39,7 +39,7 @@ async def export_tests(
     """Write saved tests (these ids, a saved suite's, or all) as a YAML test file inside the project."""
     if test_ids is not None and suite_id is not None:
         raise InputError("give `testIds` or `suiteId`, not both", hint="omit both to export every saved test")
-    loaded = await saved.runs.ctx.ensure_loaded()
+    loaded = await saved.runs.env.ensure_loaded()
     root = Path(loaded.root)
     target = await anyio.to_thread.run_sync(_inside, root, path)
     if target.suffix not in (".yaml", ".yml"):
@@ -86,7 +86,7 @@ async def import_tests(
     saved: SavedTests, *, path: str, tags: Sequence[str] | None, overwrite: bool
 ) -> ImportResult:
     """Save each case of a YAML test file as a stored test (id: the case name as a slug)."""
-    loaded = await saved.runs.ctx.ensure_loaded()
+    loaded = await saved.runs.env.ensure_loaded()
     target = await anyio.to_thread.run_sync(_inside, Path(loaded.root), path)
     await anyio.to_thread.run_sync(load_test_file, target)  # CONFIG_NOT_FOUND / CONFIG_INVALID with lines
     data = parse_yaml(await anyio.to_thread.run_sync(target.read_text), file=str(target)).data

@@ -94,14 +94,14 @@ class SavedTests:
         stored, existed = await self.call(store.put_test, row, overwrite=overwrite)
         if existed and not overwrite:
             raise _taken("test", test_id, stored.updated_at)
-        return stored_test(stored, (await self.runs.ctx.ensure_loaded()).redactor)
+        return stored_test(stored, (await self.runs.env.ensure_loaded()).redactor)
 
     async def get_test(self, test_id: str) -> StoredTest | None:
         """The stored test, or None."""
         check_id(test_id)
         store = await self.store()
         row = await self.call(store.test, test_id)
-        return stored_test(row, (await self.runs.ctx.ensure_loaded()).redactor) if row is not None else None
+        return stored_test(row, (await self.runs.env.ensure_loaded()).redactor) if row is not None else None
 
     async def list_tests(self, tag: str | None) -> TestList:
         """Every saved test, compactly."""
@@ -189,7 +189,7 @@ class SavedTests:
         """
         if not suite_ids:
             return NO_SUITES
-        loaded = await self.runs.ctx.ensure_loaded()
+        loaded = await self.runs.env.ensure_loaded()
         configured = {s.id for s in loaded.suites}
         wanted = [i for i in dict.fromkeys(suite_ids) if i not in configured]
         if not wanted:
@@ -226,8 +226,8 @@ class SavedTests:
         return {*tests, *(s.id for s in await self.call(store.suites))}
 
     async def _require_running(self) -> None:
-        loaded = await self.runs.ctx.ensure_loaded()
-        session = self.runs.ctx.require_session()
+        loaded = await self.runs.env.ensure_loaded()
+        session = self.runs.env.require_session()
         if (loaded.services or loaded.config.mocks) and session.state != "running":
             raise StateError(
                 f"this test names a service or a mock, and the environment is not running "
@@ -251,7 +251,7 @@ class SavedTests:
             raise InputError(f"testIds lists {len(test_ids)} tests; the limit is {_MAX_SUITE_TESTS}")
         for index, test_id in enumerate(test_ids):
             check_id(test_id, field=f"testIds[{index}]")
-        loaded = await self.runs.ctx.ensure_loaded()
+        loaded = await self.runs.env.ensure_loaded()
         if suite_id in {s.id for s in loaded.suites}:
             raise InputError(
                 f"suite id {suite_id!r} is already a suite of e2e.yaml; a saved suite needs another id",

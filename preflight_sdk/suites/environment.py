@@ -17,6 +17,7 @@ import msgspec
 
 from preflight_sdk.config import LoadedConfig
 from preflight_sdk.core.errors import EnvironmentError_, PreflightError
+from preflight_sdk.core.probes import Prober
 from preflight_sdk.core.results.lifecycle import LogLine
 from preflight_sdk.core.results.mocks import JournalEntry
 from preflight_sdk.engine.base import ContainerInfo, Engine, ExecResult
@@ -56,6 +57,7 @@ class RunEnvironment:
         engine: Engine | None,
         mock_host: Any = None,
         network: str | None = None,
+        prober: Prober,
     ) -> None:
         self.loaded = loaded
         self.root = Path(loaded.root)
@@ -64,6 +66,7 @@ class RunEnvironment:
         self.engine = engine
         self.mock_host = mock_host
         self.network = network
+        self.prober = prober  # the health probes of `waitHealthy` steps (from the host)
         self.redactor = loaded.redactor
 
     # -- addresses ---------------------------------------------------------------------------

@@ -25,20 +25,17 @@ import msgspec
 
 from preflight_sdk.config import LoadedConfig, SuiteConfig, TestFile, load_test_file
 from preflight_sdk.config.model import ParallelConfig
-from preflight_sdk.core.addresses import http_url
 from preflight_sdk.core.durations import parse_duration
-from preflight_sdk.core.errors import ConfigError, InputError, PreflightError, StateError
+from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import Redactor, redact_failure
 from preflight_sdk.core.results.lifecycle import SetupResult
 from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, Totals
-from preflight_sdk.lifecycle.mockhost.host import ensure_mocks
-from preflight_sdk.lifecycle.session.context import ProjectContext
 
 from .commands.runners import run_pytest_suite, run_shell_suite
 from .commands.warm_pytest import WarmPytest
 from .context import RunContext
-from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
+from .environment import RunEnvironment
 from .events import EventLog
 from .given import NO_SUITES, GivenSuites
 from .traffic import record_mock_traffic
@@ -92,19 +89,19 @@ class TestRunState:
 
 
 async def run_suites(
-    ctx: ProjectContext,
+    env: RunEnvironment,
     *,
     suite_ids: list[str] | None,
     parallel: bool | None,
     reporter: Reporter,
     state: TestRunState,
+    warm: WarmPytest | None = None,
 ) -> RunResult:
-    """Run the selected suites (all when `suite_ids` is None) and return the report (not yet written)."""
-    loaded = await ctx.ensure_loaded()
+    """Run the selected suites (all when `suite_ids` is None) against `env` and return the report
+    (not yet written). `warm`: pytest interpreters kept warm since an earlier run, if any."""
+    loaded = env.loaded
     suites = select_suites(loaded, suite_ids, {i: s for i, (s, _) in state.synthetic.items()})
     state.suites = suites
-    state.phase = "environment"
-    env = await _environment(ctx, loaded, reporter, optional=state.environment_optional)
     given = {i: test for i, (_, test) in state.synthetic.items()}
     total = sum(_declared_cases(loaded, s, state.selection, given.get(s.id)) for s in suites)
     estimated = [s.id for s in suites if not _counted_ahead(loaded, s, state.selection, given.get(s.id))]
@@ -116,7 +113,7 @@ async def run_suites(
         total_cases=total,
         log=state.log,
         selection=state.selection,
-        warm_pytest=ctx.pytest_servers if isinstance(ctx.pytest_servers, WarmPytest) else None,
+        warm_pytest=warm,
         estimated=estimated,
     )
     state.context = run
@@ -222,67 +219,6 @@ def select_suites(
             details={"unknown": unknown, "valid": list(known)},
         )
     return [known[i] for i in dict.fromkeys(suite_ids)]
-
-
-async def _environment(
-    ctx: ProjectContext, loaded: LoadedConfig, reporter: Reporter, *, optional: bool = False
-) -> RunEnvironment:
-    """The running environment; with `optional`, an empty one when it is not running."""
-    session = ctx.require_session()
-    needs = bool(loaded.services or loaded.config.mocks)
-    if not needs or (optional and session.state != "running"):
-        return RunEnvironment(loaded=loaded, services={}, mocks={}, engine=None)
-    if session.state != "running":
-        raise StateError(
-            f"the environment is not running (state: {session.state})",
-            code="NOT_RUNNING",
-            hint="call `setup` first (or `run`, which builds, sets up, runs and cleans)",
-            details={"state": session.state},
-        )
-    records = {r.service: r for r in session.containers}
-    infos = {i.id: i for i in await ctx.engine.inspect([r.id for r in records.values()])} if records else {}
-    address = (await ctx.engine.reach())[0] if records else "127.0.0.1"
-    services: dict[str, ServiceEndpoint] = {}
-    broken: list[str] = []
-    for service in loaded.services:
-        record = records.get(service.name)
-        info = infos.get(record.id) if record else None
-        if info is None or (service.kind == "service" and not info.running):
-            broken.append(f"{service.name} ({info.status if info else 'missing'})")
-            continue
-        ports = {p.container: p.host for p in info.ports}
-        first = info.ports[0] if info.ports else None
-        services[service.name] = ServiceEndpoint(
-            name=service.name,
-            url=http_url(address, first.host) if first else None,
-            host=address,
-            port=first.host if first else None,
-            ports=ports,
-            container_id=info.id,
-            container_name=info.name,
-        )
-    if broken:
-        raise StateError(
-            "the environment is broken: " + ", ".join(broken),
-            code="NOT_RUNNING",
-            hint="read the logs of those services, then clean and setup again",
-            details={"broken": broken},
-        )
-    await ensure_mocks(ctx, reporter)
-    mocks: dict[str, MockEndpoint] = {}
-    host = ctx.mocks
-    recorded = {r.name: r.port for r in ctx.require_session().mocks}
-    for name, mock in loaded.config.mocks.items():
-        port = host.port(name) if host is not None and host.running() else recorded.get(name, mock.port)
-        mocks[name] = MockEndpoint(name=name, url=f"http://127.0.0.1:{port}", port=port)
-    return RunEnvironment(
-        loaded=loaded,
-        services=services,
-        mocks=mocks,
-        engine=ctx.engine,
-        mock_host=host,
-        network=session.network,
-    )
 
 
 def _parallel(loaded: LoadedConfig, override: bool | None) -> tuple[bool, int]:

@@ -53,8 +53,9 @@ import yaml
 from preflight_sdk import Project
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.tracing import new_span_id, new_trace_id
+from preflight_sdk.runs.run_environment import run_suites_on
 from preflight_sdk.suites.events import EventLog
-from preflight_sdk.suites.orchestrator import TestRunState, run_suites
+from preflight_sdk.suites.orchestrator import TestRunState
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SHOP = EXAMPLES / "shop"
@@ -103,7 +104,7 @@ class Floor:
 
     async def prepare(self) -> None:
         await self.project.run()
-        ctx = self.project._ctx  # the runner alone needs the context: nothing else is brought up
+        ctx = self.project._env  # the runner alone needs the environment: nothing else is brought up
         record = next(r for r in ctx.require_session().containers if r.service == "orders")
         info = await ctx.engine.inspect([record.id])
         self.name = info[0].name
@@ -133,9 +134,9 @@ class Floor:
         new_id = docker(*argv, self.image)
         port = docker("port", self.name, "8000/tcp").splitlines()[0].rsplit(":", 1)[1]
         poll_health(f"http://127.0.0.1:{port}/health")
-        ctx = self.project._ctx
+        ctx = self.project._env
         session = ctx.require_session()
-        await ctx.transition(
+        await ctx._transition(  # the floor replaced the container behind preflight's back
             containers=[
                 r
                 if r.service != "orders"
@@ -146,9 +147,7 @@ class Floor:
         ctx.mocks.reset()  # the suites expect fresh mock sequences, as every run starts with
         run_id = f"floor-{time.monotonic_ns()}"
         plan = TestRunState(run_id, EventLog(run_id, new_trace_id(), new_span_id(), None))
-        result = await run_suites(
-            ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), state=plan
-        )
+        result = await run_suites_on(ctx, plan, suite_ids=None, parallel=None, reporter=Reporter(None, "run"))
         assert result.status == "passed", result.summary
         return time.perf_counter() - begun
 

@@ -44,22 +44,21 @@ def record_rounds(root: Path, cases: int, runs: int) -> tuple[list[float], list[
     from preflight_sdk.core.redaction import DEFAULT
     from preflight_sdk.core.tracing import new_span_id, new_trace_id
     from preflight_sdk.runs.report import report_writer
+    from preflight_sdk.runs.run_environment import run_suites_on
     from preflight_sdk.store import new_run_id
     from preflight_sdk.suites.artifacts import write_artifacts
     from preflight_sdk.suites.events import EventLog
-    from preflight_sdk.suites.orchestrator import TestRunState, run_suites
+    from preflight_sdk.suites.orchestrator import TestRunState
 
     project = Project.open(root)
     anyio.run(project.init)
-    ctx = project._ctx
+    ctx = project._env
 
     async def baseline() -> None:
         run_id = new_run_id()
         log = EventLog(run_id, new_trace_id(), new_span_id(), None)
         plan = TestRunState(run_id, log)
-        result = await run_suites(
-            ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), state=plan
-        )
+        result = await run_suites_on(ctx, plan, suite_ids=None, parallel=None, reporter=Reporter(None, "run"))
         assert plan.context is not None
         pages = report_writer(None, DEFAULT)  # the run's page is one of its files (scripts/bench/report.py)
         result = await anyio.to_thread.run_sync(

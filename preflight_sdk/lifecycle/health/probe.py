@@ -17,28 +17,10 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 import anyio
-import msgspec
+
+from preflight_sdk.core.probes import Prober, ProbeResult
 
 __all__ = ["NetworkProber", "ProbeResult", "Prober", "prober_for"]
-
-
-class ProbeResult(msgspec.Struct, frozen=True):
-    """One probe's answer."""
-
-    ok: bool
-    detail: str
-
-
-class Prober(Protocol):
-    """Performs single probes (the real network, or a fake in unit tests)."""
-
-    async def http(self, host: str, port: int, path: str, timeout: float) -> ProbeResult:
-        """GET `path`; ok when the status is below 400."""
-        ...
-
-    async def tcp(self, host: str, port: int, timeout: float, *, proxied: bool) -> ProbeResult:
-        """Connect; with `proxied`, an immediate close by a proxy counts as a failure."""
-        ...
 
 
 class NetworkProber:

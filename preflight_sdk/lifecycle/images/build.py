@@ -16,32 +16,41 @@ from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.lifecycle import BuildResult, DockerfileLine, ServiceBuild
 from preflight_sdk.engine.base import BuildSpec, Engine
 
-from ..session.context import ProjectContext
+from ..session.state import SessionState
 from ..setup.specs import build_spec
 from .build_order import image_dependencies
 from .inputs import LABEL_BUILD_INPUTS, BuildInputs, build_inputs, read_record, write_record
 
-__all__ = ["build", "build_images"]
+__all__ = ["build_images", "build_services", "built"]
 
 _TAIL = 30
 # Two parallel builds keep both cores busy; more only make each slower on small machines.
 _PARALLEL_BUILDS = 2
 
 
-async def build(
-    ctx: ProjectContext, *, no_cache: bool, service: str | None, pull: bool, reporter: Reporter
+async def build_services(
+    engine: Engine,
+    loaded: LoadedConfig,
+    service: str | None,
+    *,
+    no_cache: bool,
+    pull: bool,
+    reporter: Reporter,
 ) -> BuildResult:
-    """Build the images of the project (see `Project.build`), and note them in the session."""
-    loaded = await ctx.ensure_loaded()
-    result = await build_images(
-        ctx.engine, loaded, _targets(loaded, service), no_cache=no_cache, pull=pull, reporter=reporter
+    """Build the images of the project, or of one `service` (see `Project.build`)."""
+    return await build_images(
+        engine, loaded, _targets(loaded, service), no_cache=no_cache, pull=pull, reporter=reporter
     )
-    session = ctx.require_session()
+
+
+def built(
+    session: SessionState, loaded: LoadedConfig, result: BuildResult, *, service: str | None
+) -> SessionState:
+    """The session once `result`'s images are built: `built` when every service has its image."""
     images = {**session.images, **{r.name: r.image for r in result.services}}
     complete = service is None or all(s.name in images for s in loaded.services)
-    next_state = session.state if session.state == "running" or not complete else "built"
-    await ctx.transition(state=next_state, images=images)
-    return result
+    state = session.state if session.state == "running" or not complete else "built"
+    return msgspec.structs.replace(session, state=state, images=images)
 
 
 async def build_images(

@@ -2,13 +2,13 @@
 
 Mocks run in the process that started them. A later process (the CLI after the MCP server, a
 new notebook kernel) finds them through `.preflight/state.json`; when nobody serves them any
-more, `ensure_mocks` starts them again on the same ports, so containers keep reaching them.
+more, `Environment.ensure_mocks` starts them again on the same ports, so containers keep reaching them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
@@ -21,14 +21,13 @@ from preflight_sdk.core.results.lifecycle import MockSetup
 from preflight_sdk.engine.base import Engine
 
 from ..session.removal import SessionWatch
-from ..session.state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
+from ..session.state import STATE_DIR, MockRecord, SessionState, read_state, state_path
 from .address import MockRoute, decide_mock_route
 
 if TYPE_CHECKING:
     from preflight_sdk.config.engine_target import EngineTarget
     from preflight_sdk.mocks import MockHost
 
-    from ..session.context import ProjectContext
     from ..setup.plan import MocksPlan
 
 _REPORTED: dict[str, Literal["started", "reloaded", "reused"]] = {
@@ -38,10 +37,12 @@ _REPORTED: dict[str, Literal["started", "reloaded", "reused"]] = {
 }
 
 __all__ = [
-    "ensure_mocks",
+    "keep_after_exit",
     "mock_records",
     "mock_route",
     "mocks_alive",
+    "mocks_served",
+    "reset_served_mocks",
     "serve_mocks",
     "start_mock_host",
     "stop_detached_mocks",
@@ -54,13 +55,14 @@ async def start_mock_host(
     *,
     binds: list[str],
     ports: Mapping[str, int] | None = None,
-    detach_at_exit: bool = False,
+    keep_after_exit: Callable[[MockHost], None] | None = None,
 ) -> MockHost:
     """Start the project's mocks in this process (`PORT_CONFLICT` if a port is taken).
 
     `ports` gives a port to each mock the configuration leaves to the system (port 0); `binds`
-    are the addresses, besides 127.0.0.1, the engine's containers reach this machine on. With
-    `detach_at_exit`, a kept environment's mocks move to a detached host when this process exits.
+    are the addresses, besides 127.0.0.1, the engine's containers reach this machine on.
+    `keep_after_exit` is given the host of a project with services, so that a kept environment's
+    mocks move to a detached host when this process exits (see `keep_after_exit`).
     """
     from preflight_sdk.mocks import MockHost  # lazy: starlette and uvicorn load only when mocks are used
 
@@ -74,13 +76,17 @@ async def start_mock_host(
         mocks, bind_hosts=["127.0.0.1", *binds], still_wanted=SessionWatch(loaded.state_root, session_id)
     )
     await host.start()
-    if detach_at_exit and loaded.services:
-        _keep_after_exit(host, loaded.state_root, session_id)
+    if keep_after_exit is not None and loaded.services:
+        keep_after_exit(host)
     return host
 
 
-def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
-    """At this interpreter's exit, move the mocks to a detached host if the environment is kept."""
+def keep_after_exit(host: MockHost, root: str, session_id: str, record: Callable[[int], None]) -> None:
+    """At this interpreter's exit, move the mocks to a detached host if the environment is kept.
+
+    `record(pid)` then notes the detached host's pid where other processes look (the session's
+    owner writes it).
+    """
     from preflight_sdk.mocks.detached import keep_on_exit
 
     def wanted() -> bool:
@@ -93,12 +99,6 @@ def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
             and state.state == "running"
             and bool(state.containers)
         )
-
-    def record(pid: int) -> None:
-        state = read_state(root)
-        if state is not None and state.session_id == session_id:
-            mocks = [msgspec.structs.replace(m, pid=pid) for m in state.mocks]
-            write_state(root, msgspec.structs.replace(state, mocks=mocks))
 
     folder = os.path.join(root, STATE_DIR, "mocks")
     keep_on_exit(
@@ -130,7 +130,7 @@ async def serve_mocks(
     *,
     binds: list[str],
     reporter: Reporter,
-    detach_at_exit: bool = False,
+    keep_after_exit: Callable[[MockHost], None] | None = None,
 ) -> tuple[MockHost | None, list[MockSetup]]:
     """Carry out the mocks' part of a plan; return the server this process runs now, and each mock."""
     configs = loaded.config.mocks
@@ -143,7 +143,7 @@ async def serve_mocks(
     if plan.host == "start":
         reporter.step(f"starting {len(configs)} mock(s)", scope="mocks")
         host = await start_mock_host(
-            loaded, session.session_id, binds=binds, ports=plan.ports, detach_at_exit=detach_at_exit
+            loaded, session.session_id, binds=binds, ports=plan.ports, keep_after_exit=keep_after_exit
         )
     elif plan.host == "keep" and host is not None:
         reloaded = {step.name: configs[step.name] for step in plan.mocks if step.action == "reload"}
@@ -207,26 +207,27 @@ async def mocks_alive(records: list[MockRecord]) -> dict[str, bool]:
     return alive
 
 
-async def ensure_mocks(ctx: ProjectContext, reporter: Reporter) -> None:
-    """Make sure every configured mock of the project is served (here or by another process)."""
-    loaded = ctx.require_loaded()
-    session = ctx.require_session()
-    if not loaded.config.mocks or (ctx.mocks is not None and ctx.mocks.running()):
-        return
-    records = session.mocks
+async def mocks_served(loaded: LoadedConfig, records: list[MockRecord]) -> bool:
+    """Whether another process serves every configured mock (each recorded one answers)."""
     alive = await mocks_alive(records) if records else {}
-    if records and all(alive.get(name) for name in loaded.config.mocks):
-        return  # another process serves them
-    reporter.step("mocks are not served any more: starting them in this process", scope="mocks")
-    binds = list((await mock_route(ctx.engine, ctx.engine_target())).binds) if loaded.services else []
-    if ctx.mocks is not None:
-        await ctx.mocks.stop()
-        ctx.mocks = None
-    ctx.mocks = await start_mock_host(
-        loaded,
-        session.session_id,
-        binds=binds,
-        ports={r.name: r.port for r in records},
-        detach_at_exit=ctx.owns_engine,
-    )
-    await ctx.transition(mocks=mock_records(ctx.mocks, loaded))
+    return bool(records) and all(alive.get(name) for name in loaded.config.mocks)
+
+
+async def reset_served_mocks(host: MockHost | None, records: list[MockRecord]) -> None:
+    """Start the mocks' journals, sequences and counters over, wherever they are served.
+
+    A run on a reused environment then sees its mocks as a fresh setup would.
+    """
+    if host is not None and host.running():
+        host.reset()
+        return
+    if not records:
+        return
+    import httpx  # lazy: httpx pulls in click, which `import preflight_sdk` must not
+
+    async with httpx.AsyncClient(timeout=2.0) as client:
+        for mock in records:
+            try:
+                await client.post(f"http://127.0.0.1:{mock.port}/_mock/reset")
+            except httpx.HTTPError:
+                pass  # not served: the run reports the mock's absence itself

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import msgspec
 
+from preflight_sdk.config import LoadedConfig
 from preflight_sdk.core.errors import MockError
 from preflight_sdk.core.redaction import Redactor, redact_recorded
 from preflight_sdk.core.results.mocks import MockRequestsMock, MockRequestsResult
 
-from ..session.context import ProjectContext
+from ..session.state import SessionState
+
+if TYPE_CHECKING:
+    from preflight_sdk.mocks import MockHost
 
 __all__ = ["mock_requests"]
 
 
 async def mock_requests(
-    ctx: ProjectContext, *, mock_name: str | None, since: str | None, clear: bool
+    loaded: LoadedConfig,
+    session: SessionState,
+    host: MockHost | None,
+    *,
+    mock_name: str | None,
+    since: str | None,
+    clear: bool,
 ) -> MockRequestsResult:
-    """Return the recorded requests (see `Project.mock_requests`)."""
-    loaded = await ctx.ensure_loaded(persist=False)
+    """Return the recorded requests (see `Project.mock_requests`), from `host` or the process serving them."""
     names = list(loaded.config.mocks)
     if mock_name is not None and mock_name not in names:
         raise MockError(
@@ -26,11 +37,10 @@ async def mock_requests(
             hint=f"valid mocks: {', '.join(names)}" if names else "declare mocks under `mocks:` in e2e.yaml",
             details={"mock": mock_name, "valid": names},
         )
-    host = ctx.mocks
     if host is not None and host.running():
         result: MockRequestsResult = host.requests(mock_name, since, clear)
         return _redacted(result, loaded.redactor)
-    records = {r.name: r.port for r in ctx.require_session().mocks}
+    records = {r.name: r.port for r in session.mocks}
     if not names or not records:
         raise MockError(
             "the mocks are not running",

@@ -1,4 +1,8 @@
-"""Which engine an environment runs on: the caller's, e2e.yaml's, or the one it was set up on."""
+"""Which engine an environment runs on: the caller's, e2e.yaml's, or the one it was set up on.
+
+`EngineSlot` holds the engine object itself: one a caller handed in (a test's fake), or the one
+its target names, made on first use and made again when the target changes (e2e.yaml edited).
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,41 @@ from preflight_sdk.core.errors import ConfigError
 if TYPE_CHECKING:
     from preflight_sdk.config import LoadedConfig
     from preflight_sdk.config.engine_target import EngineTarget
+    from preflight_sdk.engine.base import Engine
 
     from .state import SessionState
 
-__all__ = ["choose_engine", "engine_record"]
+__all__ = ["EngineSlot", "choose_engine", "engine_record"]
+
+
+class EngineSlot:
+    """The engine of one environment, made when first needed."""
+
+    def __init__(self, engine: Engine | None, override: EngineTarget | None) -> None:
+        self._engine = engine
+        self.override = override  # from the caller (CLI flags, a shard): wins over e2e.yaml
+        self._target: EngineTarget | None = None  # set when the slot chose the engine itself
+
+    @property
+    def owned(self) -> bool:
+        """Whether the slot chose its engine (not one a caller handed in, such as a test's fake)."""
+        return self._engine is None or self._target is not None
+
+    def target(self, loaded: LoadedConfig | None, session: SessionState | None) -> EngineTarget:
+        """The engine to use now (see `choose_engine`)."""
+        return choose_engine(loaded, self.override, session)
+
+    def get(self, loaded: LoadedConfig | None, session: SessionState | None) -> Engine:
+        """The engine object: the one handed in, else the target's, made again when it changed."""
+        if self._engine is not None and self._target is None:
+            return self._engine
+        target = self.target(loaded, session)
+        if self._engine is None or target != self._target:
+            from preflight_sdk.engine.target import create_engine  # lazy: keeps `import preflight_sdk` light
+
+            self._engine = create_engine(target)
+            self._target = target
+        return self._engine
 
 
 def choose_engine(

@@ -1,29 +1,13 @@
-"""`init`: load and validate e2e.yaml and open (or resume) the project's session."""
+"""What `init` answers: what a loaded e2e.yaml declares (`Environment.init` loads it and opens the session)."""
 
 from __future__ import annotations
 
 from preflight_sdk.config import LoadedConfig
-from preflight_sdk.core.errors import StateError
 from preflight_sdk.core.results.lifecycle import InitMock, InitResult, InitService, InitSuite
 
-from .context import ProjectContext
-
-__all__ = ["SCHEMA_VERSION", "describe", "initialize"]
+__all__ = ["SCHEMA_VERSION", "describe"]
 
 SCHEMA_VERSION = "1"
-
-
-async def initialize(ctx: ProjectContext) -> InitResult:
-    """Load the configuration and return what it declares (see `Project.init`)."""
-    loaded, changed = await ctx.load()
-    session = ctx.require_session()
-    if ctx.stale:
-        raise StateError(
-            "e2e.yaml changed while the environment of the previous version is running",
-            hint="call `clean` first (it removes the running containers), then `init` again",
-            details={"configPath": loaded.path, "sessionId": session.session_id, "state": session.state},
-        )
-    return describe(loaded, session.session_id, session.state, reloaded=changed)
 
 
 def describe(loaded: LoadedConfig, session_id: str, state: str, *, reloaded: bool = False) -> InitResult:

@@ -37,7 +37,7 @@ from ..status import running_service
 from .facts import Given, Observed, inspect_images
 from .plan import SetupPlan
 from .port_check import check_host_ports, refuse_loopback_ports
-from .reset import exec_resets, reset_how, reset_reason, restore_volumes, take_snapshot
+from .reset import after_setup, exec_resets, reset_how, reset_reason, restore_volumes, take_snapshot
 from .room import create_network, make_room, remove_leftovers, remove_retired
 from .signals import terminate_as_interrupt
 from .start import Started, start_services
@@ -100,7 +100,7 @@ async def carry_out(
             host,
             binds=observed.mock_binds,
             reporter=reporter,
-            detach_at_exit=given.detach_mocks,
+            keep_after_exit=given.keep_after_exit,
         )
 
     if not plan.fresh:
@@ -178,13 +178,7 @@ async def carry_out(
     use = EnvironmentUse(set_up_by=session.set_up_by, runs_served=session.runs_served, reset=reset)
     after = msgspec.structs.replace(
         session,
-        **(
-            {"set_up_by": None, "runs_served": 0, "served_by": None, "resets": 0}
-            if plan.fresh
-            else {"served_by": None, "resets": session.resets + 1}
-            if reset is not None
-            else {}
-        ),
+        **after_setup(session, fresh=plan.fresh, reset=reset),
         state="running",
         network=started.network if plan.fresh else session.network,
         containers=[records[s.name] for s in loaded.services if s.name in records],

@@ -8,7 +8,7 @@ running containers, the mocks' ports) into `Observed`, the only input of plannin
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,9 @@ class Given:
 
     `mocks`: the mock server this process runs (None when it runs none); `stale`: e2e.yaml changed
     while the environment of its previous version runs; `engine_fields`: the session fields that
-    name the engine (`engine_host`, `engine_context`).
+    name the engine (`engine_host`, `engine_context`); `keep_after_exit`: what to do with a mock
+    host this setup starts so that a kept environment's mocks outlive this process (None: nothing,
+    as on an engine a caller handed in).
     """
 
     loaded: LoadedConfig
@@ -46,7 +48,7 @@ class Given:
     mocks: MockHost | None
     stale: bool
     engine_fields: dict[str, Any]
-    detach_mocks: bool = False
+    keep_after_exit: Callable[[MockHost], None] | None = None
 
 
 class Observed(msgspec.Struct, frozen=True, kw_only=True):

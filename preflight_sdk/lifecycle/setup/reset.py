@@ -15,6 +15,11 @@ gets a reset step from its `reset:` (see docs/setup-plan.md, "Reset between runs
 
 The steps that start containers go through the same start as any setup (`start_services`), so
 independent resets run at the same time and a job waits for the services it depends on.
+
+The bookkeeping that decides whether a reset is due lives here too, as pure functions over the
+session: `served_by` (a run is about to use the environment: the next run resets it),
+`after_setup` (a setup or a reset left it as setup does: no reset is due), and `reset_reason`
+(why one is due now). `Environment` persists what they return.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from preflight_sdk.config import LoadedConfig, ServiceConfig
 from preflight_sdk.config.reset_rules import named_volumes
 from preflight_sdk.core.errors import EnvironmentError_, single_error
 from preflight_sdk.core.redaction import Redactor
-from preflight_sdk.core.results.lifecycle import ResetHow
+from preflight_sdk.core.results.lifecycle import EnvironmentUse, ResetHow, SetupResult
 from preflight_sdk.engine.base import ContainerSpec, Engine
 
 from ..session.state import SessionState
@@ -74,6 +79,30 @@ def reset_how(service: ServiceConfig) -> ResetHow | None:
     if isinstance(reset, str):
         return reset
     return "exec" if reset.exec is not None else "jobs"
+
+
+def served_by(session: SessionState, run_id: str, setup: SetupResult) -> tuple[SessionState, SetupResult]:
+    """The session once run `run_id` uses the environment `setup` brought up to date, and `setup`
+    saying which run set the environment up and how many runs it served before this one.
+
+    Recorded before the suites run (a run that dies halfway has still used it), so the next run,
+    from any process, resets what this one may change.
+    """
+    if setup.environment is None:  # a fresh environment: this run sets it up
+        session = msgspec.structs.replace(session, set_up_by=run_id, runs_served=0)
+    use = setup.environment or EnvironmentUse(set_up_by=run_id)
+    served = msgspec.structs.replace(session, served_by=run_id, runs_served=session.runs_served + 1)
+    return served, msgspec.structs.replace(setup, environment=use)
+
+
+def after_setup(session: SessionState, *, fresh: bool, reset: str | None) -> dict[str, object]:
+    """The bookkeeping fields of the session after a setup: all cleared by a fresh one, the run
+    served cleared (and the resets counted) by a reset, unchanged otherwise."""
+    if fresh:
+        return {"set_up_by": None, "runs_served": 0, "served_by": None, "resets": 0}
+    if reset is not None:
+        return {"served_by": None, "resets": session.resets + 1}
+    return {}
 
 
 def reset_reason(session: SessionState) -> str | None:

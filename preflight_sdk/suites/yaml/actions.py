@@ -17,7 +17,6 @@ from preflight_sdk.config.testfile import ExecStep, FileStep, PortStep, ProcessS
 from preflight_sdk.core.assertions import AssertionResult, check, compare_count, result_at
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import PreflightError
-from preflight_sdk.lifecycle.health.probe import NetworkProber
 
 from ..environment import RunEnvironment
 from ..outcome import StepOutcome
@@ -135,7 +134,7 @@ async def wait_healthy(env: RunEnvironment, step: WaitHealthy) -> StepOutcome:
     """Wait until each service's configured health probe passes (`waitHealthy`)."""
     started = time.perf_counter()
     deadline = parse_duration(step.timeout)
-    prober = NetworkProber()
+    prober = env.prober
     names = [step.service] if step.service else list(env.services)
     for name in names:
         endpoint = env.services.get(name)

@@ -19,7 +19,7 @@ from preflight_sdk.engine.inspect import (
 )
 from preflight_sdk.engine.output import removal_outcomes
 from preflight_sdk.engine.podman import host_address, mend_log_line, publish_arg
-from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.environment import Environment
 
 
 @pytest.mark.parametrize(
@@ -47,11 +47,11 @@ def test_the_host_address_is_never_loopback() -> None:
     assert address is None or not address.startswith("127.")
 
 
-def _context(tmp_path: Path, engine: str | None) -> ProjectContext:
+def _context(tmp_path: Path, engine: str | None) -> Environment:
     (tmp_path / "e2e.yaml").write_text(
         "project: {name: p}\n" + (f"engine: {engine}\n" if engine else "") + "mocks: {m: {port: 0}}\n"
     )
-    return ProjectContext(tmp_path, None, None)
+    return Environment(tmp_path, None, None)
 
 
 @pytest.mark.anyio

@@ -12,7 +12,7 @@ from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import ConfigError
 from preflight_sdk.engine.swarm import SwarmEngine
 from preflight_sdk.engine.swarm_text import latest_tasks, mount_arg, publish_arg, service_info
-from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.environment import Environment
 
 SERVICE: dict[str, Any] = {
     "ID": "2tx0ynowvs45k282wyjxwzf8t",
@@ -124,10 +124,10 @@ def test_ports_are_published_on_the_node_that_runs_the_task() -> None:
     assert publish_arg(8080, 9000) == "mode=host,target=8080,published=9000"
 
 
-def _context(tmp_path: Path, text: str, target: EngineTarget | None = None) -> ProjectContext:
+def _context(tmp_path: Path, text: str, target: EngineTarget | None = None) -> Environment:
     (tmp_path / "e2e.yaml").write_text(f"project: {{name: t}}\n{text}\n")
-    ctx = ProjectContext(tmp_path, None, None, target)
-    ctx.loaded = load_config(tmp_path / "e2e.yaml")
+    ctx = Environment(tmp_path, None, None, target)
+    ctx._loaded = load_config(tmp_path / "e2e.yaml")  # as its first load would
     return ctx
 
 

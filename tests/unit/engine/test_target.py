@@ -11,14 +11,14 @@ from preflight_sdk.config import load_config
 from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import ConfigError
 from preflight_sdk.engine.docker import DockerEngine
-from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.environment import Environment
 from preflight_sdk.lifecycle.session.state import SessionState
 
 
-def _context(tmp_path: Path, engine: str, target: EngineTarget | None = None) -> ProjectContext:
+def _context(tmp_path: Path, engine: str, target: EngineTarget | None = None) -> Environment:
     (tmp_path / "e2e.yaml").write_text(f"project: {{name: t}}\n{engine}\n")
-    ctx = ProjectContext(tmp_path, None, None, target)
-    ctx.loaded = load_config(tmp_path / "e2e.yaml")
+    ctx = Environment(tmp_path, None, None, target)
+    ctx._loaded = load_config(tmp_path / "e2e.yaml")  # as its first load would
     return ctx
 
 
@@ -68,15 +68,15 @@ def test_a_running_environment_stays_on_the_engine_it_was_set_up_on(
         project="t", session_id="s1", state="running", config_path="", config_digest="",
         engine_host="tcp://10.0.0.5:2375",
     )  # fmt: skip
-    ctx.session = session
+    ctx._session = session
     target = ctx.engine_target()
     assert (target.host, target.mock_host) == ("tcp://10.0.0.5:2375", "10.0.0.1")
     assert ctx.engine_record() == {"engine_host": "tcp://10.0.0.5:2375", "engine_context": None}
     # The caller's engine still wins; a cleaned session no longer names one.
-    ctx._target_override = EngineTarget(context="ci")
+    ctx._engines.override = EngineTarget(context="ci")
     assert ctx.engine_target().context == "ci" and ctx.engine_target().host is None
-    ctx._target_override = None
-    ctx.session = msgspec.structs.replace(session, state="stopped")
+    ctx._engines.override = None
+    ctx._session = msgspec.structs.replace(session, state="stopped")
     assert ctx.engine_target().is_default
     # DOCKER_HOST at setup is recorded like a host given to it.
     monkeypatch.setenv("DOCKER_HOST", "ssh://ci@builder")

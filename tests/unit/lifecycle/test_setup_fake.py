@@ -312,7 +312,7 @@ async def test_a_second_process_changing_the_same_checkout_waits_then_gives_up(
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
             project = Project.open(root, engine=engine)
-            project._ctx.lock_wait = 0.3
+            project._env.lock_wait = 0.3
             events: list[str] = []
             with pytest.raises(PreflightError) as caught:
                 await project.setup(progress=lambda e: events.append(e.message))

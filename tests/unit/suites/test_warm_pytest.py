@@ -131,7 +131,7 @@ async def test_warm_runs_match_cold_ones_see_every_edit_and_stop_on_clean(
         cold, warm_suites = await run(project, parallel=True)
         assert warm_suites == []
         cold_pid = seen(root, "test_one")["pid"]
-        [server] = await ready(project._ctx.pytest_servers)  # one interpreter and environment: one server
+        [server] = await ready(project._env.pytest_servers)  # one interpreter and environment: one server
 
         # Both suites at once, each in its own child of the one server: the same cases as cold.
         warm, warm_suites = await run(project, parallel=True)
@@ -149,20 +149,20 @@ async def test_warm_runs_match_cold_ones_see_every_edit_and_stop_on_clean(
         assert warm_suites == ["one"]
         assert ("tests/test_one.py::test_passes", "passed", None, None) in cases(edited)
         assert seen(root, "test_one")["traceparent"] != first["traceparent"]
-        assert project._ctx.pytest_servers is not None and project._ctx.pytest_servers.ready_pids == [server]
+        assert project._env.pytest_servers is not None and project._env.pytest_servers.ready_pids == [server]
 
         # Another environment is another server: this run is cold, and the variable arrives.
         monkeypatch.setenv("WARM_FLAG", "changed")
         changed, warm_suites = await run(project, filter="one")
         assert warm_suites == []
         assert seen(root, "test_one")["flag"] == "changed"
-        pids = await ready(project._ctx.pytest_servers, 2)
+        pids = await ready(project._env.pytest_servers, 2)
         again, warm_suites = await run(project, filter="one")
         assert warm_suites == ["one"] and seen(root, "test_one")["flag"] == "changed"
         assert cases(again) == cases(changed)
     finally:
         await project.clean()
-    assert project._ctx.pytest_servers is None
+    assert project._env.pytest_servers is None
     assert await all_gone(*pids)
 
 
@@ -202,7 +202,7 @@ async def test_an_edited_module_of_the_server_restarts_it(
     project = Project.open(root, engine=no_docker())
     try:
         await run(project)
-        [old] = await ready(project._ctx.pytest_servers)
+        [old] = await ready(project._env.pytest_servers)
         warm, warm_suites = await run(project)
         assert warm_suites == ["py"] and warm.status == "passed", warm.suites[0].error
 
@@ -212,7 +212,7 @@ async def test_an_edited_module_of_the_server_restarts_it(
         [case] = cold.suites[0].cases
         assert case.failure is not None and "'edited' == 'one'" in case.failure.error
         assert await all_gone(old)
-        [new] = await ready(project._ctx.pytest_servers)
+        [new] = await ready(project._env.pytest_servers)
         assert new != old
         warm, warm_suites = await run(project)
         assert warm_suites == ["py"]
@@ -339,7 +339,7 @@ async def test_only_a_kept_environment_in_a_process_that_stays_keeps_pytest_warm
         project.keep_warm = keep_warm
         try:
             await project.run(keep=keep)
-            return project._ctx.pytest_servers
+            return project._env.pytest_servers
         finally:
             await project.clean()
 
