@@ -13,7 +13,7 @@ from preflight_sdk.config import load_config
 from preflight_sdk.config.compose import load_compose
 from preflight_sdk.config.compose.decisions import DECISIONS
 from preflight_sdk.config.compose.schema import compose_schema
-from preflight_sdk.lifecycle.specs import container_spec
+from preflight_sdk.lifecycle.setup.specs import container_spec
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "compose.md"
 BASE = {"image": "preflight-base/busybox"}
