@@ -200,6 +200,7 @@ async def carry_out(
         mocks=mocks,
         total_duration=int((anyio.current_time() - begun) * 1000),
         environment=None if plan.fresh else use,
+        warnings=list(loaded.warnings),  # what the configuration set aside or hands the host
     )
     if plan.fresh:
         reporter.emit("done", f"environment ready in {result.total_duration} ms", status="ok")
