@@ -25,8 +25,8 @@ from preflight_sdk.core.progress import ProgressSink, Reporter
 from preflight_sdk.core.results.lifecycle import SetupResult
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.tracing import current_parent, new_span_id, new_trace_id
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.filelock import project_lock
+from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.session.filelock import project_lock
 from preflight_sdk.store import RunStore, StoreError, StoreReplaced, new_run_id
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.orchestrator import TestPlan, partial_result, run_suites, select_suites

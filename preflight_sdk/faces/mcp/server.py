@@ -35,8 +35,8 @@ from .list_cache import ListCache
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .replies import tool_reply as _reply
 from .schemas import CONFIG_FILE, PROJECT_PATH, ToolSpec, build_tools
-from .task_state import TASK_OPERATIONS
-from .tasks import install_tasks
+from .tasks.state import TASK_OPERATIONS
+from .tasks.wire import install_tasks
 from .verify_guard import check_verify_source
 
 __all__ = ["SERVER_NAME", "STARTS_ENVIRONMENT", "STOPS_ENVIRONMENT", "PreflightMcp", "build_server"]
@@ -262,7 +262,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=None if spec.read_only else spec.idempotent,
             open_world_hint=spec.open_world,
         ),
-        # Clients of the 2025-11-25 tasks may call a long tool as a task (see mcp_tasks).
+        # Clients of the 2025-11-25 tasks may call a long tool as a task (see tasks/wire.py).
         execution=types.ToolExecution(task_support="optional")
         if spec.operation.name in TASK_OPERATIONS and spec.alias is None
         else None,
