@@ -204,6 +204,11 @@ class Project:
         await self._ctx.stop_pytest_servers()
         await clean_on_exit(self._ctx)
 
+    async def _stop_runs(self, reason: str) -> None:
+        """End the runs this object owns as `interrupted`, saying `reason` (its face shuts down)."""
+        if "_runs" in vars(self):  # a supervisor was started (`_runs` is cached on first use)
+            await self._runs.shutdown(reason)
+
     # -- operations --------------------------------------------------------------------------
 
     @operation(title="Load the project", idempotent=True, group="environment")
