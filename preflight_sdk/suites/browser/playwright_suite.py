@@ -32,11 +32,11 @@ from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.results.browser import BrowserEvidence
 from preflight_sdk.core.results.run import AttemptResult, CaseResult, SuiteResult
+from preflight_sdk.processes.groups import ProcessGroups
 
-from ...lifecycle.process_groups import ProcessGroups
 from ..cases import failure_from_text, window_diagnostics
+from ..commands.process_run import DEFAULT_TIMEOUT, Ran, execute, seconds_text, suite_environment, tail
 from ..context import RunContext, case_id
-from ..process_run import DEFAULT_TIMEOUT, Ran, execute, seconds_text, suite_environment, tail
 from ..retry import suite_policy
 from .evidence import DOM_CHARS
 from .host import CHROMIUM_ARGS, find_chromium
