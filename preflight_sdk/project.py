@@ -284,6 +284,8 @@ class Project:
         timeout: str | None = None,
         wait: str | None = None,
         idempotency_key: str | None = None,
+        record: str | None = None,
+        upstream: str | None = None,
         progress: ProgressArg = None,
     ) -> SetupResult:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
@@ -300,6 +302,10 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
+            record: mocks to record, comma-separated, as for `run`: until `clean` (or this
+                process's exit, or the next `run`), each forwards what its e2e.yaml routes do not
+                answer to its real upstream; then what it answered is written as its routes.
+            upstream: the real service to record from (see `run`).
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -313,14 +319,21 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
+        from preflight_sdk.lifecycle.recording import begin_recording
         from preflight_sdk.lifecycle.up import bring_up_to_date
 
+        recording = await self._record_request(record, upstream, sharded=False)
+
         async def body(reporter: Reporter) -> SetupResult:
-            return await bring_up_to_date(
+            done = await bring_up_to_date(
                 self._ctx, build=False, fresh=False, timeout=timeout, reporter=reporter
             )
+            if recording is not None:
+                await begin_recording(self._ctx, recording, owner="setup", reporter=reporter)
+            return done
 
-        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=[timeout])
+        parts = [timeout] + ([recording.upstreams] if recording is not None else [])
+        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=parts)
         if isinstance(outcome, SetupResult):
             # What the configuration set aside (compose keys), said with every environment started.
             loaded = self._ctx.loaded
@@ -466,6 +479,8 @@ class Project:
         wait: str | None = None,
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
+        record: str | None = None,
+        upstream: str | None = None,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -491,6 +506,12 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
+            record: mocks to record, comma-separated (e.g. "payments"): each forwards every request
+                its e2e.yaml routes do not answer to its real upstream, answers with what that said,
+                and when the run ends what it answered is written as routes to
+                `e2e.recorded/<mock>.yaml`, which every later run replays (e2e.yaml's routes first).
+            upstream: the real service to record from: its base URL when one mock records, else
+                `mock=URL` pairs, comma-separated (default: each mock's `proxy:`).
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -499,6 +520,7 @@ class Project:
             `setup.environment`: the run that set a kept environment up, the runs it served, why
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
+            `recordings`: each mock that recorded (routes added, replaced, unchanged) or replayed.
 
         Example:
             `await project.run(filter="orders")`
@@ -506,9 +528,11 @@ class Project:
         Tips:
             Call it again after changing code: only what changed is rebuilt. Read each
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
-            the same code. resume_run re-runs only what did not pass.
+            the same code. resume_run re-runs only what did not pass. Record once with the real
+            service reachable, then run without it: the recorded routes answer.
         """
-        prepare = self._prepare_run(keep=keep, fresh=fresh)
+        recording = await self._record_request(record, upstream, sharded=shards is not None)
+        prepare = self._prepare_run(keep=keep, fresh=fresh, record=recording)
 
         async def after() -> None:
             if not keep:
@@ -525,8 +549,9 @@ class Project:
             return await self._test_run(
                 ids, parallel, wait, idempotency_key, progress, shards=specs, fresh=fresh, parts=parts
             )
+        parts = [keep, fresh] + ([recording.upstreams] if recording is not None else [])
         return await self._test_run(
-            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=[keep, fresh]
+            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=parts
         )
 
     async def watch(
@@ -685,10 +710,26 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
-    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
+    async def _record_request(self, record: str | None, upstream: str | None, *, sharded: bool) -> Any:
+        """The mocks a run or setup records, checked against e2e.yaml before anything starts."""
+        if not record and not upstream:
+            return None
+        if sharded:
+            raise InputError(
+                "`record` and `shards` do not go together", hint="record in a run without shards"
+            )
+        from .lifecycle.recording import record_request
+
+        return record_request(await self._ctx.ensure_loaded(persist=False), record, upstream)
+
+    def _prepare_run(
+        self, *, keep: bool, fresh: bool, record: Any = None
+    ) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
         """What a test run does before its suites: the environment brought up to date (and reset
-        when an earlier run used it), the mocks reset, the run recorded as using it."""
+        when an earlier run used it), the mocks reset (and recording when asked), the run recorded
+        as using it."""
         from .lifecycle.process_groups import stop_groups
+        from .lifecycle.recording import begin_recording
         from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
 
         async def prepare(reporter: Reporter, run_id: str) -> SetupResult:
@@ -699,6 +740,7 @@ class Project:
                 self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True, reset=True
             )
             await reset_mocks(self._ctx)
+            await begin_recording(self._ctx, record, owner=run_id, reporter=reporter)
             done = await serve_run(self._ctx, run_id, done)
             if keep and self.keep_warm and self._ctx.pytest_servers is None:
                 from preflight_sdk.suites.warm_pytest import WarmPytest, warm_enabled

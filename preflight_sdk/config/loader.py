@@ -31,6 +31,7 @@ from .compose_source import apply_compose
 from .dotenv import read_dotenv
 from .interpolate import interpolate
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
+from .recorded import attach_recorded
 from .rules import check_rules
 from .steps import check_steps
 from .testfile import TestFile
@@ -234,7 +235,6 @@ def load_config(
     composed = apply_compose(data, config_path.parent, merged_env, file)
     problems.extend(composed.problems)
     sources = composed.sources
-    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
     check_rules(data, validator, root=config_path.parent)
@@ -243,6 +243,12 @@ def load_config(
     if problems:
         raise _invalid(file, problems)
     config = _convert(data, file)
+    # The mocks' recorded routes (after the hand-written ones) and body files: sources too.
+    config, recorded = attach_recorded(config, config_path, validator)
+    if validator.problems:
+        raise _invalid(file, validator.problems)
+    sources = [*sources, *recorded]
+    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     return LoadedConfig(
         config=config,
         path=file,

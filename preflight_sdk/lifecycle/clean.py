@@ -22,6 +22,7 @@ from .context import ProjectContext
 from .inputs import read_record
 from .labels import LABEL_MANAGED, LABEL_ROOT
 from .process_groups import stop_groups
+from .recording import end_setup_recording
 from .specs import network_name
 from .state import SessionState, read_state, remove_state
 
@@ -35,6 +36,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     labelled = ctx.loaded.label_root if ctx.loaded is not None else root
     state_root = ctx.loaded.state_root if ctx.loaded is not None else root
     session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
+    recordings = await end_setup_recording(ctx)  # written before the mocks stop
     mocks = await stop_mocks(ctx)
     await ctx.stop_pytest_servers()
     try:
@@ -67,6 +69,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
         networks=networks,
         session_removed=removed,
         images=images_removed,
+        recordings=recordings,
     )
 
 
