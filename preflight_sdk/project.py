@@ -34,6 +34,7 @@ from preflight_sdk.core.results.lifecycle import (
     StatusResult,
 )
 from preflight_sdk.core.results.mocks import MockRequestsResult
+from preflight_sdk.core.results.recording import MockCheckResult
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
 from preflight_sdk.core.results.saved import (
@@ -1108,6 +1109,47 @@ class Project:
         from preflight_sdk.lifecycle.mockrequests import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
+
+    @operation(title="Check a mock against its real service", open_world=True, group="environment")
+    async def check_mock(
+        self,
+        mock_name: str,
+        upstream: str | None = None,
+        headers: list[str] | None = None,
+        timeout: str = "10s",
+    ) -> MockCheckResult:
+        """Send each route of a mock (recorded and hand-written) to the real service it stands in for, and report drift.
+
+        Each route's request is rebuilt from its recorded example (or, for a hand-written route,
+        its literal path and `when` values) and sent as it is, POSTs included: point it at a test
+        account. The real answer is compared with the route's: status, content type, and the JSON
+        shape (fields added, removed or of another type; values are not compared). Needs no
+        running environment.
+
+        Args:
+            mock_name: the mock, by its name in e2e.yaml.
+            upstream: the real service's base URL (default: where the routes were recorded from,
+                else the mock's `proxy:`).
+            headers: headers to send with every request, each "Name: value" (credentials: they
+                are never shown back), e.g. ["Authorization: Bearer sk_test_…"].
+            timeout: how long each request may take, e.g. "10s" (at most 2m).
+
+        Returns:
+            status (ok, drift, error), a summary, and per route: its request, status (ok, drift,
+            error, skipped and why), the upstream's HTTP status and each difference (kind, JSON
+            path, the route's and the upstream's status, media type or JSON type).
+
+        Example:
+            `await project.check_mock("payments", headers=["Authorization: Bearer sk_test_123"])`
+
+        Tips:
+            drift on a recorded route: record it again (a run with `record`); on a hand-written
+            one: update the route in e2e.yaml. The CLI exits 1 unless ok.
+        """
+        from preflight_sdk.lifecycle.mock_check import check_mock as _check
+
+        loaded = await self._ctx.ensure_loaded(persist=False)
+        return await _check(loaded, mock_name, upstream=upstream, headers=headers, timeout=timeout)
 
     @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(

@@ -33,6 +33,7 @@ from .interpolate import interpolate
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .recorded import attach_recorded
 from .rules import check_rules
+from .sent_secrets import sent_variables
 from .steps import check_steps
 from .testfile import TestFile
 from .validate import Validator, describe_type
@@ -69,6 +70,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
             None for the project's own environment.
         warnings: what was read but set aside (compose keys that cannot change what a test
             sees), once per key and file; every face shows them.
+        sent_secrets: the values YAML suites send under secret names (see `sent_secrets`),
+            found once at load: part of the redaction policy.
     """
 
     config: ProjectConfig
@@ -81,6 +84,7 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     sources: list[str] = msgspec.field(default_factory=list)
     shard: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
+    sent_secrets: tuple[str, ...] = ()
 
     @property
     def label_root(self) -> str:
@@ -106,8 +110,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     def redactor(self) -> Redactor:
         """The redaction policy of this project: the built-in names plus its `redact:` list, and the
         values of its secret-named variables (services' `environment:` and build `args:`, suites'
-        and the MCP server's `env:`, `name=value` pairs in suites' commands), masked wherever they
-        appear."""
+        and the MCP server's `env:`, `name=value` pairs in suites' commands, what YAML suites send
+        under secret names), masked wherever they appear."""
         names = redactor_for(tuple(self.config.redact))
         variables: list[Mapping[str, Any]] = [s.container.environment for s in self.services]
         variables += [s.build.args for s in self.services]
@@ -117,7 +121,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         commands = [
             s.command if isinstance(s.command, str) else " ".join(s.command or ()) for s in self.suites
         ]
-        return redactor_for(tuple(self.config.redact), tuple(secret_values(names, variables, commands)))
+        found = secret_values(names, variables, commands)
+        return redactor_for(tuple(self.config.redact), (*found, *self.sent_secrets))
 
     def resolve(self, relative: str) -> Path:
         """Return `relative` as an absolute path against the e2e.yaml directory."""
@@ -259,6 +264,9 @@ def load_config(
         test_files=test_files,
         sources=sources,
         warnings=composed.warnings,
+        sent_secrets=tuple(
+            secret_values(redactor_for(tuple(config.redact)), sent_variables(test_files.values()))
+        ),
     )
 
 

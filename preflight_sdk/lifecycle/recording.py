@@ -36,6 +36,7 @@ __all__ = [
     "ActiveRecording",
     "RecordRequest",
     "begin_recording",
+    "checked_url",
     "end_recording",
     "end_setup_recording",
     "finish_run_recordings",
@@ -101,7 +102,7 @@ def record_request(loaded: LoadedConfig, record: str | None, upstream: str | Non
                 f"`mocks.{name}.proxy` in e2e.yaml",
                 details={"mock": name},
             )
-        upstreams[name] = _checked_url(url, name).rstrip("/")
+        upstreams[name] = checked_url(url, name).rstrip("/")
     return RecordRequest(upstreams=upstreams)
 
 
@@ -130,7 +131,8 @@ def _upstreams(names: list[str], upstream: str | None) -> dict[str, str]:
     return pairs
 
 
-def _checked_url(url: str, mock: str) -> str:
+def checked_url(url: str, mock: str) -> str:
+    """`url` when it is an http(s) URL with a host (`INVALID_INPUT` otherwise)."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018  (a port that is not a number raises here)

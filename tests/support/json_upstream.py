@@ -6,7 +6,8 @@ must not keep: a `Date`, an `X-Request-Id`, a `created` epoch, a `createdAt` tim
 UUID. A fresh process starts its counters again, so two recordings of the same calls on two
 fresh processes differ only in that noise.
 
-    POST /v1/charges {amount, sku}   201 {id: ch_<n>, amount, sku, status, created, createdAt, requestId}
+    POST /v1/charges {amount, sku, source}
+                                     201 {id: ch_<n>, amount, sku, source, status, created, createdAt, requestId}
                                      402 when amount > 1000; 401 without `Authorization: Bearer sk_…`
     GET  /v1/charges/<id>            200 the charge, 404 when unknown
     GET  /v1/balance                 200 {available, currency, calls: <n-th call>}
@@ -98,6 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             "id": f"ch_{number}",
             "amount": amount,
             "sku": body.get("sku"),
+            "source": body.get("source"),
             "status": "captured",
             "created": int(now),
             "createdAt": datetime.fromtimestamp(now, UTC).isoformat(timespec="seconds"),

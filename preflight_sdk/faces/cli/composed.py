@@ -46,6 +46,10 @@ def add_composed(group: click.Group, registry: Registry) -> None:
         from .runs import runs_group
 
         group.add_command(runs_group(ops))
+    if "check_mock" in ops:
+        from .mocks import mocks_group
+
+        group.add_command(mocks_group(ops))
 
 
 def _settings(ctx: click.Context) -> Settings:

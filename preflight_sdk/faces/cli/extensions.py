@@ -14,7 +14,7 @@ import click
 
 from .params import Extension
 
-__all__ = ["EXTENSIONS", "OPEN_REPORT", "SHARD_ON"]
+__all__ = ["EXTENSIONS", "HEADER", "OPEN_REPORT", "SHARD_ON"]
 
 
 def _self(value: Any, args: dict[str, Any]) -> None:
@@ -77,6 +77,24 @@ OPEN_REPORT = Extension(
 )
 
 
+def _header(value: Any, args: dict[str, Any]) -> None:
+    """`--header "Name: value"` (repeatable): the readable `--headers`."""
+    if value:
+        args["headers"] = [*args.get("headers", []), *value]
+
+
+HEADER = Extension(
+    option=click.Option(
+        ["--header", "-H", "header"],
+        multiple=True,
+        metavar='"NAME: VALUE"',
+        help='A header for every request sent, e.g. -H "Authorization: Bearer sk_test_…" (repeatable).',
+    ),
+    apply=_header,
+    replaces="headers",
+)
+
+
 EXTENSIONS: dict[str, tuple[Extension, ...]] = {
     # `preflight test --shard-on local,ssh://ci@builder` (and `preflight run`): the readable `--shards`.
     "run": (SHARD_ON,),
@@ -92,6 +110,8 @@ EXTENSIONS: dict[str, tuple[Extension, ...]] = {
             apply=_written_before,
         ),
     ),
+    # `preflight mocks check payments -H "Authorization: Bearer …"`: the readable `--headers`.
+    "check_mock": (HEADER,),
     # `preflight runs show ID --open` (and `preflight get-run ID --open`): the run's page in a browser.
     "get_run": (OPEN_REPORT,),
     # `preflight verify --self`: the spelling users know for `--self-check`.

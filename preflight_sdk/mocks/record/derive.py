@@ -187,9 +187,7 @@ def _route(
     while len(answers) > 1 and answers[-1] == answers[-2]:
         answers.pop()  # the last answer repeats by itself
     first = members[0]
-    example_body = (
-        first.body if first.body is not None and not conditions and len(_key(first.body)) <= 2048 else None
-    )
+    example_body = first.body if first.body is not None and len(_key(first.body)) <= 2048 else None
     origin = RecordedOrigin(at=at, example=first.target, calls=len(members))
     if example_body is not None:
         origin = msgspec.structs.replace(origin, example_body=example_body)

@@ -7,16 +7,16 @@ answered a failing case's request says it was recorded, and when (see `recorded_
 
 from __future__ import annotations
 
-from preflight_sdk.core.results.recording import MockCheckResult, MockRecording, RouteCheck
+from preflight_sdk.core.results.recording import Difference, MockCheckResult, MockRecording, RouteCheck
 
 from ..kit import MARKS, badge, esc, plural, row, shorten, table, wrap
 from . import renders
 
-__all__ = ["recorded_note", "recording_html", "recording_lines", "render_mock_check"]
+__all__ = ["difference_text", "recorded_note", "recording_html", "recording_lines", "render_mock_check"]
 
 
 def recorded_note(recorded: str | None) -> str:
-    """` (recorded 2026-11-30)`: the note beside a route that was recorded; empty for a hand-written one."""
+    """` (recorded 2026-11-30 10:00)`: the note beside a recorded route; empty for a hand-written one."""
     return f" (recorded {recorded[:16].replace('T', ' ')})" if recorded else ""
 
 
@@ -41,10 +41,8 @@ def recording_lines(recordings: list[MockRecording]) -> list[str]:
     lines: list[str] = []
     for r in recordings:
         lines.append(f"mock {r.mock}: {_what(r)}")
-        for label in r.added[:5]:
-            lines.append(f"    + {shorten(label, 120)}")
-        for label in r.replaced[:5]:
-            lines.append(f"    ~ {shorten(label, 120)}")
+        lines += [f"    + {shorten(label, 120)}" for label in r.added[:5]]
+        lines += [f"    ~ {shorten(label, 120)}" for label in r.replaced[:5]]
         if r.error is not None:
             lines.append(f"    ! [{r.error.code}] {shorten(r.error.message, 200)}")
     return lines
@@ -56,9 +54,8 @@ def recording_html(recordings: list[MockRecording]) -> str:
         return ""
     rows = []
     for r in recordings:
-        changes = "".join(f"<div>+ {esc(a)}</div>" for a in r.added) + "".join(
-            f"<div>~ {esc(a)}</div>" for a in r.replaced
-        )
+        changes = "".join(f"<div>+ {esc(a)}</div>" for a in r.added)
+        changes += "".join(f"<div>~ {esc(a)}</div>" for a in r.replaced)
         error = (
             f'<div style="color:#cf222e">[{esc(r.error.code)}] {esc(r.error.message)}</div>'
             if r.error
@@ -73,39 +70,42 @@ def recording_html(recordings: list[MockRecording]) -> str:
     return table(["mock", "routes", "what happened"], rows, cls="pf-recordings")
 
 
+def difference_text(d: Difference) -> str:
+    """`$.amount: number → string`, `added $.fee (number)`, `status 200 → 404`."""
+    if d.kind == "added":
+        return f"added {d.path} ({d.actual})"
+    if d.kind == "removed":
+        return f"removed {d.path} (was {d.expected})"
+    if d.kind == "type":
+        return f"{d.path}: {d.expected} → {d.actual}"
+    label = "status" if d.kind == "status" else "content type"
+    return f"{label} {d.expected} → {d.actual}"
+
+
 def _check_line(route: RouteCheck) -> str:
     mark = {"ok": MARKS["passed"], "drift": MARKS["failed"], "error": "!", "skipped": "-"}[route.status]
-    first = route.differences[0] if route.differences else None
     what = route.reason or ""
-    if first is not None:
-        where = f" {first.path}" if first.path else ""
-        what = f"{first.kind}{where}: route {first.expected!r}, upstream {first.actual!r}"
-        if len(route.differences) > 1:
-            what += f" (+{len(route.differences) - 1} more)"
-    return f"{mark} {route.route}  {route.status}  {shorten(what, 140)}"
+    if route.differences:
+        what = "; ".join(difference_text(d) for d in route.differences[:3])
+        if len(route.differences) > 3:
+            what += f" (+{len(route.differences) - 3} more)"
+    return f"{mark} {route.route}  {route.status}  {shorten(what, 160)}"
+
+
+def _check_row(r: RouteCheck) -> str:
+    state = "passed" if r.status == "ok" else "failed" if r.status == "drift" else "skipped"
+    found = "".join(f"<div>{esc(difference_text(d))}</div>" for d in r.differences) or esc(r.reason or "")
+    return row(
+        [badge(state, r.status), f"<code>{esc(r.route)}</code> <small>{esc(r.source)}</small>", found],
+        cls=f"pf-check-{r.status}",
+    )
 
 
 @renders(MockCheckResult)
 def render_mock_check(result: MockCheckResult) -> tuple[str, str]:
     """`(text, html)` for check_mock: the summary, then one line per route."""
     text = "\n".join([result.summary, *(_check_line(r) for r in result.routes)])
-    rows = (
-        row(
-            [
-                badge(
-                    "passed" if r.status == "ok" else "failed" if r.status == "drift" else "skipped", r.status
-                ),
-                f"<code>{esc(r.route)}</code> <small>{esc(r.source)}</small>",
-                "".join(
-                    f"<div>{esc(d.kind)} <code>{esc(d.path or '')}</code>: "
-                    f"{esc(repr(d.expected))} → {esc(repr(d.actual))}</div>"
-                    for d in r.differences
-                )
-                or esc(r.reason or ""),
-            ],
-            cls=f"pf-check-{r.status}",
-        )
-        for r in result.routes
+    html = f"<div><b>{esc(result.summary)}</b></div>" + table(
+        ["", "route", "differences"], [_check_row(r) for r in result.routes]
     )
-    html = f"<div><b>{esc(result.summary)}</b></div>" + table(["", "route", "differences"], rows)
     return text, wrap(html, cls="pf-mock-check")
