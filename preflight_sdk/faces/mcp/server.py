@@ -189,10 +189,11 @@ class PreflightMcp:
             project = self.pool.get(path, config_file)
         else:
             # An alias speaks another server's shape, without projectPath: its `to_kwargs` may name
-            # the project (`project_path`); otherwise the server's project, else its directory.
-            kwargs = dict(spec.alias.to_kwargs(spec.decode(arguments)))
+            # the project (`project_path`, from its own argument, relative to the server's
+            # project); otherwise the server's project, else its directory.
+            kwargs = dict(spec.alias.to_kwargs(spec.decode(arguments), self.pool.default_folder))
             path = kwargs.pop(PROJECT_PATH, None) or self.pool.default_path or os.getcwd()
-            project = self.pool.get(path)
+            project = self.pool.get(path, field=spec.alias.path_argument or "projectPath")
         if op.name in STARTS_ENVIRONMENT:
             self.pool.mark_started(project)  # before the call: a cancelled setup may leave things behind
         if op.parameter(WAIT) is not None and (kwargs.get(WAIT) is not None or op.name not in ANSWER_AT_ONCE):

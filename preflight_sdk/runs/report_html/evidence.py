@@ -14,7 +14,7 @@ import msgspec
 
 from preflight_sdk.core.results.run import CaseHistory, CaseResult, DiagnosticReport, Failure, MockRequestInfo
 
-__all__ = ["anchor", "case_article", "esc", "human_ms", "json_text"]
+__all__ = ["anchor", "case_article", "esc", "human_ms", "json_text", "log_lines"]
 
 _BAD_WORDS = ("error", "exception", "traceback", "fatal", "panic")
 
@@ -113,7 +113,8 @@ def _exchange(failure: Failure) -> str:
     return f'<div class="pfr-grid">{"".join(parts)}</div>'
 
 
-def _log_lines(lines: Iterable[str]) -> str:
+def log_lines(lines: Iterable[str]) -> str:
+    """Container log lines as the markup of a `pre.pfr-log` (the lines that say something is wrong marked)."""
     out = []
     for line in lines:
         bad = line.startswith("stderr: ") or any(w in line.lower() for w in _BAD_WORDS)
@@ -129,7 +130,7 @@ def _logs(diag: DiagnosticReport | None) -> str:
         cut = f", {log.line_count - len(log.lines)} earlier cut" if log.truncated else ""
         parts.append(
             f'<div class="pfr-logname">{esc(log.container_name)} <small>({log.line_count} lines{cut})</small></div>'
-            f'<pre class="pfr-log">{_log_lines(log.lines)}</pre>'
+            f'<pre class="pfr-log">{log_lines(log.lines)}</pre>'
         )
     states = " · ".join(
         f"{esc(h.container_name)} {esc(h.status)}"
