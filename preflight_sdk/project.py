@@ -303,10 +303,8 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
-            record: mocks to record, comma-separated, as for `run`: until `clean` (or this
-                process's exit, or the next `run`), each forwards what its e2e.yaml routes do not
-                answer to its real upstream; then what it answered is written as its routes.
-            upstream: the real service to record from (see `run`).
+            record: mocks to record (as for run) until clean or the next run.
+            upstream: as for run.
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -507,12 +505,9 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
-            record: mocks to record, comma-separated (e.g. "payments"): each forwards every request
-                its e2e.yaml routes do not answer to its real upstream, answers with what that said,
-                and when the run ends what it answered is written as routes to
-                `e2e.recorded/<mock>.yaml`, which every later run replays (e2e.yaml's routes first).
-            upstream: the real service to record from: its base URL when one mock records, else
-                `mock=URL` pairs, comma-separated (default: each mock's `proxy:`).
+            record: mocks to record, comma-separated: what their routes do not answer goes to the
+                real upstream; at the end it is written as routes (e2e.recorded/), replayed later.
+            upstream: the upstream's base URL (one mock) or `mock=URL` pairs (default: `proxy:`).
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -521,7 +516,7 @@ class Project:
             `setup.environment`: the run that set a kept environment up, the runs it served, why
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
-            `recordings`: each mock that recorded (routes added, replaced, unchanged) or replayed.
+            `recordings`: mocks that recorded (routes added, replaced) or replayed.
 
         Example:
             `await project.run(filter="orders")`
@@ -529,8 +524,7 @@ class Project:
         Tips:
             Call it again after changing code: only what changed is rebuilt. Read each
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
-            the same code. resume_run re-runs only what did not pass. Record once with the real
-            service reachable, then run without it: the recorded routes answer.
+            the same code. resume_run re-runs only what did not pass.
         """
         recording = await self._record_request(record, upstream, sharded=shards is not None)
         prepare = self._prepare_run(keep=keep, fresh=fresh, record=recording)
@@ -1118,33 +1112,23 @@ class Project:
         headers: list[str] | None = None,
         timeout: str = "10s",
     ) -> MockCheckResult:
-        """Send each route of a mock (recorded and hand-written) to the real service it stands in for, and report drift.
+        """Send a mock's routes (recorded and hand-written) to the real service it stands in for; report drift.
 
-        Each route's request is rebuilt from its recorded example (or, for a hand-written route,
-        its literal path and `when` values) and sent as it is, POSTs included: point it at a test
-        account. The real answer is compared with the route's: status, content type, and the JSON
-        shape (fields added, removed or of another type; values are not compared). Needs no
-        running environment.
+        Each route's recorded example (or literal path and `when` values) is sent as it is, POSTs
+        included. Compared: status, content type, JSON shape (fields added, removed, retyped).
 
         Args:
-            mock_name: the mock, by its name in e2e.yaml.
-            upstream: the real service's base URL (default: where the routes were recorded from,
-                else the mock's `proxy:`).
-            headers: headers to send with every request, each "Name: value" (credentials: they
-                are never shown back), e.g. ["Authorization: Bearer sk_test_…"].
-            timeout: how long each request may take, e.g. "10s" (at most 2m).
+            mock_name: the mock.
+            upstream: the service's base URL (default: the recorded one, else `proxy:`).
+            headers: "Name: value" headers for every request (credentials; never shown).
+            timeout: per request, e.g. "10s" (at most 2m).
 
         Returns:
-            status (ok, drift, error), a summary, and per route: its request, status (ok, drift,
-            error, skipped and why), the upstream's HTTP status and each difference (kind, JSON
-            path, the route's and the upstream's status, media type or JSON type).
+            status (ok, drift, error), a summary, and per route: status and each difference
+            (kind, JSON path, the route's and the upstream's value type).
 
         Example:
-            `await project.check_mock("payments", headers=["Authorization: Bearer sk_test_123"])`
-
-        Tips:
-            drift on a recorded route: record it again (a run with `record`); on a hand-written
-            one: update the route in e2e.yaml. The CLI exits 1 unless ok.
+            `await project.check_mock("payments", headers=["Authorization: Bearer sk_test_1"])`
         """
         from preflight_sdk.lifecycle.mock_check import check_mock as _check
 
