@@ -155,6 +155,7 @@ async def run_suites(
         plan.log.record("PHASE_STARTED", phase="teardown")
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
+            await run.browser.aclose()
             await record_mock_traffic(run)
         plan.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {

@@ -7,12 +7,14 @@ is shown as text and never runs.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
 
 from preflight_sdk.core.results.run import CaseHistory, CaseResult, DiagnosticReport, Failure, MockRequestInfo
+
+from .page_evidence import browser_panel
 
 __all__ = ["anchor", "case_article", "esc", "human_ms", "json_text", "log_lines"]
 
@@ -177,8 +179,14 @@ def _mocks(diag: DiagnosticReport | None) -> str:
     )
 
 
-def case_article(case: CaseResult, run_id: str, *, artifact_href: str | None) -> str:
-    """The `<article>` of one failed case, its id from `anchor(case.id)`."""
+def case_article(
+    case: CaseResult, run_id: str, *, artifact_href: str | None, files: Mapping[str, str] | None = None
+) -> str:
+    """The `<article>` of one failed case, its id from `anchor(case.id)`.
+
+    `files` maps the run's artifact names to their paths: a browser failure's screenshot is read
+    from there to be shown inline.
+    """
     failure = case.failure or Failure(error="failed without a recorded reason", summary="failed")
     where = f" · on {esc(case.engine)}" if case.engine else ""
     retried = f" · {len(case.attempts)} attempts" if case.attempts else ""
@@ -190,6 +198,8 @@ def case_article(case: CaseResult, run_id: str, *, artifact_href: str | None) ->
     ]
     if failure.suggested_fix:
         parts.append(f'<p class="pfr-fix"><b>Suggested fix:</b> {esc(failure.suggested_fix)}</p>')
+    if failure.browser is not None:
+        parts.append(browser_panel(failure.browser, files or {}))
     parts.append(
         f'<div class="pfr-grid"><div class="pfr-panel"><h4>Assertions</h4>{_assertions(failure)}</div>'
         f'<div class="pfr-panel"><h4>History</h4>{_history(case.history, run_id)}</div></div>'
