@@ -287,7 +287,6 @@ class Project:
         wait: str | None = None,
         idempotency_key: str | None = None,
         record: str | None = None,
-        upstream: str | None = None,
         progress: ProgressArg = None,
     ) -> SetupResult:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
@@ -304,8 +303,7 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
-            record: mocks to record (as for run) until clean or the next run.
-            upstream: as for run.
+            record: mocks to record until clean (see run).
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -322,7 +320,7 @@ class Project:
         from preflight_sdk.lifecycle.recording import begin_recording
         from preflight_sdk.lifecycle.up import bring_up_to_date
 
-        recording = await self._record_request(record, upstream, sharded=False)
+        recording = await self._record_request(record, sharded=False)
 
         async def body(reporter: Reporter) -> SetupResult:
             done = await bring_up_to_date(
@@ -480,7 +478,6 @@ class Project:
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
         record: str | None = None,
-        upstream: str | None = None,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -506,9 +503,8 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
-            record: mocks to record, comma-separated: what their routes do not answer goes to the
-                real upstream; at the end it is written as routes (e2e.recorded/), replayed later.
-            upstream: the upstream's base URL (one mock) or `mock=URL` pairs (default: `proxy:`).
+            record: mocks to record, comma-separated (`mock=URL` names the real service, else
+                its `proxy:`): written as routes to e2e.recorded/, which later runs replay.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -527,7 +523,7 @@ class Project:
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
             the same code. resume_run re-runs only what did not pass.
         """
-        recording = await self._record_request(record, upstream, sharded=shards is not None)
+        recording = await self._record_request(record, sharded=shards is not None)
         prepare = self._prepare_run(keep=keep, fresh=fresh, record=recording)
 
         async def after() -> None:
@@ -706,9 +702,9 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
-    async def _record_request(self, record: str | None, upstream: str | None, *, sharded: bool) -> Any:
+    async def _record_request(self, record: str | None, *, sharded: bool) -> Any:
         """The mocks a run or setup records, checked against e2e.yaml before anything starts."""
-        if not record and not upstream:
+        if not record:
             return None
         if sharded:
             raise InputError(
@@ -716,7 +712,7 @@ class Project:
             )
         from .lifecycle.recording import record_request
 
-        return record_request(await self._ctx.ensure_loaded(persist=False), record, upstream)
+        return record_request(await self._ctx.ensure_loaded(persist=False), record)
 
     def _prepare_run(
         self, *, keep: bool, fresh: bool, record: Any = None
@@ -1167,8 +1163,8 @@ class Project:
     ) -> MockCheckResult:
         """Send a mock's routes (recorded and hand-written) to the real service it stands in for; report drift.
 
-        Each route's recorded example (or literal path and `when` values) is sent as it is, POSTs
-        included. Compared: status, content type, JSON shape (fields added, removed, retyped).
+        Each route's recorded example is sent as it is (POSTs too); status, content type and JSON
+        shape are compared.
 
         Args:
             mock_name: the mock.

@@ -43,6 +43,7 @@ __all__ = [
     "record_request",
     "recording_warnings",
     "replayed_mocks",
+    "with_upstream",
 ]
 
 _PROBE_TIMEOUT = 3.0
@@ -66,23 +67,23 @@ class ActiveRecording:
         self.ended = False
 
 
-def record_request(loaded: LoadedConfig, record: str | None, upstream: str | None) -> RecordRequest | None:
-    """Check `record` (mock names, comma-separated) and `upstream` against the project's mocks.
-
-    `upstream` is one URL (with one mock), or `mock=URL` pairs, comma-separated; a mock without
-    one forwards to its `proxy:`.
+def record_request(loaded: LoadedConfig, record: str | None) -> RecordRequest | None:
+    """Check `record` against the project's mocks: mock names, comma-separated, each with its
+    upstream as `mock=URL` when it is not the mock's `proxy:` (`"payments"`,
+    `"payments=https://api.example.com,github"`).
 
     Raises:
         MockError: `MOCK_NOT_FOUND` for a name e2e.yaml does not declare.
         InputError: `INVALID_INPUT` for a mock with no upstream, or a malformed upstream.
     """
-    names = list(dict.fromkeys(n.strip() for n in (record or "").split(",") if n.strip()))
-    if not names:
-        if upstream:
-            raise InputError("`upstream` is only used with `record`", hint='e.g. record="payments"')
+    items = [part.strip() for part in (record or "").split(",") if part.strip()]
+    if not items:
         return None
     mocks = loaded.config.mocks
-    for name in names:
+    upstreams: dict[str, str] = {}
+    for item in items:
+        name, _, given = item.partition("=")
+        name = name.strip()
         if name not in mocks:
             valid = ", ".join(mocks) or "none are declared"
             raise MockError(
@@ -91,33 +92,42 @@ def record_request(loaded: LoadedConfig, record: str | None, upstream: str | Non
                 hint=f"valid mocks: {valid}",
                 details={"mock": name, "valid": list(mocks)},
             )
-    given = _upstreams(names, upstream)
-    upstreams: dict[str, str] = {}
-    for name in names:
-        url = given.get(name) or mocks[name].proxy
+        url = given.strip() or mocks[name].proxy
         if not url:
             raise InputError(
                 f"mock `{name}` has no upstream to record from",
-                hint=f"pass `upstream` (the real service's base URL, e.g. https://api.example.com) or set "
-                f"`mocks.{name}.proxy` in e2e.yaml",
+                hint=f"give its real service's base URL (`{name}=https://api.example.com`, on the command "
+                f"line `--upstream URL`) or set `mocks.{name}.proxy` in e2e.yaml",
                 details={"mock": name},
             )
         upstreams[name] = checked_url(url, name).rstrip("/")
     return RecordRequest(upstreams=upstreams)
 
 
-def _upstreams(names: list[str], upstream: str | None) -> dict[str, str]:
+def with_upstream(record: str | None, upstream: str | None) -> str | None:
+    """`record` with the upstreams of `upstream` (one URL when one mock records, else `mock=URL`
+    pairs) written into it as `mock=URL`: how the CLI's `--upstream` reaches `record`.
+
+    Raises:
+        InputError: `INVALID_INPUT` when `upstream` names no recorded mock, or one URL is given
+            for several mocks.
+    """
     if not upstream:
-        return {}
+        return record
+    names = [part.split("=", 1)[0].strip() for part in (record or "").split(",") if part.strip()]
+    if not names:
+        raise InputError(
+            "--upstream is only used with --record", hint="e.g. --record payments --upstream URL"
+        )
     parts = [p.strip() for p in upstream.split(",") if p.strip()]
     if len(parts) == 1 and "=" not in parts[0].split("://", 1)[0]:
         if len(names) > 1:
             raise InputError(
-                "one `upstream` URL for several recorded mocks",
-                hint='give one per mock: upstream="payments=https://…,github=https://…"',
+                "one --upstream URL for several recorded mocks",
+                hint="give one per mock: --upstream payments=https://…,github=https://…",
                 details={"mocks": names},
             )
-        return {names[0]: parts[0]}
+        return f"{names[0]}={parts[0]}"
     pairs: dict[str, str] = {}
     for part in parts:
         name, _, url = part.partition("=")
@@ -128,7 +138,7 @@ def _upstreams(names: list[str], upstream: str | None) -> dict[str, str]:
                 details={"upstream": part, "record": names},
             )
         pairs[name.strip()] = url.strip()
-    return pairs
+    return ",".join(f"{n}={pairs[n]}" if n in pairs else n for n in names)
 
 
 def checked_url(url: str, mock: str) -> str:

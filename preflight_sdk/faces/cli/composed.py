@@ -241,7 +241,11 @@ def _up_command(ops: dict[str, Operation]) -> click.Command:
     return click.Command(
         "up",
         callback=callback,
-        params=[*_phase_params([build, setup]), *global_options()],
+        params=[
+            *_phase_params([build, setup]),
+            *(e.option for e in EXTENSIONS.get("setup", ())),
+            *global_options(),
+        ],
         short_help="Build and start the environment; keep it up until Ctrl-C.",
         help=(
             "Build the images and start the environment, print its URLs, then wait in the "

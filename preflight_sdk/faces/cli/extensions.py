@@ -14,7 +14,7 @@ import click
 
 from .params import Extension
 
-__all__ = ["EXTENSIONS", "HEADER", "OPEN_REPORT", "SHARD_ON"]
+__all__ = ["EXTENSIONS", "HEADER", "OPEN_REPORT", "SHARD_ON", "UPSTREAM"]
 
 
 def _self(value: Any, args: dict[str, Any]) -> None:
@@ -95,9 +95,31 @@ HEADER = Extension(
 )
 
 
+def _upstream(value: Any, args: dict[str, Any]) -> None:
+    """`--upstream URL` (or `mock=URL,…`): written into `record` as `mock=URL`."""
+    if value:
+        from preflight_sdk.lifecycle.recording import with_upstream
+
+        args["record"] = with_upstream(args.get("record"), str(value))
+
+
+UPSTREAM = Extension(
+    option=click.Option(
+        ["--upstream"],
+        metavar="URL",
+        default=None,
+        help="The real service a recorded mock forwards to (default: its `proxy:`); with several "
+        "mocks, `mock=URL` pairs, comma-separated.",
+    ),
+    apply=_upstream,
+)
+
+
 EXTENSIONS: dict[str, tuple[Extension, ...]] = {
     # `preflight test --shard-on local,ssh://ci@builder` (and `preflight run`): the readable `--shards`.
-    "run": (SHARD_ON,),
+    "run": (SHARD_ON, UPSTREAM),
+    # `preflight setup --record payments --upstream URL` (and `preflight up`).
+    "setup": (UPSTREAM,),
     # `preflight init --from-compose FILE`: a starter e2e.yaml whose services come from FILE.
     "init": (
         Extension(

@@ -14,8 +14,7 @@ import click
 
 from preflight_sdk.faces.reflection.registry import Operation
 
-from .app import command_help, operation_command
-from .extensions import EXTENSIONS
+from .runs import subcommand
 
 __all__ = ["mocks_group"]
 
@@ -31,8 +30,5 @@ def mocks_group(ops: dict[str, Operation]) -> click.Group:
     )
     for name, op_name in _SUBCOMMANDS.items():
         if op_name in ops:
-            command = operation_command(ops[op_name], EXTENSIONS.get(op_name, ()))
-            command.name = name
-            command.help = command_help(ops[op_name], command.params, ["preflight", "mocks", name])
-            group.add_command(command)
+            group.add_command(subcommand(ops[op_name], name, "mocks"))
     return group
