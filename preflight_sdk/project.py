@@ -1087,16 +1087,15 @@ class Project:
         overwrite: bool = False,
         dry_run: bool = False,
     ) -> ImportedTests:
-        """Convert a Postman collection (v2.1), a `.http` file or a Hurl file into a YAML test file.
+        """Convert a Postman collection, `.http` or Hurl file into a YAML test file.
 
-        Hosts become services or mocks (by `hosts`, by name or by port); the file is checked
-        by loading it; what does not convert (scripts, Hurl filters…) is listed in
+        Hosts become services or mocks (by `hosts`, name or port). What does not convert is in
         `notConverted` with its place. Add `suiteEntry` to e2e.yaml to run it.
 
         Args:
-            source: `.json` (Postman), `.http`/`.rest` or `.hurl`, relative to the project.
-            output: the file to write (default `tests/<name>.yaml`).
-            hosts: host, origin or base-URL variable → service or mock name.
+            source: `.json` (Postman), `.http` or `.hurl`, relative to the project.
+            output: default `tests/<name>.yaml`.
+            hosts: host, origin or base-URL variable → service or mock.
             environment: a Postman environment file.
             overwrite: replace an existing file.
             dry_run: write nothing; the YAML is in `text`.
