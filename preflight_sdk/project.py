@@ -303,7 +303,7 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
-            record: mocks to record until clean (see run).
+            record: mocks to record until clean (as for run).
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -503,8 +503,8 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
-            record: mocks to record, comma-separated (`mock=URL` names the real service, else
-                its `proxy:`): written as routes to e2e.recorded/, which later runs replay.
+            record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
+                later runs replay the routes written.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -1158,22 +1158,18 @@ class Project:
         mock_name: str,
         upstream: str | None = None,
         headers: list[str] | None = None,
-        timeout: str = "10s",
     ) -> MockCheckResult:
-        """Send a mock's routes (recorded and hand-written) to the real service it stands in for; report drift.
+        """Check a mock's routes against the real service: status, content type, JSON shape.
 
-        Each route's recorded example is sent as it is (POSTs too); status, content type and JSON
-        shape are compared.
+        Each route's example request is sent as it is (POSTs too). Needs no environment.
 
         Args:
             mock_name: the mock.
             upstream: the service's base URL (default: the recorded one, else `proxy:`).
-            headers: "Name: value" headers for every request (credentials; never shown).
-            timeout: per request, e.g. "10s" (at most 2m).
+            headers: "Name: value" headers to send (credentials; never shown).
 
         Returns:
-            status (ok, drift, error), a summary, and per route: status and each difference
-            (kind, JSON path, the route's and the upstream's value type).
+            status (ok, drift, error), a summary, and per route its differences.
 
         Example:
             `await project.check_mock("payments", headers=["Authorization: Bearer sk_test_1"])`
@@ -1181,7 +1177,7 @@ class Project:
         from preflight_sdk.lifecycle.mock_check import check_mock as _check
 
         loaded = await self._ctx.ensure_loaded(persist=False)
-        return await _check(loaded, mock_name, upstream=upstream, headers=headers, timeout=timeout)
+        return await _check(loaded, mock_name, upstream=upstream, headers=headers)
 
     @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(
