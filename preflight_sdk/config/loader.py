@@ -29,13 +29,13 @@ from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 from .compose_project import COMPOSE_NAMES, compose_project_text, is_compose_file
 from .compose_source import apply_compose
 from .dotenv import read_dotenv
+from .host_access import host_access_warnings
 from .interpolate import interpolate
+from .mocks.recorded import attach_recorded
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
-from .recorded import attach_recorded
 from .rules import check_rules
-from .sent_secrets import sent_variables
 from .steps import check_steps
-from .testfile import TestFile
+from .testfile import TestFile, sent_variables
 from .validate import Validator, describe_type
 from .yaml_source import parse_yaml
 
@@ -69,7 +69,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         shard: the name of the shard this copy of the environment serves (see `sharded`), or
             None for the project's own environment.
         warnings: what was read but set aside (compose keys that cannot change what a test
-            sees), once per key and file; every face shows them.
+            sees), once per key and file, and each setting that hands a container the host
+            (`privileged`, the engine's socket, ...: `host_access`); every face shows them.
         sent_secrets: the values YAML suites send under secret names (see `sent_secrets`),
             found once at load: part of the redaction policy.
     """
@@ -254,16 +255,21 @@ def load_config(
         raise _invalid(file, validator.problems)
     sources = [*sources, *recorded]
     digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
+    services = normalise_services(config)
+    root = str(config_path.parent)
     return LoadedConfig(
         config=config,
         path=file,
-        root=str(config_path.parent),
+        root=root,
         environ=dict(merged_env),
         digest=digest,
-        services=normalise_services(config),
+        services=services,
         test_files=test_files,
         sources=sources,
-        warnings=composed.warnings,
+        warnings=[
+            *composed.warnings,
+            *host_access_warnings(services, root, composed.services, composed.sources),
+        ],
         sent_secrets=tuple(
             secret_values(redactor_for(tuple(config.redact)), sent_variables(test_files.values()))
         ),

@@ -23,10 +23,10 @@ from preflight_sdk.core.tracing import format_traceparent, new_span_id, new_trac
 from .browser import BrowserHost
 from .environment import RunEnvironment
 from .events import EventLog
-from .http import HttpSession
+from .yaml.http import HttpSession
 
 if TYPE_CHECKING:
-    from .warm_pytest import WarmPytest
+    from .commands.warm_pytest import WarmPytest
 
 __all__ = ["CURRENT_CASE", "Resumed", "RunContext", "SavedByCase", "case_id"]
 

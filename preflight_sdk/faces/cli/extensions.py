@@ -98,7 +98,7 @@ HEADER = Extension(
 def _upstream(value: Any, args: dict[str, Any]) -> None:
     """`--upstream URL` (or `mock=URL,…`): written into `record` as `mock=URL`."""
     if value:
-        from preflight_sdk.lifecycle.recording import with_upstream
+        from preflight_sdk.lifecycle.mockhost.recording import with_upstream
 
         args["record"] = with_upstream(args.get("record"), str(value))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from preflight_sdk.config.recorded import check_no_route_file_problems, read_route_file
+from preflight_sdk.config.mocks.recorded import check_no_route_file_problems, read_route_file
 from preflight_sdk.core.redaction import Redactor
 
 from .derive import derive_routes

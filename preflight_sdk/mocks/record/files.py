@@ -1,6 +1,6 @@
 """Writing a mock's route file: whole or not at all, large bodies beside it.
 
-The route file (`config/recorded.py` says where and how it is read) is YAML in e2e.yaml's route
+The route file (`config/mocks/recorded.py` says where and how it is read) is YAML in e2e.yaml's route
 grammar. A body over `INLINE_LIMIT` bytes, and any binary body, goes to a file of its own in
 `<mock>/` beside the route file, named by its content (so recording the same answer again names
 the same file), and the route says `bodyFile:`. A JSON or text body goes to a `.json` file (a text
