@@ -8,7 +8,7 @@ import pytest
 
 from preflight_sdk.config import load_config
 from preflight_sdk.core.errors import InputError, MockError
-from preflight_sdk.lifecycle.recording import record_request, with_upstream
+from preflight_sdk.lifecycle.mockhost.recording import record_request, with_upstream
 
 CONFIG = """\
 project: {name: rec}
