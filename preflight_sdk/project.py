@@ -812,9 +812,7 @@ class Project:
     ) -> ArtifactContent:
         """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
 
-        A browser failure's screenshot (`cases/<caseId>/screenshot.png`, named in its
-        `failure.browser`) read whole comes back over MCP as an image too; its trace is
-        `cases/<caseId>/trace.zip`.
+        A screenshot (`failure.browser.screenshot`) read whole comes back as an image too.
 
         Args:
             run_id: the run.
@@ -894,8 +892,7 @@ class Project:
             name: a short title (the case's name).
             test: one case of the YAML test grammar (request or browser, expect, save, retry);
                 templates as in suites ({{services.api.url}}). A browser test:
-                {"browser": {"goto": "/index.html", "service": "web", "actions": [{"click": "#buy"}]},
-                "expect": {"text": "Thank you"}}.
+                {"browser": {"goto": "/", "actions": [{"click": "#buy"}]}, "expect": {"text": "Thanks"}}.
             description: free text.
             tags: labels to list by.
             overwrite: replace an existing test (createdAt is kept).

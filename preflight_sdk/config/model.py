@@ -208,6 +208,16 @@ class ResetSteps(_Config, frozen=True, kw_only=True):
             "that empties and refills its tables.",
         ),
     ] = None
+    timeout: (
+        Annotated[
+            str | int,
+            Duration(
+                "How long `exec` may run; past it the reset fails, the command is killed and the "
+                "service's container is recreated by the next run (default 60s)."
+            ),
+        ]
+        | None
+    ) = None
 
 
 # How a kept service gets back to the state it had when set up, before each run that follows
@@ -401,9 +411,10 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         str | None, Meta(description="Test file or directory, relative to the e2e.yaml directory.")
     ] = None
     runner: Annotated[
-        Literal["yaml", "pytest", "shell", "exec"],
+        Literal["yaml", "pytest", "shell", "exec", "playwright"],
         Meta(
-            description="`yaml` (default), `pytest`, or `shell` (a script `file` or a `command`; `exec` too)."
+            description="`yaml` (default), `pytest`, `shell` (a script `file` or a `command`; `exec` too), or "
+            "`playwright` (the project's Playwright tests: `file` is the directory of playwright.config.*)."
         ),
     ] = "yaml"
     command: Annotated[
@@ -428,6 +439,12 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         field(default_factory=dict)
     )
     expect: Annotated[ShellExpect | None, Meta(description="Shell runner expectations.")] = None
+    service: Annotated[
+        str | None,
+        Meta(
+            description="pytest, shell and playwright suites: the service whose URL is BASE_URL (default: the first)."
+        ),
+    ] = None
     junit: Annotated[
         str | list[str] | None,
         Meta(
