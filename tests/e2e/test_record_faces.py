@@ -80,7 +80,10 @@ def project(tmp_path: Path) -> Path:
 
 def run_cli(root: Path, *args: str, timeout: float = 120) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
-        [str(BIN / "preflight"), *args, "-C", str(root), "--json"], capture_output=True, text=True, timeout=timeout
+        [str(BIN / "preflight"), *args, "-C", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     assert done.stdout, done.stderr
     return done.returncode, json.loads(done.stdout)
@@ -99,7 +102,9 @@ def test_recording_a_mock_without_upstream_is_invalid_input_saying_how_to_give_o
     assert "--upstream" in reply["error"]["hint"] and "mocks.github.proxy" in reply["error"]["hint"]
 
 
-def test_an_unreachable_upstream_is_a_coded_error_naming_it_and_other_mocks_answer_as_always(project: Path) -> None:
+def test_an_unreachable_upstream_is_a_coded_error_naming_it_and_other_mocks_answer_as_always(
+    project: Path,
+) -> None:
     dead = f"http://127.0.0.1:{closed_port()}"
     code, reply = run_cli(project, "run", "--record", "payments", "--upstream", dead, "--filter", "api")
     assert reply["success"] and code == 1  # the verdict is data: a failed case
@@ -120,7 +125,16 @@ def test_a_run_cancelled_while_recording_leaves_the_previous_route_file_whole(pr
     before = (folder / "payments.yaml").read_bytes()
     with upstream() as real:
         process = subprocess.Popen(
-            [str(BIN / "preflight"), "run", "--record", "payments", "--upstream", real.url, "-C", str(project)],
+            [
+                str(BIN / "preflight"),
+                "run",
+                "--record",
+                "payments",
+                "--upstream",
+                real.url,
+                "-C",
+                str(project),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -148,7 +162,10 @@ def test_a_run_cancelled_while_recording_leaves_the_previous_route_file_whole(pr
 @pytest.mark.anyio
 async def test_an_agent_records_replays_and_checks_a_mock_over_mcp(project: Path, tmp_path: Path) -> None:
     params = StdioServerParameters(
-        command=str(BIN / "preflight-mcp"), args=["--project", str(project)], env=dict(os.environ), cwd=tmp_path
+        command=str(BIN / "preflight-mcp"),
+        args=["--project", str(project)],
+        env=dict(os.environ),
+        cwd=tmp_path,
     )
     with anyio.fail_after(240), (tmp_path / "server.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
@@ -159,23 +176,30 @@ async def test_an_agent_records_replays_and_checks_a_mock_over_mcp(project: Path
                 reply = await client.call_tool(f"preflight_{name}", arguments)
                 envelope = reply.structured_content
                 assert envelope is not None
-                jsonschema.Draft202012Validator(tools[f"preflight_{name}"].output_schema or {}).validate(envelope)
+                jsonschema.Draft202012Validator(tools[f"preflight_{name}"].output_schema or {}).validate(
+                    envelope
+                )
                 assert reply.is_error is (not envelope["success"])
                 return envelope
 
             with upstream() as real:
-                recorded = await call("run", {"filter": "api", "record": f"payments={real.url}", "wait": "120s"})
+                recorded = await call(
+                    "run", {"filter": "api", "record": f"payments={real.url}", "wait": "120s"}
+                )
                 assert recorded["data"]["status"] == "passed", recorded
                 (mine,) = [r for r in recorded["data"]["recordings"] if r["mock"] == "payments"]
                 assert mine["mode"] == "recorded" and mine["written"] and mine["exchanges"] == 1
                 checked = await call(
-                    "check_mock", {"mockName": "payments", "headers": ["Authorization: Bearer sk_test_faces_71cc0e"]}
+                    "check_mock",
+                    {"mockName": "payments", "headers": ["Authorization: Bearer sk_test_faces_71cc0e"]},
                 )
                 assert checked["success"] and checked["data"]["status"] == "ok", checked
                 assert "sk_test_faces_71cc0e" not in json.dumps(checked)
             replayed = await call("run", {"filter": "api", "wait": "120s"})
             assert replayed["data"]["status"] == "passed", replayed
-            assert {(r["mock"], r["mode"]) for r in replayed["data"]["recordings"]} == {("payments", "replayed")}
+            assert {(r["mock"], r["mode"]) for r in replayed["data"]["recordings"]} == {
+                ("payments", "replayed")
+            }
             bad = await call("run", {"filter": "api", "record": "github"})
             assert not bad["success"] and bad["error"]["code"] == "INVALID_INPUT"
     text = (project / "e2e.recorded" / "payments.yaml").read_text()

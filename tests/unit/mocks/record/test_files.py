@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from preflight_sdk.config import load_config
-from preflight_sdk.config.model import MockResponse, MockRoute, RecordedOrigin
 from preflight_sdk.config.mocks.recorded import read_route_file, route_file_path
+from preflight_sdk.config.model import MockResponse, MockRoute, RecordedOrigin
 from preflight_sdk.core.errors import ConfigError
 from preflight_sdk.core.redaction import DEFAULT
 from preflight_sdk.mocks.record import Recorder, save_recording

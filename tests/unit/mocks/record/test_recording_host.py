@@ -13,8 +13,8 @@ import msgspec
 import pytest
 from support.upstreams import upstream
 
-from preflight_sdk.config.model import MockConfig
 from preflight_sdk.config.mocks.recorded import read_route_file
+from preflight_sdk.config.model import MockConfig
 from preflight_sdk.core.redaction import DEFAULT
 from preflight_sdk.mocks import MockHost
 from preflight_sdk.mocks.record import save_recording
