@@ -60,12 +60,17 @@ async def setup_run(
     runs: RunSupervisor, request: RunRequest, *, wait: float | None, sink: ProgressSink | None
 ) -> SetupResult:
     """Bring the environment up to date (nothing missing is built; `request.timeout` per service) as a run."""
+    from preflight_sdk.lifecycle.mockhost.recording import RecordRequest, begin_recording
     from preflight_sdk.lifecycle.setup.up import bring_up_to_date
 
     async def body(reporter: Reporter) -> SetupResult:
-        return await bring_up_to_date(
+        done = await bring_up_to_date(
             runs.ctx, build=False, fresh=False, timeout=request.timeout, reporter=reporter
         )
+        if request.record:
+            recording = RecordRequest(upstreams=dict(request.record))
+            await begin_recording(runs.ctx, recording, owner="setup", reporter=reporter)
+        return done
 
     outcome = await _run(runs, request, SetupResult, body, wait, sink)
     if isinstance(outcome, Pending):

@@ -18,10 +18,15 @@ from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.processes.groups import stop_groups
 
 from ..clean import clean
+from ..mockhost.recording import RecordRequest, begin_recording
 from ..session.context import ProjectContext
 from .up import bring_up_to_date, reset_mocks, serve_run
 
 __all__ = ["RunServing"]
+
+
+def _recording(request: RunRequest) -> RecordRequest | None:
+    return RecordRequest(upstreams=dict(request.record)) if request.record else None
 
 
 class RunServing:
@@ -53,6 +58,8 @@ class RunServing:
             reset=True,
         )
         await reset_mocks(ctx)
+        if request.prepare == "up_to_date":  # a recording `setup` left going ends; the run's begins
+            await begin_recording(ctx, _recording(request), owner=run_id, reporter=reporter)
         return await serve_run(ctx, run_id, done)
 
     async def conclude(self, request: RunRequest) -> None:
