@@ -35,6 +35,7 @@ from preflight_sdk.core.results.lifecycle import (
     StatusResult,
 )
 from preflight_sdk.core.results.mocks import MockRequestsResult
+from preflight_sdk.core.results.recording import MockCheckResult
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
 from preflight_sdk.core.results.saved import (
@@ -182,6 +183,11 @@ class Project:
         await self._env.stop_pytest_servers()
         await self._env.clean_on_exit()
 
+    async def _stop_runs(self, reason: str) -> None:
+        """End the runs this object owns as `interrupted`, saying `reason` (its face shuts down)."""
+        if "_runs" in vars(self):  # a supervisor was started (`_runs` is cached on first use)
+            await self._runs.shutdown(reason)
+
     # -- operations --------------------------------------------------------------------------
 
     @operation(title="Load the project", idempotent=True, group="environment")
@@ -256,6 +262,7 @@ class Project:
         timeout: str | None = None,
         wait: str | None = None,
         idempotency_key: str | None = None,
+        record: str | None = None,
         progress: ProgressArg = None,
     ) -> SetupResult:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
@@ -272,6 +279,7 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
+            record: mocks to record until clean (as for run).
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -287,7 +295,13 @@ class Project:
         """
         from preflight_sdk.runs.lifecycle_runs import setup_run
 
-        request = RunRequest(kind="setup", timeout=timeout, idempotency_key=idempotency_key)
+        recording = await self._record_request(record, sharded=False)
+        request = RunRequest(
+            kind="setup",
+            timeout=timeout,
+            record=recording.upstreams if recording is not None else None,
+            idempotency_key=idempotency_key,
+        )
         return await setup_run(
             self._runs, request, wait=wait_seconds(wait), sink=resolve_sink(progress, "setup")
         )
@@ -371,8 +385,7 @@ class Project:
         """
         from preflight_sdk.core.durations import parse_since
 
-        info = await self._env.find_container(container)
-        async for line in self._env.follow(info.id, since=parse_since(since) if since else None):
+        async for line in self._env.follow(container, since=parse_since(since) if since else None):
             yield line
 
     def until_removed(self) -> Awaitable[None]:
@@ -419,6 +432,7 @@ class Project:
         wait: str | None = None,
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
+        record: str | None = None,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -444,6 +458,8 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
+            record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
+                later runs replay the routes written.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -452,6 +468,7 @@ class Project:
             `setup.environment`: the run that set a kept environment up, the runs it served, why
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
+            `recordings`: mocks that recorded (routes added, replaced) or replayed.
 
         Example:
             `await project.run(filter="orders")`
@@ -461,6 +478,7 @@ class Project:
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
             the same code. resume_run re-runs only what did not pass.
         """
+        recording = await self._record_request(record, sharded=shards is not None)
         request = RunRequest(
             suites=_suite_ids(filter),
             parallel=parallel,
@@ -469,6 +487,7 @@ class Project:
             fresh=fresh,
             warm=self.keep_warm,
             shards=tuple(shards) if shards is not None else None,
+            record=recording.upstreams if recording is not None else None,
             idempotency_key=idempotency_key,
         )
         return await self._test_run(request, wait, progress)
@@ -606,6 +625,18 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
+    async def _record_request(self, record: str | None, *, sharded: bool) -> Any:
+        """The mocks a run or setup records, checked against e2e.yaml before anything starts."""
+        if not record:
+            return None
+        if sharded:
+            raise InputError(
+                "`record` and `shards` do not go together", hint="record in a run without shards"
+            )
+        from .lifecycle.mockhost.recording import record_request
+
+        return record_request(await self._env.ensure_loaded(persist=False), record)
+
     @operation(title="Resume a run", group="runs")
     async def resume_run(
         self, run_id: str, wait: str | None = None, progress: ProgressArg = None
@@ -650,9 +681,7 @@ class Project:
     ) -> ArtifactContent:
         """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
 
-        A browser failure's screenshot (`cases/<caseId>/screenshot.png`, named in its
-        `failure.browser`) read whole comes back over MCP as an image too; its trace is
-        `cases/<caseId>/trace.zip`.
+        A screenshot (`failure.browser.screenshot`) read whole comes back as an image too.
 
         Args:
             run_id: the run.
@@ -732,8 +761,7 @@ class Project:
             name: a short title (the case's name).
             test: one case of the YAML test grammar (request or browser, expect, save, retry);
                 templates as in suites ({{services.api.url}}). A browser test:
-                {"browser": {"goto": "/index.html", "service": "web", "actions": [{"click": "#buy"}]},
-                "expect": {"text": "Thank you"}}.
+                {"browser": {"goto": "/", "actions": [{"click": "#buy"}]}, "expect": {"text": "Thanks"}}.
             description: free text.
             tags: labels to list by.
             overwrite: replace an existing test (createdAt is kept).
@@ -991,6 +1019,33 @@ class Project:
             not match. MOCKS_NOT_RUNNING: call `setup` first.
         """
         return await self._env.mock_requests(mock_name=mock_name, since=since, clear=clear)
+
+    @operation(title="Check a mock against its real service", open_world=True, group="environment")
+    async def check_mock(
+        self,
+        mock_name: str,
+        upstream: str | None = None,
+        headers: list[str] | None = None,
+    ) -> MockCheckResult:
+        """Check a mock's routes against the real service: status, content type, JSON shape.
+
+        Each route's example request is sent as it is (POSTs too). Needs no environment.
+
+        Args:
+            mock_name: the mock.
+            upstream: the service's base URL (default: the recorded one, else `proxy:`).
+            headers: "Name: value" headers to send (credentials; never shown).
+
+        Returns:
+            status (ok, drift, error), a summary, and per route its differences.
+
+        Example:
+            `await project.check_mock("payments", headers=["Authorization: Bearer sk_test_1"])`
+        """
+        from preflight_sdk.lifecycle.mockhost.check import check_mock as _check
+
+        loaded = await self._env.ensure_loaded(persist=False)
+        return await _check(loaded, mock_name, upstream=upstream, headers=headers)
 
     @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(

@@ -55,6 +55,7 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
         service: a build of this service only.
         pull: a build that pulls ready-made images missing locally.
         timeout: a setup's readiness limit per service ("120s").
+        record: the mocks to record in this run or setup, each with the upstream it forwards to.
     """
 
     kind: RunKind = "test"
@@ -73,6 +74,7 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     service: str | None = None
     pull: bool = False
     timeout: str | None = None
+    record: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         key = self.idempotency_key

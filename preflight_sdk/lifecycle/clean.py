@@ -14,9 +14,10 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
+import msgspec
 
-from preflight_sdk.config import LoadedConfig
-from preflight_sdk.core.errors import PreflightError, single_error
+from preflight_sdk.config import LoadedConfig, find_config
+from preflight_sdk.core.errors import ConfigError, PreflightError, single_error
 from preflight_sdk.core.results.lifecycle import CleanAction, CleanResult
 from preflight_sdk.engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
 from preflight_sdk.processes.groups import stop_groups
@@ -29,7 +30,17 @@ from .setup.specs import network_name
 if TYPE_CHECKING:
     from preflight_sdk.mocks import MockHost
 
-__all__ = ["Removal", "first_error", "remove_environment", "remove_labelled", "stop_mocks"]
+    from .environment import Environment
+
+__all__ = [
+    "Removal",
+    "clean_root",
+    "first_error",
+    "remove_environment",
+    "remove_labelled",
+    "stop_mocks",
+    "stopped",
+]
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,25 @@ class Removal:
     session: SessionState | None
     known: SessionState | None
     host: MockHost | None
+
+
+def stopped(session: SessionState) -> SessionState:
+    """The session once its environment was removed: stopped, nothing running, its images kept."""
+    return msgspec.structs.replace(session, state="stopped", network=None, containers=[], mocks=[])
+
+
+async def clean_root(env: Environment) -> str:
+    """The checkout's root, also with a broken or missing e2e.yaml (clean must still work)."""
+    if env.loaded is not None:
+        return env.loaded.root
+    try:
+        return (await env.ensure_loaded(persist=False)).root
+    except ConfigError:
+        try:
+            return str(find_config(env.path, env.config_file).parent)
+        except PreflightError:
+            path = env.path.resolve()
+            return str(path if path.is_dir() else path.parent)
 
 
 async def remove_environment(

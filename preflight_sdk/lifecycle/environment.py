@@ -1,14 +1,12 @@
 """`Environment`: one project's test environment, and the only writer of its session.
 
-An environment owns what its operations share: the loaded configuration, the session (what
-`.preflight/state.json` says runs), the engine, the mock host this process serves, the pytest
-interpreters kept warm and the lock that serialises its operations. Its methods are the
-lifecycle's verbs (`init`, `build`, `up`, `clean`, `status`, `logs`, `mock_requests`, and the
-environment's side of a test run: `prepare`, `serve_run`, `conclude`); each is a short body over
-a module that takes frozen inputs and returns an outcome (setup's `Given → Observed → SetupPlan →
-Outcome`, clean's `Removal → CleanResult`, a build's result, the bookkeeping of a served run),
-which the environment alone persists: no other module writes its session, in memory or on disk
-(tests/unit/lifecycle/test_environment_owns_the_session.py checks it).
+It owns what its operations share: the loaded configuration, the session (what the state file
+says runs), the engine, the mock host this process serves, the warm pytest interpreters, the
+recording and the lock. Its methods are the lifecycle's verbs (init, build, up, clean, status,
+logs, mock_requests; serve_run and begin_recording for a run, which `serving.RunServing` prepares
+through them), each a short body over a module that takes frozen inputs and returns an outcome
+(`Given → Observed → SetupPlan → Outcome`, `Removal → CleanResult`, a reset's bookkeeping) that
+the environment alone persists (tests/unit/lifecycle/test_environment_owns_the_session.py).
 """
 
 from __future__ import annotations
@@ -38,6 +36,7 @@ from preflight_sdk.core.results.lifecycle import (
 from preflight_sdk.core.results.mocks import MockRequestsResult
 from preflight_sdk.core.run_request import RunRequest
 
+from .mockhost.recording import Recordings
 from .session.engine_choice import EngineSlot, engine_record
 from .session.loading import Fingerprint, Known, WatchedFiles, mtime, read_project
 from .session.state import SessionState, read_state_checked, remove_state, state_path, write_state
@@ -87,6 +86,7 @@ class Environment:
         self._owns_environment = False  # this object's setup started what is running
         self._state_problem: str | None = None  # why `.preflight/state.json` could not be used
         self._files = WatchedFiles(self.path, config_file)
+        self.recordings = Recordings(self._serve_mocks_here)  # the mocks recording now, and what ended
         self._loaded_fingerprint: Fingerprint = ()
         self._state_mark: int | None = None
 
@@ -136,9 +136,8 @@ class Environment:
 
     @property
     def owns_engine(self) -> bool:
-        """Whether this environment chose its engine (not one a caller handed in, such as a test's
-        fake): only then can a kept environment's containers outlive this process, so only then do
-        its mocks move to a detached host when it exits."""
+        """Whether it chose its engine (not a test's fake): only then do a kept environment's mocks
+        move to a detached host when this process exits."""
         return self._engines.owned
 
     @property
@@ -146,20 +145,12 @@ class Environment:
         """The container engine, made on first use (again when e2e.yaml names another)."""
         return self._engines.get(self._loaded, self._session)
 
-    def engine_kind(self) -> str:
-        """`docker` or `podman`: `PREFLIGHT_ENGINE`, else e2e.yaml's `engine:` (`CONFIG_INVALID` for another name)."""
-        return self.engine_target().kind
-
     def engine_target(self) -> EngineTarget:
-        """The engine to use: the caller's host/context, else e2e.yaml's `engine:`; `PREFLIGHT_ENGINE` sets the kind.
-
-        Neither saying a host or context leaves `DOCKER_HOST` / `DOCKER_CONTEXT` to the docker CLI.
-        """
+        """The engine to use: the caller's, else e2e.yaml's `engine:` (see `session/engine_choice.py`)."""
         return self._engines.target(self._loaded, self._session)
 
     def engine_record(self) -> dict[str, str | None]:
-        """The session fields naming the engine in use (`engine_host`, `engine_context`), DOCKER_HOST
-        and DOCKER_CONTEXT included; both None for this machine's default engine."""
+        """The session fields naming the engine in use (`engine_host`, `engine_context`)."""
         return engine_record(self.engine_target())
 
     # -- configuration and session -----------------------------------------------------------
@@ -217,13 +208,9 @@ class Environment:
         return reading.loaded, reading.changed
 
     async def ensure_loaded(self, *, persist: bool = True) -> LoadedConfig:
-        """Load the configuration at the start of an operation (operations initialize on first use).
-
-        Checked again every time, not only once: a long-lived Project (the MCP server, a notebook
-        kernel) must see an edited e2e.yaml and a session that another process set up or cleaned.
-        When nothing changed this costs a few `stat` calls. Read-only operations pass
-        `persist=False`: they never write `.preflight/state.json`.
-        """
+        """Load the configuration at the start of an operation, every time: a long-lived Project sees
+        an edited e2e.yaml and a session another process changed (a few `stat` calls when nothing
+        did). Read-only operations pass `persist=False`: they never write the state file."""
         loaded, _ = await self.load(persist=persist)
         return loaded
 
@@ -280,11 +267,9 @@ class Environment:
     ) -> SetupResult:
         """Make the running environment match the project's files, doing only what changed.
 
-        `build`: also build images that do not exist yet (setup alone reports them NOT_BUILT).
-        `fresh`: remove the environment first and rebuild every image without Docker's cache.
-        `stage`: this is a stage of another operation (run): its end is reported as a step.
-        `reset`: a run follows: when an earlier run used the environment, bring each service back
-        to its state after setup as its `reset:` says (see `setup/reset.py`).
+        `build`: also build missing images (setup alone reports NOT_BUILT); `fresh`: remove it first
+        and rebuild without cache; `stage`: a stage of `run` (its end is a step); `reset`: a run
+        follows, so a served environment is reset first as each `reset:` says (`setup/reset.py`).
         """
         from .setup import up as steps
 
@@ -299,9 +284,14 @@ class Environment:
         builds = steps.plan_builds(observed, build=build, fresh=fresh)
         beside = steps.resets_beside_builds(observed, builds) if reset and builds else frozenset()
         if builds:
-            observed = await steps.build_planned(
-                given, observed, builds, beside, fresh=fresh, reporter=reporter
-            )
+            try:
+                observed = await steps.build_planned(
+                    given, observed, builds, beside, fresh=fresh, reporter=reporter
+                )
+            except PreflightError as exc:  # a reset killed at its timeout: recreated by the next run
+                if beside:
+                    await self._save(steps.recreate_next(self.require_session(), exc))
+                raise
             session = await self._save(steps.images_built(observed.session, loaded, builds))
             observed = msgspec.structs.replace(observed, session=session)
         pulls = steps.plan_pulls(observed)
@@ -333,10 +323,13 @@ class Environment:
 
     async def _keep(self, outcome: Outcome) -> None:
         """Persist a setup's outcome, whatever it was; then raise its error, if it ended with one."""
+        from .setup.reset_exec import recreate_next
+
         with anyio.CancelScope(shield=True):
             self._mocks = outcome.mocks
             try:
-                await self._save(outcome.session)
+                # A reset killed at its timeout leaves its service for the next run to recreate.
+                await self._save(recreate_next(outcome.session, outcome.error))
             except OSError:
                 if outcome.error is None:
                     raise
@@ -380,6 +373,27 @@ class Environment:
         )
         await self._transition(mocks=mock_records(self._mocks, loaded))
 
+    async def begin_recording(self, request: RunRequest, *, owner: str, reporter: Reporter) -> None:
+        """Record the mocks `request.record` names for the run `owner` (or `setup`), from their upstreams."""
+        from .mockhost.recording import RecordRequest
+
+        recording = RecordRequest(upstreams=dict(request.record)) if request.record else None
+        await self.recordings.begin(self.require_loaded(), recording, owner=owner, reporter=reporter)
+
+    async def _serve_mocks_here(self, reporter: Reporter) -> MockHost:
+        """This process's mock host, taking the mocks over from a detached host when one serves them."""
+        from .mockhost.host import stop_detached_mocks
+        from .mockhost.recording import not_served_here
+
+        if self._mocks is not None and self._mocks.running():
+            return self._mocks
+        session = self.require_session()
+        await stop_detached_mocks(session.mocks)
+        await self.ensure_mocks(reporter)
+        if self._mocks is None or not self._mocks.running():
+            raise not_served_here(session)
+        return self._mocks
+
     async def reset_mocks(self) -> None:
         """Start the mocks' journals, sequences and counters over, wherever they are served."""
         from .mockhost.host import reset_served_mocks
@@ -387,45 +401,14 @@ class Environment:
         await reset_served_mocks(self._mocks, self._session.mocks if self._session else [])
 
     async def serve_run(self, run_id: str, setup: SetupResult) -> SetupResult:
-        """Record that run `run_id` uses the environment `setup` brought up to date; return `setup`
-        saying which run set it up and how many runs it served before this one (see `setup/reset.py`)."""
+        """Record that run `run_id` uses the environment; return `setup` saying who set it up (`setup/reset.py`)."""
         from .setup.reset import served_by
 
         session, served = served_by(self.require_session(), run_id, setup)
         await self._save(session)
         return served
 
-    # -- a test run (runs.preparation.RunPreparation) -------------------------------------------
-
-    async def prepare(self, request: RunRequest, run_id: str, reporter: Reporter) -> SetupResult | None:
-        """Make the environment ready for run `run_id` as `request.prepare` says; return what that did."""
-        from preflight_sdk.processes.groups import stop_groups
-
-        if request.prepare == "none":
-            return None
-        if request.prepare == "if_running":
-            await self.ensure_loaded()
-            if self._session is None or self._session.state != "running":
-                return None  # nothing starts: the run says what it lacks
-        else:
-            # -- inner loop: up to date, then run, then keep or clean ----------------------------
-            # What suites of an earlier, killed process left running stops first.
-            await anyio.to_thread.run_sync(lambda: stop_groups(self.state_root, orphans_only=True))
-        done = await self.up(
-            build=request.prepare == "up_to_date",
-            fresh=request.fresh,
-            timeout=None,
-            reporter=reporter,
-            stage=True,
-            reset=True,
-        )
-        await self.reset_mocks()
-        return await self.serve_run(run_id, done)
-
-    async def conclude(self, request: RunRequest) -> None:
-        """After a test run, whatever happened: remove the environment unless the request keeps it."""
-        if not request.keep:
-            await self.clean(force=True)
+    # -- what a test run keeps --------------------------------------------------------------------
 
     def keep_pytest_warm(self, make: type[Closable]) -> None:
         """Keep pytest interpreters warm for the next run (made with `make` unless some already are)."""
@@ -443,12 +426,13 @@ class Environment:
 
     async def clean(self, *, force: bool, images: bool = False) -> CleanResult:
         """Remove the project's environment, found by label (see `Project.clean`)."""
-        from .clean import Removal, remove_environment
+        from .clean import Removal, clean_root, remove_environment, stopped
 
-        root = await self._clean_root()
+        root = await clean_root(self)
         loaded = self._loaded
         state_root = loaded.state_root if loaded is not None else root
         session = self._session or await anyio.to_thread.run_sync(lambda: read_state_checked(state_root)[0])
+        recordings = await self.recordings.end_setup()  # written before the mocks stop
         host, self._mocks = self._mocks, None
         await self.stop_pytest_servers()
         given = Removal(root=root, loaded=loaded, session=session, known=self._session, host=host)
@@ -456,28 +440,15 @@ class Environment:
         removed = await anyio.to_thread.run_sync(remove_state, state_root)
         self._state_mark = None  # this process removed it: the next load keeps the session below
         if self._session is not None:
-            self._session = None if loaded is None else _stopped(self._session)
+            self._session = None if loaded is None else stopped(self._session)
         self._owns_environment = False
-        return msgspec.structs.replace(result, session_removed=removed)
+        return msgspec.structs.replace(result, session_removed=removed, recordings=recordings)
 
     async def clean_on_exit(self) -> None:
         """Clean when leaving `async with Project.open(...)`, if this object started an environment."""
         if self._owns_environment:
             with anyio.CancelScope(shield=True):
                 await self.clean(force=True)
-
-    async def _clean_root(self) -> str:
-        """The checkout's root, also with a broken or missing e2e.yaml (clean must still work)."""
-        if self._loaded is not None:
-            return self._loaded.root
-        try:
-            return (await self.ensure_loaded(persist=False)).root
-        except ConfigError:
-            try:
-                return str(find_config(self.path, self.config_file).parent)
-            except PreflightError:
-                path = self.path.resolve()
-                return str(path if path.is_dir() else path.parent)
 
     async def status(self) -> StatusResult:
         """What runs now, as Docker and `.preflight/state.json` say (see `Project.status`)."""
@@ -486,30 +457,32 @@ class Environment:
         loaded = await self.ensure_loaded(persist=False)
         return await status(loaded, self.require_session(), self.engine, self._mocks, self._state_problem)
 
-    async def find_container(self, name: str) -> ContainerInfo:
-        """The container of a service (by its name or its configured container name)."""
-        from .logs import find_container
-
-        loaded = await self.ensure_loaded(persist=False)
-        return await find_container(self.engine, loaded, self.require_session(), name)
-
     async def logs(
         self, *, container: str, lines: int, since: str | None, follow_for: float | None, reporter: Reporter
     ) -> LogsResult:
         """A container's recent output (see `Project.logs`)."""
         from .logs import logs
 
-        info = await self.find_container(container)
+        info = await self._container(container)
         return await logs(
             self.engine, info, self._redactor(), container=container, lines=lines, since=since,
             follow_for=follow_for, reporter=reporter,
         )  # fmt: skip
 
-    def follow(self, container_id: str, *, since: datetime | None = None) -> AsyncIterator[LogLine]:
-        """Yield a container's log lines as they are written, redacted."""
+    async def follow(self, container: str, *, since: datetime | None = None) -> AsyncIterator[LogLine]:
+        """Yield a container's log lines (since `since`, else from its start), then each new one, redacted."""
         from .logs import follow
 
-        return follow(self.engine, container_id, self._redactor(), since=since)
+        info = await self._container(container)
+        async for line in follow(self.engine, info.id, self._redactor(), since=since):
+            yield line
+
+    async def _container(self, name: str) -> ContainerInfo:
+        """The container of a service (by its name or its configured container name)."""
+        from .logs import find_container
+
+        loaded = await self.ensure_loaded(persist=False)
+        return await find_container(self.engine, loaded, self.require_session(), name)
 
     async def mock_requests(
         self, *, mock_name: str | None, since: str | None, clear: bool
@@ -525,8 +498,3 @@ class Environment:
 
     def _redactor(self) -> Redactor:
         return self._loaded.redactor if self._loaded is not None else DEFAULT
-
-
-def _stopped(session: SessionState) -> SessionState:
-    """The session once its environment was removed: stopped, nothing running, its images kept."""
-    return msgspec.structs.replace(session, state="stopped", network=None, containers=[], mocks=[])

@@ -61,7 +61,10 @@ async def setup_run(
     """Bring the environment up to date (nothing missing is built; `request.timeout` per service) as a run."""
 
     async def body(reporter: Reporter) -> SetupResult:
-        return await runs.env.up(build=False, fresh=False, timeout=request.timeout, reporter=reporter)
+        done = await runs.env.up(build=False, fresh=False, timeout=request.timeout, reporter=reporter)
+        if request.record:  # recording until clean (or the next run or setup)
+            await runs.env.begin_recording(request, owner="setup", reporter=reporter)
+        return done
 
     outcome = await _run(runs, request, SetupResult, body, wait, sink)
     if isinstance(outcome, Pending):

@@ -74,6 +74,7 @@ class LiveRun:
         self.state: TestRunState | None = None  # a test run's live state, once it has one
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
+        self.interrupted: str | None = None  # why the process that owns it stopped it (its end says so)
 
     @property
     def resumed_from(self) -> str | None:
@@ -92,6 +93,12 @@ class LiveRun:
             self.state.cancel()
         if self.scope is not None and (self.state is None or self.state.context is None):
             self.scope.cancel()
+
+    def interrupt(self, reason: str) -> None:
+        """Stop the run because its owner is going away: it ends `interrupted`, saying `reason`."""
+        if self.interrupted is None and not self.cancel_requested:
+            self.interrupted = reason
+        self.cancel()
 
     @property
     def phase(self) -> str | None:

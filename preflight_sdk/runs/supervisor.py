@@ -26,8 +26,9 @@ from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.core.tracing import current_parent, new_span_id, new_trace_id
 from preflight_sdk.lifecycle.environment import Environment
+from preflight_sdk.lifecycle.serving import RunServing
 from preflight_sdk.lifecycle.session.filelock import project_lock
-from preflight_sdk.store import NewRun, RunStore, StoreError, StoreReplaced, new_run_id
+from preflight_sdk.store import NewRun, RunStore, StoreError, StoreReplaced, StoreUnavailable, new_run_id
 from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.given import NO_SUITES, GivenSuites
@@ -61,8 +62,8 @@ class RunSupervisor:
 
     def __init__(self, env: Environment, preparation: RunPreparation | None = None) -> None:
         self.env = env
-        # What the environment does before and after a test run (the environment itself, by default).
-        self.preparation: RunPreparation = preparation or env
+        # What the environment does before and after a test run (the lifecycle's, by default).
+        self.preparation: RunPreparation = preparation or RunServing(env)
         self.live: dict[str, LiveRun] = {}
         self._background = Background()
         self._store: RunStore | None = None
@@ -79,7 +80,7 @@ class RunSupervisor:
         if self._store is None:
             loaded = await self.env.ensure_loaded()
             store = RunStore(Path(loaded.root))
-            await self.call(store.db.open)
+            await self.need(store.db.open)
             self._store = store
             await self._settle(store)
         return self._store
@@ -111,6 +112,17 @@ class RunSupervisor:
         if self._store is not None:
             await self._settle(self._store)
         return value
+
+    async def need(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`call`, for a store call the operation cannot do without (opening the store, creating the
+        run): a file system that refuses the write fails it with STORE_UNAVAILABLE, the store left as
+        it is, instead of a run that is in no history."""
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+        except StoreUnavailable as exc:
+            raise exc.error from exc
+        except StoreError:
+            return await self.call(fn, *args, **kwargs)
 
     async def _settle(self, store: RunStore) -> None:
         """Collect the store's warnings; refill a store just created from the run folders."""
@@ -263,7 +275,7 @@ class RunSupervisor:
             run_id=run_id, started_at=started, suites=tuple(suites), config_hash=config_hash,
             request_hash=request_hash, trace_id=log.trace_id,
         )  # fmt: skip
-        created = await self.call(store.create, request, opening)
+        created = await self.need(store.create, request, opening)
         if created is not None and not created[1]:
             row = created[0]
             if row.request_hash != request_hash:
@@ -426,10 +438,17 @@ class RunSupervisor:
             row = await self.call(store.get, run_id) or row
         return result_of_row(row)
 
-    async def shutdown(self) -> None:
-        """Cancel the runs this process owns and wait for them to record their end."""
+    async def shutdown(self, reason: str | None = None) -> None:
+        """Cancel the runs this process owns and wait for them to record their end.
+
+        With a `reason` (the process is shutting down, e.g. an MCP server whose client left) they
+        end `interrupted`, their summary saying why, and `resume_run` re-runs what they left.
+        """
         for live in list(self.live.values()):
-            live.cancel()
+            if reason is None:
+                live.cancel()
+            else:
+                live.interrupt(reason)
         for live in list(self.live.values()):
             with anyio.CancelScope(shield=True), anyio.move_on_after(60):
                 await live.done.wait()

@@ -230,9 +230,12 @@ class PreflightMcp:
             return str(wait)  # refused by the operation (above 24h), not silently cut to the budget
         return f"{min(seconds, self.call_budget):g}s"
 
-    async def shutdown(self) -> None:
-        """Clean the environments this server started (unless `keep_on_exit`); safe to call twice."""
-        await self.pool.aclose(keep=self.keep_on_exit)
+    async def shutdown(self, why: str = "it was stopped") -> None:
+        """End the runs under way as interrupted (their summary says the server shut down and
+        `why`), then clean the environments this server started (unless `keep_on_exit`); safe to
+        call twice (the first reason stays)."""
+        reason = f"the MCP server shut down before the run finished ({why})"
+        await self.pool.aclose(keep=self.keep_on_exit, reason=reason)
 
 
 def build_server(**options: Any) -> Server[Any]:

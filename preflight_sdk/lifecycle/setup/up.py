@@ -30,7 +30,8 @@ from ..session.state import SessionState
 from .execute import carry_out
 from .facts import Given, Observed, inspect_images, observe
 from .plan import plan_builds, plan_pulls, plan_setup
-from .reset import exec_resets, resets_beside_builds
+from .reset import resets_beside_builds
+from .reset_exec import exec_resets, recreate_next
 
 __all__ = [
     "Stage",
@@ -42,6 +43,7 @@ __all__ = [
     "plan_pulls",
     "plan_setup",
     "pull_planned",
+    "recreate_next",
     "remember_inputs",
     "resets_beside_builds",
 ]

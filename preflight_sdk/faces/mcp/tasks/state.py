@@ -121,9 +121,10 @@ def view_of_run(run: RunResult) -> TaskView:
     if run.status == "cancelled":
         return TaskView(status="cancelled", status_message=run.summary or "cancelled", **base)
     if run.status == "interrupted":
+        why = run.summary if (run.summary or "").startswith("interrupted: ") else None
         message = (
-            f"interrupted: the process that ran it ended before it finished; "
-            f"resume_run {run.run_id} re-runs what it left"
+            f"{why or 'interrupted: the process that ran it ended before it finished'}; "
+            f"preflight_resume_run {run.run_id} re-runs what it left"
         )
         error = {
             "code": INTERRUPTED_CODE,

@@ -17,7 +17,7 @@ from mcp.server import ServerRequestContext
 
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.runs.detached import Background
-from preflight_sdk.store.ids import new_run_id
+from preflight_sdk.store.ids import is_run_id, new_run_id
 
 from .files import load_task, save_task, tasks_folder
 from .state import (
@@ -232,18 +232,38 @@ class TaskSupport:
         return view_of_run(result.run)
 
     async def listing(self, cursor: str | None) -> tuple[list[TaskView], str | None]:
-        """The server's call tasks, then the project's runs (newest first), one page."""
-        views = [call.view for call in self._calls.values()] if cursor is None else []
-        if self.app.pool.default_path is None:
-            return views, None
-        project = self.app.pool.get(None)
-        try:
-            page = await project.list_runs(limit=LIST_PAGE, before=cursor)
-        except PreflightError as exc:
-            raise MCPError(types.INVALID_PARAMS, f"Invalid cursor: {cursor!r} ({exc.message})") from None
-        for line in page.runs:
-            views.append(_view_of_line(line))
-        return views, page.next_before
+        """One page of tasks, newest first: those this server made (its call tasks and the runs it
+        started, whatever their project), with the default project's runs when it has one.
+
+        The cursor is the last task id of the page before; a task id is a ULID, so both sources
+        page by the same order.
+        """
+        if cursor is not None and not is_run_id(cursor):
+            raise MCPError(types.INVALID_PARAMS, f"Invalid cursor: {cursor[:40]!r} (not a task id)")
+        mine = sorted({*self._calls, *self._projects}, reverse=True)
+        views: list[TaskView] = []
+        for task_id in (t for t in mine if cursor is None or t < cursor):
+            if len(views) > LIST_PAGE:
+                break
+            try:
+                views.append(await self.view(task_id))
+            except MCPError:  # a run whose store is gone: nothing to list for it
+                continue
+        more = len(views) > LIST_PAGE
+        if self.app.pool.default_path is not None:
+            try:
+                page = await self.app.pool.get(None).list_runs(limit=LIST_PAGE, before=cursor)
+            except PreflightError as exc:  # e.g. no e2e.yaml there (yet): this server's tasks still are
+                logger.warning(
+                    "tasks/list: the runs of %s cannot be read: %s", self.app.pool.default_path, exc
+                )
+            else:
+                views += [_view_of_line(line) for line in page.runs if line.run_id not in self._projects]
+                more = more or page.next_before is not None
+        views.sort(key=lambda view: view.task_id, reverse=True)
+        more = more or len(views) > LIST_PAGE
+        views = views[:LIST_PAGE]
+        return views, views[-1].task_id if more and views else None
 
 
 def _view_of_line(line: Any) -> TaskView:
