@@ -5,7 +5,7 @@ Order of work, so that every problem is reported at once with its line:
 1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`); without one, a
    compose file alone stands for the project (`compose_project`);
 2. read `.env` beside it (it never overrides the real environment);
-3. parse YAML keeping positions (`yaml_source`);
+3. parse YAML keeping positions (`core/yaml_source`);
 4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` (`interpolate`);
    mock responses keep every other template for the mock server, which renders them per request;
 5. check types and keys (`validate`), then cross-field rules (`rules`), then the suites' test files;
@@ -25,9 +25,11 @@ import msgspec
 from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigError, ConfigProblem
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
+from preflight_sdk.core.yaml_source import parse_yaml
 
 from .compose_project import COMPOSE_NAMES, compose_project_text, is_compose_file
 from .compose_source import apply_compose
+from .contract_files import Contracts, load_contracts
 from .dotenv import read_dotenv
 from .interpolate import interpolate
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
@@ -35,7 +37,6 @@ from .rules import check_rules
 from .steps import check_steps
 from .testfile import TestFile
 from .validate import Validator, describe_type
-from .yaml_source import parse_yaml
 
 __all__ = [
     "CONFIG_NAMES",
@@ -67,7 +68,9 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         shard: the name of the shard this copy of the environment serves (see `sharded`), or
             None for the project's own environment.
         warnings: what was read but set aside (compose keys that cannot change what a test
-            sees), once per key and file; every face shows them.
+            sees), once per key and file, and the mock routes a contract forbids under
+            `tests.contract: warn`; every face shows them.
+        contracts: the OpenAPI documents the services and mocks name (`contract:`), loaded.
     """
 
     config: ProjectConfig
@@ -80,6 +83,7 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     sources: list[str] = msgspec.field(default_factory=list)
     shard: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
+    contracts: Contracts = msgspec.field(default_factory=Contracts)
 
     @property
     def label_root(self) -> str:
@@ -233,11 +237,13 @@ def load_config(
     problems.extend(template_problems)
     composed = apply_compose(data, config_path.parent, merged_env, file)
     problems.extend(composed.problems)
-    sources = composed.sources
-    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
     check_rules(data, validator, root=config_path.parent)
+    contracts = load_contracts(data, config_path.parent, validator)
+    # An edit of a contract file calls for a reload like an edit of e2e.yaml.
+    sources = [*composed.sources, *contracts.files]
+    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     test_files = _load_test_files(data, config_path.parent, validator)
     problems.extend(validator.problems)
     if problems:
@@ -252,7 +258,8 @@ def load_config(
         services=normalise_services(config),
         test_files=test_files,
         sources=sources,
-        warnings=composed.warnings,
+        warnings=[*composed.warnings, *contracts.warnings],
+        contracts=contracts,
     )
 
 

@@ -46,6 +46,7 @@ __all__ = ["TestPlan", "partial_result", "run_suites", "select_suites"]
 
 _DEFAULT_SUITE_TIMEOUT = 300.0
 _PROCESS_GRACE = 10.0
+_CONTRACT_BUDGET = 5.0  # seconds to check the requests mocks with a contract received
 
 
 class TestPlan:
@@ -156,6 +157,8 @@ async def run_suites(
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
             await record_mock_traffic(run)
+            with anyio.move_on_after(_CONTRACT_BUDGET):
+                await run.contracts.check_mock_traffic(run.env.mock_entries, run.started, run.finished)
         plan.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {
         key: loaded.redactor.scrub(redact_failure(f, loaded.redactor)) for key, f in run.full_failures.items()
@@ -417,6 +420,7 @@ def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | 
         started_at=started.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         selected_suites=[s.id for s in plan.suites],
         trace_id=plan.log.trace_id,
+        contracts=run.contracts.report() if run is not None and run.contracts.active else None,
     )
 
 

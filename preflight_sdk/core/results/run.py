@@ -17,6 +17,7 @@ from preflight_sdk.core.assertions import AssertionResult
 from preflight_sdk.core.errors import ErrorInfo
 
 from .base import Part, Result
+from .contracts import ContractCoverage
 from .lifecycle import BuildResult, ContainerStatus, SetupResult
 from .mocks import ClosestRoute, MockAnswer
 
@@ -309,7 +310,8 @@ class RunResult(Result, frozen=True, kw_only=True):
 
     `kind` is `test` for `run`, `run_suite` and `resume_run`; `build` and `setup` runs carry that
     operation's result in `build` or `setup`. While a run goes on (`queued`, `running`), `progress`
-    says how far it is and `suites` hold what has finished.
+    says how far it is and `suites` hold what has finished. `contracts` gives, per OpenAPI contract
+    of a service or mock, the operations and statuses the run exercised and the violations found.
     """
 
     run_id: str
@@ -336,6 +338,7 @@ class RunResult(Result, frozen=True, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
     truncated: bool = False
     shards: list[ShardResult] | None = None
+    contracts: list[ContractCoverage] | None = None
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,137 @@
+"""Validate values against the schemas of a document, in the document's own dialect.
+
+The dialects are openapi-schema-validator's: OpenAPI 3.0's schema object (JSON Schema draft 4
+with `nullable`, `readOnly` and `writeOnly`, OpenAPI's formats), and OpenAPI 3.1's (JSON Schema
+2020-12). An answer is checked with the reading validator (a `writeOnly` property may not be in
+it), a request with the writing one (a `readOnly` property may not). `$ref`s resolve through a
+`referencing` registry holding every file of the document, so a schema in `schemas/order.yaml`
+refers to its neighbours as it would anywhere else.
+
+Each validator is built once per schema and kind. A value is first asked `is_valid` (the fast
+path every passing check takes); only a value that fails is walked for its errors, each of which
+holds the very schema object that failed, so its file and line are known (`Sources.place`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import jsonschema
+import referencing
+import referencing.jsonschema
+
+from preflight_sdk.core.errors import ConfigProblem
+
+from .source import Sources, pointer_of
+
+__all__ = ["Direction", "SchemaErrors", "Schemas"]
+
+Direction = Literal["read", "write"]
+SchemaErrors = list[jsonschema.ValidationError]
+
+
+class Schemas:
+    """The validators of one document (see the module docstring)."""
+
+    def __init__(self, sources: Sources, version: Literal["3.0", "3.1"]) -> None:
+        import openapi_schema_validator as oas  # lazy: only projects with contracts need it
+
+        self.sources = sources
+        self.version = version
+        spec = referencing.jsonschema.DRAFT4 if version == "3.0" else referencing.jsonschema.DRAFT202012
+        resources = [(uri, spec.create_resource(file.data)) for uri, file in sources.files.items()]
+        self.registry: referencing.Registry[Any] = referencing.Registry().with_resources(resources)
+        if version == "3.0":
+            self._classes: dict[Direction, Any] = {
+                "read": oas.OAS30ReadValidator,
+                "write": oas.OAS30WriteValidator,
+            }
+            self._formats = oas.oas30_format_checker
+        else:
+            self._classes = {"read": oas.OAS31Validator, "write": oas.OAS31Validator}
+            self._formats = oas.oas31_format_checker
+        self._validators: dict[tuple[int, Direction], Any] = {}
+        self._has_ref: dict[int, bool] = {}
+
+    def is_valid(self, schema: Any, uri: str, value: Any, direction: Direction) -> bool:
+        """Whether `value` satisfies `schema` (written in file `uri`)."""
+        return bool(self._validator(schema, uri, direction).is_valid(value))
+
+    def errors(
+        self, schema: Any, uri: str, value: Any, direction: Direction, *, limit: int = 10
+    ) -> SchemaErrors:
+        """The ways `value` breaks `schema`, in the order of their paths, at most `limit`."""
+        found: SchemaErrors = []
+        for error in self._validator(schema, uri, direction).iter_errors(value):
+            found.append(error)
+            if len(found) >= limit:
+                break
+        found.sort(key=lambda e: [str(p) for p in e.absolute_path])
+        return found[:limit]
+
+    def check(self, schema: Any, uri: str, seen: set[int]) -> list[ConfigProblem]:
+        """Problems of `schema` itself (against its dialect's meta-schema), and of what it refers to."""
+        problems: list[ConfigProblem] = []
+        stack: list[tuple[str, Any]] = [(uri, schema)]
+        # 3.1's dialect is JSON Schema 2020-12 with annotations of OpenAPI's own (discriminator,
+        # xml, example), which 2020-12 allows: its meta-schema is checked where jsonschema has it.
+        meta_class = self._classes["read"] if self.version == "3.0" else jsonschema.Draft202012Validator
+        meta = meta_class(meta_class.META_SCHEMA)
+        while stack:
+            where, current = stack.pop()
+            if not isinstance(current, dict) or id(current) in seen:
+                continue
+            seen.add(id(current))
+            for error in meta.iter_errors(current):
+                located = self.sources.where(current)
+                path = (*located[1], *error.absolute_path) if located else ()
+                place = self.sources.place_at(located[0] if located else where, path)
+                problems.append(
+                    ConfigProblem(
+                        path=place.pointer,
+                        message=f"invalid schema: {error.message}",
+                        file=place.file,
+                        line=place.line,
+                    )
+                )
+            for ref in _refs_in(current):
+                target = self.sources.resolve(where, ref)
+                if target is not None:
+                    stack.append(target)
+        return problems
+
+    def _validator(self, schema: Any, uri: str, direction: Direction) -> Any:
+        key = (id(schema), direction)
+        validator = self._validators.get(key)
+        if validator is None:
+            subject = schema
+            if isinstance(schema, dict) and self._refers(schema):
+                # Resolve its `$ref`s against its own file: through a reference to where it is.
+                located = self.sources.where(schema)
+                if located is not None:
+                    subject = {"$ref": located[0] + pointer_of(located[1])}
+            cls = self._classes[direction]
+            validator = cls(subject, registry=self.registry, format_checker=self._formats)
+            self._validators[key] = validator
+        return validator
+
+    def _refers(self, schema: Any) -> bool:
+        known = self._has_ref.get(id(schema))
+        if known is None:
+            known = self._has_ref[id(schema)] = bool(_refs_in(schema))
+        return known
+
+
+def _refs_in(schema: Any) -> list[str]:
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str):
+                found.append(ref)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
