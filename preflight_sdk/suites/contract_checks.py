@@ -256,8 +256,11 @@ def _warning(violation: ContractViolation) -> str:
 
 
 def _case_at(cases: list[Any], epoch_ms: int) -> str | None:
-    """The case that was running at `epoch_ms` (cases end at `timestamp` after `duration`)."""
-    for case in cases:
-        if case.timestamp - case.duration - 5 <= epoch_ms <= case.timestamp + 5:
+    """The case that was running at `epoch_ms` (cases end at `timestamp` after `duration`).
+
+    Both are whole milliseconds, so neighbours' windows may touch: the later case wins.
+    """
+    for case in reversed(cases):
+        if case.timestamp - case.duration - 2 <= epoch_ms <= case.timestamp + 2:
             return str(case.id)
     return None
