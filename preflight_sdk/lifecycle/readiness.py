@@ -15,6 +15,7 @@ from preflight_sdk.config import ServiceConfig, parse_port
 from preflight_sdk.core.addresses import http_url
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import EnvironmentError_, PreflightError
+from preflight_sdk.core.log_text import cause, excerpt
 from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import PortMapping, Readiness, ServiceSetup
 from preflight_sdk.engine.base import Engine
@@ -26,7 +27,10 @@ __all__ = ["await_ready", "run_job"]
 
 _JOB_DEADLINE = 300.0
 _NO_HEALTHCHECK_DEADLINE = 60.0
-_LOG_TAIL = 30
+# Read enough of the output to keep its start (a failing probe writes a line a try), show at most
+# `_SHOWN` lines of it: repeats folded, the first lines and the last (core/log_text.py).
+_LOG_READ = 2000
+_SHOWN = 30
 _EXIT_CODE_POLLS = 20
 
 
@@ -126,9 +130,10 @@ async def run_job(
             details={"service": service.name, "logTail": tail},
         )
     if code != 0:
-        tail = await _log_tail(engine, container_id, redactor)
+        lines = await _output(engine, container_id, redactor)
+        tail, why = excerpt(lines, limit=_SHOWN), cause(lines)
         raise EnvironmentError_(
-            f"job `{service.name}` failed with exit status {code}" + (f": {tail[-1]}" if tail else ""),
+            f"job `{service.name}` failed with exit status {code}" + (f": {why}" if why else ""),
             code="JOB_FAILED",
             hint="read details.logTail: the services that depend on this job were not started",
             details={"service": service.name, "exitCode": code, "logTail": tail},
@@ -239,11 +244,11 @@ async def _exited_error(
         infos = await engine.inspect([container_id])
     code = infos[0].exit_code if infos else None
     oom = bool(infos and infos[0].oom_killed)
-    tail = await _log_tail(engine, container_id, redactor)
+    lines = await _output(engine, container_id, redactor)
+    tail, why = excerpt(lines, limit=_SHOWN), cause(lines)
     reason = "was killed for using too much memory" if oom else f"exited with status {code}"
     return EnvironmentError_(
-        f"service `{service.name}` {reason} while waiting for it to be ready"
-        + (f": {tail[-1]}" if tail else ""),
+        f"service `{service.name}` {reason} while waiting for it to be ready" + (f": {why}" if why else ""),
         code="CONTAINER_EXITED",
         hint="read details.logTail: the process in the container stopped (wrong command, crash, missing config)",
         details={
@@ -258,8 +263,14 @@ async def _exited_error(
 
 
 async def _log_tail(engine: Engine, container_id: str, redactor: Redactor) -> list[str]:
+    """The lines to show of the container's output (its start kept, repeats folded)."""
+    return excerpt(await _output(engine, container_id, redactor), limit=_SHOWN)
+
+
+async def _output(engine: Engine, container_id: str, redactor: Redactor) -> list[str]:
+    """The container's last `_LOG_READ` lines, redacted, stderr's marked."""
     try:
-        lines = await engine.logs(container_id, tail=_LOG_TAIL)
+        lines = await engine.logs(container_id, tail=_LOG_READ)
     except PreflightError:
         return []
     shown = [f"{line.stream}: {line.text}" if line.stream == "stderr" else line.text for line in lines]

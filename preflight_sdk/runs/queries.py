@@ -296,13 +296,15 @@ async def get_artifact(
     await sup.get(run_id, None)  # RUN_NOT_FOUND for an unknown run
     store = await sup.store()
     folder = store.runs_folder(run_id)
-    if not name or "\x00" in name or os.path.isabs(name) or ".." in Path(name).parts:
+    parts = Path(name).parts
+    # "." or "./" has no part at all: it names the run's folder itself, never one of its files.
+    if not parts or "\x00" in name or os.path.isabs(name) or ".." in parts:
         raise InputError(
-            f"artifact name {name[:80]!r} must be a relative path inside the run's folder",
+            f"artifact name {name[:80]!r} must name a file inside the run's folder",
             hint="use a name from the run's artifacts, e.g. report.json or cases/<caseId>.json",
             details={"field": "name"},
         )
-    longest = max(len(part.encode(errors="surrogatepass")) for part in Path(name).parts)
+    longest = max(len(part.encode(errors="surrogatepass")) for part in parts)
     if len(name) > _MAX_ARTIFACT_NAME or longest > _MAX_NAME_PART:
         raise InputError(
             f"artifact name {name[:80]!r}… is too long ({len(name)} characters, longest part {longest} bytes)",

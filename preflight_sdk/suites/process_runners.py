@@ -21,10 +21,8 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, TypeVar
 
 import anyio
 import msgspec
@@ -36,87 +34,27 @@ from preflight_sdk.core.results.run import AttemptResult, CaseResult, Diagnostic
 
 from ..config import LoadedConfig, SuiteConfig
 from ..config.model import ShellExpect
-from ..lifecycle.commands import Completed, run_command
 from ..lifecycle.process_groups import ProcessGroups
 from .cases import failure_from_text, window_diagnostics
 from .context import RunContext, case_id
-from .junit import JUnitCase, JUnitReport, read_junit
-from .retry import Policy, suite_policy
+from .junit_cases import JUnitTry, attempts_of, junit_case
+from .junit_read import JUnitCase, JUnitReport, read_junit
+from .junit_shell import run_junit_suite
+from .process_run import CANNOT_START as _CANNOT_START
+from .process_run import DEFAULT_TIMEOUT as _DEFAULT_TIMEOUT
+from .process_run import Ran as _Ran
+from .process_run import epoch_ms as _ms
+from .process_run import execute as _execute
+from .process_run import one_line as _one_line
+from .process_run import seconds_text as _seconds
+from .process_run import short as _short
+from .process_run import suite_environment as _environment
+from .process_run import tail as _tail
+from .process_run import with_retries as _with_retries
+from .retry import suite_policy
 from .warm_pytest import warm_enabled
 
 __all__ = ["run_pytest_suite", "run_shell_suite"]
-
-_DEFAULT_TIMEOUT = 300.0
-_CANNOT_START = 127
-
-_T = TypeVar("_T")
-
-
-class _Ran(msgspec.Struct, frozen=True, kw_only=True):
-    """One run of a command: its result (None when stopped at the deadline) and when it ran."""
-
-    done: Completed | None
-    started: datetime
-    ended: datetime
-
-    @property
-    def seconds(self) -> float:
-        return (self.ended - self.started).total_seconds()
-
-
-def _environment(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig) -> dict[str, str]:
-    env = {**loaded.environ, **run.env.process_env()}
-    env.update({key: str(value) for key, value in suite.env.items()})
-    env.setdefault("TRACEPARENT", run.traceparent(suite.id))
-    return env
-
-
-async def _execute(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, groups: ProcessGroups
-) -> _Ran:
-    started = datetime.now(UTC)
-    pgids: list[int] = []
-
-    def started_as(pgid: int) -> None:  # recorded, so a `clean` stops it should this process die
-        pgids.append(pgid)
-        groups.record(pgid, "suite")
-
-    try:
-        done: Completed | None = await run_command(
-            argv, cwd=str(cwd), env={**env, **groups.mark()}, timeout=timeout, on_start=started_as
-        )
-    except TimeoutError:
-        done = None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        done = Completed(returncode=_CANNOT_START, stdout="", stderr=f"cannot start {argv[0]}: {reason}")
-    finally:
-        for pgid in pgids:  # run_command killed whatever was left of it
-            groups.forget(pgid)
-    return _Ran(done=done, started=started, ended=datetime.now(UTC))
-
-
-async def _with_retries(
-    policy: Policy, timeout: float, once: Callable[[float], Awaitable[_T]], ok: Callable[[_T], bool]
-) -> list[_T]:
-    """Run `once(seconds left)` until `ok` holds or `policy` is spent; return every attempt.
-
-    All attempts and the waits between them share the suite's `timeout`: no attempt starts when
-    its wait would end past it.
-    """
-    deadline = time.monotonic() + timeout
-    tries: list[_T] = []
-    for number in range(1, policy.max_attempts + 1):
-        if number > 1:
-            wait = policy.waits[number - 2]
-            if time.monotonic() + wait >= deadline:
-                break
-            await anyio.sleep(wait)
-        tries.append(await once(deadline - time.monotonic()))
-        if ok(tries[-1]):
-            break
-    return tries
-
 
 # -- pytest ---------------------------------------------------------------------------------------
 
@@ -148,17 +86,9 @@ class _PytestTry(msgspec.Struct, frozen=True, kw_only=True):
             and not any(t.status in ("failed", "error") for t in tests)
         )
 
-    def starts(self) -> list[datetime]:
-        """Each test's start, from the report's start and the durations of the tests before it.
-
-        JUnit has no per-test time stamp; the result is clamped to the time the process ran.
-        """
-        moment = max(self.report.started or self.ran.started, self.ran.started)
-        starts: list[datetime] = []
-        for test in self.tests:
-            starts.append(min(moment, self.ran.ended))
-            moment += timedelta(seconds=test.time)
-        return starts
+    def junit(self) -> JUnitTry:
+        """This run as the JUnit cases' view of it: its tests and the time it ran."""
+        return JUnitTry(tests=self.tests, started=self.ran.started, ended=self.ran.ended)
 
 
 async def run_pytest_suite(
@@ -195,7 +125,7 @@ async def run_pytest_suite(
     )
     cases = [
         _pytest_case(run, suite, root, tries, test, start, taken, diagnostics)
-        for test, start in zip(last.tests, last.starts(), strict=True)
+        for test, start in zip(last.tests, last.junit().starts(), strict=True)
     ]
     error = _pytest_error(root, last, timeout)
     if error is not None and len(tries) > 1:
@@ -307,71 +237,30 @@ def _pytest_case(
     taken: set[str],
     diagnostics: DiagnosticReport | None,
 ) -> CaseResult:
-    """Record one test of the last attempt as a case (its start and end events included)."""
+    """Record one test of the last attempt as a case named by its node id."""
     name = run.env.redactor.text(_node_id(root, test.classname, test.name))
     identifier = case_id(suite.id, name.replace(".py::", "-").replace("::", "-"), taken)
-    end = min(start + timedelta(seconds=test.time), tries[-1].ran.ended)
-    run.event("case_start", suite=suite.id, case=identifier, at=start)
-    status = _status(test)
-    failure = None
-    if status == "failed":
-        first = _first_message(test)
-        failure = failure_from_text(
-            run,
-            identifier,
-            error=first or "failed",
-            summary=f"{name} failed: {first.splitlines()[0] if first else 'see output'}"[:300],
-            output="\n".join(part for part in (test.detail, test.stdout, test.stderr) if part) or None,
-            diagnostics=diagnostics,
-        )
-    case = CaseResult(
-        id=identifier,
+    attempts = attempts_of([t.junit() for t in tries], test, _same_test) if len(tries) > 1 else None
+    return junit_case(
+        run,
+        suite.id,
+        test,
         name=name,
-        suite=suite.id,
-        status=status,
-        duration=int(test.time * 1000),
-        timestamp=_ms(end),
-        failure=failure,
-        attempts=_pytest_attempts(tries, test) if len(tries) > 1 else None,
-        skip_reason=(test.message or "skipped") if status == "skipped" else None,
+        start=start,
+        ended=tries[-1].ran.ended,
+        taken=taken,
+        diagnostics=diagnostics,
+        attempts=attempts,
+        identifier=identifier,
     )
-    run.case_finished(case, at=end)
-    return case
 
 
-def _pytest_attempts(tries: list[_PytestTry], test: JUnitCase) -> list[AttemptResult]:
-    """The attempts of one test: its result in each pytest run that reported it."""
-    attempts: list[AttemptResult] = []
-    for number, attempt in enumerate(tries, start=1):
-        for earlier, start in zip(attempt.tests, attempt.starts(), strict=True):
-            if (earlier.classname, earlier.name) != (test.classname, test.name):
-                continue
-            failed = _status(earlier) == "failed"
-            attempts.append(
-                AttemptResult(
-                    attempt=number,
-                    passed=not failed,
-                    duration=int(earlier.time * 1000),
-                    timestamp=_ms(start),
-                    error=(_first_message(earlier).splitlines() or ["failed"])[0][:300] if failed else None,
-                )
-            )
-            break
-    return attempts
+def _same_test(one: JUnitCase, other: JUnitCase) -> bool:
+    return (one.classname, one.name) == (other.classname, other.name)
 
 
 def _not_collected(test: JUnitCase) -> bool:
     return test.status == "error" and test.message == "collection failure"
-
-
-def _status(test: JUnitCase) -> Literal["passed", "failed", "skipped"]:
-    if test.status in ("failed", "error"):
-        return "failed"
-    return "skipped" if test.status == "skipped" else "passed"
-
-
-def _first_message(test: JUnitCase) -> str:
-    return (test.message or (test.detail.splitlines()[-1] if test.detail else "") or "failed").strip()
 
 
 def _pytest_error(root: Path, last: _PytestTry, timeout: float) -> str | None:
@@ -421,10 +310,15 @@ class _ShellTry(msgspec.Struct, frozen=True, kw_only=True):
 async def run_shell_suite(
     run: RunContext, loaded: LoadedConfig, suite: SuiteConfig, taken: set[str]
 ) -> SuiteResult:
-    """Run a shell suite as one case checked by its `expect` (again on failure, by its retry policy)."""
+    """Run a shell suite as one case checked by its `expect` (again on failure, by its retry policy).
+
+    With `junit:`, the testcases of the report the command writes are its cases instead.
+    """
     root = Path(loaded.root)
     argv, command = _shell_argv(loaded, suite)
     shown = run.env.redactor.text(command)  # the command names the case: `password=…` stays hidden
+    if suite.junit is not None:  # its cases are the testcases of the report it writes
+        return await run_junit_suite(run, loaded, suite, taken, argv=argv, shown=shown)
     identifier = case_id(suite.id, suite.name or shown, taken)
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_TIMEOUT
     env = _environment(run, loaded, suite)
@@ -527,10 +421,6 @@ def _collection_error(root: Path, test: JUnitCase, python: str = "") -> str:
     return f"pytest could not collect {where}: {text}"
 
 
-def _seconds(value: float) -> str:
-    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:g}s"
-
-
 def _shell_argv(loaded: LoadedConfig, suite: SuiteConfig) -> tuple[list[str], str]:
     if suite.command is not None:
         if isinstance(suite.command, list):
@@ -543,20 +433,3 @@ def _shell_argv(loaded: LoadedConfig, suite: SuiteConfig) -> tuple[list[str], st
     if os.access(script, os.X_OK):
         return [str(script)], str(suite.file)
     return ["sh", str(script)], str(suite.file)
-
-
-def _tail(stdout: str, stderr: str, limit: int = 20_000) -> str:
-    text = stdout + (("\n[stderr]\n" + stderr) if stderr else "")
-    return text if len(text) <= limit else "…" + text[-limit:]
-
-
-def _one_line(text: str) -> str:
-    return text.replace("\r", "").replace("\n", "\\n")
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _ms(moment: datetime) -> int:
-    return int(moment.timestamp() * 1000)

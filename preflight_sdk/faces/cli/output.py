@@ -122,7 +122,7 @@ def error_text(error: PreflightError) -> str:
     lines.append(f"hint: {error.hint_for('cli')}")
     for key, value in (error.details or {}).items():
         if key in _SHOWN_DETAILS and isinstance(value, list) and value:
-            lines.append(f"{key} (last {min(len(value), 30)}):")
+            lines.append(f"{key}:" if len(value) <= 30 else f"{key} (the last 30 of {len(value)} lines):")
             lines.extend(f"  | {line}" for line in value[-30:])
         elif key == "services" and isinstance(value, list):
             for service in value:

@@ -10,7 +10,6 @@ written by `scripts/gen-schema`); each outline's `description` names its type th
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Iterable
 from types import NoneType, UnionType
@@ -165,8 +164,7 @@ def result_types(registry: Registry) -> list[Any]:
 def results_schema(types: Iterable[Any]) -> dict[str, Any]:
     """Return the JSON Schema (2020-12) holding every result type in `$defs`, fully described."""
     unique = list(dict.fromkeys(arg for typ in types for arg in _members(typ)))
-    decoding.ready(*unique)
-    _, components = msgspec.json.schema_components(unique, ref_template=_DEFS + "{name}")
+    _, components = decoding.schema_components(unique, ref_template=_DEFS + "{name}")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": RESULTS_ID,
@@ -174,7 +172,7 @@ def results_schema(types: Iterable[Any]) -> dict[str, Any]:
             "The result types of preflight's operations: the `data` of each MCP tool's envelope "
             "and of `preflight --json`. A tool's outputSchema names its type here."
         ),
-        "$defs": _dedent(components),
+        "$defs": components,
     }
 
 
@@ -187,17 +185,3 @@ def _members(typ: Any) -> list[Any]:
     if get_origin(typ) in (Union, UnionType):
         return [arg for arg in get_args(typ) if arg is not NoneType]
     return [typ]
-
-
-def _dedent(node: Any) -> Any:
-    """Dedent every `description` (msgspec copies class docstrings as they are indented)."""
-    if isinstance(node, dict):
-        return {
-            key: inspect.cleandoc(value)
-            if key == "description" and isinstance(value, str)
-            else _dedent(value)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_dedent(item) for item in node]
-    return node
