@@ -220,9 +220,7 @@ ResetMode = Literal["auto", "recreate", "snapshot", "none"]
 class ServedContract(_Config, frozen=True, kw_only=True):
     """A contract the running service serves itself, read after setup."""
 
-    served: Annotated[
-        str, Meta(pattern=r"^/", description="The path it is served at, e.g. `/openapi.json`.")
-    ]
+    served: Annotated[str, Meta(pattern=r"^/", description="The path it is served at, e.g. `/openapi.json`.")]
 
 
 # What a contract violation does: fail its case (the default), be a warning of its suite while a
@@ -449,7 +447,9 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
     timeout: Annotated[str | int, Duration("Deadline for the whole suite (default 5m).")] | None = None
     contract: Annotated[
         ContractMode | None,
-        Meta(description="Contract violations in this suite: `fail` their case, `warn`, or `off` (default: tests.contract).")
+        Meta(
+            description="Contract violations in this suite: `fail` their case, `warn`, or `off` (default: tests.contract)."
+        ),
     ] = None
     service: Annotated[
         str | None, Meta(description="Fuzz suites: the service whose contract drives the cases.")

@@ -230,8 +230,8 @@ class _Say:
         keyword = str(error.validator)
         place = self.contract.sources.place(error.schema, keyword) if isinstance(error.schema, dict) else None
         expected = {keyword: error.validator_value} if keyword not in ("$ref",) else error.schema
-        if keyword in ("required", "additionalProperties", "properties", "oneOf", "anyOf", "allOf", "not"):
-            expected = error.schema
+        if keyword in ("oneOf", "anyOf", "allOf", "not", "discriminator"):
+            expected = error.schema  # the alternatives are the rule (capped like any excerpt)
         self.add(where, keyword, f"{where}: {error.message}", place, expected=expected, actual=error.instance)
 
     def _file(self, path: str) -> str:

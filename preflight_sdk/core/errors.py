@@ -64,6 +64,7 @@ ErrorCode = Literal[
     "MOCK_NOT_FOUND",
     "MOCKS_NOT_RUNNING",
     "INVALID_INPUT",
+    "EXTRA_NOT_INSTALLED",
     "RUN_NOT_FOUND",
     "TEST_NOT_FOUND",
     "ARTIFACT_NOT_FOUND",

@@ -75,7 +75,7 @@ class RunContracts:
         name = service if service is not None else self._service_of(outcome.request.url)
         if name is None:
             return []
-        contract = self.services.get(name) or await self._served(name)
+        contract = self.services.get(name) or await self.served_contract(name)
         if contract is None:
             return []
         checked = check_response(
@@ -197,7 +197,7 @@ class RunContracts:
                 return name
         return None
 
-    async def _served(self, name: str) -> Contract | None:
+    async def served_contract(self, name: str) -> Contract | None:
         """The contract service `name` serves (fetched once per run), or None."""
         path = self.served.get(name)
         if path is None or name in self.served_errors:

@@ -37,6 +37,7 @@ from preflight_sdk.lifecycle.mockhost import ensure_mocks
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
+from .fuzz_runner import run_fuzz_suite
 from .process_runners import run_pytest_suite, run_shell_suite
 from .traffic import record_mock_traffic
 from .warm_pytest import WarmPytest
@@ -300,7 +301,7 @@ def _counted_ahead(
     """Whether `_declared_cases` knows the suite's cases before it runs: a pytest suite's are
     only known once it has collected them (it counts as one until then)."""
     chosen = selection.get(suite.id) if selection is not None else None
-    return chosen is not None or suite.runner != "pytest" or given is not None
+    return chosen is not None or suite.runner not in ("pytest", "fuzz") or given is not None
 
 
 def _declared_cases(
@@ -339,6 +340,8 @@ async def _run_one(
                 return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
             if suite.runner == "pytest":
                 return await run_pytest_suite(run, loaded, suite, taken)
+            if suite.runner == "fuzz":
+                return await run_fuzz_suite(run, loaded, suite, taken, timeout=timeout)
             return await run_shell_suite(run, loaded, suite, taken)
     except TimeoutError:
         error = f"the suite did not finish within {timeout_text(suite)} and was stopped"

@@ -107,7 +107,9 @@ async def _contract_checks(
     service = None
     if request.path is not None:
         service = request.service or default or next((n for n, e in run.env.services.items() if e.url), None)
-    return await run.contracts.check_answer(outcome, service=service, path=request.path, suite=suite, mode=mode)
+    return await run.contracts.check_answer(
+        outcome, service=service, path=request.path, suite=suite, mode=mode
+    )
 
 
 async def _once(

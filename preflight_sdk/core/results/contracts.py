@@ -13,9 +13,17 @@ from typing import Any, Literal
 
 import msgspec
 
-from .base import Part
+from .base import Part, Result
 
-__all__ = ["ContractCoverage", "ContractViolation", "MockRequestViolation", "OperationCoverage"]
+__all__ = [
+    "ContractCheck",
+    "ContractCoverage",
+    "ContractViolation",
+    "GeneratedCase",
+    "GeneratedCases",
+    "MockRequestViolation",
+    "OperationCoverage",
+]
 
 
 class ContractViolation(Part, frozen=True, kw_only=True):
@@ -115,3 +123,55 @@ class ContractCoverage(Part, frozen=True, kw_only=True):
     items: list[OperationCoverage] = msgspec.field(default_factory=list)
     requests: list[MockRequestViolation] = msgspec.field(default_factory=list)
     mode: Literal["fail", "warn"] = "fail"
+
+
+class ContractCheck(Result, frozen=True, kw_only=True):
+    """A response checked against a service's contract (`check_response`).
+
+    Attributes:
+        service: whose contract.
+        file: the document, relative to the project.
+        operation: the operation it matched (`GET /orders/{id}`), when one did.
+        status: the documented response it was checked against (`200`, `4XX`, `default`).
+        violations: every way it breaks the contract (empty: it conforms).
+        summary: one line.
+    """
+
+    service: str
+    file: str
+    summary: str
+    violations: list[ContractViolation] = msgspec.field(default_factory=list)
+    operation: str | None = None
+    status: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the response conforms (the CLI exits 1 when it does not)."""
+        return not self.violations
+
+
+class GeneratedCase(Part, frozen=True, kw_only=True):
+    """One case written by `generate_cases`: its name, operation, request line and expected statuses."""
+
+    name: str
+    operation: str
+    request: str
+    statuses: list[int]
+
+
+class GeneratedCases(Result, frozen=True, kw_only=True):
+    """A YAML test file written from a service's contract (`generate_cases`).
+
+    Attributes:
+        service: whose contract.
+        file: the test file written, relative to the project (never one that existed).
+        cases: one per operation, in document order.
+        suite: the entry to add under `tests.suites` in e2e.yaml to run it.
+        summary: one line.
+    """
+
+    service: str
+    file: str
+    summary: str
+    suite: str
+    cases: list[GeneratedCase] = msgspec.field(default_factory=list)

@@ -46,6 +46,10 @@ def add_composed(group: click.Group, registry: Registry) -> None:
         from .runs import runs_group
 
         group.add_command(runs_group(ops))
+    if "generate_cases" in ops:
+        from .generate import generate_group
+
+        group.add_command(generate_group(ops))
 
 
 def _settings(ctx: click.Context) -> Settings:
