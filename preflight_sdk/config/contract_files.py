@@ -22,13 +22,16 @@ from .model import MockConfig, MockResponse
 from .rules import service_entries
 from .validate import Validator
 
-__all__ = ["Contracts", "load_contracts"]
+__all__ = ["BASE_URL", "Contracts", "load_contracts"]
+
+BASE_URL = "BASE_URL"
+"""The owner name of `tests.baseUrlContract`: the API a test-only project's `path` requests reach."""
 
 
 class Contracts(msgspec.Struct, frozen=True, kw_only=True):
     """The file contracts of a configuration: by service and by mock name, and the files read."""
 
-    services: dict[str, Contract] = msgspec.field(default_factory=dict)
+    services: dict[str, Contract] = msgspec.field(default_factory=dict)  # BASE_URL: tests.baseUrlContract
     mocks: dict[str, Contract] = msgspec.field(default_factory=dict)
     files: list[str] = msgspec.field(default_factory=list)
     warnings: list[str] = msgspec.field(default_factory=list)
@@ -47,6 +50,12 @@ def load_contracts(data: dict[str, Any], root: Path, out: Validator) -> Contract
             if contract is not None:
                 found.services[entry.name] = contract
                 found.files.extend(contract.files)
+    written = tests.get("baseUrlContract") if isinstance(tests, dict) else None
+    if isinstance(written, str):
+        contract = _load(written, root, out, ("tests", "baseUrlContract"), "BASE_URL")
+        if contract is not None:
+            found.services[BASE_URL] = contract
+            found.files.extend(contract.files)
     _check_fuzz_suites(tests, data, out)
     mocks = data.get("mocks")
     for name, raw in mocks.items() if isinstance(mocks, dict) else ():

@@ -476,6 +476,13 @@ class TestsConfig(_Config, frozen=True, kw_only=True):
     parallel: Annotated[
         ParallelConfig | bool | None, Meta(description="Parallel suites: `true` or `{enabled, concurrency}`.")
     ] = None
+    base_url_contract: Annotated[
+        str | None,
+        Meta(
+            description="Test-only mode: the OpenAPI 3.0/3.1 document of the API at BASE_URL (a file relative "
+            "to e2e.yaml); every answer of a `path` request is checked against it."
+        ),
+    ] = None
     contract: Annotated[
         ContractMode,
         Meta(

@@ -19,6 +19,7 @@ import httpx
 import msgspec
 
 from preflight_sdk.config import LoadedConfig
+from preflight_sdk.config.contract_files import BASE_URL
 from preflight_sdk.config.model import ServedContract
 from preflight_sdk.config.testfile import MockExpect
 from preflight_sdk.contracts import Contract, check_request, check_response, load_contract_text
@@ -45,7 +46,9 @@ class RunContracts:
         self.root = loaded.root
         self.services: dict[str, Contract] = dict(loaded.contracts.services)
         self.mocks: dict[str, Contract] = dict(loaded.contracts.mocks)
-        self.urls = service_urls
+        self.urls = dict(service_urls)
+        if BASE_URL in self.services:  # test-only mode: the API at BASE_URL has a contract
+            self.urls[BASE_URL] = loaded.environ.get("BASE_URL")
         self.served = {
             s.name: s.contract.served for s in loaded.services if isinstance(s.contract, ServedContract)
         }

@@ -19,6 +19,7 @@ __all__ = [
     "ContractCheck",
     "ContractCoverage",
     "ContractViolation",
+    "CoverageChange",
     "GeneratedCase",
     "GeneratedCases",
     "MockRequestViolation",
@@ -175,3 +176,27 @@ class GeneratedCases(Result, frozen=True, kw_only=True):
     summary: str
     suite: str
     cases: list[GeneratedCase] = msgspec.field(default_factory=list)
+
+
+class CoverageChange(Part, frozen=True, kw_only=True):
+    """How one contract's coverage moved from one run to another (`diff_runs`).
+
+    Attributes:
+        contract: the service or mock whose contract it is.
+        base_covered / head_covered: operations exercised in each run, of `operations`.
+        base_statuses / head_statuses: documented statuses seen in each run.
+        newly_covered: operations the later run exercised and the earlier did not.
+        no_longer_covered: operations the earlier run exercised and the later did not.
+        base_violations / head_violations: failed checks in each run.
+    """
+
+    contract: str
+    operations: int
+    base_covered: int
+    head_covered: int
+    base_statuses: int
+    head_statuses: int
+    base_violations: int = 0
+    head_violations: int = 0
+    newly_covered: list[str] = msgspec.field(default_factory=list)
+    no_longer_covered: list[str] = msgspec.field(default_factory=list)
