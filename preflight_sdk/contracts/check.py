@@ -333,7 +333,7 @@ def _is_json(media: str | None) -> bool:
 
 def _typed(value: Any, contract: Contract, schema: Any, uri: str) -> Any:
     """A parameter's text as the type its schema asks for (`"2"` → 2), as a server would read it."""
-    _, resolved = _resolve(contract, uri, schema)
+    _, resolved = contract.sources.follow(uri, schema)
     kind = resolved.get("type") if isinstance(resolved, dict) else None
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
@@ -354,17 +354,6 @@ def _typed(value: Any, contract: Contract, schema: Any, uri: str) -> Any:
     if kind == "boolean" and text in ("true", "false"):
         return text == "true"
     return text
-
-
-def _resolve(contract: Contract, uri: str, schema: Any) -> tuple[str, Any]:
-    for _ in range(16):
-        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
-            break
-        target = contract.sources.resolve(uri, schema["$ref"])
-        if target is None:
-            break
-        uri, schema = target
-    return uri, schema
 
 
 def _excerpt(value: Any) -> Any:

@@ -22,8 +22,6 @@ from .source import Sources, read_sources
 
 __all__ = ["Contract", "load_contract", "load_contract_text"]
 
-_MAX_DEREF = 32
-
 
 class Contract:
     """One loaded document: its operations, how to find them, and how to validate against them."""
@@ -243,14 +241,7 @@ class _Builder:
         return found
 
     def deref(self, uri: str, value: Any) -> tuple[str, Any]:
-        for _ in range(_MAX_DEREF):
-            if not (isinstance(value, dict) and isinstance(value.get("$ref"), str)):
-                return uri, value
-            target = self.sources.resolve(uri, value["$ref"])
-            if target is None:
-                return uri, None
-            uri, value = target
-        return uri, None
+        return self.sources.follow(uri, value)
 
     def place(self, container: Any, key: str | None = None) -> Any:
         place = self.sources.place(container, key)
@@ -303,7 +294,11 @@ class _Builder:
                 if isinstance(spec, dict):
                     headers.append(
                         Header(
-                            name, bool(spec.get("required")), spec.get("schema"), header_uri, self.place(spec)
+                            name=name,
+                            required=bool(spec.get("required")),
+                            schema=spec.get("schema"),
+                            uri=header_uri,
+                            place=self.place(spec),
                         )
                     )
             found[str(status)] = Response(
@@ -321,7 +316,14 @@ class _Builder:
                 continue
             schema = media.get("schema")
             example, has = _media_example(self, uri, media, schema)
-            found[str(name)] = MediaType(str(name), schema, uri, self.place(media), example, has)
+            found[str(name)] = MediaType(
+                name=str(name),
+                schema=schema,
+                uri=uri,
+                place=self.place(media),
+                example=example,
+                has_example=has,
+            )
         return found
 
 

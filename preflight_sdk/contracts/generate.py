@@ -110,7 +110,7 @@ def _case(contract: Contract, operation: Operation) -> StarterCase:
 
 def _value(contract: Contract, schema: Any, uri: str, depth: int = 0) -> Any:
     """A value `schema` allows (None when it allows anything or cannot be read)."""
-    uri, schema = _resolved(contract, uri, schema)
+    uri, schema = contract.sources.follow(uri, schema)
     if not isinstance(schema, dict) or depth > _DEPTH:
         return None
     for key in ("example", "default", "const"):
@@ -161,7 +161,7 @@ def _object(contract: Contract, schema: dict[str, Any], uri: str, depth: int) ->
     found: dict[str, Any] = {}
     for name in required:
         sub = properties.get(name) if isinstance(properties, dict) else None
-        _, resolved = _resolved(contract, uri, sub)
+        _, resolved = contract.sources.follow(uri, sub)
         if isinstance(resolved, dict) and resolved.get("readOnly"):
             continue
         found[name] = _value(contract, sub, uri, depth + 1)
@@ -180,14 +180,3 @@ def _number(schema: dict[str, Any], *, integer: bool) -> int | float:
     if isinstance(high, int | float) and value > high:
         value = high
     return int(value) if integer else value
-
-
-def _resolved(contract: Contract, uri: str, schema: Any) -> tuple[str, Any]:
-    for _ in range(16):
-        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
-            break
-        target = contract.sources.resolve(uri, schema["$ref"])
-        if target is None:
-            return uri, None
-        uri, schema = target
-    return uri, schema

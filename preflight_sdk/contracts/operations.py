@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
+import msgspec
+
 from .source import Place, Sources
 
 __all__ = [
@@ -32,91 +34,72 @@ __all__ = [
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
-class MediaType:
-    """One media type of a body: its schema where it is, and the file it is in (for its `$ref`s)."""
+class MediaType(msgspec.Struct, frozen=True, kw_only=True):
+    """One media type of a body: its schema where it is, the file it is in (for its `$ref`s), its example."""
 
-    def __init__(
-        self, name: str, schema: Any, uri: str, place: Place, example: Any, has_example: bool
-    ) -> None:
-        self.name = name
-        self.schema = schema
-        self.uri = uri
-        self.place = place
-        self.example = example
-        self.has_example = has_example
+    name: str
+    schema: Any
+    uri: str
+    place: Place
+    example: Any = None
+    has_example: bool = False
 
 
-class Header:
+class Header(msgspec.Struct, frozen=True, kw_only=True):
     """A documented response header."""
 
-    def __init__(self, name: str, required: bool, schema: Any, uri: str, place: Place) -> None:
-        self.name = name
-        self.required = required
-        self.schema = schema
-        self.uri = uri
-        self.place = place
+    name: str
+    required: bool
+    schema: Any
+    uri: str
+    place: Place
 
 
-class Parameter:
-    """A documented parameter (`in`: path, query, header, cookie)."""
+class Parameter(msgspec.Struct, frozen=True, kw_only=True):
+    """A documented parameter (`location`: path, query, header, cookie)."""
 
-    def __init__(
-        self, name: str, location: str, required: bool, schema: Any, uri: str, place: Place, example: Any
-    ) -> None:
-        self.name = name
-        self.location = location
-        self.required = required
-        self.schema = schema
-        self.uri = uri
-        self.place = place
-        self.example = example
+    name: str
+    location: str
+    required: bool
+    schema: Any
+    uri: str
+    place: Place
+    example: Any = None
 
 
-class Body:
+class Body(msgspec.Struct, frozen=True, kw_only=True):
     """A documented request body."""
 
-    def __init__(self, required: bool, content: dict[str, MediaType], place: Place) -> None:
-        self.required = required
-        self.content = content
-        self.place = place
+    required: bool
+    content: dict[str, MediaType]
+    place: Place
 
 
-class Response:
+class Response(msgspec.Struct, frozen=True, kw_only=True):
     """A documented response: its status key (`200`, `4XX`, `default`), media types and headers."""
 
-    def __init__(
-        self, status: str, content: dict[str, MediaType], headers: list[Header], place: Place
-    ) -> None:
-        self.status = status
-        self.content = content
-        self.headers = headers
-        self.place = place
+    status: str
+    content: dict[str, MediaType]
+    headers: list[Header]
+    place: Place
 
 
-class Operation:
-    """One method of one path template."""
+class Operation(msgspec.Struct, frozen=True, kw_only=True):
+    """One method of one path template; `key` is `METHOD /template`."""
 
-    def __init__(
-        self,
-        *,
-        method: str,
-        template: str,
-        operation_id: str | None,
-        parameters: list[Parameter],
-        body: Body | None,
-        responses: dict[str, Response],
-        place: Place,
-        responses_place: Place,
-    ) -> None:
-        self.method = method
-        self.template = template
-        self.operation_id = operation_id
-        self.parameters = parameters
-        self.body = body
-        self.responses = responses
-        self.place = place
-        self.responses_place = responses_place
-        self.key = f"{method.upper()} {template}"
+    method: str
+    template: str
+    operation_id: str | None
+    parameters: list[Parameter]
+    body: Body | None
+    responses: dict[str, Response]
+    place: Place
+    responses_place: Place
+
+    @property
+    def key(self) -> str:
+        """`GET /orders/{id}`."""
+        return f"{self.method.upper()} {self.template}"
 
     def response_for(self, status: int) -> Response | None:
         """The documented response for `status`: exact, else its range (`4XX`), else `default`."""

@@ -14,33 +14,35 @@ holds the very schema object that failed, so its file and line are known (`Sourc
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-import jsonschema
-import referencing
-import referencing.jsonschema
+from typing import TYPE_CHECKING, Any, Literal
 
 from preflight_sdk.core.errors import ConfigProblem
 
 from .source import Sources, pointer_of
 
+if TYPE_CHECKING:
+    import jsonschema
+
 __all__ = ["Direction", "SchemaErrors", "Schemas"]
 
 Direction = Literal["read", "write"]
-SchemaErrors = list[jsonschema.ValidationError]
+SchemaErrors = list["jsonschema.ValidationError"]
 
 
 class Schemas:
     """The validators of one document (see the module docstring)."""
 
     def __init__(self, sources: Sources, version: Literal["3.0", "3.1"]) -> None:
-        import openapi_schema_validator as oas  # lazy: only projects with contracts need it
+        # Imported here: only a project with a contract pays for them (`import preflight_sdk` does not).
+        import openapi_schema_validator as oas
+        import referencing
+        import referencing.jsonschema
 
         self.sources = sources
         self.version = version
         spec = referencing.jsonschema.DRAFT4 if version == "3.0" else referencing.jsonschema.DRAFT202012
         resources = [(uri, spec.create_resource(file.data)) for uri, file in sources.files.items()]
-        self.registry: referencing.Registry[Any] = referencing.Registry().with_resources(resources)
+        self.registry: Any = referencing.Registry().with_resources(resources)
         if version == "3.0":
             self._classes: dict[Direction, Any] = {
                 "read": oas.OAS30ReadValidator,
@@ -73,6 +75,8 @@ class Schemas:
         """Problems of `schema` itself (against its dialect's meta-schema), and of what it refers to."""
         problems: list[ConfigProblem] = []
         stack: list[tuple[str, Any]] = [(uri, schema)]
+        import jsonschema
+
         # 3.1's dialect is JSON Schema 2020-12 with annotations of OpenAPI's own (discriminator,
         # xml, example), which 2020-12 allows: its meta-schema is checked where jsonschema has it.
         meta_class = self._classes["read"] if self.version == "3.0" else jsonschema.Draft202012Validator

@@ -90,6 +90,20 @@ class Sources:
         location = file.parsed.locate(path, key=key)
         return Place(file=file.path, line=location.line if location else None, pointer=pointer_of(path))
 
+    def follow(self, uri: str, value: Any) -> tuple[str, Any]:
+        """`value` (written in file `uri`) with its `$ref`s followed: the file and value it stands for.
+
+        A reference that leads nowhere, or a chain longer than 32, gives None as the value.
+        """
+        for _ in range(32):
+            if not (isinstance(value, dict) and isinstance(value.get("$ref"), str)):
+                return uri, value
+            target = self.resolve(uri, value["$ref"])
+            if target is None:
+                return uri, None
+            uri, value = target
+        return uri, None
+
     def resolve(self, uri: str, ref: str) -> tuple[str, Any] | None:
         """Follow `ref`, written in file `uri`: the target's file URI and value (None when it leads nowhere)."""
         target, fragment = urldefrag(urljoin(uri, ref))

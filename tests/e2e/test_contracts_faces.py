@@ -193,7 +193,7 @@ async def test_three_ways_an_answer_breaks_its_contract_fail_three_cases_through
             )
             data = json.loads(checked.content[0].text)["data"]  # type: ignore[union-attr]
             assert [(v["path"], v["rule"], v["line"]) for v in data["violations"]] == [
-                ("status", "status", 9)
+                ("status", "status", 8)
             ]
 
 

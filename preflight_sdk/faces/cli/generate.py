@@ -12,8 +12,7 @@ import click
 
 from preflight_sdk.faces.reflection.registry import Operation
 
-from .app import command_help, operation_command
-from .extensions import EXTENSIONS
+from .runs import subcommand
 
 __all__ = ["generate_group"]
 
@@ -29,19 +28,17 @@ def generate_group(ops: dict[str, Operation]) -> click.Group:
     )
     for name, op_name in _SUBCOMMANDS.items():
         if op_name in ops:
-            command = operation_command(ops[op_name], EXTENSIONS.get(op_name, ()))
-            command.name = name
-            command.params = [_as_option(param) for param in command.params]
-            command.help = command_help(ops[op_name], command.params, ["preflight", "generate", name])
-            group.add_command(command)
+            group.add_command(subcommand(ops[op_name], ["preflight", "generate", name], _as_options))
     return group
 
 
+def _as_options(params: list[click.Parameter]) -> list[click.Parameter]:
+    """Positional arguments as required options: `generate cases --service orders` reads as it does."""
+    return [_as_option(p) for p in params]
+
+
 def _as_option(param: click.Parameter) -> click.Parameter:
-    """A positional argument as a required option: `generate cases --service orders` reads as it does."""
     if isinstance(param, click.Argument) and param.name:
         flag = "--" + param.name.replace("_", "-")
-        return click.Option(
-            [flag, param.name], type=param.type, required=True, help=f"the {param.name} (required)"
-        )
+        return click.Option([flag, param.name], type=param.type, required=True, help=f"the {param.name}")
     return param

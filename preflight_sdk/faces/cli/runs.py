@@ -15,6 +15,7 @@ output and exit codes are those of `preflight get-run`, `preflight diff-runs`…
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -25,7 +26,7 @@ from .app import command_help, execute, global_options, operation_command
 from .extensions import EXTENSIONS
 from .output import Output
 
-__all__ = ["runs_group"]
+__all__ = ["runs_group", "subcommand"]
 
 _SUBCOMMANDS = {
     "show": "get_run",
@@ -57,13 +58,20 @@ def runs_group(ops: dict[str, Operation]) -> click.Group:
     )
     for name, op_name in _SUBCOMMANDS.items():
         if op_name in ops:
-            command = operation_command(ops[op_name], EXTENSIONS.get(op_name, ()))
-            command.name = name
-            command.params = _positional(command.params)
-            command.help = command_help(ops[op_name], command.params, ["preflight", "runs", name])
-            group.add_command(command)
+            group.add_command(subcommand(ops[op_name], ["preflight", "runs", name], _positional))
     group.add_command(_calls_command())
     return group
+
+
+def subcommand(
+    op: Operation, words: list[str], params: Callable[[list[click.Parameter]], list[click.Parameter]]
+) -> click.Command:
+    """The generated command of `op` under the last of `words`, its parameters reshaped by `params`."""
+    command = operation_command(op, EXTENSIONS.get(op.name, ()))
+    command.name = words[-1]
+    command.params = params(command.params)
+    command.help = command_help(op, command.params, words)
+    return command
 
 
 def _positional(params: list[click.Parameter]) -> list[click.Parameter]:
