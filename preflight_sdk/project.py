@@ -18,13 +18,14 @@ import anyio
 import msgspec
 
 from preflight_sdk.clarify.results import ArchitectureResult, ClarifyResult
-from preflight_sdk.config import McpConfig, find_config
+from preflight_sdk.config import LoadedConfig, McpConfig, find_config
 from preflight_sdk.core import face_hooks
 from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
 from preflight_sdk.core.operations import operation
 from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
 from preflight_sdk.core.redaction import DEFAULT, redact_logs
 from preflight_sdk.core.results.contracts import ContractCheck, GeneratedCases
+from preflight_sdk.core.results.imports import ImportedTests
 from preflight_sdk.core.results.lifecycle import (
     BuildResult,
     CleanResult,
@@ -774,6 +775,10 @@ class Project:
     ) -> ArtifactContent:
         """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
 
+        A browser failure's screenshot (`cases/<caseId>/screenshot.png`, named in its
+        `failure.browser`) read whole comes back over MCP as an image too; its trace is
+        `cases/<caseId>/trace.zip`.
+
         Args:
             run_id: the run.
             name: the file's name inside the run's folder, as listed in its artifacts.
@@ -845,13 +850,15 @@ class Project:
         tags: list[str] | None = None,
         overwrite: bool = False,
     ) -> StoredTest:
-        """Save an HTTP test in the project's store, to run it later by id and keep its history.
+        """Save an HTTP or browser test in the project's store, to run it later by id and keep its history.
 
         Args:
             id: a lowercase slug, e.g. "login-works".
             name: a short title (the case's name).
-            test: one case of the YAML test grammar (request, expect, save, retry); templates
-                as in suites ({{services.api.url}}).
+            test: one case of the YAML test grammar (request or browser, expect, save, retry);
+                templates as in suites ({{services.api.url}}). A browser test:
+                {"browser": {"goto": "/index.html", "service": "web", "actions": [{"click": "#buy"}]},
+                "expect": {"text": "Thank you"}}.
             description: free text.
             tags: labels to list by.
             overwrite: replace an existing test (createdAt is kept).
@@ -1101,6 +1108,51 @@ class Project:
         return await anyio.to_thread.run_sync(
             partial(generate_starter_cases, loaded, service=service, output=output)
         )
+
+    @operation(title="Import Postman, .http or Hurl tests", group="tests")
+    async def import_file(
+        self,
+        source: str,
+        output: str | None = None,
+        hosts: dict[str, str] | None = None,
+        environment: str | None = None,
+        overwrite: bool = False,
+        dry_run: bool = False,
+    ) -> ImportedTests:
+        """Convert a Postman collection, `.http` or Hurl file into a YAML test file.
+
+        Hosts become services or mocks (by `hosts`, name or port). What does not convert is in
+        `notConverted` with its place. Add `suiteEntry` to e2e.yaml to run it.
+
+        Args:
+            source: `.json` (Postman), `.http` or `.hurl`, relative to the project.
+            output: default `tests/<name>.yaml`.
+            hosts: host, origin or base-URL variable → service or mock.
+            environment: a Postman environment file.
+            overwrite: replace an existing file.
+            dry_run: write nothing; the YAML is in `text`.
+
+        Example:
+            `await project.import_file("api.postman_collection.json", hosts={"baseUrl": "api"})`
+        """
+        from preflight_sdk.importers import convert_file
+
+        loaded = await self._config_if_any()
+        root = Path(loaded.root) if loaded is not None else self._ctx.root
+        redactor = loaded.redactor if loaded is not None else DEFAULT
+        convert = partial(convert_file, source, root=root, loaded=loaded, output=output, hosts=hosts)
+        return await anyio.to_thread.run_sync(
+            partial(convert, environment=environment, overwrite=overwrite, dry_run=dry_run, redactor=redactor)
+        )
+
+    async def _config_if_any(self) -> LoadedConfig | None:
+        """The project's configuration, or None where there is no e2e.yaml (an invalid one raises)."""
+        try:
+            return await self._ctx.ensure_loaded(persist=False)
+        except ConfigError as exc:
+            if exc.code == "CONFIG_NOT_FOUND":
+                return None
+            raise
 
     @operation(title="Read mock traffic", group="environment")
     async def mock_requests(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Literal
 
 import anyio
@@ -12,7 +13,7 @@ from preflight_sdk.config import LoadedConfig, ServiceConfig
 from preflight_sdk.core.errors import EnvironmentError_, InputError, PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import DEFAULT, Redactor
-from preflight_sdk.core.results.lifecycle import BuildResult, ServiceBuild
+from preflight_sdk.core.results.lifecycle import BuildResult, DockerfileLine, ServiceBuild
 from preflight_sdk.engine.base import BuildSpec, Engine
 
 from .build_order import image_dependencies
@@ -93,7 +94,8 @@ async def build_images(
                 finished[svc.name].set()
 
     async def build_or_check(svc: ServiceConfig) -> None:
-        reporter.step(f"building {svc.name}", scope=svc.name, done=len(results), total=total)
+        if svc.name in specs:  # a ready-made image says "pulling" once it is not found locally
+            reporter.step(f"building {svc.name}", scope=svc.name, done=len(results), total=total)
         broken = [
             d for d in sorted(needs.get(svc.name, ())) if d not in results or results[d].status != "success"
         ]
@@ -104,7 +106,10 @@ async def build_images(
         elif svc.name in specs:
             results[svc.name] = await _build_one(engine, loaded, svc, specs[svc.name], reporter, image_ids)
         else:
-            results[svc.name] = await _use_image(engine, loaded, svc, pull=pull, reporter=reporter)
+            pulling = partial(reporter.step, f"pulling {svc.name} ({svc.build.image})", scope=svc.name)
+            results[svc.name] = await _use_image(
+                engine, loaded, svc, pull=pull, reporter=reporter, pulling=pulling
+            )
         outcome = results[svc.name]
         reporter.step(
             f"{svc.name}: {outcome.status} ({outcome.duration} ms)",
@@ -191,7 +196,14 @@ class _Outcome:
             name=self.svc.name, image=self.image, status="success", duration=self._ms(), source=source
         )
 
-    def failure(self, source: Literal["built", "pulled", "none"], error: str) -> ServiceBuild:
+    def failure(
+        self,
+        source: Literal["built", "pulled", "none"],
+        error: str,
+        *,
+        hint: str | None = None,
+        buildkit_only: list[DockerfileLine] | None = None,
+    ) -> ServiceBuild:
         return ServiceBuild(
             name=self.svc.name,
             image=self.image,
@@ -200,6 +212,8 @@ class _Outcome:
             source=source,
             error=self.redactor.text(error),
             log_tail=list(self.tail) if self.tail else None,
+            hint=hint,
+            buildkit_only=buildkit_only,
         )
 
     def _ms(self) -> int:
@@ -220,12 +234,22 @@ async def _build_one(
     except PreflightError as exc:
         if exc.code not in ("BUILD_FAILED", "DOCKER_ERROR") or (exc.code == "DOCKER_ERROR" and exc.retryable):
             raise  # the daemon went away (or worse): not a build failure
-        return outcome.failure("built", exc.message)
+        found = (exc.details or {}).get("buildkitOnly")
+        lines = msgspec.convert(found, list[DockerfileLine]) if found else None
+        return outcome.failure(
+            "built", exc.message, hint=exc.hint_for("sdk") if lines else None, buildkit_only=lines
+        )
     return outcome.success("built")
 
 
 async def _use_image(
-    engine: Engine, loaded: LoadedConfig, svc: ServiceConfig, *, pull: bool, reporter: Reporter
+    engine: Engine,
+    loaded: LoadedConfig,
+    svc: ServiceConfig,
+    *,
+    pull: bool,
+    reporter: Reporter,
+    pulling: Callable[[], None],
 ) -> ServiceBuild:
     outcome = _Outcome(svc, svc.build.image, reporter, loaded.redactor)
     if await engine.inspect_image(svc.build.image) is not None:
@@ -236,10 +260,11 @@ async def _use_image(
         return outcome.failure(
             "none", f"image {svc.build.image} is not present locally (this service has no Dockerfile)"
         )
+    pulling()
     try:
         await engine.pull(svc.build.image, outcome.line)
     except PreflightError as exc:
-        return outcome.failure("pulled", exc.message)
+        return outcome.failure("pulled", exc.message.removeprefix(f"cannot pull {svc.build.image}: "))
     return outcome.success("pulled")
 
 
@@ -265,7 +290,7 @@ def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentErro
     return EnvironmentError_(
         f"build failed for {names}: {first.error}",
         code="BUILD_FAILED",
-        hint="details.services[].logTail holds the last 30 lines of each failed build",
+        hint=first.hint or "details.services[].logTail holds the last 30 lines of each failed build",
         details=_details(result),
     )
 

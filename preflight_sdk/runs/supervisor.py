@@ -406,10 +406,10 @@ class RunSupervisor:
         await self._wait(live, wait, started_here=True)
         if live.done.is_set():
             if live.error is not None and isinstance(live.error, PreflightError) and wait is None:
-                raise live.error
+                raise _with_run(live.error, live.final)
             if live.error is not None and isinstance(live.error, PreflightError) and live.final is not None:
                 if live.final.status == "error":
-                    raise live.error
+                    raise _with_run(live.error, live.final)
             assert live.final is not None
             return live.final
         return snapshot_of(live)
@@ -485,3 +485,17 @@ class _Later:
         with anyio.move_on_after(5):
             await self._ready.wait()
         return self._value
+
+
+def _with_run(error: PreflightError, final: RunResult | None) -> PreflightError:
+    """`error` with the run it ended in (`details.runId`) and that run's page (`details.report`):
+    the files of a run that could not finish say why as well (its log tail, its steps so far)."""
+    if final is None:
+        return error
+    page = next((a.path for a in final.artifacts if a.name == "report.html"), None)
+    details = dict(error.details or {})
+    details.setdefault("runId", final.run_id)
+    if page is not None:
+        details.setdefault("report", page)
+    error.details = details
+    return error

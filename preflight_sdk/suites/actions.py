@@ -22,7 +22,7 @@ from preflight_sdk.lifecycle.probe import NetworkProber
 from .environment import RunEnvironment
 from .outcome import StepOutcome
 
-__all__ = ["run_exec", "run_file", "run_port", "run_process", "wait_for_port", "wait_healthy"]
+__all__ = ["count_check", "run_exec", "run_file", "run_port", "run_process", "wait_for_port", "wait_healthy"]
 
 _PROCESS_LIST = (
     'for d in /proc/[0-9]*; do [ -r "$d/cmdline" ] || continue; '
@@ -86,7 +86,7 @@ async def run_file(env: RunEnvironment, step: FileStep) -> StepOutcome:
         if step.owner is not None:
             checks += check(owner, step.owner, f"{base}.owner")
         if step.size is not None:
-            checks.append(_count(f"{base}.size", step.size, int(size or 0)))
+            checks.append(count_check(f"{base}.size", step.size, int(size or 0)))
     if content is not None:
         checks += _text_checks(base, content, step.contains, step.not_contains, step.matches, step.json)
     return StepOutcome(kind="file", checks=checks, stdout=content or "", duration=_ms(started))
@@ -108,7 +108,7 @@ async def run_process(env: RunEnvironment, step: ProcessStep) -> StepOutcome:
     base = f"process:{step.name}"
     checks = check(bool(matches), step.running, f"{base}.running")
     if step.count is not None:
-        checks.append(_count(f"{base}.count", step.count, len(matches)))
+        checks.append(count_check(f"{base}.count", step.count, len(matches)))
     return StepOutcome(kind="process", checks=checks, stdout="\n".join(matches), duration=_ms(started))
 
 
@@ -214,11 +214,12 @@ def output_checks(stdout: str, expected: Any) -> list[AssertionResult]:
         "output", stdout, expected.contains, expected.not_contains, expected.matches, expected.json
     )
     if expected.length is not None:
-        checks.append(_count("output.length", expected.length, len(stdout.splitlines())))
+        checks.append(count_check("output.length", expected.length, len(stdout.splitlines())))
     return checks
 
 
-def _count(path: str, spec: str | int, value: int) -> AssertionResult:
+def count_check(path: str, spec: str | int, value: int) -> AssertionResult:
+    """The check of a size against an "op N" spec (`2`, `'>= 1'`); a bad spec fails with why."""
     try:
         ok = compare_count(spec, value)
         message = f"{value} {'satisfies' if ok else 'does not satisfy'} `{spec}`"

@@ -9,7 +9,7 @@ from preflight_sdk.config.testfile import Expect, MockExpect
 from preflight_sdk.core.assertions import MISSING, AssertionResult, check, passed, result_at
 
 from .actions import output_checks
-from .expressions import ExpressionError, evaluate
+from .expressions import ExpressionError, why_false
 from .outcome import StepOutcome
 
 __all__ = ["MockChecker", "evaluate_expect"]
@@ -65,12 +65,11 @@ def _header(headers: dict[str, str], name: str) -> Any:
 
 def _expression(expression: str, outcome: StepOutcome) -> AssertionResult:
     try:
-        value = evaluate(expression, outcome.context())
+        value, reasons = why_false(expression, outcome.context())
     except ExpressionError as exc:
         return result_at("expr", "expr", expression, None, False, str(exc))
-    return result_at(
-        "expr", "expr", expression, value, value, f"`{expression}` is {'true' if value else 'false'}"
-    )
+    verdict = f"`{expression}` is {'true' if value else 'false'}"
+    return result_at("expr", "expr", expression, value, value, "; ".join([verdict, *reasons]))
 
 
 def _any(options: list[Any], outcome: StepOutcome) -> AssertionResult:

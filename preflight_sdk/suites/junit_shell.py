@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from preflight_sdk.core.assertions import check, passed
+from preflight_sdk.core.assertions import passed
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.results.run import CaseResult, DiagnosticReport, SuiteResult
 
@@ -36,6 +36,7 @@ from .process_run import (
     DEFAULT_TIMEOUT,
     Ran,
     execute,
+    expect_checks,
     seconds_text,
     short,
     suite_environment,
@@ -104,14 +105,12 @@ async def run_junit_suite(
         [f"{last.report.left_out} more testcases were left out of the report"] if last.report.left_out else []
     )
     return run.finish_suite(
-        id=suite.id,
-        name=suite.name or suite.id,
-        runner="shell",
-        cases=cases,
-        seconds=time.perf_counter() - began,
-        error=error,
-        warnings=warnings,
+        **_identity(suite), cases=cases, seconds=time.perf_counter() - began, error=error, warnings=warnings
     )
+
+
+def _identity(suite: SuiteConfig) -> dict[str, str]:
+    return {"id": suite.id, "name": suite.name or suite.id, "runner": "shell"}
 
 
 def _cases(
@@ -184,13 +183,7 @@ def _error(
         return f"the JUnit report ({', '.join(Path(f).name for f in report.files[:3])}) holds no testcase"
     if any(verdict(t) == "failed" for t in report.cases):
         return None  # the cases carry the verdict; a failing tool's exit status says nothing more
-    expect = suite.expect
-    assertions = check(done.returncode, expect.exit_code if expect else 0, "exitCode")
-    if expect is not None:
-        for stream, wanted in (("stdout", expect.stdout), ("stderr", expect.stderr)):
-            if wanted is not None:
-                text = done.stdout if stream == "stdout" else done.stderr
-                assertions += check(text, {"contains": wanted} if isinstance(wanted, str) else wanted, stream)
+    assertions = expect_checks(done, suite.expect)
     if passed(assertions):
         return None
     reasons = "; ".join(a.message for a in assertions if not a.passed)

@@ -157,6 +157,7 @@ async def run_suites(
         plan.log.record("PHASE_STARTED", phase="teardown")
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
+            await run.browser.aclose()
             await record_mock_traffic(run)
             with anyio.move_on_after(_CONTRACT_BUDGET):
                 await run.contracts.check_mock_traffic(run.env.mock_entries, run.started, run.finished)

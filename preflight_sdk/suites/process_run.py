@@ -16,7 +16,10 @@ from typing import TypeVar
 import anyio
 import msgspec
 
+from preflight_sdk.core.assertions import AssertionResult, check
+
 from ..config import LoadedConfig, SuiteConfig
+from ..config.model import ShellExpect
 from ..lifecycle.commands import Completed, run_command
 from ..lifecycle.process_groups import ProcessGroups
 from .context import RunContext
@@ -28,6 +31,7 @@ __all__ = [
     "Ran",
     "epoch_ms",
     "execute",
+    "expect_checks",
     "one_line",
     "seconds_text",
     "short",
@@ -106,6 +110,17 @@ async def with_retries(
         if ok(tries[-1]):
             break
     return tries
+
+
+def expect_checks(done: Completed, expect: ShellExpect | None) -> list[AssertionResult]:
+    """A finished command checked by a shell suite's `expect` (exit status 0 when none is given)."""
+    assertions = check(done.returncode, expect.exit_code if expect else 0, "exitCode")
+    if expect is not None:
+        for stream, wanted in (("stdout", expect.stdout), ("stderr", expect.stderr)):
+            if wanted is not None:
+                text = done.stdout if stream == "stdout" else done.stderr
+                assertions += check(text, {"contains": wanted} if isinstance(wanted, str) else wanted, stream)
+    return assertions
 
 
 def seconds_text(value: float) -> str:

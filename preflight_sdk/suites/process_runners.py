@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from preflight_sdk.core.assertions import AssertionResult, check, passed
+from preflight_sdk.core.assertions import AssertionResult, passed
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import InputError
 from preflight_sdk.core.results.run import AttemptResult, CaseResult, DiagnosticReport, SuiteResult
@@ -45,6 +45,7 @@ from .process_run import DEFAULT_TIMEOUT as _DEFAULT_TIMEOUT
 from .process_run import Ran as _Ran
 from .process_run import epoch_ms as _ms
 from .process_run import execute as _execute
+from .process_run import expect_checks
 from .process_run import one_line as _one_line
 from .process_run import seconds_text as _seconds
 from .process_run import short as _short
@@ -375,12 +376,7 @@ def _check_shell(ran: _Ran, expect: ShellExpect | None, shown: str, timeout: flo
         return _ShellTry(ran=ran, error=error, assertions=[])
     if done.returncode == _CANNOT_START and done.stderr.startswith("cannot start "):
         return _ShellTry(ran=ran, error=done.stderr, assertions=[])
-    assertions = check(done.returncode, expect.exit_code if expect else 0, "exitCode")
-    if expect is not None:
-        for stream, wanted in (("stdout", expect.stdout), ("stderr", expect.stderr)):
-            if wanted is not None:
-                text = done.stdout if stream == "stdout" else done.stderr
-                assertions += check(text, {"contains": wanted} if isinstance(wanted, str) else wanted, stream)
+    assertions = expect_checks(done, expect)
     return _ShellTry(ran=ran, error=None, assertions=assertions)
 
 

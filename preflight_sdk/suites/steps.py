@@ -23,7 +23,8 @@ from preflight_sdk.core.templates import UnknownVariableError
 from preflight_sdk.mocks import evaluate_mock_expect
 
 from .actions import run_exec, run_file, run_port, run_process, wait_for_port, wait_healthy
-from .context import RunContext
+from .browser import BrowserRun, run_browser_step
+from .context import CURRENT_CASE, RunContext
 from .contract_checks import Mode
 from .expect import evaluate_expect
 from .expressions import resolve_path
@@ -115,6 +116,8 @@ async def _contract_checks(
 async def _once(
     run: RunContext, step: TestStep, *, default_service: str | None, windows: StepWindows
 ) -> Attempt:
+    if step.browser is not None:
+        return await _browser(run, step, default_service=default_service, windows=windows)
     outcome = await _act(run, step, default_service)
     if outcome.error:
         return Attempt(
@@ -124,6 +127,31 @@ async def _once(
     if step.expect is not None:
         assertions += await evaluate_expect(step.expect, outcome, mocks=_mock_checker(run, windows))
     return Attempt(step=step, outcome=outcome, assertions=assertions, error=None, passed=passed(assertions))
+
+
+async def _browser(
+    run: RunContext, step: TestStep, *, default_service: str | None, windows: StepWindows
+) -> Attempt:
+    """A browser step checks its expectations itself, while its page is still open."""
+    assert step.browser is not None
+    expect = step.expect
+
+    async def finish(outcome: StepOutcome) -> list[AssertionResult]:
+        checker = _mock_checker(run, windows)
+        return [] if expect is None else await evaluate_expect(expect, outcome, mocks=checker)
+
+    where = BrowserRun(folder=run.folder, case=CURRENT_CASE.get(), redactor=run.env.redactor)
+    base_url = run.env.base_url(step.browser.service or default_service)
+    outcome, assertions, error = await run_browser_step(
+        run.browser, step.browser, expect, base_url=base_url, where=where, finish=finish
+    )
+    return Attempt(
+        step=step,
+        outcome=outcome,
+        assertions=assertions,
+        error=error,
+        passed=error is None and passed(assertions),
+    )
 
 
 async def _poll(

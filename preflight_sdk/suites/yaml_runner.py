@@ -126,6 +126,7 @@ async def _setup(state: _SuiteRun) -> None:
     """Run the setup steps in order; the first failing one (without ignoreError) blocks the cases."""
     if state.blocked is not None:
         return
+    CURRENT_CASE.set(None)  # not a case: its trace span and its files are the suite's, not a case's
     for index, step in enumerate(state.test.setup):
         if await _bare_delay_done(step):
             continue
@@ -217,6 +218,7 @@ async def _timed_out(state: _SuiteRun, running: _Running, shown: str) -> CaseRes
 
 
 async def _teardown(state: _SuiteRun) -> None:
+    CURRENT_CASE.set(None)
     for step in state.test.teardown:
         if await _bare_delay_done(step):
             continue
@@ -285,6 +287,7 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
         timestamp=_now_ms(),
         failure=failure,
         attempts=multi,
+        pages=last.outcome.pages if last.outcome is not None else [],
     )
 
 
@@ -333,7 +336,7 @@ async def _attempts(
 
 
 def _target(case: TestStep, default_service: str | None, run: RunContext) -> str | None:
-    action = case.request or case.exec or case.file or case.process
+    action = case.request or case.exec or case.file or case.process or case.browser
     named = getattr(action, "service", None) or getattr(action, "container", None) or default_service
     if named is None and run.env.services:
         return next(iter(run.env.services))
@@ -350,12 +353,21 @@ def _config_vars(loaded: LoadedConfig) -> dict[str, object]:
 def _bare_delay(step: TestStep) -> bool:
     return all(
         getattr(step, field) in (None, False)
-        for field in ("request", "exec", "file", "process", "port", "wait_healthy", "wait_for_port")
+        for field in (
+            "request",
+            "exec",
+            "file",
+            "process",
+            "port",
+            "browser",
+            "wait_healthy",
+            "wait_for_port",
+        )
     )
 
 
 def _action(step: TestStep) -> str:
-    for field in ("request", "exec", "file", "process", "port", "wait_healthy", "wait_for_port"):
+    for field in ("request", "exec", "file", "process", "port", "browser", "wait_healthy", "wait_for_port"):
         if getattr(step, field) not in (None, False):
             return field
     return "delay"

@@ -177,7 +177,8 @@ async def test_three_ways_an_answer_breaks_its_contract_fail_three_cases_through
 ) -> None:
     params = StdioServerParameters(
         command=str(BIN / "preflight-mcp"),
-        args=["--project", str(items), "--call-budget", "300"],
+        # `contracts` is an opt-in group: named here, its tools are served beside the default ones.
+        args=["--project", str(items), "--call-budget", "300", "--tools", "environment,runs,contracts"],
         env=dict(os.environ),
         cwd=tmp_path,
     )

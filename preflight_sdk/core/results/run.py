@@ -17,6 +17,7 @@ from preflight_sdk.core.assertions import AssertionResult
 from preflight_sdk.core.errors import ErrorInfo
 
 from .base import Part, Result
+from .browser import BrowserEvidence
 from .contracts import ContractCoverage
 from .lifecycle import BuildResult, ContainerStatus, SetupResult
 from .mocks import ClosestRoute, MockAnswer
@@ -181,6 +182,7 @@ class Failure(Part, frozen=True, kw_only=True):
     output: str | None = None
     artifact: str | None = None
     same_cause: SameCause | None = None
+    browser: BrowserEvidence | None = None  # a browser case's page: screenshot, trace, DOM, console
 
 
 class AttemptResult(Part, frozen=True, kw_only=True):
@@ -226,6 +228,7 @@ class CaseResult(Part, frozen=True, kw_only=True):
     skip_reason: str | None = None
     history: CaseHistory | None = None
     engine: str | None = None  # where it ran, in a sharded run (`local`, `unix:///…`, `context:ci`)
+    pages: list[str] = msgspec.field(default_factory=list)  # the URLs a browser case opened, in order
 
 
 class SuiteResult(Part, frozen=True, kw_only=True):

@@ -76,7 +76,13 @@ def outline(node: Any, defs: dict[str, Any], levels: int) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "object"}
         properties = node.get("properties")
         if properties:
-            out["properties"] = {name: outline(prop, defs, levels - 1) for name, prop in properties.items()}
+            required = set(node.get("required", ()))
+            out["properties"] = {
+                name: _optional(outline(prop, defs, levels - 1))
+                if name not in required and prop.get("default", ...) is None
+                else outline(prop, defs, levels - 1)
+                for name, prop in properties.items()
+            }
         if node.get("required"):
             out["required"] = list(node["required"])
         extra = node.get("additionalProperties")
@@ -118,18 +124,8 @@ def _merge(branches: list[dict[str, Any]]) -> dict[str, Any]:
     unique = [branch for i, branch in enumerate(branches) if branch not in branches[:i]]
     if len(unique) == 1:
         return unique[0]
-    typed = [branch for branch in unique if branch != {"type": "null"}]
-    if len(typed) == 1 and isinstance(typed[0].get("type"), str):
-        # `{anyOf: [{type: object, properties…}, {type: null}]}`: keywords such as `properties`
-        # apply to objects only, so `type: [object, null]` beside them says the same, shorter.
-        return {**typed[0], "type": [typed[0]["type"], "null"]}
-    if all(set(branch) <= {"type"} for branch in unique):
-        kinds: list[str] = []
-        for branch in unique:
-            for kind in branch["type"] if isinstance(branch["type"], list) else [branch["type"]]:
-                if kind not in kinds:
-                    kinds.append(kind)
-        return {"type": kinds}
+    # Each branch keeps one plain `type` (never `type: [object, null]`): clients that map tool
+    # schemas onto a one-type dialect reject type arrays (the Inspector's `--strict` warns).
     if all(set(branch) == {"enum"} or branch == {"type": "null"} for branch in unique):
         values: list[Any] = []
         for branch in unique:
@@ -138,6 +134,19 @@ def _merge(branches: list[dict[str, Any]]) -> dict[str, Any]:
                     values.append(value)
         return {"enum": values}
     return {"anyOf": unique}
+
+
+def _optional(schema: dict[str, Any]) -> dict[str, Any]:
+    """A field left out of the reply when it has no value (`omit_defaults`): its plain type, as
+    optional arguments are listed; `null` is never written for it, so the schema need not say it."""
+    options = schema.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        rest = [option for option in options if option != {"type": "null"}]
+        return rest[0] if len(rest) == 1 else {**schema, "anyOf": rest}
+    values = schema.get("enum")
+    if isinstance(values, list) and None in values:
+        return {**schema, "enum": [value for value in values if value is not None]}
+    return schema
 
 
 def result_name(typ: Any) -> str:

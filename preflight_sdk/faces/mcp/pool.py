@@ -80,8 +80,17 @@ class ProjectPool:
         """Return the absolute, symlink-free form of `path` (relative to the working directory)."""
         return str(Path(path).expanduser().resolve())
 
-    def key(self, path: str | None) -> str:
-        """Return the pool key of a tool's `projectPath` (the server default when it is left out)."""
+    @property
+    def default_folder(self) -> str | None:
+        """The folder of the default project (the file's folder when it names e2e.yaml)."""
+        if self.default_path is None:
+            return None
+        default = Path(self.default_path)
+        return str(default.parent if default.is_file() else default)
+
+    def key(self, path: str | None, *, field: str = "projectPath") -> str:
+        """Return the pool key of a tool's `projectPath` (the server default when it is left out);
+        errors about the path name `field`, the argument that gave it."""
         if path is None or path == "":
             if self.default_path is None:
                 raise InputError(
@@ -90,9 +99,9 @@ class ProjectPool:
                     details={"field": "projectPath", "expected": "string"},
                 )
             return self.default_path
-        check_path(path, "projectPath")
+        check_path(path, field)
         resolved = self.resolve(path)
-        self._check_inside(resolved, "projectPath", path)
+        self._check_inside(resolved, field, path)
         return resolved
 
     def _check_inside(self, resolved: str, field: str, given: str) -> None:
@@ -108,13 +117,14 @@ class ProjectPool:
             details={"field": field, "project": str(root), "given": given},
         )
 
-    def get(self, path: str | None, config_file: str | None = None) -> Any:
+    def get(self, path: str | None, config_file: str | None = None, *, field: str = "projectPath") -> Any:
         """Return the project at `path`; a different `config_file` opens it anew.
 
         The new project replaces the old one only once a call on it succeeds (`settle`): a
-        failed call with a bad `config_file` leaves the pool as it was.
+        failed call with a bad `config_file` leaves the pool as it was. Errors about `path` name
+        `field`.
         """
-        key = self.key(path)
+        key = self.key(path, field=field)
         if config_file is not None:
             check_path(config_file, "configFile")
             folder = Path(key).parent if Path(key).is_file() else Path(key)

@@ -47,6 +47,20 @@ sys.exit(0 if ok else 1)
 
 PY = sys.executable
 
+PYTEST_FILE = """
+import pytest
+
+def test_total():
+    assert sum([1, 2]) == 3
+
+def test_discount():
+    assert 100 * 0.9 == 80, "the discount is wrong"
+
+@pytest.mark.skip(reason="not ready")
+def test_rounding():
+    pass
+"""
+
 
 def _copy(source: str, target: str) -> list[str]:
     return [PY, "-c", f"import shutil, sys; shutil.copytree({source!r}, {target!r}, dirs_exist_ok=True)"]
@@ -103,6 +117,21 @@ SUITES: list[dict[str, Any]] = [
         "retry": {"maxAttempts": 2, "delay": "10ms"},
     },
     {
+        "id": "pytest",
+        "runner": "shell",
+        "command": [
+            PY,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--junitxml=out/py.xml",
+            "check_total.py",
+        ],
+        "junit": "out/py*.xml",
+    },
+    {
         "id": "emptyreport",
         "runner": "shell",
         "command": ["sh", "-c", "echo '<testsuites/>' > e.xml"],
@@ -120,6 +149,7 @@ def outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunResult]:
     root = tmp_path_factory.mktemp("junit-shell")
     (root / "t.test.mjs").write_text(NODE_TESTS)
     (root / "flaky.py").write_text(FLAKY)
+    (root / "check_total.py").write_text(PYTEST_FILE)
     (root / "out").mkdir()
     (root / "old").mkdir()
     (root / "old" / "previous.xml").write_text(
@@ -148,6 +178,19 @@ def test_a_report_of_three_tests_gives_three_cases_with_the_failure_message(
     assert failed is not None
     assert failed.summary == "the total is wrong failed: the total2 !== 3"
     assert "operator: 'strictEqual'" in (failed.output or "")  # the failure's text, as Node wrote it
+    assert suite.cases[2].skip_reason == "not ready"
+
+
+def test_any_command_that_writes_junit_is_read_the_same_way(outcome: tuple[Path, RunResult]) -> None:
+    # pytest run as a plain shell command, its report read like any other tool's
+    suite = _suite(outcome[1], "pytest")
+    assert [(c.name, c.status) for c in suite.cases] == [
+        ("pytest > check_total > test_total", "passed"),
+        ("pytest > check_total > test_discount", "failed"),
+        ("pytest > check_total > test_rounding", "skipped"),
+    ]
+    failure = suite.cases[1].failure
+    assert failure is not None and failure.error.startswith("AssertionError: the discount is wrong")
     assert suite.cases[2].skip_reason == "not ready"
 
 
