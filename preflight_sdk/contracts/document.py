@@ -16,7 +16,17 @@ from typing import Any, Literal
 from preflight_sdk.core.errors import ConfigProblem
 from preflight_sdk.core.yaml_source import PathKey
 
-from .operations import HTTP_METHODS, Body, Header, Index, MediaType, Operation, Parameter, Response
+from .operations import (
+    HTTP_METHODS,
+    Body,
+    Header,
+    Index,
+    MediaType,
+    Operation,
+    Parameter,
+    Response,
+    media_key,
+)
 from .schemas import Schemas
 from .source import Sources, read_sources
 
@@ -316,7 +326,7 @@ class _Builder:
                 continue
             schema = media.get("schema")
             example, has = _media_example(self, uri, media, schema)
-            found[str(name)] = MediaType(
+            found[media_key(str(name))] = MediaType(
                 name=str(name),
                 schema=schema,
                 uri=uri,

@@ -27,6 +27,7 @@ __all__ = [
     "Operation",
     "Parameter",
     "Response",
+    "media_key",
     "media_type_of",
     "pick_media",
 ]
@@ -95,11 +96,11 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     responses: dict[str, Response]
     place: Place
     responses_place: Place
+    key: str = ""  # `GET /orders/{id}` (set from method and template when left out)
 
-    @property
-    def key(self) -> str:
-        """`GET /orders/{id}`."""
-        return f"{self.method.upper()} {self.template}"
+    def __post_init__(self) -> None:
+        if not self.key:
+            msgspec.structs.force_setattr(self, "key", f"{self.method.upper()} {self.template}")
 
     def response_for(self, status: int) -> Response | None:
         """The documented response for `status`: exact, else its range (`4XX`), else `default`."""
@@ -119,9 +120,16 @@ def media_type_of(content_type: str | None) -> str | None:
 
 
 def pick_media(content: dict[str, MediaType], media: str) -> MediaType | None:
-    """The documented media type a body of type `media` is checked against: exact, `type/*`, `*/*`."""
-    lowered = {key.split(";", 1)[0].strip().lower(): value for key, value in content.items()}
-    return lowered.get(media) or lowered.get(media.split("/", 1)[0] + "/*") or lowered.get("*/*")
+    """The documented media type a body of type `media` is checked against: exact, `type/*`, `*/*`.
+
+    `content` is keyed by bare, lower-case media types (`media_key`), as the loader keeps them.
+    """
+    return content.get(media) or content.get(media.split("/", 1)[0] + "/*") or content.get("*/*")
+
+
+def media_key(name: str) -> str:
+    """`application/json` of a document's `Application/JSON; charset=utf-8` key."""
+    return name.split(";", 1)[0].strip().lower()
 
 
 class _Template:
