@@ -201,7 +201,10 @@ async def test_three_ways_an_answer_breaks_its_contract_fail_three_cases_through
 @pytest.fixture
 def shop(tmp_path: Path) -> Any:
     root = tmp_path / "shop"
-    shutil.copytree(REPO / "docs" / "examples" / "shop", root)
+    # Without what a run of the example in place may have left (its .preflight/ state and runs).
+    shutil.copytree(
+        REPO / "docs" / "examples" / "shop", root, ignore=shutil.ignore_patterns(".preflight", "generated")
+    )
     try:
         yield root
     finally:
@@ -225,11 +228,12 @@ def test_the_shop_passes_with_contracts_on_and_its_generated_cases_pass_as_gener
     config["tests"]["suites"].append({"id": "orders-generated", "file": data["file"]})
     (shop / "e2e.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     reply = preflight_json(shop, "run", timeout=900)
+    assert reply["success"] is True, reply
     result = reply["data"]
     assert result["status"] == "passed", result["summary"]
     suites = {s["id"]: s for s in result["suites"]}
     assert suites["orders-generated"]["passed"] == 4
     coverage = {c["contract"]: c for c in result["contracts"]}
     assert coverage["orders"]["covered"] == coverage["orders"]["operations"] == 4
-    assert coverage["orders"]["violations"] == 0
-    assert coverage["payments"]["kind"] == "mock" and coverage["payments"]["violations"] == 0
+    assert coverage["orders"].get("violations", 0) == 0  # a zero is left out of the wire form
+    assert coverage["payments"]["kind"] == "mock" and coverage["payments"].get("violations", 0) == 0

@@ -75,7 +75,7 @@ def test_a_value_is_made_from_the_schema_when_the_document_has_no_example(tmp_pa
 def write_shop_copy(root: Path) -> Path:
     import shutil
 
-    shutil.copytree(SHOP, root)
+    shutil.copytree(SHOP, root, ignore=shutil.ignore_patterns(".preflight"))
     return root
 
 

@@ -18,7 +18,7 @@ SHOP = Path(__file__).resolve().parents[4] / "docs" / "examples" / "shop"
 
 async def test_the_contract_tools_are_served_only_when_their_group_is_named(tmp_path: Path) -> None:
     root = tmp_path / "shop"
-    shutil.copytree(SHOP, root)
+    shutil.copytree(SHOP, root, ignore=shutil.ignore_patterns(".preflight"))
     async with Client(PreflightMcp(default_project=str(root)).server) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
     assert "preflight_run" in names and not names & {"preflight_check_response", "preflight_generate_cases"}
