@@ -47,10 +47,10 @@ from preflight_sdk.core.results.saved import (
     SuiteList,
     TestList,
 )
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.filelock import project_lock
-from preflight_sdk.lifecycle.init import initialize
-from preflight_sdk.lifecycle.state import STATE_DIR
+from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.session.filelock import project_lock
+from preflight_sdk.lifecycle.session.init import initialize
+from preflight_sdk.lifecycle.session.state import STATE_DIR
 from preflight_sdk.verify.result import VerifyResult
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class Project:
             target = EngineTarget(host=engine_host, context=context)
         self._ctx = ProjectContext(path, config_file, engine, target)
         # `run(keep=True)` keeps pytest warm for the next run in this process (see
-        # suites/warm_pytest.py); a caller that runs once and exits turns it off.
+        # suites/commands/warm_pytest.py); a caller that runs once and exits turns it off.
         self.keep_warm = True
 
     @cached_property
@@ -205,6 +205,11 @@ class Project:
         await self._ctx.stop_pytest_servers()
         await clean_on_exit(self._ctx)
 
+    async def _stop_runs(self, reason: str) -> None:
+        """End the runs this object owns as `interrupted`, saying `reason` (its face shuts down)."""
+        if "_runs" in vars(self):  # a supervisor was started (`_runs` is cached on first use)
+            await self._runs.shutdown(reason)
+
     # -- operations --------------------------------------------------------------------------
 
     @operation(title="Load the project", idempotent=True, group="environment")
@@ -264,7 +269,7 @@ class Project:
             BUILD_FAILED has each failed service's last 30 build lines in
             details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried.
         """
-        from preflight_sdk.lifecycle import build as _build
+        from preflight_sdk.lifecycle.images import build as _build
 
         async def body(reporter: Reporter) -> BuildResult:
             return await _build.build(
@@ -315,7 +320,7 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
-        from preflight_sdk.lifecycle.up import bring_up_to_date
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date
 
         async def body(reporter: Reporter) -> SetupResult:
             return await bring_up_to_date(
@@ -425,7 +430,7 @@ class Project:
     def until_removed(self) -> Awaitable[None]:
         """Wait until this project's environment is removed by another process (a `clean` from
         elsewhere, or a new setup): `preflight up` stops waiting then. Not an operation."""
-        from preflight_sdk.lifecycle.removal import until_removed
+        from preflight_sdk.lifecycle.session.removal import until_removed
 
         session = self._ctx.require_session()
         return until_removed(self._ctx.root, session.session_id)
@@ -690,8 +695,8 @@ class Project:
     def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
         """What a test run does before its suites: the environment brought up to date (and reset
         when an earlier run used it), the mocks reset, the run recorded as using it."""
-        from .lifecycle.process_groups import stop_groups
-        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
+        from preflight_sdk.processes.groups import stop_groups
 
         async def prepare(reporter: Reporter, run_id: str) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------
@@ -703,7 +708,7 @@ class Project:
             await reset_mocks(self._ctx)
             done = await serve_run(self._ctx, run_id, done)
             if keep and self.keep_warm and self._ctx.pytest_servers is None:
-                from preflight_sdk.suites.warm_pytest import WarmPytest, warm_enabled
+                from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
 
                 if warm_enabled():  # a next run is expected: its pytest suites may start warm
                     self._ctx.pytest_servers = WarmPytest()
@@ -715,7 +720,7 @@ class Project:
         """What a run on the environment as it runs does first (`run_suite`, a saved test): when
         it runs, it is brought up to date and reset as for `run` (nothing missing is built); when
         it does not, nothing starts (the run says what it lacks)."""
-        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
 
         async def prepare(reporter: Reporter, run_id: str) -> SetupResult | None:
             await self._ctx.ensure_loaded()
@@ -1180,7 +1185,7 @@ class Project:
             A request with no matchedRoute got a 404 listing the closest routes and why each did
             not match. MOCKS_NOT_RUNNING: call `setup` first.
         """
-        from preflight_sdk.lifecycle.mockrequests import mock_requests
+        from preflight_sdk.lifecycle.mockhost.traffic import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
 

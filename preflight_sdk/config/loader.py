@@ -31,6 +31,7 @@ from .compose_project import COMPOSE_NAMES, compose_project_text, is_compose_fil
 from .compose_source import apply_compose
 from .contract_files import Contracts, load_contracts
 from .dotenv import read_dotenv
+from .host_access import host_access_warnings
 from .interpolate import interpolate
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .rules import check_rules
@@ -68,8 +69,9 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         shard: the name of the shard this copy of the environment serves (see `sharded`), or
             None for the project's own environment.
         warnings: what was read but set aside (compose keys that cannot change what a test
-            sees), once per key and file, and the mock routes a contract forbids under
-            `tests.contract: warn`; every face shows them.
+            sees), once per key and file, each setting that hands a container the host
+            (`privileged`, the engine's socket, ...: `host_access`), and the mock routes a
+            contract forbids under `tests.contract: warn`; every face shows them.
         contracts: the OpenAPI documents the services and mocks name (`contract:`), loaded.
     """
 
@@ -249,16 +251,22 @@ def load_config(
     if problems:
         raise _invalid(file, problems)
     config = _convert(data, file)
+    services = normalise_services(config)
+    root = str(config_path.parent)
     return LoadedConfig(
         config=config,
         path=file,
-        root=str(config_path.parent),
+        root=root,
         environ=dict(merged_env),
         digest=digest,
-        services=normalise_services(config),
+        services=services,
         test_files=test_files,
         sources=sources,
-        warnings=[*composed.warnings, *contracts.warnings],
+        warnings=[
+            *composed.warnings,
+            *host_access_warnings(services, root, composed.services, composed.sources),
+            *contracts.warnings,
+        ],
         contracts=contracts,
     )
 

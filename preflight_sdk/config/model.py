@@ -209,6 +209,16 @@ class ResetSteps(_Config, frozen=True, kw_only=True):
             "that empties and refills its tables.",
         ),
     ] = None
+    timeout: (
+        Annotated[
+            str | int,
+            Duration(
+                "How long `exec` may run; past it the reset fails, the command is killed and the "
+                "service's container is recreated by the next run (default 60s)."
+            ),
+        ]
+        | None
+    ) = None
 
 
 # How a kept service gets back to the state it had when set up, before each run that follows

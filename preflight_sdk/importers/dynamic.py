@@ -19,13 +19,8 @@ from .model import DraftCase, DraftRequest, not_converted
 __all__ = ["case_fields", "map_strings", "request_text", "system_text", "system_variables"]
 
 _SYSTEM = re.compile(r"\{\{\s*\$([A-Za-z.]+)((?:\s+[^}]*)?)\}\}")
-_SAME = {
-    "guid": "{{uuid}}",
-    "uuid": "{{uuid}}",
-    "random.uuid": "{{uuid}}",
-    "randomUUID": "{{uuid}}",
-    "isoTimestamp": "{{now}}",
-}
+# The names that mean what one of the grammar's own does (Postman, REST Client, JetBrains, httpyac).
+_SAME = dict.fromkeys(("guid", "uuid", "random.uuid", "randomUUID"), "{{uuid}}") | {"isoTimestamp": "{{now}}"}
 
 
 def system_variables(case: DraftCase, missing: list[NotConverted]) -> DraftCase:

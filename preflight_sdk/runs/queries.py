@@ -26,13 +26,13 @@ from preflight_sdk.core.results.runs import (
     RunLine,
     RunList,
 )
+from preflight_sdk.processes.groups import stop_groups
 from preflight_sdk.store import is_run_id
 from preflight_sdk.store.calls import flush_calls
 from preflight_sdk.store.runs import RunStore
 from preflight_sdk.suites.artifacts import content_type_of
 from preflight_sdk.suites.context import case_id
 
-from ..lifecycle.process_groups import stop_groups
 from .coverage_diff import coverage_changes
 from .history import cause_of
 from .retention import limits

@@ -22,7 +22,7 @@ from .context import RunContext
 from .diagnostics import FULL, Limits, collect
 from .explain import explain
 from .outcome import StepOutcome, cap_body
-from .steps import Attempt
+from .yaml.steps import Attempt
 
 __all__ = ["COMPACT", "LOG_LINE_CHARS", "failure_for", "failure_from_text", "window_diagnostics"]
 

@@ -24,10 +24,10 @@ from .browser import BrowserHost
 from .contract_checks import RunContracts
 from .environment import RunEnvironment
 from .events import EventLog
-from .http import HttpSession
+from .yaml.http import HttpSession
 
 if TYPE_CHECKING:
-    from .warm_pytest import WarmPytest
+    from .commands.warm_pytest import WarmPytest
 
 __all__ = ["CURRENT_CASE", "Resumed", "RunContext", "SavedByCase", "case_id"]
 

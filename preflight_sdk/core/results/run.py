@@ -162,11 +162,13 @@ class SameCause(Part, frozen=True, kw_only=True):
         cases: the ids of the others, in run order (each one's full record is in the run's
             artifacts, `cases/<caseId>.json`).
         cause: what was compared: the normalised error, failed assertions, status and log line.
+        names: the names of the others, in the order of `cases`.
     """
 
     count: int
     cases: list[str]
     cause: str
+    names: list[str] = msgspec.field(default_factory=list)
 
 
 class Failure(Part, frozen=True, kw_only=True):
