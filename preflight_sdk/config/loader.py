@@ -3,7 +3,7 @@
 Order of work, so that every problem is reported at once with its line:
 
 1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`); without one, a
-   compose file alone stands for the project (`compose_project`);
+   compose file alone stands for the project (`compose/standalone.py`);
 2. read `.env` beside it (it never overrides the real environment);
 3. parse YAML keeping positions (`core/yaml_source`);
 4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` (`interpolate`);
@@ -27,8 +27,8 @@ from preflight_sdk.core.errors import ConfigError, ConfigProblem
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 from preflight_sdk.core.yaml_source import parse_yaml
 
-from .compose_project import COMPOSE_NAMES, compose_project_text, is_compose_file
-from .compose_source import apply_compose
+from .compose.apply import apply_compose
+from .compose.standalone import COMPOSE_NAMES, compose_project_text, is_compose_file
 from .contract_files import Contracts, load_contracts
 from .dotenv import read_dotenv
 from .host_access import host_access_warnings
@@ -146,7 +146,7 @@ def config_candidates(path: str | os.PathLike[str], config_file: str | None = No
         return [explicit if explicit.is_absolute() else folder / explicit]
     if base.is_file():
         return [base]
-    # Without an e2e.yaml, a compose file alone is the project (`compose_project`).
+    # Without an e2e.yaml, a compose file alone is the project (`compose/standalone.py`).
     return [base / name for name in (*CONFIG_NAMES, *COMPOSE_NAMES)]
 
 

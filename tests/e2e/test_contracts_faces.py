@@ -237,3 +237,31 @@ def test_the_shop_passes_with_contracts_on_and_its_generated_cases_pass_as_gener
     assert coverage["orders"]["covered"] == coverage["orders"]["operations"] == 4
     assert coverage["orders"].get("violations", 0) == 0  # a zero is left out of the wire form
     assert coverage["payments"]["kind"] == "mock" and coverage["payments"].get("violations", 0) == 0
+
+
+PLUGIN_TESTS = """\
+import httpx
+
+
+def test_a_good_item(preflight_env, preflight_contract):
+    preflight_contract("items", httpx.get(preflight_env.url("items") + "/items/1"))
+
+
+def test_a_wrong_type(preflight_env, preflight_contract):
+    preflight_contract("items", httpx.get(preflight_env.url("items") + "/items/2"))
+"""
+
+
+def test_the_pytest_fixture_fails_a_test_whose_response_breaks_the_contract(items: Path) -> None:
+    (items / "pytests").mkdir()
+    (items / "pytests" / "test_items.py").write_text(PLUGIN_TESTS)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    done = subprocess.run(
+        [str(BIN / "python"), "-m", "pytest", "-p", "no:cacheprovider", "--preflight=.", "pytests", "-q"],
+        cwd=items, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert "1 failed, 1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
+    assert (
+        "GET /items/{id} → 200 breaks items's contract: body.id: '2' is not of type 'integer'" in done.stdout
+    )
+    assert "openapi.yaml:22" in done.stdout

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from preflight_sdk.core.yaml_source import parse_yaml
 
-from .compose import COMPOSE_NAMES
+from . import COMPOSE_NAMES
 
 __all__ = ["COMPOSE_NAMES", "SUITE_FOLDERS", "compose_project_text", "is_compose_file"]
 
