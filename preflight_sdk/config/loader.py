@@ -3,7 +3,7 @@
 Order of work, so that every problem is reported at once with its line:
 
 1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`); without one, a
-   compose file alone stands for the project (`compose/standalone.py`);
+   compose file alone stands for the project (`compose/project.py`);
 2. read `.env` beside it (it never overrides the real environment);
 3. parse YAML keeping positions (`core/yaml_source`);
 4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` (`interpolate`);
@@ -27,16 +27,17 @@ from preflight_sdk.core.errors import ConfigError, ConfigProblem
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 from preflight_sdk.core.yaml_source import parse_yaml
 
-from .compose.apply import apply_compose
-from .compose.standalone import COMPOSE_NAMES, compose_project_text, is_compose_file
+from .compose.project import COMPOSE_NAMES, compose_project_text, is_compose_file
+from .compose.source import apply_compose
 from .contract_files import Contracts, load_contracts
 from .dotenv import read_dotenv
 from .host_access import host_access_warnings
 from .interpolate import interpolate
+from .mocks.recorded import attach_recorded
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .rules import check_rules
 from .steps import check_steps
-from .testfile import TestFile
+from .testfile import TestFile, sent_variables
 from .validate import Validator, describe_type
 
 __all__ = [
@@ -72,6 +73,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
             sees), once per key and file, each setting that hands a container the host
             (`privileged`, the engine's socket, ...: `host_access`), and the mock routes a
             contract forbids under `tests.contract: warn`; every face shows them.
+        sent_secrets: the values YAML suites send under secret names (see `sent_secrets`),
+            found once at load: part of the redaction policy.
         contracts: the OpenAPI documents the services and mocks name (`contract:`), loaded.
     """
 
@@ -85,6 +88,7 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     sources: list[str] = msgspec.field(default_factory=list)
     shard: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
+    sent_secrets: tuple[str, ...] = ()
     contracts: Contracts = msgspec.field(default_factory=Contracts)
 
     @property
@@ -111,8 +115,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     def redactor(self) -> Redactor:
         """The redaction policy of this project: the built-in names plus its `redact:` list, and the
         values of its secret-named variables (services' `environment:` and build `args:`, suites'
-        and the MCP server's `env:`, `name=value` pairs in suites' commands), masked wherever they
-        appear."""
+        and the MCP server's `env:`, `name=value` pairs in suites' commands, what YAML suites send
+        under secret names), masked wherever they appear."""
         names = redactor_for(tuple(self.config.redact))
         variables: list[Mapping[str, Any]] = [s.container.environment for s in self.services]
         variables += [s.build.args for s in self.services]
@@ -122,7 +126,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         commands = [
             s.command if isinstance(s.command, str) else " ".join(s.command or ()) for s in self.suites
         ]
-        return redactor_for(tuple(self.config.redact), tuple(secret_values(names, variables, commands)))
+        found = secret_values(names, variables, commands)
+        return redactor_for(tuple(self.config.redact), (*found, *self.sent_secrets))
 
     def resolve(self, relative: str) -> Path:
         """Return `relative` as an absolute path against the e2e.yaml directory."""
@@ -146,7 +151,7 @@ def config_candidates(path: str | os.PathLike[str], config_file: str | None = No
         return [explicit if explicit.is_absolute() else folder / explicit]
     if base.is_file():
         return [base]
-    # Without an e2e.yaml, a compose file alone is the project (`compose/standalone.py`).
+    # Without an e2e.yaml, a compose file alone is the project (`compose/project.py`).
     return [base / name for name in (*CONFIG_NAMES, *COMPOSE_NAMES)]
 
 
@@ -239,6 +244,7 @@ def load_config(
     problems.extend(template_problems)
     composed = apply_compose(data, config_path.parent, merged_env, file)
     problems.extend(composed.problems)
+    sources = composed.sources
     validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
     check_rules(data, validator, root=config_path.parent)
@@ -251,6 +257,12 @@ def load_config(
     if problems:
         raise _invalid(file, problems)
     config = _convert(data, file)
+    # The mocks' recorded routes (after the hand-written ones) and body files: sources too.
+    config, recorded = attach_recorded(config, config_path, validator)
+    if validator.problems:
+        raise _invalid(file, validator.problems)
+    sources = [*sources, *recorded]
+    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     services = normalise_services(config)
     root = str(config_path.parent)
     return LoadedConfig(
@@ -267,6 +279,9 @@ def load_config(
             *host_access_warnings(services, root, composed.services, composed.sources),
             *contracts.warnings,
         ],
+        sent_secrets=tuple(
+            secret_values(redactor_for(tuple(config.redact)), sent_variables(test_files.values()))
+        ),
         contracts=contracts,
     )
 

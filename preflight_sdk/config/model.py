@@ -46,6 +46,7 @@ __all__ = [
     "PresetEndpoint",
     "ProjectConfig",
     "ProjectInfo",
+    "RecordedOrigin",
     "RepoConfig",
     "ResetMode",
     "ResetSteps",
@@ -317,6 +318,27 @@ class MockResponse(_Config, frozen=True, kw_only=True):
     proxy: Annotated[
         str | None, Meta(description="Forward the request to this base URL and relay its answer.")
     ] = None
+    body_file: Annotated[
+        str | None,
+        Meta(
+            description="A file holding the body, relative to the file that declares the route: `.json` is "
+            "sent as JSON (templates allowed), anything else as it is (set `Content-Type`)."
+        ),
+    ] = None
+
+
+class RecordedOrigin(_Config, frozen=True, kw_only=True):
+    """Where a recorded route came from (`preflight run --record`): when, and one request it answered."""
+
+    at: Annotated[str, Meta(description="When the route was recorded (ISO 8601, UTC).")]
+    example: Annotated[
+        str | None, Meta(description="The path and query of one recorded request (`mocks check` sends it).")
+    ] = None
+    example_body: Annotated[
+        Any,
+        Meta(description="That request's JSON body (secrets masked), when the route has no body conditions."),
+    ] = None
+    calls: Annotated[int, Meta(ge=1, description="How many recorded calls the route stands for.")] = 1
 
 
 class MockWhen(_Config, frozen=True, kw_only=True):
@@ -350,6 +372,10 @@ class MockRoute(_Config, frozen=True, kw_only=True):
         | None
     ) = None
     name: Annotated[str | None, Meta(description="A name to refer to the route in reports.")] = None
+    recorded: Annotated[
+        RecordedOrigin | None,
+        Meta(description="Set on recorded routes: when and from what they were recorded."),
+    ] = None
 
 
 class MockConfig(_Config, frozen=True, kw_only=True):
@@ -414,9 +440,10 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         str | None, Meta(description="Test file or directory, relative to the e2e.yaml directory.")
     ] = None
     runner: Annotated[
-        Literal["yaml", "pytest", "shell", "exec", "fuzz"],
+        Literal["yaml", "pytest", "shell", "exec", "playwright", "fuzz"],
         Meta(
-            description="`yaml` (default), `pytest`, `shell` (a script `file` or a `command`; `exec` too), or "
+            description="`yaml` (default), `pytest`, `shell` (a script `file` or a `command`; `exec` too), "
+            "`playwright` (the project's Playwright tests: `file` is the directory of playwright.config.*), or "
             "`fuzz`: property-based cases from a service's contract (needs `preflight-sdk[contracts]`)."
         ),
     ] = "yaml"
@@ -442,6 +469,13 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         field(default_factory=dict)
     )
     expect: Annotated[ShellExpect | None, Meta(description="Shell runner expectations.")] = None
+    service: Annotated[
+        str | None,
+        Meta(
+            description="pytest, shell and playwright suites: the service whose URL is BASE_URL (default: the "
+            "first); fuzz suites: the service whose contract drives the cases."
+        ),
+    ] = None
     junit: Annotated[
         str | list[str] | None,
         Meta(
@@ -460,9 +494,6 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         Meta(
             description="Contract violations in this suite: `fail` their case, `warn`, or `off` (default: tests.contract)."
         ),
-    ] = None
-    service: Annotated[
-        str | None, Meta(description="Fuzz suites: the service whose contract drives the cases.")
     ] = None
     max_examples: Annotated[
         int, Meta(ge=1, le=10000, description="Fuzz suites: examples tried per operation (default 50).")

@@ -12,6 +12,7 @@ import click
 
 from preflight_sdk.faces.reflection.registry import Operation
 
+from .app import command_help
 from .runs import subcommand
 
 __all__ = ["generate_group"]
@@ -28,7 +29,10 @@ def generate_group(ops: dict[str, Operation]) -> click.Group:
     )
     for name, op_name in _SUBCOMMANDS.items():
         if op_name in ops:
-            group.add_command(subcommand(ops[op_name], ["preflight", "generate", name], _as_options))
+            command = subcommand(ops[op_name], name, "generate")
+            command.params = _as_options(command.params)
+            command.help = command_help(ops[op_name], command.params, ["preflight", "generate", name])
+            group.add_command(command)
     return group
 
 

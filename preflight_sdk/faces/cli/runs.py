@@ -15,7 +15,6 @@ output and exit codes are those of `preflight get-run`, `preflight diff-runs`…
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -58,19 +57,19 @@ def runs_group(ops: dict[str, Operation]) -> click.Group:
     )
     for name, op_name in _SUBCOMMANDS.items():
         if op_name in ops:
-            group.add_command(subcommand(ops[op_name], ["preflight", "runs", name], _positional))
+            group.add_command(subcommand(ops[op_name], name, "runs", positional=True))
     group.add_command(_calls_command())
     return group
 
 
-def subcommand(
-    op: Operation, words: list[str], params: Callable[[list[click.Parameter]], list[click.Parameter]]
-) -> click.Command:
-    """The generated command of `op` under the last of `words`, its parameters reshaped by `params`."""
+def subcommand(op: Operation, name: str, group: str, *, positional: bool = False) -> click.Command:
+    """The generated command of `op` as `preflight GROUP NAME`; with `positional`, every required
+    option becomes a positional argument."""
     command = operation_command(op, EXTENSIONS.get(op.name, ()))
-    command.name = words[-1]
-    command.params = params(command.params)
-    command.help = command_help(op, command.params, words)
+    command.name = name
+    if positional:
+        command.params = _positional(command.params)
+    command.help = command_help(op, command.params, ["preflight", group, name])
     return command
 
 
