@@ -349,7 +349,8 @@ def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root
         out.add((*where, "command"), f"`command` is for shell suites; runner `{runner}` uses `file`")
     if suite.service is not None and runner == "yaml":
         out.add(
-            (*where, "service"), "`service` (BASE_URL's service) is for pytest, shell and playwright suites"
+            (*where, "service"),
+            "`service` is for pytest, shell and playwright suites (BASE_URL's service) and fuzz suites",
         )
     if suite.file:
         target = Path(suite.file).expanduser()
