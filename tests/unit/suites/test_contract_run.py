@@ -6,6 +6,7 @@ engine's container publishes; the mock is preflight's own, served for real.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -359,3 +360,62 @@ cases:
         "s.a-charge-without-an-amount",
     )
     assert [v.path for v in evidence.violations] == ["request.body"]
+
+
+def relay() -> Starlette:
+    """A service that charges the payments provider: it forgets the amount when told to."""
+
+    async def order(request: Request) -> Response:
+        import httpx
+
+        payments = request.query_params["payments"]
+        charge = {"sku": "book"} if request.query_params.get("bug") else {"amount": 5, "sku": "book"}
+        async with httpx.AsyncClient() as client:
+            reply = await client.post(f"{payments}/charges", json=charge)
+        return JSONResponse({"charged": reply.status_code == 201}, status_code=201)
+
+    return Starlette(routes=[Route("/orders", order, methods=["POST"])])
+
+
+@pytest.fixture(scope="module")
+def orders() -> Iterator[int]:
+    with serve_in_thread(relay()) as url:
+        yield int(url.rsplit(":", 1)[1])
+
+
+async def test_a_service_that_sends_the_mock_a_request_its_contract_refuses_fails_the_case(
+    tmp_path: Path, orders: int
+) -> None:
+    cases = """\
+name: S
+service: orders
+cases:
+  - name: an order charges the provider
+    request: {method: POST, path: /orders, query: {payments: "{{mocks.payments.url}}"}}
+    expect:
+      status: 201
+      mock: {name: payments, path: /charges, contract: true}
+  - name: an order that forgets the amount
+    request: {method: POST, path: /orders, query: {payments: "{{mocks.payments.url}}", bug: "1"}}
+    expect:
+      status: 201
+      mock: {name: payments, path: /charges, contract: true}
+"""
+    root = mocked(tmp_path / "p", [CHARGE], cases)
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["services"] = {"orders": {"build": {"image": "orders:test"}, "container": {"ports": ["0:8000"]}}}
+    (root / "e2e.yaml").write_text(json.dumps(document))
+    async with (
+        FakeEngine(images=["orders:test"], first_port=orders) as engine,
+        environment(root, engine) as opened,
+    ):
+        result = await opened.run()
+    assert [c.status for c in result.suites[0].cases] == ["passed", "failed"], wire(result)
+    failure = case(result, "an order that forgets the amount").failure
+    assert failure is not None
+    [broken] = [a for a in failure.assertions if not a.passed]
+    assert (broken.path, broken.rule) == ("mock.payments.request.body", "required")
+    assert "POST /charges: request.body: 'amount' is a required property" in broken.message
+    [coverage] = [c for c in result.contracts or [] if c.contract == "payments"]
+    [evidence] = coverage.requests
+    assert evidence.case == "s.an-order-that-forgets-the-amount"
