@@ -24,6 +24,7 @@ from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
 from preflight_sdk.core.operations import operation
 from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
 from preflight_sdk.core.redaction import DEFAULT, redact_logs
+from preflight_sdk.core.results.contracts import ContractCheck, GeneratedCases
 from preflight_sdk.core.results.imports import ImportedTests
 from preflight_sdk.core.results.lifecycle import (
     BuildResult,
@@ -35,6 +36,7 @@ from preflight_sdk.core.results.lifecycle import (
     StatusResult,
 )
 from preflight_sdk.core.results.mocks import MockRequestsResult
+from preflight_sdk.core.results.recording import MockCheckResult
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
 from preflight_sdk.core.results.saved import (
@@ -46,10 +48,10 @@ from preflight_sdk.core.results.saved import (
     SuiteList,
     TestList,
 )
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.filelock import project_lock
-from preflight_sdk.lifecycle.init import initialize
-from preflight_sdk.lifecycle.state import STATE_DIR
+from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.session.filelock import project_lock
+from preflight_sdk.lifecycle.session.init import initialize
+from preflight_sdk.lifecycle.session.state import STATE_DIR
 from preflight_sdk.verify.result import VerifyResult
 
 if TYPE_CHECKING:
@@ -125,7 +127,7 @@ class Project:
             target = EngineTarget(host=engine_host, context=context)
         self._ctx = ProjectContext(path, config_file, engine, target)
         # `run(keep=True)` keeps pytest warm for the next run in this process (see
-        # suites/warm_pytest.py); a caller that runs once and exits turns it off.
+        # suites/commands/warm_pytest.py); a caller that runs once and exits turns it off.
         self.keep_warm = True
 
     @cached_property
@@ -204,6 +206,11 @@ class Project:
         await self._ctx.stop_pytest_servers()
         await clean_on_exit(self._ctx)
 
+    async def _stop_runs(self, reason: str) -> None:
+        """End the runs this object owns as `interrupted`, saying `reason` (its face shuts down)."""
+        if "_runs" in vars(self):  # a supervisor was started (`_runs` is cached on first use)
+            await self._runs.shutdown(reason)
+
     # -- operations --------------------------------------------------------------------------
 
     @operation(title="Load the project", idempotent=True, group="environment")
@@ -263,7 +270,7 @@ class Project:
             BUILD_FAILED has each failed service's last 30 build lines in
             details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried.
         """
-        from preflight_sdk.lifecycle import build as _build
+        from preflight_sdk.lifecycle.images import build as _build
 
         async def body(reporter: Reporter) -> BuildResult:
             return await _build.build(
@@ -285,6 +292,7 @@ class Project:
         timeout: str | None = None,
         wait: str | None = None,
         idempotency_key: str | None = None,
+        record: str | None = None,
         progress: ProgressArg = None,
     ) -> SetupResult:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
@@ -301,6 +309,7 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
+            record: mocks to record until clean (as for run).
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -314,14 +323,21 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
-        from preflight_sdk.lifecycle.up import bring_up_to_date
+        from preflight_sdk.lifecycle.mockhost.recording import begin_recording
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date
+
+        recording = await self._record_request(record, sharded=False)
 
         async def body(reporter: Reporter) -> SetupResult:
-            return await bring_up_to_date(
+            done = await bring_up_to_date(
                 self._ctx, build=False, fresh=False, timeout=timeout, reporter=reporter
             )
+            if recording is not None:
+                await begin_recording(self._ctx, recording, owner="setup", reporter=reporter)
+            return done
 
-        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=[timeout])
+        parts = [timeout] + ([recording.upstreams] if recording is not None else [])
+        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=parts)
         if isinstance(outcome, SetupResult):
             # What the configuration set aside (compose keys), said with every environment started.
             loaded = self._ctx.loaded
@@ -424,7 +440,7 @@ class Project:
     def until_removed(self) -> Awaitable[None]:
         """Wait until this project's environment is removed by another process (a `clean` from
         elsewhere, or a new setup): `preflight up` stops waiting then. Not an operation."""
-        from preflight_sdk.lifecycle.removal import until_removed
+        from preflight_sdk.lifecycle.session.removal import until_removed
 
         session = self._ctx.require_session()
         return until_removed(self._ctx.root, session.session_id)
@@ -467,6 +483,7 @@ class Project:
         wait: str | None = None,
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
+        record: str | None = None,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -492,6 +509,8 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
+            record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
+                later runs replay the routes written.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -500,6 +519,7 @@ class Project:
             `setup.environment`: the run that set a kept environment up, the runs it served, why
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
+            `recordings`: mocks that recorded (routes added, replaced) or replayed.
 
         Example:
             `await project.run(filter="orders")`
@@ -509,7 +529,8 @@ class Project:
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
             the same code. resume_run re-runs only what did not pass.
         """
-        prepare = self._prepare_run(keep=keep, fresh=fresh)
+        recording = await self._record_request(record, sharded=shards is not None)
+        prepare = self._prepare_run(keep=keep, fresh=fresh, record=recording)
 
         async def after() -> None:
             if not keep:
@@ -526,8 +547,9 @@ class Project:
             return await self._test_run(
                 ids, parallel, wait, idempotency_key, progress, shards=specs, fresh=fresh, parts=parts
             )
+        parts = [keep, fresh] + ([recording.upstreams] if recording is not None else [])
         return await self._test_run(
-            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=[keep, fresh]
+            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=parts
         )
 
     async def watch(
@@ -686,11 +708,27 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
-    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
+    async def _record_request(self, record: str | None, *, sharded: bool) -> Any:
+        """The mocks a run or setup records, checked against e2e.yaml before anything starts."""
+        if not record:
+            return None
+        if sharded:
+            raise InputError(
+                "`record` and `shards` do not go together", hint="record in a run without shards"
+            )
+        from .lifecycle.mockhost.recording import record_request
+
+        return record_request(await self._ctx.ensure_loaded(persist=False), record)
+
+    def _prepare_run(
+        self, *, keep: bool, fresh: bool, record: Any = None
+    ) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
         """What a test run does before its suites: the environment brought up to date (and reset
-        when an earlier run used it), the mocks reset, the run recorded as using it."""
-        from .lifecycle.process_groups import stop_groups
-        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
+        when an earlier run used it), the mocks reset (and recording when asked), the run recorded
+        as using it."""
+        from preflight_sdk.lifecycle.mockhost.recording import begin_recording
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
+        from preflight_sdk.processes.groups import stop_groups
 
         async def prepare(reporter: Reporter, run_id: str) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------
@@ -700,9 +738,10 @@ class Project:
                 self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True, reset=True
             )
             await reset_mocks(self._ctx)
+            await begin_recording(self._ctx, record, owner=run_id, reporter=reporter)
             done = await serve_run(self._ctx, run_id, done)
             if keep and self.keep_warm and self._ctx.pytest_servers is None:
-                from preflight_sdk.suites.warm_pytest import WarmPytest, warm_enabled
+                from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
 
                 if warm_enabled():  # a next run is expected: its pytest suites may start warm
                     self._ctx.pytest_servers = WarmPytest()
@@ -714,7 +753,7 @@ class Project:
         """What a run on the environment as it runs does first (`run_suite`, a saved test): when
         it runs, it is brought up to date and reset as for `run` (nothing missing is built); when
         it does not, nothing starts (the run says what it lacks)."""
-        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
 
         async def prepare(reporter: Reporter, run_id: str) -> SetupResult | None:
             await self._ctx.ensure_loaded()
@@ -774,9 +813,7 @@ class Project:
     ) -> ArtifactContent:
         """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
 
-        A browser failure's screenshot (`cases/<caseId>/screenshot.png`, named in its
-        `failure.browser`) read whole comes back over MCP as an image too; its trace is
-        `cases/<caseId>/trace.zip`.
+        A screenshot (`failure.browser.screenshot`) read whole comes back as an image too.
 
         Args:
             run_id: the run.
@@ -856,8 +893,7 @@ class Project:
             name: a short title (the case's name).
             test: one case of the YAML test grammar (request or browser, expect, save, retry);
                 templates as in suites ({{services.api.url}}). A browser test:
-                {"browser": {"goto": "/index.html", "service": "web", "actions": [{"click": "#buy"}]},
-                "expect": {"text": "Thank you"}}.
+                {"browser": {"goto": "/", "actions": [{"click": "#buy"}]}, "expect": {"text": "Thanks"}}.
             description: free text.
             tags: labels to list by.
             overwrite: replace an existing test (createdAt is kept).
@@ -1044,6 +1080,70 @@ class Project:
 
         return await _import(self._saved, path=path, tags=tags, overwrite=overwrite)
 
+    @operation(
+        title="Check a response against a contract", read_only=True, idempotent=True, group="contracts"
+    )
+    async def check_response(
+        self,
+        service: str,
+        method: str,
+        path: str,
+        status: int,
+        body: str | None = None,
+        headers: list[str] | None = None,
+    ) -> ContractCheck:
+        """Check a response you hold against a service's OpenAPI contract (`contract:`).
+
+        Args:
+            service: its name in e2e.yaml.
+            method: e.g. "GET".
+            path: as sent, e.g. "/orders/42".
+            status: its status code.
+            body: the body as text (JSON is parsed).
+            headers: "Name: value" strings.
+
+        Returns:
+            The operation matched and each violation: JSON path, rule, expected, actual, the
+            document's file and line.
+
+        Example:
+            `await project.check_response("orders", "GET", "/orders/42", 200, body='{"id": 42}')`
+        """
+        from preflight_sdk.suites.contract_tools import check_held_response
+
+        loaded = await self._ctx.ensure_loaded()
+        return check_held_response(
+            loaded,
+            service=service,
+            method=method,
+            path=path,
+            status=status,
+            body=body,
+            headers=_header_pairs(headers or []),
+        )
+
+    @operation(title="Generate cases from a contract", group="contracts")
+    async def generate_cases(self, service: str, output: str | None = None) -> GeneratedCases:
+        """Write a new YAML test file of one case per operation of a service's contract.
+
+        Args:
+            service: its name in e2e.yaml.
+            output: the file, relative to e2e.yaml (default tests/generated/<service>.yaml); an
+                existing file is never written over.
+
+        Returns:
+            The file, its cases, and the suite entry for e2e.yaml's `tests.suites`.
+
+        Example:
+            `await project.generate_cases("orders")`
+        """
+        from preflight_sdk.suites.contract_tools import generate_starter_cases
+
+        loaded = await self._ctx.ensure_loaded()
+        return await anyio.to_thread.run_sync(
+            partial(generate_starter_cases, loaded, service=service, output=output)
+        )
+
     @operation(title="Import Postman, .http or Hurl tests", group="tests")
     async def import_file(
         self,
@@ -1054,16 +1154,15 @@ class Project:
         overwrite: bool = False,
         dry_run: bool = False,
     ) -> ImportedTests:
-        """Convert a Postman collection (v2.1), a `.http` file or a Hurl file into a YAML test file.
+        """Convert a Postman collection, `.http` or Hurl file into a YAML test file.
 
-        Hosts become services or mocks (by `hosts`, by name or by port); the file is checked
-        by loading it; what does not convert (scripts, Hurl filters…) is listed in
+        Hosts become services or mocks (by `hosts`, name or port). What does not convert is in
         `notConverted` with its place. Add `suiteEntry` to e2e.yaml to run it.
 
         Args:
-            source: `.json` (Postman), `.http`/`.rest` or `.hurl`, relative to the project.
-            output: the file to write (default `tests/<name>.yaml`).
-            hosts: host, origin or base-URL variable → service or mock name.
+            source: `.json` (Postman), `.http` or `.hurl`, relative to the project.
+            output: default `tests/<name>.yaml`.
+            hosts: host, origin or base-URL variable → service or mock.
             environment: a Postman environment file.
             overwrite: replace an existing file.
             dry_run: write nothing; the YAML is in `text`.
@@ -1116,9 +1215,36 @@ class Project:
             A request with no matchedRoute got a 404 listing the closest routes and why each did
             not match. MOCKS_NOT_RUNNING: call `setup` first.
         """
-        from preflight_sdk.lifecycle.mockrequests import mock_requests
+        from preflight_sdk.lifecycle.mockhost.traffic import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
+
+    @operation(title="Check a mock against its real service", open_world=True, group="environment")
+    async def check_mock(
+        self,
+        mock_name: str,
+        upstream: str | None = None,
+        headers: list[str] | None = None,
+    ) -> MockCheckResult:
+        """Check a mock's routes against the real service: status, content type, JSON shape.
+
+        Each route's example request is sent as it is (POSTs too). Needs no environment.
+
+        Args:
+            mock_name: the mock.
+            upstream: the service's base URL (default: the recorded one, else `proxy:`).
+            headers: "Name: value" headers to send (credentials; never shown).
+
+        Returns:
+            status (ok, drift, error), a summary, and per route its differences.
+
+        Example:
+            `await project.check_mock("payments", headers=["Authorization: Bearer sk_test_1"])`
+        """
+        from preflight_sdk.lifecycle.mockhost.check import check_mock as _check
+
+        loaded = await self._ctx.ensure_loaded(persist=False)
+        return await _check(loaded, mock_name, upstream=upstream, headers=headers)
 
     @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(
@@ -1403,3 +1529,16 @@ class Project:
             reporter.finish(ok=False, message=f"{name} failed: {message}")
             raise
         reporter.finish(ok=True)
+
+
+def _header_pairs(lines: list[str]) -> dict[str, str]:
+    """`["X-Id: 7"]` as `{"X-Id": "7"}`."""
+    pairs: dict[str, str] = {}
+    for line in lines:
+        name, found, value = line.partition(":")
+        if not found or not name.strip():
+            raise InputError(
+                f"header {line!r} is not `Name: value`", hint='write each header as "Name: value"'
+            )
+        pairs[name.strip()] = value.strip()
+    return pairs

@@ -16,13 +16,13 @@ import anyio
 
 from .api import local_socket
 from .base import ContainerInfo, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
-from .endpoint import LOOPBACK, on_local_socket
-from .exec_output import BoundedOutput
 from .images import Images
 from .inspect import container_from_inspect, container_from_list, network_from_list
 from .lane import Lane
 from .logs import Logs
+from .output import BoundedOutput
 from .socket_lane import SocketLane
+from .target import LOOPBACK, on_local_socket
 from .whales import CliLane
 
 __all__ = ["DockerEngine"]
@@ -119,9 +119,13 @@ class DockerEngine:
         with anyio.move_on_after(timeout):
             # Cancelling closes the connection, or kills the docker process; the command runs on.
             code = await self.lane.exec(ref, list(command), out, err)
-        if code is None:
+        if code is None:  # what it wrote until then, and why it ends there
             late = f"timed out after {timeout:.1f}s"
-            return ExecResult(exit_code=-1, stdout="", stderr=late, duration=timeout, timed_out=True)
+            before = err.text()
+            stderr = f"{before}\n{late}" if before and not before.endswith("\n") else before + late
+            return ExecResult(
+                exit_code=-1, stdout=out.text(), stderr=stderr, duration=timeout, timed_out=True
+            )
         elapsed = anyio.current_time() - started
         return ExecResult(exit_code=code, stdout=out.text(), stderr=err.text(), duration=elapsed)
 

@@ -44,14 +44,23 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Placed(msgspec.Struct, frozen=True, kw_only=True):
-    """Where one request goes: a service's `path`, or a `url` (a mock's, or as written)."""
+    """Where one request goes: `to` a service (with its `path`) or a mock (a `url`), or its `url` as written."""
 
     found: str
     how: str
-    service: str | None = None
+    to: Target | None = None
     path: str | None = None
     url: str | None = None
-    target: str | None = None
+
+    @property
+    def service(self) -> str | None:
+        """The service the request goes to, if it goes to one."""
+        return self.to.name if self.to is not None and self.to.kind == "service" else None
+
+    @property
+    def target(self) -> str | None:
+        """`service <name>` or `mock <name>`, as the result says it."""
+        return f"{self.to.kind} {self.to.name}" if self.to is not None else None
 
 
 def targets_of(loaded: LoadedConfig | None) -> list[Target]:
@@ -167,8 +176,8 @@ def _to(target: Target, found: str, how: str, rest: str) -> Placed:
             + ".url}}"
             + (rest if rest.startswith(("/", "?")) or not rest else "/" + rest)
         )
-        return Placed(found=found, how=how, url=url, target=f"mock {target.name}")
-    return Placed(found=found, how=how, service=target.name, path=path, target=f"service {target.name}")
+        return Placed(found=found, how=how, to=target, url=url)
+    return Placed(found=found, how=how, to=target, path=path)
 
 
 def _prefix_of(value: Any) -> str:

@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl
 from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.imports import NotConverted
 
+from .dynamic import case_fields, map_strings, request_text, system_text, system_variables
 from .model import Draft, DraftCase, DraftRequest, merged, nest, not_converted
 
 __all__ = ["read_http_file"]
@@ -40,14 +41,6 @@ _COMMENT = re.compile(r"^(?:#|//)")
 _HEADER = re.compile(r"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:\s*(.*)$")
 _RESPONSE_LINE = re.compile(r"^HTTP/\d(?:\.\d)?\s+\d{3}")
 _REFERENCE = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)\.response\.(body|headers)\.([^}]+?)\s*\}\}")
-_SYSTEM = re.compile(r"\{\{\s*\$([A-Za-z.]+)((?:\s+[^}]*)?)\}\}")
-_SAME = {
-    "guid": "{{uuid}}",
-    "uuid": "{{uuid}}",
-    "random.uuid": "{{uuid}}",
-    "randomUUID": "{{uuid}}",
-    "isoTimestamp": "{{now}}",
-}
 _SET = re.compile(
     r"client\.global\.set\(\s*(['\"])([\w.-]+)\1\s*,\s*response\.(body|headers)(.*?)\)\s*;?\s*$"
 )
@@ -81,10 +74,10 @@ def read_http_file(text: str, *, name: str, file: str, base: Path, redactor: Red
             if parsed is not None:
                 drafts.append(parsed)
     cases = _references([case for _, case in drafts], [n for n, _ in drafts], missing)
-    cases = [_systems(case, missing) for case in cases]
+    cases = [system_variables(case, missing) for case in cases]
     return Draft(
         name=name,
-        variables={k: _system_text(v) for k, v in variables.items() if k not in secrets},
+        variables={k: system_text(v) for k, v in variables.items() if k not in secrets},
         secret_variables=secrets,
         cases=cases,
         not_converted=missing,
@@ -364,14 +357,14 @@ def _references(
         saves.setdefault(label, {})[name] = source
         return "{{" + name + "}}"
 
-    rewritten = [_map_strings(case, lambda s: _REFERENCE.sub(replace, s)) for case in cases]
+    rewritten = [map_strings(case, lambda s: _REFERENCE.sub(replace, s)) for case in cases]
     out = []
     for case, label in zip(rewritten, labels, strict=True):
         if label in saves:
-            case = DraftCase(**{**_fields(case), "save": {**case.save, **saves[label]}})
+            case = DraftCase(**{**case_fields(case), "save": {**case.save, **saves[label]}})
         out.append(case)
     for case in out:
-        for leftover in _REFERENCE.finditer(_request_text(case)):
+        for leftover in _REFERENCE.finditer(request_text(case)):
             missing.append(
                 not_converted(
                     case.name,
@@ -380,76 +373,3 @@ def _references(
                 )
             )
     return out
-
-
-def _systems(case: DraftCase, missing: list[NotConverted]) -> DraftCase:
-    """System variables as the grammar's own; the others as variables read from the environment."""
-    unknown: list[str] = []
-
-    def replace(match: re.Match[str]) -> str:
-        name, args = match.group(1), match.group(2).strip()
-        if name in _SAME:
-            return _SAME[name]
-        if name in ("processEnv", "dotenv") and re.fullmatch(r"%?[A-Za-z_]\w*", args):
-            return "{{env." + args.lstrip("%") + "}}"
-        if name == "datetime" and args == "iso8601":
-            return "{{now}}"
-        if name == "timestamp" and not args:
-            return "{{timestamp}}"
-        unknown.append(match.group(0))
-        return "{{" + re.sub(r"\W+", "_", name).strip("_") + "}}"
-
-    changed = _map_strings(case, lambda s: _SYSTEM.sub(replace, s))
-    for token in dict.fromkeys(unknown):
-        missing.append(
-            not_converted(
-                case.name,
-                token,
-                "a system variable with no equivalent: it is read from the environment instead",
-            )
-        )
-    if "{{timestamp}}" in _request_text(changed) and "{{timestamp}}" not in _request_text(case):
-        missing.append(not_converted(case.name, "{{$timestamp}}", "now in milliseconds, not seconds"))
-    return changed
-
-
-def _system_text(value: Any) -> Any:
-    if isinstance(value, str):
-        return _SYSTEM.sub(lambda m: _SAME.get(m.group(1), m.group(0)), value)
-    return value
-
-
-def _map_strings(case: DraftCase, change: Any) -> DraftCase:
-    def walk(value: Any) -> Any:
-        if isinstance(value, str):
-            return change(value)
-        if isinstance(value, dict):
-            return {walk(k): walk(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        return value
-
-    request = case.request
-    return DraftCase(
-        **{
-            **_fields(case),
-            "request": DraftRequest(
-                method=request.method,
-                url=walk(request.url),
-                headers=walk(request.headers),
-                body_kind=request.body_kind,
-                body=walk(request.body),
-                follow_redirects=request.follow_redirects,
-                timeout=request.timeout,
-            ),
-        }
-    )
-
-
-def _fields(case: DraftCase) -> dict[str, Any]:
-    return {f: getattr(case, f) for f in case.__struct_fields__}
-
-
-def _request_text(case: DraftCase) -> str:
-    request = case.request
-    return json.dumps([request.url, request.headers, request.body], default=str)

@@ -24,6 +24,7 @@ import msgspec
 from preflight_sdk.core.errors import InputError
 from preflight_sdk.core.redaction import DEFAULT, Redactor
 
+from .dynamic import system_text, system_variables
 from .model import Draft, DraftCase, DraftRequest, not_converted
 from .postman_scripts import read_test_script
 
@@ -164,9 +165,9 @@ def read_postman(data: bytes, *, environment: bytes | None = None, redactor: Red
     return Draft(
         name=collection.info.name,
         description=_text(collection.info.description),
-        variables={k: v for k, v in variables.items() if k not in secrets},
+        variables={k: system_text(v) for k, v in variables.items() if k not in secrets},
         secret_variables=secrets,
-        cases=builder.cases,
+        cases=[system_variables(case, builder.missing) for case in builder.cases],
         not_converted=builder.missing,
         notes=builder.notes,
     )

@@ -17,6 +17,7 @@ from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import DEFAULT
 from preflight_sdk.core.results.lifecycle import BuildResult, SetupResult
 from preflight_sdk.core.results.run import GitState, ResumeOutcome, RunResult, Totals
+from preflight_sdk.lifecycle.mockhost.recording import finish_run_recordings, recording_warnings
 from preflight_sdk.suites.artifacts import write_artifacts
 
 from .history import case_rows, with_history
@@ -75,9 +76,18 @@ async def finish_test(
             )
         elif error is not None:
             result = msgspec.structs.replace(result, summary=f"error: {type(error).__name__}: {error}"[:400])
+    if live.interrupted is not None:
+        result = msgspec.structs.replace(
+            result, status="interrupted", summary=f"interrupted: {live.interrupted}"[:400]
+        )
     store = await sup.store()
+    recordings = await finish_run_recordings(
+        sup.ctx, live.run_id, completed=isinstance(value, RunResult) and value.status in ("passed", "failed")
+    )
     result = msgspec.structs.replace(
         result,
+        recordings=recordings,
+        warnings=[*result.warnings, *recording_warnings(recordings)],
         kind="test",
         setup=plan.setup,
         finished_at=_now(),
@@ -142,6 +152,8 @@ async def finish_lifecycle(
     info = error.to_info() if isinstance(error, PreflightError) else None
     if value is not None:
         status, summary = "passed", f"{live.kind} passed in {duration} ms"
+    elif live.interrupted is not None and error is None:
+        status, summary = "interrupted", f"interrupted: {live.interrupted}"
     elif live.cancel_requested and error is None:
         status, summary = "cancelled", f"{live.kind} cancelled"
     elif isinstance(error, PreflightError):

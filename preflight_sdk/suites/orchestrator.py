@@ -31,21 +31,24 @@ from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import Redactor, redact_failure
 from preflight_sdk.core.results.lifecycle import SetupResult
 from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, Totals
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.mockhost import ensure_mocks
+from preflight_sdk.lifecycle.mockhost.host import ensure_mocks
+from preflight_sdk.lifecycle.session.context import ProjectContext
 
+from .browser.playwright_suite import run_playwright_suite
+from .commands.runners import run_pytest_suite, run_shell_suite
+from .commands.warm_pytest import WarmPytest
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
-from .process_runners import run_pytest_suite, run_shell_suite
+from .fuzz_runner import run_fuzz_suite
 from .traffic import record_mock_traffic
-from .warm_pytest import WarmPytest
-from .yaml_runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
+from .yaml.runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
 __all__ = ["TestPlan", "partial_result", "run_suites", "select_suites"]
 
 _DEFAULT_SUITE_TIMEOUT = 300.0
 _PROCESS_GRACE = 10.0
+_CONTRACT_BUDGET = 5.0  # seconds to check the requests mocks with a contract received
 
 
 class TestPlan:
@@ -157,6 +160,8 @@ async def run_suites(
             await run.http.aclose()
             await run.browser.aclose()
             await record_mock_traffic(run)
+            with anyio.move_on_after(_CONTRACT_BUDGET):
+                await run.contracts.check_mock_traffic(run.env.mock_entries, run.started, run.finished)
         plan.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {
         key: loaded.redactor.scrub(redact_failure(f, loaded.redactor)) for key, f in run.full_failures.items()
@@ -295,10 +300,10 @@ def _parallel(loaded: LoadedConfig, override: bool | None) -> tuple[bool, int]:
 def _counted_ahead(
     loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None, given: TestFile | None
 ) -> bool:
-    """Whether `_declared_cases` knows the suite's cases before it runs: a pytest suite's are
-    only known once it has collected them (it counts as one until then)."""
+    """Whether `_declared_cases` knows the suite's cases before it runs: a pytest or playwright
+    suite's are only known once it has collected them (it counts as one until then)."""
     chosen = selection.get(suite.id) if selection is not None else None
-    return chosen is not None or suite.runner != "pytest" or given is not None
+    return chosen is not None or suite.runner not in ("pytest", "playwright", "fuzz") or given is not None
 
 
 def _declared_cases(
@@ -335,8 +340,12 @@ async def _run_one(
                 if test is None:
                     test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
                 return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
+            if suite.runner == "playwright":
+                return await run_playwright_suite(run, loaded, suite, taken)
             if suite.runner == "pytest":
                 return await run_pytest_suite(run, loaded, suite, taken)
+            if suite.runner == "fuzz":
+                return await run_fuzz_suite(run, loaded, suite, taken, timeout=timeout)
             return await run_shell_suite(run, loaded, suite, taken)
     except TimeoutError:
         error = f"the suite did not finish within {timeout_text(suite)} and was stopped"
@@ -418,6 +427,7 @@ def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | 
         started_at=started.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         selected_suites=[s.id for s in plan.suites],
         trace_id=plan.log.trace_id,
+        contracts=run.contracts.report() if run is not None and run.contracts.active else None,
     )
 
 

@@ -2,7 +2,7 @@
 
 Containers "run" according to a `Behaviour` per image (or per service label): ready after some
 probes, exit with a status after a delay, write log lines. The fake also carries its own prober,
-which the lifecycle uses (`lifecycle.probe.prober_for`), so health checks need no real port.
+which the lifecycle uses (`lifecycle.health.probe.prober_for`), so health checks need no real port.
 Every call is recorded in `calls` with the fake clock time, so tests can assert order and overlap.
 """
 
@@ -32,7 +32,7 @@ from preflight_sdk.engine.base import (
 )
 from preflight_sdk.engine.errors import daemon_unreachable
 from preflight_sdk.engine.inspect import parse_time
-from preflight_sdk.lifecycle.probe import ProbeResult
+from preflight_sdk.lifecycle.health.probe import ProbeResult
 
 __all__ = ["Behaviour", "FakeEngine"]
 
@@ -105,6 +105,7 @@ class FakeEngine:
         builder: str = "legacy",
         address: str = "127.0.0.1",
         routable: bool = True,
+        first_port: int = 40000,
     ) -> None:
         self.images: set[str] = set(images)
         # Where published ports are reached (another machine's address stands for a remote engine).
@@ -132,7 +133,8 @@ class FakeEngine:
         self.detached: set[str] = set()
         self.prober = _FakeProber(self)
         self._ids = itertools.count(1)
-        self._ports = itertools.count(40000)
+        # Host ports given to `0:<port>` specs, in order (a test may serve a real server on the first).
+        self._ports = itertools.count(first_port)
         self._exits: list[tuple[str, dict[str, str]]] = []
         self._exit_event = anyio.Event()
         self._tg: TaskGroup | None = None

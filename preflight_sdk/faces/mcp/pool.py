@@ -51,6 +51,24 @@ def default_factory(
     return Project.open(path, config_file, engine_host=engine_host, context=context)
 
 
+# A run stopping at shutdown has this long to record its end (its suite's teardown included).
+STOP_TIMEOUT = 60.0
+
+
+async def _stop_runs(project: Any, reason: str) -> None:
+    """Stop the runs a project object owns, as interrupted (a stand-in project may own none)."""
+    stop = getattr(project, "_stop_runs", None)
+    if stop is None:
+        return
+    with anyio.move_on_after(STOP_TIMEOUT) as scope:
+        try:
+            await stop(reason)
+        except Exception:  # one project's runs must not keep the others running
+            logger.exception("stopping the runs of %s failed", getattr(project, "path", "?"))
+    if scope.cancelled_caught:
+        logger.error("the runs of %s did not stop within %.0fs", getattr(project, "path", "?"), STOP_TIMEOUT)
+
+
 class ProjectPool:
     """Project objects by resolved absolute path, plus the ones whose environment we started."""
 
@@ -166,12 +184,16 @@ class ProjectPool:
         """Projects whose environment this server started and did not clean."""
         return [project for _, project in self._started.values()]
 
-    async def aclose(self, *, keep: bool = False) -> None:
-        """Clean every environment this server started (once; `keep=True` leaves them running)."""
+    async def aclose(self, *, keep: bool = False, reason: str = "the MCP server shut down") -> None:
+        """End the runs of every project (`interrupted`, saying `reason`), then clean every
+        environment this server started (once; `keep=True` leaves them running)."""
         async with self._close_lock:
             if self._closed:
                 return
             self._closed = True
+            with anyio.CancelScope(shield=True):
+                for project, _ in list(self._projects.values()):
+                    await _stop_runs(project, reason)
             if keep:
                 if self._started:
                     logger.info("leaving %d environment(s) running (--keep-on-exit)", len(self._started))

@@ -35,8 +35,8 @@ from .list_cache import ListCache
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .replies import tool_reply as _reply
 from .schemas import CONFIG_FILE, PROJECT_PATH, ToolSpec, build_tools
-from .task_state import TASK_OPERATIONS
-from .tasks import install_tasks
+from .tasks.state import TASK_OPERATIONS
+from .tasks.wire import install_tasks
 from .verify_guard import check_verify_source
 
 __all__ = ["SERVER_NAME", "STARTS_ENVIRONMENT", "STOPS_ENVIRONMENT", "PreflightMcp", "build_server"]
@@ -67,6 +67,13 @@ INSTRUCTIONS = (
 )
 
 
+# Groups served only when `--tools` names them. Every tool's schema is in the model's context at
+# every turn (the default list stays within its budget, tests/unit/faces/mcp/test_groups.py):
+# `contracts` (check a held response, write starter cases) is for occasional jobs, while every
+# run already checks its answers against the contracts and reports their coverage.
+OPT_IN_GROUPS = frozenset({"contracts"})
+
+
 class PreflightMcp:
     """The tools of one registry, served for a pool of projects.
 
@@ -81,7 +88,8 @@ class PreflightMcp:
             servers a project declares; see `verify_guard`).
         allow_other_projects: accept a `projectPath` outside `default_project` (by default a
             server with a default project serves only it and its subfolders).
-        groups: serve only the tools of these groups (default: every group).
+        groups: serve only the tools of these groups (default: every group but the opt-in ones,
+            `OPT_IN_GROUPS`, which are served only when named here).
         without: leave out the tools of these groups.
     """
 
@@ -136,7 +144,8 @@ class PreflightMcp:
         return self._tools
 
     def _serves(self, group: str) -> bool:
-        return (self._groups is None or group in self._groups) and group not in self._without
+        named = group in self._groups if self._groups is not None else group not in OPT_IN_GROUPS
+        return named and group not in self._without
 
     def listing(self) -> types.ListToolsResult:
         """The `tools/list` result (one page, in registry order)."""
@@ -230,9 +239,12 @@ class PreflightMcp:
             return str(wait)  # refused by the operation (above 24h), not silently cut to the budget
         return f"{min(seconds, self.call_budget):g}s"
 
-    async def shutdown(self) -> None:
-        """Clean the environments this server started (unless `keep_on_exit`); safe to call twice."""
-        await self.pool.aclose(keep=self.keep_on_exit)
+    async def shutdown(self, why: str = "it was stopped") -> None:
+        """End the runs under way as interrupted (their summary says the server shut down and
+        `why`), then clean the environments this server started (unless `keep_on_exit`); safe to
+        call twice (the first reason stays)."""
+        reason = f"the MCP server shut down before the run finished ({why})"
+        await self.pool.aclose(keep=self.keep_on_exit, reason=reason)
 
 
 def build_server(**options: Any) -> Server[Any]:
@@ -259,7 +271,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=None if spec.read_only else spec.idempotent,
             open_world_hint=spec.open_world,
         ),
-        # Clients of the 2025-11-25 tasks may call a long tool as a task (see mcp_tasks).
+        # Clients of the 2025-11-25 tasks may call a long tool as a task (see tasks/wire.py).
         execution=types.ToolExecution(task_support="optional")
         if spec.operation.name in TASK_OPERATIONS and spec.alias is None
         else None,

@@ -164,7 +164,8 @@ def environment_html(result: RunResult) -> str:
         f"<td>{esc(s.done)}</td><td>{esc(s.reason or '')}</td></tr>"
         for s in setup.services
     )
+    warned = "".join(f'<p class="pfr-note pfr-warning">warning: {esc(w)}</p>' for w in setup.warnings)
     return (
         f'<p class="pfr-environment-line">{esc(line)}</p><table><thead><tr><th>service</th>'
-        f"<th>before the suites</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<th>before the suites</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>{warned}"
     )

@@ -18,7 +18,7 @@ from preflight_sdk.config.browser import ElementExpect
 from preflight_sdk.config.testfile import Expect
 from preflight_sdk.core.assertions import MISSING, AssertionResult, check, passed, result_at
 
-from ..actions import count_check
+from ..yaml.actions import count_check
 from .watch import PageWatch
 
 if TYPE_CHECKING:

@@ -174,3 +174,31 @@ def test_an_output_outside_the_project_or_a_missing_source_is_refused(project: P
     with pytest.raises(InputError) as missing:
         convert_file("nope.json", root=project, loaded=None)
     assert "does not exist" in str(missing.value)
+
+
+def test_postman_dynamic_variables_become_the_grammars_own_or_are_listed(project: Path) -> None:
+    collection = {
+        "info": {
+            "name": "dyn",
+            "schema": "https://schema.getpostman.com/json/collection/v2.1.0/collection.json",
+        },
+        "item": [
+            {
+                "name": "create",
+                "request": {
+                    "method": "POST",
+                    "url": "http://localhost:8000/orders?id={{$guid}}",
+                    "header": [{"key": "X-Request-Id", "value": "{{$randomUUID}}"}],
+                    "body": {"mode": "raw", "raw": '{"n": "{{$randomInt}}", "at": "{{$isoTimestamp}}"}'},
+                },
+            }
+        ],
+    }
+    (project / "dyn.json").write_text(json.dumps(collection))
+    result = convert_file("dyn.json", root=project, loaded=None)
+    [case] = _cases(result.path).values()
+    assert case["request"]["url"] == "http://localhost:8000/orders?id={{uuid}}"
+    assert case["request"]["headers"] == {"X-Request-Id": "{{uuid}}"}
+    assert case["request"]["json"] == {"n": "{{randomInt}}", "at": "{{now}}"}
+    assert [(n.place, n.source) for n in result.not_converted] == [("create", "{{$randomInt}}")]
+    assert result.variables_needed == ["randomInt"]

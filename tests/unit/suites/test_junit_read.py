@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from preflight_sdk.suites.junit_cases import display_name, first_message, skip_reason, verdict
-from preflight_sdk.suites.junit_read import JUnitCase, JUnitLimits, read_junit, read_junit_files
+from preflight_sdk.suites.commands.junit_cases import display_name, first_message, skip_reason, verdict
+from preflight_sdk.suites.commands.junit_read import JUnitCase, JUnitLimits, read_junit, read_junit_files
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "junit"
 

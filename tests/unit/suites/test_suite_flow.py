@@ -15,7 +15,7 @@ from preflight_sdk import Project
 from preflight_sdk.core.errors import ConfigError, InputError
 from preflight_sdk.core.progress import ProgressEvent
 from preflight_sdk.core.results.run import RunResult
-from preflight_sdk.suites import yaml_runner
+from preflight_sdk.suites.yaml import runner as yaml_runner
 
 pytestmark = pytest.mark.anyio
 
@@ -183,7 +183,7 @@ async def test_an_unknown_runner_cannot_be_configured(make_project: MakeProject)
     with pytest.raises(ConfigError) as raised:
         await run(root)
     assert raised.value.code == "CONFIG_INVALID"
-    assert "`vitest` is not one of `exec`, `pytest`, `shell`, `yaml`" in str(raised.value)
+    assert "`vitest` is not one of `exec`, `fuzz`, `playwright`, `pytest`, `shell`, `yaml`" in str(raised.value)
 
 
 def _two_suites(make_project: MakeProject) -> Path:
