@@ -979,7 +979,7 @@ class Project:
         """
         from preflight_sdk.suites.contract_tools import check_held_response
 
-        loaded = await self._ctx.ensure_loaded()
+        loaded = await self._env.ensure_loaded()
         return check_held_response(
             loaded,
             service=service,
@@ -1007,7 +1007,7 @@ class Project:
         """
         from preflight_sdk.suites.contract_tools import generate_starter_cases
 
-        loaded = await self._ctx.ensure_loaded()
+        loaded = await self._env.ensure_loaded()
         return await anyio.to_thread.run_sync(
             partial(generate_starter_cases, loaded, service=service, output=output)
         )
