@@ -108,13 +108,12 @@ class Member(msgspec.Struct, frozen=True):
 def public_members(target: type) -> list[Member]:
     """Public `async def` methods and async generator methods, in definition order (bases first).
 
-    An override replaces (or hides, when it is not async) the base class member; properties,
-    static and class methods are not operations.
+    The bases come in the order the class lists them (`Project`'s groups of operations), each
+    after its own bases. An override replaces (or hides, when it is not async) the base class
+    member; properties, static and class methods are not operations.
     """
     found: dict[str, Member] = {}
-    for klass in reversed(target.__mro__):
-        if klass is object:
-            continue
+    for klass in _reading_order(target):
         for name, member in vars(klass).items():
             found.pop(name, None)
             if name.startswith("_") or isinstance(member, (staticmethod, classmethod, property)):
@@ -127,6 +126,22 @@ def public_members(target: type) -> list[Member]:
             elif inspect.isasyncgenfunction(plain):
                 found[name] = Member(name, member, "generator")
     return list(found.values())
+
+
+def _reading_order(target: type) -> list[type]:
+    """The classes of `target` in the order a reader meets them: each after its own bases, the bases
+    in the order they are listed (a class met twice counts where it is met first)."""
+    order: list[type] = []
+
+    def visit(klass: type) -> None:
+        if klass is object or klass in order:
+            return
+        for base in klass.__bases__:
+            visit(base)
+        order.append(klass)
+
+    visit(target)
+    return order
 
 
 def operation_meta(fn: Callable[..., Any]) -> OperationMeta | None:

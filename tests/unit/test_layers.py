@@ -29,7 +29,7 @@ def test_every_top_level_module_is_in_one_layer() -> None:
 def test_the_faces_are_on_top_and_the_core_at_the_bottom() -> None:
     layers = _layers()
     assert layers[0] == "faces : __main__"
-    assert layers[1] == "project : sync"
+    assert layers[1] == "project : sync : operations"
     assert layers[-1].split(" : ")[0] == "core"
     core = {m.name for m in pkgutil.iter_modules([str(Path(preflight_sdk.__file__).parent / "core")])}
     assert {"errors", "results", "durations", "templates", "progress"} <= core

@@ -47,3 +47,30 @@ def test_the_registry_and_the_blocking_facade_see_the_same_operations() -> None:
     for member in scanned:
         twin = getattr(SyncProject, member.name)
         assert twin.__wrapped_operation__ is member.function, member.name
+
+
+class Left:
+    async def left(self) -> int:
+        return 1
+
+
+class Right:
+    async def right(self) -> int:
+        return 2
+
+
+class Joined(Left, Right):
+    async def own(self) -> int:
+        return 3
+
+
+def test_bases_come_in_the_order_the_class_lists_them_then_its_own() -> None:
+    assert [m.name for m in public_members(Joined)] == ["left", "right", "own"]
+
+
+def test_projects_operations_come_group_by_group_as_the_faces_list_them() -> None:
+    groups = [op.meta.group for op in reflect(Project)]
+    seen = list(dict.fromkeys(groups))
+    assert seen[:2] == ["environment", "runs"]
+    # each group's operations side by side, not interleaved with another group's
+    assert all(groups.index(g) + groups.count(g) - 1 == len(groups) - 1 - groups[::-1].index(g) for g in seen)

@@ -59,7 +59,7 @@ def test_without_its_faces_a_result_renders_as_json_text_and_a_self_check_is_ref
     assert face_hooks.renderer() is None and face_hooks.self_check() is None
     bundle = CleanResult(containers=[], mocks=[], network=None, networks=[], session_removed=False)._repr_mimebundle_()
     assert list(bundle) == ["text/plain"] and bundle["text/plain"].startswith("CleanResult {")
-    from preflight_sdk.project import _self_check_target
+    from preflight_sdk.operations.verify import _self_check_target
 
     with pytest.raises(InputError) as refused:
         _self_check_target(str(tmp_path))
