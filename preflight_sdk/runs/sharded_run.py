@@ -25,6 +25,7 @@ import msgspec
 
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import Reporter
+from preflight_sdk.core.results.contracts import ContractCoverage
 from preflight_sdk.core.results.run import CaseResult, RunResult, ShardResult, SuiteResult
 from preflight_sdk.lifecycle.environment import Environment
 from preflight_sdk.suites.events import EventLog
@@ -99,6 +100,11 @@ class _Merged:
         return [value for _, run in self._contexts() for value in run.saved_values]
 
     @property
+    def contracts(self) -> _MergedContracts:
+        """The shards' contract checks seen as one (each shard checks the answers of its own copy)."""
+        return _MergedContracts([run.contracts for _, run in self._contexts()])
+
+    @property
     def total_cases(self) -> int:
         return sum(run.total_cases for _, run in self._contexts())
 
@@ -108,6 +114,20 @@ class _Merged:
         for _, run in self._contexts():
             merged.update(run.full_failures)
         return merged
+
+
+class _MergedContracts:
+    """The contract coverage of a sharded run: each shard's, one after the other."""
+
+    def __init__(self, parts: list[Any]) -> None:
+        self._parts = [part for part in parts if part.active]
+
+    @property
+    def active(self) -> bool:
+        return bool(self._parts)
+
+    def report(self) -> list[ContractCoverage]:
+        return [item for part in self._parts for item in part.report()]
 
 
 class ShardedRunState(TestRunState):
