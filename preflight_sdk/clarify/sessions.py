@@ -62,7 +62,7 @@ def _path(repo: Path, session_id: str) -> Path:
     if not _ID.match(session_id):
         raise invalid_input(
             f"Malformed session_id {session_id!r}",
-            hint="Pass the sessionId returned by the previous clarify call, unchanged.",
+            hint="Pass the sessionId returned by the previous `clarify` call, unchanged.",
             details={"sessionId": session_id},
         )
     return state_dir(repo) / "sessions" / f"{session_id}.json"

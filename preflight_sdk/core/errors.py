@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .hints import Face, for_face
+from .hints import SDK, Wording, word
 
 __all__ = [
     "CancelledError_",
@@ -171,23 +171,23 @@ class PreflightError(Exception):
     @property
     def hint(self) -> str | None:
         """The next thing to try, in the SDK's words (`project.build()`); None without one."""
-        return for_face(self._hint, "sdk") if self._hint else None
+        return word(self._hint, SDK) if self._hint else None
 
     @hint.setter
     def hint(self, value: str | None) -> None:
         self._hint = value
 
-    def hint_for(self, face: Face) -> str:
-        """Return the hint (or the class's default one) in the words of `face` (see `hints`)."""
-        return for_face(self._hint or self.default_hint, face)
+    def hint_for(self, wording: Wording = SDK) -> str:
+        """Return the hint (or the class's default one) in a face's words (see `hints`)."""
+        return word(self._hint or self.default_hint, wording)
 
-    def to_info(self, face: Face = "sdk") -> ErrorInfo:
-        """Return the envelope form of this error, its hint worded for `face`."""
+    def to_info(self, wording: Wording = SDK) -> ErrorInfo:
+        """Return the envelope form of this error, its hint in `wording`'s words (the SDK's by default)."""
         return ErrorInfo(
             code=self.code,
             message=self.message,
             retryable=self.retryable,
-            hint=self.hint_for(face),
+            hint=self.hint_for(wording),
             details=self.details,
         )
 

@@ -8,7 +8,7 @@ metadata (pyproject.toml), and it is loaded the first time it is asked for:
 - `render`, a `Renderer`: the MIME bundle Jupyter shows for a result (`Result._repr_mimebundle_`);
 - `progress`, a `DefaultProgress`: the sink behind `progress=None`, asked only inside a Jupyter
   kernel (the notebook's live view); elsewhere progress goes nowhere and nothing is looked up;
-- `self_check`, a `SelfCheck`: the command starting `preflight-mcp` and the tools it must serve,
+- `self_check`, a `SelfCheck`: the command starting the MCP face's server and the tools it must serve,
   for `verify(self_check=True)`.
 
 A face that is not installed leaves its hook empty: results render as JSON text, progress goes
@@ -61,6 +61,6 @@ def default_progress() -> DefaultProgress | None:
 
 
 def self_check() -> SelfCheck | None:
-    """The face that knows what `preflight-mcp` serves, for `verify(self_check=True)`."""
+    """The face that knows what preflight's MCP server serves, for `verify(self_check=True)`."""
     hook: SelfCheck | None = _hook("self_check")
     return hook

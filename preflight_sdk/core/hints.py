@@ -1,50 +1,60 @@
-"""Hints in each face's own words: one neutral form written once, rendered per face.
+"""Hints in one neutral form, each face wording them its own way.
 
 A hint (`PreflightError.hint`, the envelope's `error.hint`) names an operation as its method name
 in backticks, e.g. "call `build` first", "`list_runs` shows them", and a part of the error's
-details as `details.logTail`. Written that way it is rendered here, and only here, for whoever
-reads it:
+details as `details.logTail`. Written that way, it is worded for whoever reads it by a `Wording`:
+how that face names an operation, the verb it calls it with, and how it points at a detail.
 
-| face | "call `build` first" | "`list_runs` shows them" | "read details.logTail" |
+| wording | "call `build` first" | "`list_runs` shows them" | "read details.logTail" |
 |---|---|---|---|
-| `sdk` | call `project.build()` first | `project.list_runs()` shows them | read details.logTail (the error's `details`) |
-| `mcp` | call `preflight_build` first | `preflight_list_runs` shows them | read details.logTail |
-| `cli` | run `preflight build` first | `preflight runs` shows them | read logTail (shown with this error) |
+| `SDK` (here: `PreflightError.hint`) | call `project.build()` first | `project.list_runs()` shows them | read details.logTail |
+| the MCP face's (`faces/mcp/words.py`) | the tool's name | the tool's name | read details.logTail |
+| the CLI's (`faces/cli/words.py`) | run the command | the command | read logTail (shown with this error) |
 
-A name in backticks that is not an operation (a YAML key such as `ports`) is left as it is. The
-names are those `@operation` registered: any code that raises these errors runs a `Project`, so
-the class (and with it every name) is defined by then.
+The core knows no face's words: each face passes its own `Wording` where it shows an error or
+an operation's tips. A name in backticks that is not an operation (a YAML key such as `ports`)
+is left as it is. The names are those `@operation` registered: any code that raises these errors
+runs a `Project`, so the class (and with it every name) is defined by then.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
 
-__all__ = ["OPERATION_NAMES", "Face", "for_face"]
-
-Face = Literal["sdk", "mcp", "cli"]
+__all__ = ["OPERATION_NAMES", "SDK", "Wording", "word"]
 
 OPERATION_NAMES: set[str] = set()
 """The names of the `Project` operations (filled by `@operation` as the class is defined)."""
 
-# The CLI spells a few operations as subcommands of `preflight runs`.
-_CLI_COMMANDS = {
-    "list_runs": "runs",
-    "get_run": "runs show",
-    "diff_runs": "runs diff",
-    "resume_run": "runs resume",
-    "cancel_run": "runs cancel",
-    "get_artifact": "runs artifact",
-    "prune_runs": "runs prune",
-}
 _CALL = re.compile(r"\bcall `([a-z_]+)`")
 _NAME = re.compile(r"`([a-z_]+)`")
 _DETAIL = re.compile(r"\bdetails\.([A-Za-z_]+)(\[\])?(?:\.([A-Za-z_]+))?")
 
 
-def for_face(text: str, face: Face) -> str:
-    """Return `text` (a hint in the neutral form above) as `face` says it."""
+@dataclass(frozen=True)
+class Wording:
+    """How one face says a hint.
+
+    Attributes:
+        operation: the face's name of an operation, from its method name (`build`).
+        call: the verb before an operation to use ("call", "run").
+        detail: how it points at a detail it shows beside the error (given the detail's
+            innermost name, `logTail`), or None to keep `details.logTail` as written.
+    """
+
+    operation: Callable[[str], str]
+    call: str = "call"
+    detail: Callable[[str], str] | None = None
+
+
+SDK = Wording(operation=lambda name: f"project.{name}()")
+"""The SDK's words: operations as the methods a script calls."""
+
+
+def word(text: str, wording: Wording) -> str:
+    """Return `text` (a hint in the neutral form above) in `wording`'s words."""
     if "`" not in text and "details." not in text:
         return text
 
@@ -52,21 +62,14 @@ def for_face(text: str, face: Face) -> str:
         name = match.group(1)
         if name not in OPERATION_NAMES:
             return match.group(0)
-        return f"{'run' if face == 'cli' else 'call'} `{_spelled(name, face)}`"
+        return f"{wording.call} `{wording.operation(name)}`"
 
     def name(match: re.Match[str]) -> str:
         found = match.group(1)
-        return f"`{_spelled(found, face)}`" if found in OPERATION_NAMES else match.group(0)
+        return f"`{wording.operation(found)}`" if found in OPERATION_NAMES else match.group(0)
 
     text = _NAME.sub(name, _CALL.sub(call, text))
-    if face == "cli":
-        text = _DETAIL.sub(lambda m: f"{m.group(3) or m.group(1)} (shown with this error)", text)
+    detail = wording.detail
+    if detail is not None:
+        text = _DETAIL.sub(lambda m: detail(m.group(3) or m.group(1)), text)
     return text
-
-
-def _spelled(name: str, face: Face) -> str:
-    if face == "mcp":
-        return f"preflight_{name}"
-    if face == "cli":
-        return f"preflight {_CLI_COMMANDS.get(name, name.replace('_', '-'))}"
-    return f"project.{name}()"

@@ -43,7 +43,7 @@ class OperationMeta(msgspec.Struct, frozen=True, kw_only=True):
         idempotent: calling it twice has the effect of calling it once.
         open_world: it reaches outside the project (the network, other processes).
         group: the tool group (`environment`, `runs`, `tests`, `clarify`, `verify`…): an MCP
-            server can be started with only some groups (`preflight-mcp --tools environment,runs`),
+            face can serve only some groups (its server's `--tools` option),
             so an agent pays only for the tools it uses. Every operation names one.
     """
 

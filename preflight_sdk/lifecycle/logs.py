@@ -50,7 +50,7 @@ async def find_container(
             f"no container for `{name}`" + ("" if wanted else " (not a service of this project)"),
             code="CONTAINER_NOT_FOUND",
             hint=f"valid names: {', '.join(valid) or '(no services)'}"
-            + ("; call setup first" if wanted else ""),
+            + ("; call `setup` first" if wanted else ""),
             details={"container": name, "valid": valid},
         )
     matches.sort(key=lambda c: (c.labels.get(LABEL_SESSION) == session.session_id, c.running), reverse=True)

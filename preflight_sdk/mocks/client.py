@@ -67,7 +67,7 @@ async def fetch_requests(port: int, name: str, since: str | None, clear: bool) -
         raise MockError(
             f"port {port} serves {served}, not mock `{name}` (HTTP {response.status_code})",
             code="MOCKS_NOT_RUNNING",
-            hint="the mocks of this project are no longer running; run setup again",
+            hint="the mocks of this project are no longer running; call `setup` again",
             details={"mock": name, "port": port, "status": response.status_code},
         )
     return MockRequestsMock(

@@ -182,7 +182,7 @@ class MockHost:
             raise MockError(
                 "the mocks are not running",
                 code="MOCKS_NOT_RUNNING",
-                hint="start them first (setup)",
+                hint="call `setup` first: it starts them",
                 details={"mocks": self.names},
             )
         since_epoch = None if since is None else parse_since(since).timestamp()
@@ -295,7 +295,7 @@ class MockHost:
             raise MockError(
                 f"mock `{name}` is not running",
                 code="MOCKS_NOT_RUNNING",
-                hint="start the mocks first (setup)",
+                hint="call `setup` first: it starts the mocks",
                 details={"mock": name},
             )
         return app

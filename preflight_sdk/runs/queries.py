@@ -200,7 +200,7 @@ async def resume_selection(
     if not original.finished:
         raise StateError(
             f"run {run_id} is still {original.status}",
-            hint="wait for it with get_run, or cancel_run it, then resume",
+            hint="wait for it with `get_run`, or `cancel_run` it, then call `resume_run`",
             details={"status": original.status},
         )
     loaded = await sup.env.ensure_loaded()
@@ -237,7 +237,7 @@ async def resume_selection(
         raise InputError(
             f"run {run_id} has nothing to resume: every case it ran passed",
             code="INVALID_INPUT",
-            hint="run the suites again with run if you want a fresh verdict",
+            hint="call `run` again for a fresh verdict",
             details={
                 "runId": run_id,
                 "status": original.status,

@@ -110,7 +110,7 @@ async def _services(
         raise StateError(
             "the environment is broken: " + ", ".join(broken),
             code="NOT_RUNNING",
-            hint="read the logs of those services, then clean and setup again",
+            hint="read their `logs`, then call `clean` and `setup` again",
             details={"broken": broken},
         )
     return services

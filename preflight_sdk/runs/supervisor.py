@@ -283,7 +283,7 @@ class RunSupervisor:
                     f"idempotency key {request.idempotency_key!r} was used by run {row.run_id} for a "
                     "different request (another config, or other suites)",
                     code="IDEMPOTENCY_CONFLICT",
-                    hint="use a new idempotencyKey for a new request, or get_run the existing run",
+                    hint="use a new idempotencyKey for a new request, or read the existing run with `get_run`",
                     details={"runId": row.run_id, "status": row.status},
                 )
             return None, row.run_id

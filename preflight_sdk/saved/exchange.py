@@ -65,7 +65,7 @@ async def export_tests(
     else:
         ids = await saved.call(store.test_ids)
     if not ids:
-        raise InputError("there is no saved test to export", hint="save_test first")
+        raise InputError("there is no saved test to export", hint="call `save_test` first")
     rows = await saved.require_tests(ids)
     text = yaml.safe_dump(
         {"name": name, "cases": [row.definition for row in rows]}, sort_keys=False, allow_unicode=True

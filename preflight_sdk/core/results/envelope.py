@@ -1,4 +1,4 @@
-"""The envelope every MCP tool result (and `preflight --json`) is wrapped in."""
+"""The envelope every MCP tool result (and the CLI's JSON output) is wrapped in."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from preflight_sdk.core.errors import ErrorInfo, PreflightError
-from preflight_sdk.core.hints import Face
+from preflight_sdk.core.hints import SDK, Wording
 
 __all__ = ["Envelope", "failure", "success"]
 
@@ -37,8 +37,8 @@ def success(data: T, *, run_id: str | None = None) -> Envelope[T]:
     return Envelope(success=True, timestamp=int(time.time() * 1000), data=data, run_id=run_id)
 
 
-def failure(error: PreflightError, *, run_id: str | None = None, face: Face = "sdk") -> Envelope[None]:
-    """Wrap an error, its hint worded for `face`."""
+def failure(error: PreflightError, *, run_id: str | None = None, wording: Wording = SDK) -> Envelope[None]:
+    """Wrap an error, its hint in `wording`'s words (the SDK's by default)."""
     return Envelope(
-        success=False, timestamp=int(time.time() * 1000), error=error.to_info(face), run_id=run_id
+        success=False, timestamp=int(time.time() * 1000), error=error.to_info(wording), run_id=run_id
     )

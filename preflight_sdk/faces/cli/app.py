@@ -22,7 +22,7 @@ import msgspec
 
 from preflight_sdk._version import __version__
 from preflight_sdk.core.errors import InputError, PreflightError
-from preflight_sdk.core.hints import for_face
+from preflight_sdk.core.hints import word
 from preflight_sdk.faces.mcp.pool import ProjectFactory, default_factory
 from preflight_sdk.faces.reflection.examples import PROJECT_PATH, shown_arguments
 from preflight_sdk.faces.reflection.outcome import error_envelope, unwrap
@@ -32,6 +32,7 @@ from .extensions import EXTENSIONS
 from .followups import FOLLOW_UPS, interactive
 from .output import EXIT_USAGE, Output, internal_error
 from .params import Extension, click_params, collect_arguments, hide_replaced
+from .words import CLI
 
 __all__ = [
     "ALIASES",
@@ -219,7 +220,7 @@ def command_help(
     `description` replaces the operation's summary and body (a composed command says what it adds).
     """
     parts = [description] if description is not None else [op.doc.summary, op.doc.description]
-    tips = for_face(op.doc.tips, "cli") if op.doc.tips else op.doc.tips
+    tips = word(op.doc.tips, CLI) if op.doc.tips else op.doc.tips
     for title, text in (("Example", cli_example(op, params, words)), ("Tips", tips)):
         if text:
             indented = "\n".join(f"  {line}" if line else "" for line in text.splitlines())
@@ -373,7 +374,7 @@ def run_cli(argv: Sequence[str] | None = None, *, registry: Registry | None = No
             error = InputError(
                 exc.format_message(), hint="see `preflight --help` or `preflight COMMAND --help`"
             )
-            click.echo(msgspec.json.encode(error_envelope(error, "cli")).decode())
+            click.echo(msgspec.json.encode(error_envelope(error, CLI)).decode())
         return EXIT_USAGE
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

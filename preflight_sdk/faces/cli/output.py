@@ -27,6 +27,8 @@ from preflight_sdk.core.errors import (
 from preflight_sdk.core.progress import ProgressEvent
 from preflight_sdk.faces.reflection.outcome import envelope_of, error_envelope, internal, told_once
 
+from .words import CLI
+
 __all__ = [
     "EXIT_CANCELLED",
     "EXIT_ENVIRONMENT",
@@ -104,7 +106,7 @@ class Output:
     def error(self, error: PreflightError) -> int:
         """Print an error; return its exit code."""
         if self.json:
-            click.echo(msgspec.json.encode(error_envelope(error, "cli")).decode())
+            click.echo(msgspec.json.encode(error_envelope(error, CLI)).decode())
         else:
             click.echo(click.style(f"error: {error_text(error)}", fg="red"), err=True)
         return exit_code_of(error)
@@ -120,7 +122,7 @@ def error_text(error: PreflightError) -> str:
     lines = [f"[{error.code}] {error.message}"]
     if isinstance(error, ConfigError):
         lines.extend(f"  - {p.render()}" for p in error.problems)
-    lines.append(f"hint: {error.hint_for('cli')}")
+    lines.append(f"hint: {error.hint_for(CLI)}")
     for key, value in (error.details or {}).items():
         if key in _SHOWN_DETAILS and isinstance(value, list) and value:
             lines.append(f"{key}:" if len(value) <= 30 else f"{key} (the last 30 of {len(value)} lines):")

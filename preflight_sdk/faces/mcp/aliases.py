@@ -24,6 +24,7 @@ from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import PreflightError
 
 from .pool import check_path
+from .words import MCP
 
 __all__ = [
     "READ_ARCHITECTURE_ALIAS",
@@ -275,7 +276,7 @@ def seed_error(error: PreflightError) -> SeedErrorReply:
             code=code,
             message=error.message,
             details=error.details,
-            recovery_hint=error.hint_for("mcp") if error.hint else None,
+            recovery_hint=error.hint_for(MCP) if error.hint else None,
         ),
     )
 

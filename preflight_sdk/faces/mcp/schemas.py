@@ -31,10 +31,10 @@ from preflight_sdk.faces.reflection.registry import Operation, Registry
 
 from .aliases import AliasSpec
 from .outputs import RESULTS_FILE, envelope_schema, output_schema, result_name
+from .words import MCP, TOOL_PREFIX
 
 __all__ = ["CONFIG_FILE_OPERATIONS", "TOOL_PREFIX", "ToolSpec", "build_tools"]
 
-TOOL_PREFIX = "preflight_"
 # The operation that loads the configuration is the one that may choose another config file.
 CONFIG_FILE_OPERATIONS = frozenset({"init"})
 
@@ -121,7 +121,7 @@ def _operation_tool(op: Operation, *, project_required: bool) -> ToolSpec:
     return ToolSpec(
         name=f"{TOOL_PREFIX}{op.name}",
         title=op.title,
-        description=op.described(mcp_example(op)),
+        description=op.described(MCP, mcp_example(op)),
         input_schema=input_schema(arguments),
         output_schema=envelope_schema(op.return_type),
         read_only=op.meta.read_only,

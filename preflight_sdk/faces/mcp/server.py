@@ -38,6 +38,7 @@ from .schemas import CONFIG_FILE, PROJECT_PATH, ToolSpec, build_tools
 from .tasks.state import TASK_OPERATIONS
 from .tasks.wire import install_tasks
 from .verify_guard import check_verify_source
+from .words import MCP
 
 __all__ = ["SERVER_NAME", "STARTS_ENVIRONMENT", "STOPS_ENVIRONMENT", "PreflightMcp", "build_server"]
 
@@ -178,7 +179,7 @@ class PreflightMcp:
                 error = internal(error, where=spec.name)
             if spec.alias is not None and spec.alias.from_error is not None:
                 return _alias_error(spec, error)
-            return _reply(error_envelope(error), is_error=True)
+            return _reply(error_envelope(error, MCP), is_error=True)
 
     async def _dispatch(
         self, ctx: ServerRequestContext[Any], spec: ToolSpec, arguments: dict[str, Any]
@@ -285,7 +286,7 @@ def _alias_error(spec: ToolSpec, error: PreflightError) -> types.CallToolResult:
         reply = msgspec.to_builtins(spec.alias.from_error(error))
     except Exception:
         logger.exception("the error reply of %s failed", spec.name)
-        return _reply(error_envelope(error), is_error=True)
+        return _reply(error_envelope(error, MCP), is_error=True)
     return _structured(reply if isinstance(reply, dict) else {"result": reply}, is_error=True)
 
 

@@ -148,7 +148,9 @@ def render_error(exc: Any) -> tuple[str, str]:
     headline = f"[{exc.code}] {exc.message}"
     lines = [f"preflight setup failed: {headline}"]
     if exc.hint:
-        lines.append(f"hint: {exc.hint_for('cli')}")
+        from preflight_sdk.faces.cli.words import CLI  # a person at a terminal: the commands to run
+
+        lines.append(f"hint: {exc.hint_for(CLI)}")
     details = exc.details if isinstance(exc.details, dict) else {}
     if details.get("service"):
         lines.append(f"service: {details['service']}")

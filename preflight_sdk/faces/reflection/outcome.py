@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from preflight_sdk.core.errors import PreflightError
-from preflight_sdk.core.hints import Face
+from preflight_sdk.core.hints import Wording
 from preflight_sdk.core.results.envelope import Envelope, failure, success
 
 __all__ = ["envelope_of", "error_envelope", "internal", "told_once", "unwrap"]
@@ -24,9 +24,9 @@ def told_once(result: Any) -> Any:
     return group_failures(result) if isinstance(result, RunResult) else result
 
 
-def error_envelope(error: PreflightError, face: Face = "mcp") -> Envelope[None]:
-    """Wrap an error, its hint in the words of `face` (tool names unless the CLI says otherwise)."""
-    return failure(error, face=face)
+def error_envelope(error: PreflightError, wording: Wording) -> Envelope[None]:
+    """Wrap an error, its hint in the words of the face that shows it (`wording`)."""
+    return failure(error, wording=wording)
 
 
 def unwrap(exc: BaseException) -> BaseException:

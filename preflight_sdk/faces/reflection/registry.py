@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from preflight_sdk.core.hints import Face, for_face
+from preflight_sdk.core.hints import Wording, word
 from preflight_sdk.core.operations import OperationMeta, operation_meta, public_members
 
 from .arguments import Parameter, arguments_struct, convert_arguments
@@ -83,18 +83,18 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
         """
         return convert_arguments(data, self.arguments, self.parameters, operation=self.name)
 
-    def described(self, example: str | None = None, face: Face = "mcp") -> str:
+    def described(self, wording: Wording, example: str | None = None) -> str:
         """Return the description an agent reads: summary, body, example and tips (no `Args:`).
 
         `example` is the example as this face shows it (the MCP face: tool arguments as JSON);
         without one, none is shown (the docstring's is a Python call). The tips name operations
-        as `face` calls them (see `hints`).
+        in the face's words (`wording`, see `core.hints`).
         """
         parts = [self.doc.summary, self.doc.description]
         if example:
             parts.append(f"Example: {example}")
         if self.doc.tips:
-            parts.append("Tips:\n" + _indent(for_face(self.doc.tips, face)))
+            parts.append("Tips:\n" + _indent(word(self.doc.tips, wording)))
         return "\n\n".join(part for part in parts if part)
 
 

@@ -85,7 +85,7 @@ async def await_ready(
             f"service `{service.name}` did not become ready within {plan.deadline:.0f}s ({plan.target}; "
             f"last probe: {readiness.last_outcomes[-1].detail if readiness.last_outcomes else 'none'})",
             code="HEALTH_CHECK_TIMEOUT",
-            hint="read details.logTail; check the health path and port, or give setup a longer timeout",
+            hint="read details.logTail; check the health path and port, or call `setup` with a longer timeout",
             details={"service": service.name, "readiness": msgspec.to_builtins(readiness), "logTail": tail},
         )
     return ServiceSetup(
@@ -126,7 +126,7 @@ async def run_job(
         raise EnvironmentError_(
             f"job `{service.name}` did not finish within {deadline:.0f}s",
             code="HEALTH_CHECK_TIMEOUT",
-            hint="read details.logTail; give setup a longer timeout if the job is just slow",
+            hint="read details.logTail; call `setup` with a longer timeout if the job is just slow",
             details={"service": service.name, "logTail": tail},
         )
     if code != 0:

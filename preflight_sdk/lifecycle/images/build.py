@@ -246,7 +246,7 @@ async def _build_one(
         found = (exc.details or {}).get("buildkitOnly")
         lines = msgspec.convert(found, list[DockerfileLine]) if found else None
         return outcome.failure(
-            "built", exc.message, hint=exc.hint_for("sdk") if lines else None, buildkit_only=lines
+            "built", exc.message, hint=exc.hint_for() if lines else None, buildkit_only=lines
         )
     return outcome.success("built")
 

@@ -230,7 +230,7 @@ def not_served_here(session: SessionState) -> StateError:
     return StateError(
         "another process serves this project's mocks, so this one cannot record them",
         hint="record from the process that serves them (the MCP server that set the environment up), "
-        "or clean and run again",
+        "or call `clean`, then `run` again",
         details={"pids": pids},
     )
 

@@ -150,7 +150,7 @@ def broken_state_dir(path: Path, exc: OSError) -> PreflightError:
         return store_unavailable(path, exc)
     return StateError(
         f"{path} cannot be written: {exc.strerror or exc}",
-        hint=f"something else is in the way under {path.parent}: remove it (clean still removes "
+        hint=f"something else is in the way under {path.parent}: remove it (`clean` still removes "
         "the environment by label), then call again",
         details={"path": str(path)},
     )

@@ -266,7 +266,7 @@ async def _copy_volumes(
                 "was removed, could not be taken with the service's image, or the environment was set up "
                 "before it was taken); the volume is untouched",
                 code="RESET_FAILED",
-                hint="run with fresh=true (`preflight run --fresh`) to set the environment up anew; "
+                hint="call `run` with fresh=true to set the environment up anew; "
                 f"an image without sh, find and cp needs another `reset:` for {service.name} (exec, jobs)",
                 details={"service": service.name, "volume": volume, "snapshot": snapshot},
             )

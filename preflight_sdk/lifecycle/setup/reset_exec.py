@@ -94,7 +94,7 @@ async def exec_resets(
                 + (f": {lines[-1]}" if lines else ""),
                 code="RESET_FAILED",
                 hint=f"read details.output; fix `reset.exec` of {service.name} in e2e.yaml (it must exit 0), "
-                "or call run with fresh=true to start the environment anew",
+                "or call `run` with fresh=true to start the environment anew",
                 details=details,
             )
         killed = pid is not None and await _kill_group(engine, container, pid)

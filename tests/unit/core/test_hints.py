@@ -1,32 +1,39 @@
-"""A hint is written once and read in the words of the face that shows it."""
+"""A hint is written once, neutral, and each face words it: the SDK's methods, MCP tools, CLI commands."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-import preflight_sdk.project  # noqa: F401  (defines Project, so every operation name is known)
+import preflight_sdk.project  # defines Project, so every operation name is known
 from preflight_sdk.core.errors import ConfigError, InputError, StateError
-from preflight_sdk.core.hints import for_face
+from preflight_sdk.core.hints import OPERATION_NAMES, SDK, Wording, word
 from preflight_sdk.faces.cli.output import error_text
+from preflight_sdk.faces.cli.words import CLI, command_of
+from preflight_sdk.faces.mcp.words import MCP, tool_name
 from preflight_sdk.faces.reflection.outcome import error_envelope
+
+CORE = Path(preflight_sdk.project.__file__).parent / "core"
 
 
 @pytest.mark.parametrize(
-    ("face", "expected"),
+    ("wording", "expected"),
     [
-        ("cli", "run `preflight build` first; `preflight runs` shows them"),
-        ("mcp", "call `preflight_build` first; `preflight_list_runs` shows them"),
-        ("sdk", "call `project.build()` first; `project.list_runs()` shows them"),
+        (CLI, "run `preflight build` first; `preflight runs` shows them"),
+        (MCP, "call `preflight_build` first; `preflight_list_runs` shows them"),
+        (SDK, "call `project.build()` first; `project.list_runs()` shows them"),
     ],
 )
-def test_operations_are_named_as_each_face_calls_them(face: str, expected: str) -> None:
-    assert for_face("call `build` first; `list_runs` shows them", face) == expected  # type: ignore[arg-type]
+def test_operations_are_named_as_each_face_calls_them(wording: Wording, expected: str) -> None:
+    assert word("call `build` first; `list_runs` shows them", wording) == expected
 
 
 def test_names_that_are_not_operations_are_left_alone() -> None:
     text = "publish the port under `ports`, then call `nosuch` again"
-    assert for_face(text, "cli") == text
-    assert for_face(text, "mcp") == text
+    assert word(text, CLI) == text
+    assert word(text, MCP) == text
 
 
 def test_details_the_cli_text_hides_are_printed_under_the_error() -> None:
@@ -42,15 +49,15 @@ def test_details_the_cli_text_hides_are_printed_under_the_error() -> None:
     assert "hint: read logTail (shown with this error)" in text
     assert "details.logTail" not in text
     assert "  | KeyError: 'DB_URL'" in text
-    assert error_envelope(error).error is not None
-    assert error_envelope(error).error.hint == "read details.logTail: the process in the container stopped"
+    shown = error_envelope(error, MCP).error
+    assert shown is not None and shown.hint == "read details.logTail: the process in the container stopped"
 
 
 def test_each_face_gets_its_own_words_for_the_same_error() -> None:
     error = InputError("runId 'x' is not a run id", hint="`list_runs` shows them")
 
-    cli = error_envelope(error, "cli").error
-    mcp = error_envelope(error, "mcp").error
+    cli = error_envelope(error, CLI).error
+    mcp = error_envelope(error, MCP).error
     assert cli is not None and mcp is not None
     assert cli.hint == "`preflight runs` shows them"
     assert mcp.hint == "`preflight_list_runs` shows them"
@@ -65,7 +72,7 @@ def test_tool_descriptions_and_command_help_name_operations_in_their_faces_words
     from preflight_sdk.faces.reflection.registry import reflect
 
     setup = next(op for op in reflect() if op.name == "setup")
-    assert "call `preflight_build` first" in setup.described()
+    assert "call `preflight_build` first" in setup.described(MCP)
     import click
 
     command = build_cli().commands["setup"]
@@ -76,4 +83,20 @@ def test_tool_descriptions_and_command_help_name_operations_in_their_faces_words
 def test_an_sdk_reader_of_the_hint_attribute_gets_method_calls() -> None:
     error = StateError("the project has no session", code="SESSION_NOT_FOUND", hint="call `init` first")
     assert error.hint == "call `project.init()` first"
-    assert error.hint_for("mcp") == "call `preflight_init` first"
+    assert error.hint_for(MCP) == "call `preflight_init` first"
+
+
+def test_the_core_speaks_no_face_s_words() -> None:
+    # Every CLI command and MCP tool name lives in its face (faces/cli/words.py, faces/mcp/words.py);
+    # the core's hints are neutral, and so are its docstrings and comments.
+    assert len(OPERATION_NAMES) > 20
+    spelled = {command_of(name) for name in OPERATION_NAMES} | {tool_name(name) for name in OPERATION_NAMES}
+    spelled |= {"preflight-mcp", "preflight --json"}
+    pattern = re.compile("|".join(re.escape(s) + r"\b" for s in sorted(spelled, key=len, reverse=True)))
+    found = [
+        f"{path.relative_to(CORE)}:{n}: {match.group(0)}"
+        for path in sorted(CORE.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for match in pattern.finditer(line)
+    ]
+    assert found == []

@@ -33,6 +33,7 @@ from preflight_sdk.faces.reflection.outcome import envelope_of, error_envelope
 
 from ..bounds import bound_reply
 from ..replies import tool_reply
+from ..words import MCP
 
 __all__ = [
     "POLL_INTERVAL_MS",
@@ -146,7 +147,7 @@ def run_reply(run: RunResult) -> types.CallToolResult:
             hint=run.error.hint,
             details=run.error.details,
         )
-        return tool_reply(error_envelope(error), is_error=True)
+        return tool_reply(error_envelope(error, MCP), is_error=True)
     value: Any = run
     if run.kind == "build" and run.build is not None:
         value = msgspec.structs.replace(run.build, run_id=run.run_id)

@@ -19,6 +19,7 @@ from preflight_sdk.faces.cli.app import build_cli, command_name
 from preflight_sdk.faces.cli.extensions import EXTENSIONS
 from preflight_sdk.faces.mcp.aliases import AliasSpec
 from preflight_sdk.faces.mcp.schemas import CONFIG_FILE_OPERATIONS, TOOL_PREFIX, build_tools
+from preflight_sdk.faces.mcp.words import MCP
 from preflight_sdk.faces.reflection.docstrings import parse_docstring
 from preflight_sdk.faces.reflection.lint import lint
 from preflight_sdk.faces.reflection.registry import reflect
@@ -100,16 +101,16 @@ def test_a_string_for_an_integer_is_rejected_strictly_naming_field_and_type() ->
 def test_the_tool_description_has_summary_body_example_and_tips_but_no_args_block() -> None:
     init = reflect(Demo).get("init")
     assert init is not None
-    text = init.described()
+    text = init.described(MCP)
     assert text.startswith("Load and validate the project's configuration.")
     assert "Example" not in text and "await" not in text  # the docstring's example is Python
-    assert 'Example: {"x": 1}' in init.described('{"x": 1}')  # a face passes its own rendering
+    assert 'Example: {"x": 1}' in init.described(MCP, '{"x": 1}')  # a face passes its own rendering
     assert "Tips:\n    Call it again after editing the file." in text
     assert "Returns:" not in text
     build = reflect(Demo).get("build")
     assert build is not None
-    assert "Args:" not in build.described()
-    assert "no_cache" not in build.described()
+    assert "Args:" not in build.described(MCP)
+    assert "no_cache" not in build.described(MCP)
 
 
 # -- lint catches each kind of gap ----------------------------------------------------------------
