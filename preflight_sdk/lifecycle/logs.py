@@ -20,11 +20,9 @@ from preflight_sdk.engine.base import ContainerInfo, Engine
 from .session.state import SessionState
 from .setup.labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
 
-__all__ = ["MAX_LINE_BYTES", "MAX_REPLY_BYTES", "bound_lines", "find_container", "follow", "logs"]
+__all__ = ["find_container", "follow", "logs"]
 
 _MAX_LINES = 10_000
-MAX_LINE_BYTES = 16 * 1024  # one line's text in a reply (Docker's own fragment size)
-MAX_REPLY_BYTES = 256 * 1024  # all the lines' text in a reply
 _ERROR_LINES = 20
 
 
@@ -83,7 +81,7 @@ async def logs(
                     continue  # already in the tail
                 entries.append(line)
                 reporter.log(line.text, scope=container)
-    kept, truncated = bound_lines(entries)
+    kept = entries
     if not info.running and not follow_for:
         raise EnvironmentError_(
             f"container `{container}` is not running ({info.status}"
@@ -103,27 +101,7 @@ async def logs(
         lines=kept,
         line_count=len(kept),
         container_status=info.status,
-        truncated=truncated,
     )
-
-
-def bound_lines(lines: list[LogLine]) -> tuple[list[LogLine], bool]:
-    """Keep the newest lines within the reply budget, each cut to the line budget; say whether any was."""
-    kept: list[LogLine] = []
-    total = 0
-    truncated = False
-    for line in reversed(lines):
-        size = len(line.text.encode("utf-8", "replace"))
-        if size > MAX_LINE_BYTES:
-            text = line.text.encode("utf-8", "replace")[:MAX_LINE_BYTES].decode("utf-8", "ignore")
-            line = msgspec.structs.replace(line, text=f"{text}… ({size - MAX_LINE_BYTES} more bytes)")
-            size = MAX_LINE_BYTES
-            truncated = True
-        if total + size > MAX_REPLY_BYTES:
-            return kept[::-1], True
-        kept.append(line)
-        total += size
-    return kept[::-1], truncated
 
 
 async def follow(

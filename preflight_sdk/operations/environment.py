@@ -197,8 +197,8 @@ class EnvironmentOperations(Operations):
 
         Returns:
             The lines in the daemon's time order, each whole with its text, stream and timestamp;
-            the line count and the container's status. At most 256 KB of text (16 KB a line):
-            `truncated` says older lines were left out or a line was cut.
+            the line count and the container's status. A tool reply carries at most 256 KB of
+            text (16 KB a line): `truncated` says older lines were left out or a line was cut.
 
         Example:
             `await project.logs("api", lines=50, since="5m")`

@@ -138,7 +138,9 @@ class SavedTests:
                 f"no saved test with id {', '.join(repr(m) for m in missing)}",
                 code="TEST_NOT_FOUND",
                 hint=(
-                    f"closest stored ids: {', '.join(near)}" if near else "`list_tests` shows the stored tests"
+                    f"closest stored ids: {', '.join(near)}"
+                    if near
+                    else "`list_tests` shows the stored tests"
                 ),
                 details={"missing": missing, "closest": closest},
             )

@@ -1,7 +1,8 @@
-"""Keep a run result readable as one MCP tool reply, however many cases fail.
+"""Keep a result readable as one MCP tool reply: a run however many cases fail, logs however long.
 
 A reply budget is the MCP face's concern: the SDK (and so a notebook or `preflight --json`)
-returns the whole result, and the run's artifacts always hold everything. Here the first
+returns the whole result, and the run's artifacts always hold everything. A container's log lines
+keep their newest within `MAX_REPLY_BYTES`, each cut to `MAX_LINE_BYTES`. Of a run, the first
 failures keep their compact detail; once the JSON passes a budget (about 20k tokens), later
 failures keep only their error, summary, suggested fix and the name of the artifact with their
 full record, and the result is marked `truncated`. A same-cause group of thousands of cases names
@@ -15,20 +16,48 @@ from typing import Any
 import msgspec
 
 from preflight_sdk.core.results.grouping import group_failures
+from preflight_sdk.core.results.lifecycle import LogLine, LogsResult
 from preflight_sdk.core.results.run import CaseResult, Failure, RunResult, SameCause, SuiteResult
 
-__all__ = ["BUDGET_CHARS", "bound_reply", "bound_result"]
+__all__ = ["BUDGET_CHARS", "MAX_LINE_BYTES", "MAX_REPLY_BYTES", "bound_lines", "bound_reply", "bound_result"]
 
 BUDGET_CHARS = 70_000
+MAX_LINE_BYTES = 16 * 1024  # one line's text in a reply (Docker's own fragment size)
+MAX_REPLY_BYTES = 256 * 1024  # all the lines' text in a reply
 
 
 def bound_reply(result: Any) -> Any:
     """Return a result as one tool reply may carry it: a `RunResult` with same-cause failures told
-    once (`results.grouping`), the probes of services that became ready left out, and bounded;
-    anything else as it is."""
+    once (`results.grouping`), the probes of services that became ready left out, and bounded; a
+    container's logs within their budget (`truncated` when lines were left out or cut); anything
+    else as it is."""
+    if isinstance(result, LogsResult):
+        kept, truncated = bound_lines(result.lines)
+        if not truncated:
+            return result
+        return msgspec.structs.replace(result, lines=kept, line_count=len(kept), truncated=True)
     if not isinstance(result, RunResult):
         return result
     return bound_result(group_failures(_without_probes(result)))
+
+
+def bound_lines(lines: list[LogLine]) -> tuple[list[LogLine], bool]:
+    """Keep the newest lines within the reply budget, each cut to the line budget; say whether any was."""
+    kept: list[LogLine] = []
+    total = 0
+    truncated = False
+    for line in reversed(lines):
+        size = len(line.text.encode("utf-8", "replace"))
+        if size > MAX_LINE_BYTES:
+            text = line.text.encode("utf-8", "replace")[:MAX_LINE_BYTES].decode("utf-8", "ignore")
+            line = msgspec.structs.replace(line, text=f"{text}… ({size - MAX_LINE_BYTES} more bytes)")
+            size = MAX_LINE_BYTES
+            truncated = True
+        if total + size > MAX_REPLY_BYTES:
+            return kept[::-1], True
+        kept.append(line)
+        total += size
+    return kept[::-1], truncated
 
 
 def _without_probes(result: RunResult) -> RunResult:

@@ -12,7 +12,7 @@ from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.core.results.lifecycle import LogsResult
-from preflight_sdk.lifecycle.logs import MAX_LINE_BYTES, MAX_REPLY_BYTES
+from preflight_sdk.faces.mcp.bounds import MAX_LINE_BYTES, MAX_REPLY_BYTES, bound_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -97,7 +97,7 @@ async def test_the_fake_filters_until_as_docker_does(project: Project, engine: F
     assert [line.text for line in window] == ["GET /orders 200", "WARN slow query"]
 
 
-async def test_a_megabyte_line_gives_a_bounded_reply_marked_truncated(
+async def test_the_sdk_returns_every_line_whole_and_a_tool_reply_is_bounded(
     make_project: Callable[..., Path], engine: FakeEngine
 ) -> None:
     engine.behave("api", Behaviour(logs=["ready"]))
@@ -110,8 +110,13 @@ async def test_a_megabyte_line_gives_a_bounded_reply_marked_truncated(
     small = await project.logs("api", lines=5)
     assert small.line_count == 5 and not small.truncated
     assert [line.text[:2] for line in small.lines] == ["35", "36", "37", "38", "39"]
+    assert bound_reply(small) is small  # within the budget: the reply is the result
 
-    reply = await project.logs("api", lines=100)
+    whole = await project.logs("api", lines=100)
+    assert not whole.truncated and whole.line_count == 42  # the SDK returns the whole result
+    assert any(line.text == "é" * 500_000 for line in whole.lines)
+
+    reply = bound_reply(whole)  # what one MCP tool reply carries
     size = sum(len(line.text.encode()) for line in reply.lines)
     assert size <= MAX_REPLY_BYTES and reply.truncated
     assert reply.line_count == len(reply.lines) < 42, "the oldest lines were left out, newest kept"
@@ -126,7 +131,7 @@ async def test_a_cut_line_keeps_its_first_16_kb_and_says_how_much_is_missing(
     await project.setup()
     [cid] = list(engine.containers)
     engine.write_log(cid, "é" * 500_000)
-    reply = await project.logs("api", lines=1)
+    reply = bound_reply(await project.logs("api", lines=1))
     [line] = reply.lines
     assert reply.truncated and reply.line_count == 1
     assert line.text.startswith("é" * 8192)
