@@ -558,19 +558,34 @@ class Project:
 
         Changes are grouped until the files are quiet (one save, or a formatter rewriting many
         files, is one re-run). Each re-run is `run`: only what changed is rebuilt or restarted;
-        a change to one suite's own file re-runs only that suite. Yields each run's result, or
-        the error that stopped it (a failing build, a crashing service): fix the file and it
-        runs again. When iteration stops the environment is removed, unless `keep`.
+        a change to one suite's own file re-runs only that suite. A file changed while a run
+        goes on (by its suites, most often) starts no run; the progress says which files did,
+        and which file started each run. Yields each run's result, or the error that stopped it
+        (a failing build, a crashing service): fix the file and it runs again. When iteration
+        stops the environment is removed, unless `keep`.
 
         `async for outcome in project.watch(): print(getattr(outcome, "summary", outcome))`
         """
-        from preflight_sdk.lifecycle.watch import affected_suites, changes, watched_roots
+        from preflight_sdk.lifecycle.watch import (
+            affected_suites,
+            changes,
+            named,
+            now,
+            split_at,
+            watched_roots,
+        )
+
+        reporter = Reporter(resolve_sink(progress, "watch"), "watch")
+        ended = 0.0
 
         async def once(suites: str | None) -> RunResult | PreflightError:
+            nonlocal ended
             try:
                 return await self.run(filter=suites, keep=True, progress=progress)
             except PreflightError as exc:
                 return exc
+            finally:
+                ended = now()
 
         chosen = {part.strip() for part in filter.split(",") if part.strip()} if filter else None
         try:
@@ -579,9 +594,18 @@ class Project:
             async with aclosing(changes(roots)) as stream:
                 await anext(stream)  # the watcher runs: a change made during the first run is seen
                 yield await once(filter)
-                async for changed in stream:
+                async for batch in stream:
+                    if not batch:
+                        continue
+                    changed, during = await anyio.to_thread.run_sync(split_at, batch, ended)
+                    if during:
+                        reporter.step(
+                            f"{named(during, loaded.root)} changed while the run went on: not run again for it",
+                            status="skipped",
+                        )
                     if not changed:
                         continue
+                    reporter.step(f"{named(changed, loaded.root)} changed: running again")
                     try:
                         affected = affected_suites(await self._ctx.ensure_loaded(), changed)
                     except PreflightError as exc:  # a broken e2e.yaml: say so, wait for the fix
