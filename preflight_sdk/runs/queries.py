@@ -184,8 +184,9 @@ async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
 
 async def resume_selection(
     sup: RunSupervisor, run_id: str, saved: Collection[str] = ()
-) -> tuple[list[str], dict[str, set[str]]]:
-    """The suites and cases of `run_id` that did not pass (failed, errored, never finished).
+) -> tuple[str, list[str], dict[str, set[str]]]:
+    """The run `run_id` names (`latest`, a prefix), and its suites and cases that did not pass
+    (failed, errored, never finished).
 
     `saved` are the ids of saved tests and suites, YAML suites that e2e.yaml does not list.
     """
@@ -243,9 +244,7 @@ async def resume_selection(
                 "totals": msgspec.to_builtins(original.totals),
             },
         )
-    from .resume_values import carry_values
-
-    return suites, await carry_values(sup, run_id, loaded, selection)
+    return run_id, suites, selection
 
 
 async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
