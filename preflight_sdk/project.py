@@ -89,6 +89,17 @@ def _self_check_target(root: str) -> tuple[list[str], list[Any]]:
     return hook(root)
 
 
+def _affected_ask(only: bool, within: str, fail_fast: bool) -> Any:
+    """What `run` asks of the affected cases (INVALID_INPUT for a bound that is no duration)."""
+    from preflight_sdk.core.durations import parse_duration
+    from preflight_sdk.runs.affected import AffectedAsk
+
+    seconds = parse_duration(within, field="affectedWithin")
+    if seconds <= 0:
+        raise InputError(f"affected_within must be longer than 0s, not {within!r}", hint='e.g. "1d" or "6h"')
+    return AffectedAsk(only=only, within_ms=int(seconds * 1000), fail_fast=fail_fast)
+
+
 def _wait_seconds(wait: str | int | None) -> float | None:
     """`wait` in seconds (None: to the end); INVALID_INPUT outside 0s..24h."""
     if wait is None:
@@ -466,6 +477,9 @@ class Project:
         wait: str | None = None,
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
+        affected: bool = False,
+        affected_within: str = "1d",
+        fail_fast: bool = False,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -491,6 +505,14 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
+            affected: run only the cases the edits since their last run can affect (what they
+                touched changed, their suite file changed, they failed or never ran); every other
+                case is `carried`: its verdict from the run where it last ran (never a failure,
+                never across a change of e2e.yaml or the engine). On a kept environment the
+                affected cases always run first.
+            affected_within: the oldest verdict `affected` may carry, e.g. "1d", "6h".
+            fail_fast: stop at the first failure (the affected cases run first): the cases not
+                started are skipped.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -499,6 +521,8 @@ class Project:
             `setup.environment`: the run that set a kept environment up, the runs it served, why
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
+            `affected`: how many cases the edit could affect and why (the changed services,
+            mocks and files), and with `affected=true` the runs the carried verdicts come from.
 
         Example:
             `await project.run(filter="orders")`
@@ -508,6 +532,7 @@ class Project:
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
             the same code. resume_run re-runs only what did not pass.
         """
+        ask = _affected_ask(affected, affected_within, fail_fast)
         prepare = self._prepare_run(keep=keep, fresh=fresh)
 
         async def after() -> None:
@@ -526,8 +551,9 @@ class Project:
                 ids, parallel, wait, idempotency_key, progress, shards=specs, fresh=fresh, parts=parts
             )
         return await self._test_run(
-            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=[keep, fresh]
-        )
+            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after,
+            parts=[keep, fresh, affected, ask.within_ms if affected else None, fail_fast], affected=ask,
+        )  # fmt: skip
 
     async def watch(
         self, filter: str | None = None, keep: bool = False, progress: ProgressArg = None
@@ -601,8 +627,9 @@ class Project:
             SUITE_NOT_FOUND lists the valid suite ids.
         """
         return await self._test_run(
-            [suite_id], None, wait, idempotency_key, progress, prepare=self._prepare_kept_run()
-        )
+            [suite_id], None, wait, idempotency_key, progress, prepare=self._prepare_kept_run(),
+            affected=_affected_ask(False, "1d", False),
+        )  # fmt: skip
 
     @operation(title="Read a run", read_only=True, group="runs")
     async def get_run(self, run_id: str, wait: str | None = None) -> RunResult:
@@ -753,7 +780,7 @@ class Project:
         """
         from preflight_sdk.runs.queries import resume_selection
 
-        suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
+        suites, selection, carried = await resume_selection(self._runs, run_id, await self._saved.ids())
         test_id = await self._saved.test_of_run(run_id)  # a saved test's run resumes in its history
         return await self._test_run(
             suites,
@@ -765,6 +792,7 @@ class Project:
             resumed_from=run_id,
             test_id=test_id,
             prepare=self._prepare_run(keep=True, fresh=False),  # up to date, as `run` brings it
+            carried=carried,
         )
 
     @operation(title="Read a run's file", read_only=True, group="runs")
@@ -1222,6 +1250,8 @@ class Project:
         parts: object = None,
         shards: Any = (),
         fresh: bool = False,
+        affected: Any = None,
+        carried: Any = None,
     ) -> RunResult:
         seconds = _wait_seconds(wait)
         _check_key(idempotency_key)
@@ -1242,6 +1272,8 @@ class Project:
             parts=parts,
             shards=shards,
             fresh=fresh,
+            affected=affected,
+            carried=carried,
         )
 
     async def _lifecycle_run(

@@ -106,6 +106,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
     suites = tests.get("suites") if isinstance(tests, dict) else None
     if isinstance(suites, list):
         _check_suites(suites, out, root)
+        _check_touches(suites, out, _declared_names(data) | set(mocks if isinstance(mocks, dict) else ()))
 
 
 def _convert(value: Any, typ: type[Any]) -> Any:
@@ -322,6 +323,21 @@ def _check_suites(suites: list[Any], out: Validator, root: Path) -> None:
         suite = _convert(raw, SuiteConfig)
         if suite is not None:
             _check_suite_target(suite, where, out, root)
+
+
+def _check_touches(suites: list[Any], out: Validator, names: set[str]) -> None:
+    """Every name a suite's `touches:` gives is a service or a mock."""
+    for index, raw in enumerate(suites):
+        touches = raw.get("touches") if isinstance(raw, dict) else None
+        if not isinstance(touches, list):
+            continue
+        for position, name in enumerate(touches):
+            if isinstance(name, str) and name not in names:
+                out.add(
+                    ("tests", "suites", index, "touches", position),
+                    f"`{name}` is neither a service nor a mock",
+                    suggestion=did_you_mean(name, sorted(names)),
+                )
 
 
 def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root: Path) -> None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from preflight_sdk.core.progress import ProgressEvent, ProgressSink
+from preflight_sdk.core.results.affected import AffectedSummary
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.orchestrator import TestPlan
+
+if TYPE_CHECKING:
+    from .affected.inputs import RunInputs
 
 __all__ = ["LiveRun", "Relay"]
 
@@ -72,6 +76,8 @@ class LiveRun:
         self.cancel_requested = False
         self.resumed_from: str | None = None
         self.idempotency_key: str | None = None
+        self.inputs: RunInputs | None = None  # what the run runs on (recorded for the next one)
+        self.affected: AffectedSummary | None = None  # what an edit could affect, and was carried
 
     def cancel(self) -> None:
         """Stop the run as soon as it can stop (idempotent)."""

@@ -30,7 +30,10 @@ from preflight_sdk.lifecycle.filelock import project_lock
 from preflight_sdk.store import RunStore, StoreError, StoreReplaced, new_run_id
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.orchestrator import TestPlan, partial_result, run_suites, select_suites
+from preflight_sdk.suites.ordering import CaseOrder
 
+from .affected.planning import AffectedAsk
+from .affected.stage import weigh
 from .detached import Background
 from .finish import finish_lifecycle, finish_test, unwrap_error
 from .identity import config_hash, git_state, request_hash
@@ -139,6 +142,8 @@ class RunSupervisor:
         environment_optional: bool = False,
         shards: Sequence[ShardSpec] = (),
         fresh: bool = False,
+        affected: AffectedAsk | None = None,
+        carried: CaseOrder | None = None,
     ) -> RunResult:
         """Start a test run and wait for it up to `wait` seconds (None: to its end).
 
@@ -148,7 +153,10 @@ class RunSupervisor:
         suites that e2e.yaml does not list (saved tests and suites) with their test files;
         `environment_optional` lets them run without a running environment. With `shards` the
         suites are split over those engines, each with its own copy of the environment (`fresh`:
-        built without cache), instead of `prepare` and the project's environment.
+        built without cache), instead of `prepare` and the project's environment. `affected`
+        orders the run by what an edit can affect (and with `only` runs just that); a resumed or
+        sharded run takes its cases as they come. `carried` are the verdicts a resumed run carries
+        from the run it resumes (the cases it does not run again).
         """
         loaded = await self.ctx.ensure_loaded()
         suites = select_suites(loaded, suite_ids, {s.id: s for s, _ in synthetic})
@@ -171,8 +179,10 @@ class RunSupervisor:
         plan = await self._plan(live, suites, shards, selection, synthetic, environment_optional)
         live.plan = plan
         plan.suites = suites
+        plan.order = carried
         git = _Later(git_state(loaded.root))
         self._background.spawn(git.fill, name=f"git-{live.run_id}")
+        ask = affected if resumed_from is None else None
 
         async def body(reporter: Reporter) -> Any:
             if isinstance(plan, ShardedPlan):
@@ -183,6 +193,7 @@ class RunSupervisor:
                     live.log.record("PHASE_STARTED", phase="setup")
                     plan.setup = await prepare(reporter, live.run_id)
                     live.log.record("PHASE_FINISHED", phase="setup")
+                await weigh(self, live, plan, ask)
                 return await run_suites(
                     self.ctx,
                     suite_ids=[s.id for s in suites],

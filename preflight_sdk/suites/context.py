@@ -23,6 +23,8 @@ from preflight_sdk.core.tracing import format_traceparent, new_span_id, new_trac
 from .environment import RunEnvironment
 from .events import EventLog
 from .http import HttpSession
+from .ordering import CaseOrder
+from .touches import Touches
 
 if TYPE_CHECKING:
     from .warm_pytest import WarmPytest
@@ -76,6 +78,7 @@ class RunContext:
         selection: dict[str, set[str]] | None = None,
         warm_pytest: WarmPytest | None = None,
         estimated: Collection[str] = (),
+        order: CaseOrder | None = None,
     ) -> None:
         self.run_id = run_id
         self.warm_pytest = warm_pytest  # where a next run is expected: pytest kept warm for it
@@ -96,6 +99,9 @@ class RunContext:
         # case in `total_cases` until it ends, and while one is left the total is not shown, so
         # the progress never reads (5/5) and then (6/6).
         self.estimated = set(estimated)
+        self.touches = Touches()  # what each case touched, for the next run's affected cases
+        self.order = order  # affected cases first, carried ones left out (see `ordering`)
+        self.stopped_at: str | None = None  # with fail_fast: the first failed case
 
     def event(
         self,
@@ -116,6 +122,12 @@ class RunContext:
             kind_name = "CASE_FAILED" if status == "failed" else "CASE_FINISHED"
         else:
             kind_name = _TYPES.get(kind, kind)
+            if suite is not None and kind in ("suite_start", "suite_end"):
+                moment = (at or datetime.now(UTC)).timestamp() * 1000
+                if kind == "suite_start":
+                    self.touches.suite_started(suite, moment)
+                else:
+                    self.touches.suite_ended(suite, moment)
         self.log.record(kind_name, suite=suite, case=case, status=status, duration=duration, at=at)
 
     def selected(self, suite: str, case: str) -> bool:
@@ -124,6 +136,12 @@ class RunContext:
             return True
         chosen = self.selection.get(suite)
         return chosen is None or case in chosen
+
+    def stop_reason(self) -> str | None:
+        """Why a case not started yet is skipped: the run stopped at its first failure (fail_fast)."""
+        if self.stopped_at is None:
+            return None
+        return f"not run: the run stopped at its first failure ({self.stopped_at}; failFast)"
 
     def carried(self, suite: str, case: str) -> list[tuple[str, Any]]:
         """The values case `case` saved in the run this one resumes (it is not run again here)."""
@@ -168,7 +186,8 @@ class RunContext:
             self.estimated.discard(id)
             self.total_cases += len(cases) - 1
         counts = {
-            status: sum(1 for c in cases if c.status == status) for status in ("passed", "failed", "skipped")
+            status: sum(1 for c in cases if c.status == status)
+            for status in ("passed", "failed", "skipped", "carried")
         }
         status: Literal["passed", "failed"] = "failed" if counts["failed"] or error or not cases else "passed"
         duration = int(seconds * 1000)
@@ -185,12 +204,22 @@ class RunContext:
             cases=cases,
             error=error,
             warnings=warnings or [],
+            carried=counts["carried"],
         )
 
     def case_finished(self, result: CaseResult, *, at: datetime | None = None) -> None:
         """Report a finished case as progress and as an event (at `at`, default now)."""
         self.finished_cases += 1
         self.finished.append(result)
+        if result.status == "failed" and self.order is not None and self.order.fail_fast:
+            self.stopped_at = self.stopped_at or result.id
+        self.touches.window(
+            result.id,
+            result.suite,
+            result.timestamp - result.duration,
+            result.timestamp,
+            span=self.log.case_span(result.id),
+        )
         # Suites of other runners are counted as one case until they report theirs.
         self.total_cases = max(self.total_cases, self.finished_cases)
         self.event(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+import msgspec
+
 from .base import Part, Result
 from .run import RunKind, RunResult, RunStatus, Totals
 
@@ -60,7 +62,12 @@ class CaseChange(Part, frozen=True, kw_only=True):
 
 
 class RunDiff(Result, frozen=True, kw_only=True):
-    """What changed from `base` to `head`, per case."""
+    """What changed from `base` to `head`, per case.
+
+    A case that a run carries (it did not run it: a resumed run, `affected=True`) counts with the
+    verdict it carries. `notRerun` names the cases `head` did not run again and whose verdict it
+    carries from `base` (they count as unchanged): between a run and its resume, those that passed.
+    """
 
     base: str
     head: str
@@ -71,6 +78,7 @@ class RunDiff(Result, frozen=True, kw_only=True):
     removed: list[CaseChange]
     unchanged: int
     summary: str
+    not_rerun: list[str] = msgspec.field(default_factory=list)
 
 
 class ArtifactContent(Result, frozen=True, kw_only=True):

@@ -1,0 +1,57 @@
+"""The run's affected stage, between setup and the suites: what the run runs on, and its order."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import partial
+from typing import TYPE_CHECKING
+
+import anyio
+
+from preflight_sdk.lifecycle.context import ProjectContext
+
+from .inputs import current_inputs
+from .planning import AffectedAsk, plan_affected
+
+if TYPE_CHECKING:
+    from preflight_sdk.suites.orchestrator import TestPlan
+
+    from ..live import LiveRun
+    from ..supervisor import RunSupervisor
+
+__all__ = ["engine_identity", "weigh"]
+
+
+def engine_identity(ctx: ProjectContext) -> str:
+    """The engine a run's environment lives on, as its inputs name it (kind and address)."""
+    record = ctx.engine_record()
+    where = ", ".join(f"{k}={v}" for k, v in sorted(record.items()) if v) or "default"
+    return f"{ctx.engine_kind()} ({where})"
+
+
+async def weigh(sup: RunSupervisor, live: LiveRun, plan: TestPlan, ask: AffectedAsk | None) -> None:
+    """Record the inputs the run runs on; with `ask`, order it by what an edit can affect.
+
+    Only a run whose environment is up orders its cases (its services' inputs are known then),
+    unless it asked for the affected cases alone (`only`): then every case it cannot know about
+    runs.
+    """
+    loaded = await sup.ctx.ensure_loaded()
+    running = plan.setup is not None
+    live.inputs = await anyio.to_thread.run_sync(
+        partial(current_inputs, loaded, engine_identity(sup.ctx), running=running)
+    )
+    if ask is None or not (running or ask.only):
+        return
+    suites = [s for s in plan.suites if s.id not in plan.synthetic]
+    store = await sup.store()
+    started = datetime.fromisoformat(live.started_at.replace("Z", "+00:00"))
+    affected = await sup.call(
+        partial(plan_affected, store, loaded, suites, live.inputs, ask, setup=plan.setup, started=started)
+    )
+    if affected is None:
+        return
+    plan.order = affected.order
+    if affected.selection is not None:
+        plan.selection = affected.selection
+    live.affected = affected.summary
