@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import cache
 from urllib.parse import urlsplit
 
 import msgspec
@@ -57,11 +58,10 @@ def step_touches(
 ) -> set[str]:
     """What one (rendered) step touches; `sent` is the URL its request went to, when it sent one."""
     found: set[str] = set()
-    for field in msgspec.structs.fields(step):
-        value = getattr(step, field.name)
-        if field.name in _NOT_ACTIONS or field.name in _ACTIONS or value in (None, False, field.default):
-            continue
-        return {UNKNOWN}  # an action of a kind not known here
+    for name, default in _other_fields():
+        value = getattr(step, name)
+        if value is not None and value is not False and value != default:
+            return {UNKNOWN}  # an action of a kind not known here
     if step.request is not None:
         if sent is not None:
             found.add(_address(env, sent))
@@ -88,6 +88,17 @@ def step_touches(
             # Traffic over the suite or the run depends on every case that made it.
             found.add(mock_touch(check.name) if check.since == "case" else ALL)
     return found
+
+
+@cache
+def _other_fields() -> tuple[tuple[str, object], ...]:
+    """The fields of a step that are neither known actions nor plain settings, with their defaults
+    (read once: msgspec describes a Struct's fields anew at each call)."""
+    return tuple(
+        (field.name, field.default)
+        for field in msgspec.structs.fields(TestStep)
+        if field.name not in _NOT_ACTIONS and field.name not in _ACTIONS
+    )
 
 
 def _named(env: RunEnvironment, name: str | None) -> str:

@@ -3,7 +3,9 @@
 - `config`: e2e.yaml as loaded (its services, mocks, suites, reset rules), canonical JSON;
 - `engine`: the engine's kind and address;
 - `services`: each service's (and job's) container inputs as setup stamped them (its image id,
-  environment, command, ports, volumes: see `lifecycle.inputs`), so a rebuilt image is a change;
+  environment, command, ports, volumes: see `lifecycle.inputs`), so a rebuilt image is a change,
+  and the content of the host files and folders it mounts (an edit there changes its behaviour
+  without a rebuild);
 - `mocks`: each mock's routes and settings;
 - `suites`: each suite's own files (a YAML suite's file; a pytest suite's test files, the Python
   files beside them, their `conftest.py` files and the project's pytest settings; a shell
@@ -53,7 +55,9 @@ def current_inputs(loaded: LoadedConfig, engine: str, *, running: bool) -> RunIn
     services = {}
     if record is not None:
         services = {
-            s.name: record.services[s.name].digest for s in loaded.services if s.name in record.services
+            s.name: _with_mounts(loaded, s.container.volumes, record.services[s.name].digest)
+            for s in loaded.services
+            if s.name in record.services
         }
     return RunInputs(
         config=hashlib.sha256(_canonical.encode([loaded.config, loaded.services])).hexdigest()[:32],
@@ -62,6 +66,24 @@ def current_inputs(loaded: LoadedConfig, engine: str, *, running: bool) -> RunIn
         mocks={name: mock_digest(mock) for name, mock in loaded.config.mocks.items()},
         suites={suite.id: suite_digest(loaded, suite) for suite in loaded.suites},
     )
+
+
+def _with_mounts(loaded: LoadedConfig, volumes: list[str], digest: str) -> str:
+    """A container's inputs digest with the content of each host path it mounts."""
+    mounted = [source for source, sep, _ in (v.partition(":") for v in volumes) if sep and _host_path(source)]
+    if not mounted:
+        return digest
+    hashed = hashlib.sha256(digest.encode())
+    for source in mounted:
+        target = Path(loaded.resolve(source)).expanduser()
+        for path in list(_tree(target)) if target.is_dir() else [target]:
+            hashed.update(f"{path}\0{file_digest(path)}\0".encode())
+    return hashed.hexdigest()[:32]
+
+
+def _host_path(source: str) -> bool:
+    """Whether a volume's source is a host path (else a named volume: state, which resets govern)."""
+    return source.startswith((".", "/", "~")) or "/" in source
 
 
 def suite_digest(loaded: LoadedConfig, suite: SuiteConfig) -> str:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.suites.ordering import CaseOrder
 
 from .inputs import current_inputs
 from .planning import AffectedAsk, plan_affected
@@ -34,14 +35,19 @@ async def weigh(sup: RunSupervisor, live: LiveRun, plan: TestPlan, ask: Affected
 
     Only a run whose environment is up orders its cases (its services' inputs are known then),
     unless it asked for the affected cases alone (`only`): then every case it cannot know about
-    runs.
+    runs. A project without services and mocks has nothing to order by (its cases reach
+    addresses of their own): it is left as it is unless `only` or `failFast` asks.
     """
     loaded = await sup.ctx.ensure_loaded()
     running = plan.setup is not None
     live.inputs = await anyio.to_thread.run_sync(
         partial(current_inputs, loaded, engine_identity(sup.ctx), running=running)
     )
-    if ask is None or not (running or ask.only):
+    if ask is None:
+        return
+    if not ask.only and not (running and (loaded.services or loaded.config.mocks)):
+        # Nothing to order by: every case is affected (what it reached cannot be known).
+        plan.order = CaseOrder(fail_fast=True) if ask.fail_fast else None
         return
     suites = [s for s in plan.suites if s.id not in plan.synthetic]
     store = await sup.store()

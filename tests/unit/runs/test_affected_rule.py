@@ -197,3 +197,39 @@ def test_in_a_sequential_suite_every_case_after_an_affected_one_runs_too() -> No
     ordered = _decide(rows, now, sequential=frozenset({"flow"}))
     assert [ordered[c].affected for c in ("flow.one", "flow.two", "flow.three")] == [False, True, True]
     assert ordered["flow.three"].reason == "an earlier case of its sequential suite runs"
+
+
+def test_a_service_s_inputs_include_the_host_files_it_mounts_and_each_suite_s_own_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from preflight_sdk.lifecycle.inputs import InputsRecord, ServiceInputs, write_record
+    from preflight_sdk.runs.affected.inputs import current_inputs
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("print('one')\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "a.yaml").write_text(
+        "name: a\ncases:\n  - {name: x, request: {url: '{{env.TARGET}}/x'}}\n"
+    )
+    (tmp_path / "tests" / "b.yaml").write_text(
+        "name: b\ncases:\n  - {name: y, request: {url: 'http://h/y'}}\n"
+    )
+    (tmp_path / "e2e.yaml").write_text(
+        """
+version: "1"
+project: {name: mounts}
+services:
+  api: {build: {image: "preflight-base/python:latest"}, container: {volumes: ["./src:/app:ro", "data:/data"]}}
+tests:
+  suites: [{id: a, file: tests/a.yaml}, {id: b, file: tests/b.yaml}]
+"""
+    )
+    loaded = load_config(tmp_path, environ={"TARGET": "http://one"})
+    write_record(tmp_path, InputsRecord(services={"api": ServiceInputs(digest="spec", parts={})}))
+    before = current_inputs(loaded, "docker", running=True)
+    assert current_inputs(loaded, "docker", running=True) == before  # the same files, the same inputs
+    (tmp_path / "src" / "app.py").write_text("print('two')\n")
+    after = current_inputs(loaded, "docker", running=True)
+    assert after.services["api"] != before.services["api"] and after.suites == before.suites
+    # a suite's digest holds the values of the `env.X` names its file uses, and only its own files
+    other = current_inputs(load_config(tmp_path, environ={"TARGET": "http://two"}), "docker", running=True)
+    assert other.suites["a"] != after.suites["a"] and other.suites["b"] == after.suites["b"]
+    assert current_inputs(loaded, "docker", running=False).services == {}
