@@ -18,12 +18,13 @@ import anyio
 import msgspec
 
 from preflight_sdk.clarify.results import ArchitectureResult, ClarifyResult
-from preflight_sdk.config import McpConfig, find_config
+from preflight_sdk.config import LoadedConfig, McpConfig, find_config
 from preflight_sdk.core import face_hooks
 from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
 from preflight_sdk.core.operations import operation
 from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
 from preflight_sdk.core.redaction import DEFAULT, redact_logs
+from preflight_sdk.core.results.imports import ImportedTests
 from preflight_sdk.core.results.lifecycle import (
     BuildResult,
     CleanResult,
@@ -45,10 +46,10 @@ from preflight_sdk.core.results.saved import (
     SuiteList,
     TestList,
 )
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.filelock import project_lock
-from preflight_sdk.lifecycle.init import initialize
-from preflight_sdk.lifecycle.state import STATE_DIR
+from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.session.filelock import project_lock
+from preflight_sdk.lifecycle.session.init import initialize
+from preflight_sdk.lifecycle.session.state import STATE_DIR
 from preflight_sdk.verify.result import VerifyResult
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class Project:
             target = EngineTarget(host=engine_host, context=context)
         self._ctx = ProjectContext(path, config_file, engine, target)
         # `run(keep=True)` keeps pytest warm for the next run in this process (see
-        # suites/warm_pytest.py); a caller that runs once and exits turns it off.
+        # suites/commands/warm_pytest.py); a caller that runs once and exits turns it off.
         self.keep_warm = True
 
     @cached_property
@@ -214,6 +215,11 @@ class Project:
         await self._ctx.stop_pytest_servers()
         await clean_on_exit(self._ctx)
 
+    async def _stop_runs(self, reason: str) -> None:
+        """End the runs this object owns as `interrupted`, saying `reason` (its face shuts down)."""
+        if "_runs" in vars(self):  # a supervisor was started (`_runs` is cached on first use)
+            await self._runs.shutdown(reason)
+
     # -- operations --------------------------------------------------------------------------
 
     @operation(title="Load the project", idempotent=True, group="environment")
@@ -273,7 +279,7 @@ class Project:
             BUILD_FAILED has each failed service's last 30 build lines in
             details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried.
         """
-        from preflight_sdk.lifecycle import build as _build
+        from preflight_sdk.lifecycle.images import build as _build
 
         async def body(reporter: Reporter) -> BuildResult:
             return await _build.build(
@@ -324,7 +330,7 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
-        from preflight_sdk.lifecycle.up import bring_up_to_date
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date
 
         async def body(reporter: Reporter) -> SetupResult:
             return await bring_up_to_date(
@@ -434,7 +440,7 @@ class Project:
     def until_removed(self) -> Awaitable[None]:
         """Wait until this project's environment is removed by another process (a `clean` from
         elsewhere, or a new setup): `preflight up` stops waiting then. Not an operation."""
-        from preflight_sdk.lifecycle.removal import until_removed
+        from preflight_sdk.lifecycle.session.removal import until_removed
 
         session = self._ctx.require_session()
         return until_removed(self._ctx.root, session.session_id)
@@ -715,8 +721,8 @@ class Project:
     def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
         """What a test run does before its suites: the environment brought up to date (and reset
         when an earlier run used it), the mocks reset, the run recorded as using it."""
-        from .lifecycle.process_groups import stop_groups
-        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
+        from preflight_sdk.processes.groups import stop_groups
 
         async def prepare(reporter: Reporter, run_id: str) -> SetupResult:
             # -- inner loop: up to date, then run, then keep or clean --------------------------
@@ -728,7 +734,7 @@ class Project:
             await reset_mocks(self._ctx)
             done = await serve_run(self._ctx, run_id, done)
             if keep and self.keep_warm and self._ctx.pytest_servers is None:
-                from preflight_sdk.suites.warm_pytest import WarmPytest, warm_enabled
+                from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
 
                 if warm_enabled():  # a next run is expected: its pytest suites may start warm
                     self._ctx.pytest_servers = WarmPytest()
@@ -740,7 +746,7 @@ class Project:
         """What a run on the environment as it runs does first (`run_suite`, a saved test): when
         it runs, it is brought up to date and reset as for `run` (nothing missing is built); when
         it does not, nothing starts (the run says what it lacks)."""
-        from .lifecycle.up import bring_up_to_date, reset_mocks, serve_run
+        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
 
         async def prepare(reporter: Reporter, run_id: str) -> SetupResult | None:
             await self._ctx.ensure_loaded()
@@ -800,6 +806,10 @@ class Project:
         self, run_id: str, name: str, offset: int = 0, limit: int = 200_000
     ) -> ArtifactContent:
         """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
+
+        A browser failure's screenshot (`cases/<caseId>/screenshot.png`, named in its
+        `failure.browser`) read whole comes back over MCP as an image too; its trace is
+        `cases/<caseId>/trace.zip`.
 
         Args:
             run_id: the run.
@@ -872,13 +882,15 @@ class Project:
         tags: list[str] | None = None,
         overwrite: bool = False,
     ) -> StoredTest:
-        """Save an HTTP test in the project's store, to run it later by id and keep its history.
+        """Save an HTTP or browser test in the project's store, to run it later by id and keep its history.
 
         Args:
             id: a lowercase slug, e.g. "login-works".
             name: a short title (the case's name).
-            test: one case of the YAML test grammar (request, expect, save, retry); templates
-                as in suites ({{services.api.url}}).
+            test: one case of the YAML test grammar (request or browser, expect, save, retry);
+                templates as in suites ({{services.api.url}}). A browser test:
+                {"browser": {"goto": "/index.html", "service": "web", "actions": [{"click": "#buy"}]},
+                "expect": {"text": "Thank you"}}.
             description: free text.
             tags: labels to list by.
             overwrite: replace an existing test (createdAt is kept).
@@ -1065,6 +1077,51 @@ class Project:
 
         return await _import(self._saved, path=path, tags=tags, overwrite=overwrite)
 
+    @operation(title="Import Postman, .http or Hurl tests", group="tests")
+    async def import_file(
+        self,
+        source: str,
+        output: str | None = None,
+        hosts: dict[str, str] | None = None,
+        environment: str | None = None,
+        overwrite: bool = False,
+        dry_run: bool = False,
+    ) -> ImportedTests:
+        """Convert a Postman collection, `.http` or Hurl file into a YAML test file.
+
+        Hosts become services or mocks (by `hosts`, name or port). What does not convert is in
+        `notConverted` with its place. Add `suiteEntry` to e2e.yaml to run it.
+
+        Args:
+            source: `.json` (Postman), `.http` or `.hurl`, relative to the project.
+            output: default `tests/<name>.yaml`.
+            hosts: host, origin or base-URL variable → service or mock.
+            environment: a Postman environment file.
+            overwrite: replace an existing file.
+            dry_run: write nothing; the YAML is in `text`.
+
+        Example:
+            `await project.import_file("api.postman_collection.json", hosts={"baseUrl": "api"})`
+        """
+        from preflight_sdk.importers import convert_file
+
+        loaded = await self._config_if_any()
+        root = Path(loaded.root) if loaded is not None else self._ctx.root
+        redactor = loaded.redactor if loaded is not None else DEFAULT
+        convert = partial(convert_file, source, root=root, loaded=loaded, output=output, hosts=hosts)
+        return await anyio.to_thread.run_sync(
+            partial(convert, environment=environment, overwrite=overwrite, dry_run=dry_run, redactor=redactor)
+        )
+
+    async def _config_if_any(self) -> LoadedConfig | None:
+        """The project's configuration, or None where there is no e2e.yaml (an invalid one raises)."""
+        try:
+            return await self._ctx.ensure_loaded(persist=False)
+        except ConfigError as exc:
+            if exc.code == "CONFIG_NOT_FOUND":
+                return None
+            raise
+
     @operation(title="Read mock traffic", group="environment")
     async def mock_requests(
         self, mock_name: str | None = None, since: str | None = None, clear: bool = False
@@ -1091,7 +1148,7 @@ class Project:
             A request with no matchedRoute got a 404 listing the closest routes and why each did
             not match. MOCKS_NOT_RUNNING: call `setup` first.
         """
-        from preflight_sdk.lifecycle.mockrequests import mock_requests
+        from preflight_sdk.lifecycle.mockhost.traffic import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
 

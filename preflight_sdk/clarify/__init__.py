@@ -30,20 +30,20 @@ from .results import ArchitectureResult, Artifact, ClarifyResult, Detected, Prog
 
 if TYPE_CHECKING:
     from .flow import clarify, read_architecture
-    from .llm import LLMClient, LLMFailure
-    from .providers import AnthropicLLM, OpenAILLM, OpenRouterLLM, ToolSpec
+    from .llm.assist import LLMClient, LLMFailure
+    from .llm.providers import AnthropicLLM, OpenAILLM, OpenRouterLLM, ToolSpec
 
 # The engine, files and model adapters load on first use: a process that only lists the
 # operations (the MCP server starting, the CLI's --help) never pays for them.
 _LAZY = {
     "clarify": "flow",
     "read_architecture": "flow",
-    "LLMClient": "llm",
-    "LLMFailure": "llm",
-    "AnthropicLLM": "providers",
-    "OpenAILLM": "providers",
-    "OpenRouterLLM": "providers",
-    "ToolSpec": "providers",
+    "LLMClient": "llm.assist",
+    "LLMFailure": "llm.assist",
+    "AnthropicLLM": "llm.providers",
+    "OpenAILLM": "llm.providers",
+    "OpenRouterLLM": "llm.providers",
+    "ToolSpec": "llm.providers",
 }
 
 

@@ -7,12 +7,12 @@ from datetime import datetime
 
 import msgspec
 
-from .adr import Adr
+from .artifacts.adr import Adr
+from .artifacts.task import Task
+from .artifacts.uid import utc
 from .decision import Decision
 from .snapshot import Entry, merge
-from .task import Task
 from .text import escape_block, one_line, title_from
-from .uid import utc
 
 __all__ = ["Clarified", "build_adr", "build_task", "iso_millis"]
 

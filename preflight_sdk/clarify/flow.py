@@ -11,23 +11,23 @@ import anyio
 from preflight_sdk.core.errors import PreflightError
 
 from . import sessions
-from .adr import ADR_DIR, Adr, latest_adr, read_adr, render_adr
 from .answers import apply_answers, pending
+from .artifacts.adr import ADR_DIR, Adr, latest_adr, read_adr, render_adr
+from .artifacts.files import FileChange, WriteMode, commit, read_text, repo_lock
+from .artifacts.projection import PROJECTION, render_projection
+from .artifacts.state import archive_path, load_state
+from .artifacts.task import CURRENT_TASK, render_task
+from .artifacts.uid import next_uid, random_suffix
 from .build import Clarified, build_adr, build_task
 from .decision import decide, needs_adr
 from .engine import analyze, make_plan
 from .errors import invalid_input, session_not_found
-from .files import FileChange, WriteMode, commit, read_text, repo_lock
-from .llm import LLMClient, attempt, extract_items, llm_from_env, word_questions
+from .llm.assist import LLMClient, attempt, extract_items, llm_from_env, word_questions
 from .origin import remember
-from .projection import PROJECTION, render_projection
 from .questions import AnswerValue
 from .repo import find_repo, relative, scan
 from .results import ArchitectureResult, Artifact, ArtifactType, ClarifyResult, Progress, Question
 from .snapshot import DecisionItem, Snapshot, clean_categories
-from .state import archive_path, load_state
-from .task import CURRENT_TASK, render_task
-from .uid import next_uid, random_suffix
 
 __all__ = ["clarify", "read_architecture"]
 

@@ -16,9 +16,9 @@ import msgspec
 
 from preflight_sdk.core import decoding
 
+from .artifacts.files import read_text, state_dir, write_atomic
 from .engine import Plan
 from .errors import invalid_input, session_expired, session_not_found
-from .files import read_text, state_dir, write_atomic
 from .questions import AnswerValue, Question
 
 __all__ = ["IDLE_SECONDS", "Session", "delete", "exists", "load", "new_id", "prune", "save"]

@@ -32,11 +32,13 @@ class ComposeSpec(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ComposeApplied(msgspec.Struct, frozen=True, kw_only=True):
-    """The outcome of reading the compose files: problems, files read, keys set aside."""
+    """The outcome of reading the compose files: problems, files read, keys set aside, and the
+    services that came from them."""
 
     problems: list[ConfigProblem] = msgspec.field(default_factory=list)
     sources: list[str] = msgspec.field(default_factory=list)
     warnings: list[str] = msgspec.field(default_factory=list)
+    services: list[str] = msgspec.field(default_factory=list)
 
 
 def compose_files(spec: Any) -> ComposeSpec | None:
@@ -98,7 +100,12 @@ def apply_compose(data: dict[str, Any], root: Path, environ: Mapping[str, str], 
         merged = {name: _overlay(body, overlays.get(name)) for name, body in loaded.services.items()}
         merged.update({name: body for name, body in overlays.items() if name not in merged})
         data["services"] = merged
-    return ComposeApplied(problems=loaded.problems, sources=loaded.sources, warnings=loaded.warnings)
+    return ComposeApplied(
+        problems=loaded.problems,
+        sources=loaded.sources,
+        warnings=loaded.warnings,
+        services=list(loaded.services),
+    )
 
 
 def _overlay(base: Any, extra: Any) -> Any:

@@ -29,6 +29,7 @@ from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 from .compose_project import COMPOSE_NAMES, compose_project_text, is_compose_file
 from .compose_source import apply_compose
 from .dotenv import read_dotenv
+from .host_access import host_access_warnings
 from .interpolate import interpolate
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .rules import check_rules
@@ -67,7 +68,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         shard: the name of the shard this copy of the environment serves (see `sharded`), or
             None for the project's own environment.
         warnings: what was read but set aside (compose keys that cannot change what a test
-            sees), once per key and file; every face shows them.
+            sees), once per key and file, and each setting that hands a container the host
+            (`privileged`, the engine's socket, ...: `host_access`); every face shows them.
     """
 
     config: ProjectConfig
@@ -243,16 +245,18 @@ def load_config(
     if problems:
         raise _invalid(file, problems)
     config = _convert(data, file)
+    services = normalise_services(config)
+    root = str(config_path.parent)
     return LoadedConfig(
         config=config,
         path=file,
-        root=str(config_path.parent),
+        root=root,
         environ=dict(merged_env),
         digest=digest,
-        services=normalise_services(config),
+        services=services,
         test_files=test_files,
         sources=sources,
-        warnings=composed.warnings,
+        warnings=[*composed.warnings, *host_access_warnings(services, root, composed.services, sources)],
     )
 
 

@@ -402,6 +402,13 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         field(default_factory=dict)
     )
     expect: Annotated[ShellExpect | None, Meta(description="Shell runner expectations.")] = None
+    junit: Annotated[
+        str | list[str] | None,
+        Meta(
+            description="Shell suites: the JUnit XML report(s) the command writes, a glob (or a list of "
+            "them) relative to the e2e.yaml directory; each `<testcase>` becomes a case."
+        ),
+    ] = None
     retry: Annotated[RetryPolicy | None, Meta(description="Retry policy for this suite's cases.")] = None
     parallel: Annotated[bool, Meta(description="May run at the same time as other parallel suites.")] = False
     concurrency: (

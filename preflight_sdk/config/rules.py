@@ -350,6 +350,8 @@ def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root
         out.add(where, f"suite `{suite.id}` (runner {runner}) needs a `command` or a script `file`")
     if suite.python is not None and runner != "pytest":
         out.add((*where, "python"), f"`python` is for pytest suites; runner `{runner}` does not use it")
+    if suite.junit is not None and runner not in ("shell", "exec"):
+        out.add((*where, "junit"), f"`junit` is for shell suites; runner `{runner}` reads its own report")
     if runner in ("yaml", "pytest") and suite.command:
         out.add((*where, "command"), f"`command` is for shell suites; runner `{runner}` uses `file`")
     if suite.file:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .browser import check_browser_step
 from .validate import Validator
 
 __all__ = ["ACTIONS", "check_case", "check_steps"]
 
-ACTIONS = ("request", "exec", "file", "process", "port")
+ACTIONS = ("request", "exec", "file", "process", "port", "browser")
 _SETUP_ONLY = ("waitHealthy", "waitForPort")
 _POLICY = ("maxAttempts", "delay", "backoff", "backoffMultiplier")
 _POLL = ("until", "failIf", "interval", "deadline")
@@ -60,6 +61,7 @@ def _check_step(step: dict[str, Any], path: tuple[str | int, ...], section: str,
         if section == "setup" and step.get("delay") is not None:
             return  # a bare `delay: 2s` setup step
         out.add(path, "a step needs one of " + ", ".join(f"`{a}`" for a in ACTIONS))
+    check_browser_step(step, path, out)
     request = step.get("request")
     if isinstance(request, dict):
         if request.get("path") is None and request.get("url") is None:

@@ -1,7 +1,7 @@
 """The YAML test-file format (the Preflight test grammar) as msgspec Structs.
 
 A file has `name`, optional `variables`, `setup`, `cases`, `teardown`. Every step does exactly one
-of `request`, `exec`, `file`, `process`, `port` (setup may also `waitHealthy`, `waitForPort`, or
+of `request`, `exec`, `file`, `process`, `port`, `browser` (setup may also `waitHealthy`, `waitForPort`, or
 only `delay`), then checks its outcome with `expect` and keeps values with `save`.
 """
 
@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from msgspec import Meta, field
 
 from ._meta import Duration, Section
+from .browser import BrowserStep, ElementExpect
 
 __all__ = [
     "ExecStep",
@@ -177,6 +178,20 @@ class Expect(Section, frozen=True, kw_only=True):
     exit_code: Annotated[int | None, Meta(description="Exit status (exec steps).")] = None
     output: Annotated[OutputExpect | None, Meta(description="Output checks (exec steps).")] = None
     mock: Annotated[MockExpect | list[MockExpect] | None, Meta(description="Checks on mock traffic.")] = None
+    # What a browser step checks on its page (config/browser.py); each waits up to `expectTimeout`.
+    text: Annotated[
+        str | list[str] | None, Meta(description="Browser: text visible on the page (each of a list).")
+    ] = None
+    title: Annotated[Any, Meta(description="Browser: the page title (a string, or operators).")] = None
+    url: Annotated[
+        Any, Meta(description="Browser: the page URL; a string starting with `/` is its path (and query).")
+    ] = None
+    elements: Annotated[
+        dict[str, ElementExpect], Meta(description="Browser: checks per selector (count, text, attributes…).")
+    ] = field(default_factory=dict)
+    console_errors: Annotated[
+        int | str | None, Meta(description="Browser: how many console errors the page may log: 0, `'<= 2'`.")
+    ] = None
 
 
 class StepRetry(Section, frozen=True, kw_only=True):
@@ -211,6 +226,7 @@ class TestStep(Section, frozen=True, kw_only=True):
     file: Annotated[FileStep | None, Meta(description="Checks on a file in a container.")] = None
     process: Annotated[ProcessStep | None, Meta(description="Checks on processes in a container.")] = None
     port: Annotated[PortStep | None, Meta(description="Checks on a listening port.")] = None
+    browser: Annotated[BrowserStep | None, Meta(description="A page opened in Chromium and acted on.")] = None
     wait_healthy: Annotated[WaitHealthy | bool | None, Meta(description="Setup: wait for health.")] = None
     wait_for_port: Annotated[WaitForPort | None, Meta(description="Setup: wait for a port.")] = None
     expect: Annotated[Expect | None, Meta(description="What must hold afterwards.")] = None

@@ -26,8 +26,8 @@ import anyio
 
 from preflight_sdk.core.errors import EnvironmentError_
 
-from .endpoint import on_local_socket
 from .errors import daemon_unreachable, translate
+from .target import on_local_socket
 
 if TYPE_CHECKING:
     import httpx

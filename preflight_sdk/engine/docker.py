@@ -16,13 +16,13 @@ import anyio
 
 from .api import local_socket
 from .base import ContainerInfo, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
-from .endpoint import LOOPBACK, on_local_socket
-from .exec_output import BoundedOutput
 from .images import Images
 from .inspect import container_from_inspect, container_from_list, network_from_list
 from .lane import Lane
 from .logs import Logs
+from .output import BoundedOutput
 from .socket_lane import SocketLane
+from .target import LOOPBACK, on_local_socket
 from .whales import CliLane
 
 __all__ = ["DockerEngine"]

@@ -22,6 +22,7 @@ __all__ = [
     "is_daemon_down",
     "name_the_engine",
     "no_cli",
+    "pull_error",
     "translate",
     "translate_exception",
     "unsupported",
@@ -173,6 +174,40 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
         hint="see details.stderr; `docker info` shows whether the daemon is healthy",
         details={"stderr": text[-_STDERR_KEPT:], "subject": subject},
     )
+
+
+# The resolver's words, as the daemon passes them on: "dial tcp: lookup registry.example on
+# 10.0.0.53:53: no such host", "... : Temporary failure in name resolution", "... server misbehaving".
+_LOOKUP = re.compile(
+    r"lookup (?P<host>[^\s:]+)(?: on [^:]+:\d+)?: (?P<why>no such host|server misbehaving|"
+    r"Temporary failure in name resolution|i/o timeout)",
+    re.I,
+)
+
+
+def pull_error(ref: str, lines: list[str], last_error: str | None) -> EnvironmentError_:
+    """The error for a failed `pull` of `ref`: the daemon's complaint (its last line on stderr, not the
+    CLI's `Using default tag: latest`), and when the registry's name did not resolve, that."""
+    said = last_error or next((line for line in reversed(lines) if line.strip()), "")
+    text = "\n".join(lines)
+    if _DAEMON.search(text):
+        return daemon_unreachable(text)
+    lookup = _LOOKUP.search(said) or _LOOKUP.search(text)
+    if lookup is not None:
+        host, why = lookup.group("host"), lookup.group("why")
+        return EnvironmentError_(
+            f"cannot pull {ref}: the registry's name {host} does not resolve from the engine ({lookup.group(0)})",
+            code="DOCKER_ERROR",
+            hint=f"check the image's registry name ({host}) and the engine's DNS and network, "
+            "or provide the image another way (build it, or `docker load` it)",
+            details={"stderr": text[-_STDERR_KEPT:], "subject": ref, "registry": host},
+            retryable=why.lower() != "no such host",  # a timeout may pass; an unknown name does not
+        )
+    error = translate(said, action=f"pull {ref}", subject=ref)
+    return EnvironmentError_(
+        error.message, code=error.code, hint=error.hint, retryable=error.retryable,
+        details={**(error.details or {}), "stderr": text[-_STDERR_KEPT:]},
+    )  # fmt: skip
 
 
 def unsupported(

@@ -14,7 +14,8 @@ from preflight_sdk.core.errors import EnvironmentError_
 
 from . import cli
 from .base import BuildSpec, EngineInfo, ImageInfo, LineSink, RemoveOutcome
-from .errors import first_line, is_daemon_down, translate
+from .buildkit import legacy_build_error
+from .errors import first_line, is_daemon_down, pull_error, translate
 from .lane import Lane
 from .output import BuildLines
 from .whales import CliLane, translated
@@ -67,7 +68,8 @@ class Images:
             async for source, raw in self.cli.stream(argv, action=f"pull {ref}", subject=ref):
                 lines.feed(raw, source)
         except EnvironmentError_:
-            raise translate("\n".join(lines.tail), action=f"pull {ref}", subject=ref) from None
+            lines.flush()
+            raise pull_error(ref, lines.tail, lines.last_error) from None
 
     async def build(self, spec: BuildSpec, on_line: LineSink) -> str:
         from python_on_whales.exceptions import DockerException
@@ -118,9 +120,13 @@ class Images:
         )
         # Only an unreachable daemon is retryable: any other docker failure is the build's.
         if error.code == "DOCKER_ERROR" and not error.retryable:
+            said = lines.last_error or (tail[-1] if tail else "no output")
+            if builder == "legacy" and info.name != "podman":
+                legacy = await legacy_build_error(spec, said, failure.return_code, tail)
+                if legacy is not None:
+                    raise legacy from failure
             raise EnvironmentError_(
-                f"docker build of {spec.image} failed (exit {failure.return_code}): "
-                f"{lines.last_error or (tail[-1] if tail else 'no output')}",
+                f"docker build of {spec.image} failed (exit {failure.return_code}): {said}",
                 code="BUILD_FAILED",
                 hint="read details.logTail (the last 30 lines of the build); fix the Dockerfile or the context",
                 details={

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
-from .exec_output import BoundedOutput
+from .output import BoundedOutput
 
 __all__ = ["Lane"]
 

@@ -16,11 +16,11 @@ from anyio.lowlevel import RunVar
 
 from .api import EngineAPI, decoded, failure, message, quoted
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
-from .endpoint import endpoint_address
 from .errors import daemon_unreachable
-from .exec_output import STDOUT, BoundedOutput, Frames
 from .inspect import bridge_gateway
+from .output import STDOUT, BoundedOutput, Frames
 from .run_options import apply_options
+from .target import endpoint_address
 
 __all__ = ["SocketLane", "container_body"]
 
@@ -82,7 +82,7 @@ class SocketLane:
         params = {"name": spec.name, **({"platform": spec.options.platform} if spec.options.platform else {})}
         # One create at a time, each container started when its own create answers: the starts
         # (hundreds of ms of the daemon's work each) come a create apart, not all at once, and
-        # five services are ready 10-14% sooner (docs/performance.md, "Starts a create apart").
+        # five services are ready 10-14% sooner (docs/performance-history.md, "Starts a create apart").
         async with self._creating():
             status, created = await self.api.send(
                 "POST", "/containers/create", params=params, body=container_body(spec)

@@ -22,12 +22,11 @@ from preflight_sdk.core.errors import EnvironmentError_
 
 from . import cli
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
-from .endpoint import endpoint_address, on_local_socket
 from .errors import daemon_unreachable, is_daemon_down, name_the_engine, no_cli, translate_exception
-from .exec_output import BoundedOutput
 from .inspect import bridge_gateway, docker_time, json_items
-from .outcomes import removal_outcomes
+from .output import BoundedOutput, removal_outcomes
 from .run_options import SHARED_NETWORK, option_flags
+from .target import endpoint_address, on_local_socket
 
 if TYPE_CHECKING:
     from python_on_whales import DockerClient

@@ -37,10 +37,12 @@ def _cell(text: str) -> str:
 
 
 def _hints(spec: ToolSpec) -> str:
+    """The hints the tool is served with (a read-only tool is served without the idempotent and
+    destructive hints, which the spec calls meaningless there)."""
     flags = [
         "read-only" if spec.read_only else None,
-        "destructive" if spec.destructive else None,
-        "idempotent" if spec.idempotent else None,
+        "destructive" if spec.destructive and not spec.read_only else None,
+        "idempotent" if spec.idempotent and not spec.read_only else None,
         "open-world" if spec.open_world else None,
     ]
     return ", ".join(flag for flag in flags if flag) or "–"

@@ -15,15 +15,15 @@ import anyio
 
 from preflight_sdk.core.errors import ConfigError, PreflightError, single_error
 from preflight_sdk.core.results.lifecycle import CleanAction, CleanResult
+from preflight_sdk.processes.groups import stop_groups
 
 from ..config.loader import find_config
 from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
-from .context import ProjectContext
-from .inputs import read_record
-from .labels import LABEL_MANAGED, LABEL_ROOT
-from .process_groups import stop_groups
-from .specs import network_name
-from .state import SessionState, read_state, remove_state
+from .images.inputs import read_record
+from .session.context import ProjectContext
+from .session.state import SessionState, read_state, remove_state
+from .setup.labels import LABEL_MANAGED, LABEL_ROOT
+from .setup.specs import network_name
 
 __all__ = ["clean", "clean_on_exit", "first_error", "remove_labelled"]
 
@@ -41,7 +41,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
         with first_error():
             async with anyio.create_task_group() as tg:
                 # What suites of any process started and left running (their owner killed): see
-                # process_groups. Read from /proc while the daemon removes the containers.
+                # processes/groups.py. Read from /proc while the daemon removes the containers.
                 tg.start_soon(anyio.to_thread.run_sync, partial(stop_groups, state_root, orphans_only=False))
                 containers, networks = await remove_labelled(ctx.engine, labelled, ctx.session, force=force)
     except PreflightError:
@@ -79,7 +79,7 @@ async def clean_on_exit(ctx: ProjectContext) -> None:
 
 async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
     """Stop the mocks this process serves for the project, and a detached mock host serving them."""
-    from .mockhost import stop_detached_mocks
+    from .mockhost.host import stop_detached_mocks
 
     host = ctx.mocks
     ctx.mocks = None

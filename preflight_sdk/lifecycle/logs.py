@@ -16,8 +16,8 @@ from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.lifecycle import LogLine, LogsResult
 from preflight_sdk.engine.base import ContainerInfo
 
-from .context import ProjectContext
-from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
+from .session.context import ProjectContext
+from .setup.labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
 
 __all__ = ["MAX_LINE_BYTES", "MAX_REPLY_BYTES", "bound_lines", "find_container", "follow", "logs"]
 

@@ -22,10 +22,10 @@ from preflight_sdk.core.results.lifecycle import (
 from preflight_sdk.engine.base import ContainerInfo
 
 from .clean import first_error
-from .context import ProjectContext
-from .labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
-from .probe import prober_for
-from .specs import network_name
+from .health.probe import prober_for
+from .session.context import ProjectContext
+from .setup.labels import LABEL_ROOT, LABEL_SERVICE, LABEL_SESSION
+from .setup.specs import network_name
 
 __all__ = ["running_service", "status"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from preflight_sdk.config import LoadedConfig
 
-from .state import STATE_DIR
+from .session.state import STATE_DIR
 
 __all__ = ["affected_suites", "changes", "watched_roots"]
 

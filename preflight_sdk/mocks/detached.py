@@ -32,6 +32,8 @@ from preflight_sdk.config.model import MockConfig
 from preflight_sdk.core.errors import MockError, PreflightError
 
 if TYPE_CHECKING:
+    import httpx
+
     from .host import MockHost
 
 logger = logging.getLogger("preflight_sdk.mocks")
@@ -78,13 +80,8 @@ def spawn_detached(spec: DetachedSpec, folder: str | os.PathLike[str]) -> int:
             cwd=str(path),
         )
     ports = {name: mock.port for name, mock in spec.mocks.items()}
-    deadline = time.monotonic() + _READY_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            break
-        if _all_answer(ports):
-            return process.pid
-        time.sleep(0.02)
+    if _answers_in_time(process, ports):
+        return process.pid
     if process.poll() is None:
         process.kill()
     process.wait()
@@ -134,22 +131,34 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def _all_answer(ports: Mapping[str, int]) -> bool:
-    import http.client
+def _answers_in_time(process: subprocess.Popen[bytes], ports: Mapping[str, int]) -> bool:
+    """Poll every mock's health endpoint until all answer as themselves, the host exits or time is up."""
+    import httpx  # lazy: only a hand-off pays for it
 
-    for name, port in ports.items():
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1.0)
-        try:
-            connection.request("GET", "/_mock/health")
-            response = connection.getresponse()
-            body = response.read()
-        except OSError:
-            return False
-        finally:
-            connection.close()
-        if response.status != 200 or msgspec.json.decode(body).get("name") != name:
-            return False
-    return True
+    # trust_env=False: the host is on loopback, never behind the caller's HTTP(S)_PROXY.
+    with httpx.Client(timeout=1.0, trust_env=False) as client:
+        deadline = time.monotonic() + _READY_TIMEOUT
+        while time.monotonic() < deadline and process.poll() is None:
+            if all(_answers(client, name, port) for name, port in ports.items()):
+                return True
+            time.sleep(0.02)
+    return False
+
+
+def _answers(client: httpx.Client, name: str, port: int) -> bool:
+    """Whether the mock `name` answers its health endpoint on `port`."""
+    import httpx
+
+    try:
+        response = client.get(f"http://127.0.0.1:{port}/_mock/health")
+    except httpx.HTTPError:
+        return False
+    if response.status_code != 200:
+        return False
+    try:
+        return bool(msgspec.json.decode(response.content).get("name") == name)
+    except (msgspec.DecodeError, AttributeError):
+        return False  # something else listens on the port
 
 
 def hand_off(

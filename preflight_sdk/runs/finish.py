@@ -77,6 +77,10 @@ async def finish_test(
             )
         elif error is not None:
             result = msgspec.structs.replace(result, summary=f"error: {type(error).__name__}: {error}"[:400])
+    if live.interrupted is not None:
+        result = msgspec.structs.replace(
+            result, status="interrupted", summary=f"interrupted: {live.interrupted}"[:400]
+        )
     store = await sup.store()
     result = msgspec.structs.replace(
         result,
@@ -146,6 +150,8 @@ async def finish_lifecycle(
     info = error.to_info() if isinstance(error, PreflightError) else None
     if value is not None:
         status, summary = "passed", f"{live.kind} passed in {duration} ms"
+    elif live.interrupted is not None and error is None:
+        status, summary = "interrupted", f"interrupted: {live.interrupted}"
     elif live.cancel_requested and error is None:
         status, summary = "cancelled", f"{live.kind} cancelled"
     elif isinstance(error, PreflightError):

@@ -74,6 +74,7 @@ class LiveRun:
         self.plan: TestPlan | None = None
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
+        self.interrupted: str | None = None  # why the process that owns it stopped it (its end says so)
         self.resumed_from: str | None = None
         self.idempotency_key: str | None = None
         self.inputs: RunInputs | None = None  # what the run runs on (recorded for the next one)
@@ -88,6 +89,12 @@ class LiveRun:
             self.plan.cancel()
         if self.scope is not None and (self.plan is None or self.plan.context is None):
             self.scope.cancel()
+
+    def interrupt(self, reason: str) -> None:
+        """Stop the run because its owner is going away: it ends `interrupted`, saying `reason`."""
+        if self.interrupted is None and not self.cancel_requested:
+            self.interrupted = reason
+        self.cancel()
 
     @property
     def phase(self) -> str | None:

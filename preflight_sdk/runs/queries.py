@@ -27,6 +27,7 @@ from preflight_sdk.core.results.runs import (
     RunLine,
     RunList,
 )
+from preflight_sdk.processes.groups import stop_groups
 from preflight_sdk.store import is_run_id
 from preflight_sdk.store.calls import flush_calls
 from preflight_sdk.store.runs import RunStore
@@ -34,7 +35,6 @@ from preflight_sdk.suites.artifacts import content_type_of
 from preflight_sdk.suites.context import case_id
 from preflight_sdk.suites.ordering import CaseOrder
 
-from ..lifecycle.process_groups import stop_groups
 from .affected.carry import carried_from, outcomes
 from .history import cause_of
 from .retention import limits
@@ -359,13 +359,15 @@ async def get_artifact(
     await sup.get(run_id, None)  # RUN_NOT_FOUND for an unknown run
     store = await sup.store()
     folder = store.runs_folder(run_id)
-    if not name or "\x00" in name or os.path.isabs(name) or ".." in Path(name).parts:
+    parts = Path(name).parts
+    # "." or "./" has no part at all: it names the run's folder itself, never one of its files.
+    if not parts or "\x00" in name or os.path.isabs(name) or ".." in parts:
         raise InputError(
-            f"artifact name {name[:80]!r} must be a relative path inside the run's folder",
+            f"artifact name {name[:80]!r} must name a file inside the run's folder",
             hint="use a name from the run's artifacts, e.g. report.json or cases/<caseId>.json",
             details={"field": "name"},
         )
-    longest = max(len(part.encode(errors="surrogatepass")) for part in Path(name).parts)
+    longest = max(len(part.encode(errors="surrogatepass")) for part in parts)
     if len(name) > _MAX_ARTIFACT_NAME or longest > _MAX_NAME_PART:
         raise InputError(
             f"artifact name {name[:80]!r}… is too long ({len(name)} characters, longest part {longest} bytes)",

@@ -28,8 +28,8 @@ from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.run import CaseResult, RunResult, ShardResult, SuiteResult
 from preflight_sdk.lifecycle.clean import clean
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.up import bring_up_to_date
+from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.setup.up import bring_up_to_date
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.orchestrator import TestPlan, partial_result, run_suites
 

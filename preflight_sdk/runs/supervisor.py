@@ -25,8 +25,8 @@ from preflight_sdk.core.progress import ProgressSink, Reporter
 from preflight_sdk.core.results.lifecycle import SetupResult
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.tracing import current_parent, new_span_id, new_trace_id
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.filelock import project_lock
+from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.session.filelock import project_lock
 from preflight_sdk.store import RunStore, StoreError, StoreReplaced, new_run_id
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.orchestrator import TestPlan, partial_result, run_suites, select_suites
@@ -417,10 +417,10 @@ class RunSupervisor:
         await self._wait(live, wait, started_here=True)
         if live.done.is_set():
             if live.error is not None and isinstance(live.error, PreflightError) and wait is None:
-                raise live.error
+                raise _with_run(live.error, live.final)
             if live.error is not None and isinstance(live.error, PreflightError) and live.final is not None:
                 if live.final.status == "error":
-                    raise live.error
+                    raise _with_run(live.error, live.final)
             assert live.final is not None
             return live.final
         return snapshot_of(live)
@@ -467,10 +467,17 @@ class RunSupervisor:
             row = await self.call(store.get, run_id) or row
         return result_of_row(row)
 
-    async def shutdown(self) -> None:
-        """Cancel the runs this process owns and wait for them to record their end."""
+    async def shutdown(self, reason: str | None = None) -> None:
+        """Cancel the runs this process owns and wait for them to record their end.
+
+        With a `reason` (the process is shutting down, e.g. an MCP server whose client left) they
+        end `interrupted`, their summary saying why, and `resume_run` re-runs what they left.
+        """
         for live in list(self.live.values()):
-            live.cancel()
+            if reason is None:
+                live.cancel()
+            else:
+                live.interrupt(reason)
         for live in list(self.live.values()):
             with anyio.CancelScope(shield=True), anyio.move_on_after(60):
                 await live.done.wait()
@@ -496,3 +503,17 @@ class _Later:
         with anyio.move_on_after(5):
             await self._ready.wait()
         return self._value
+
+
+def _with_run(error: PreflightError, final: RunResult | None) -> PreflightError:
+    """`error` with the run it ended in (`details.runId`) and that run's page (`details.report`):
+    the files of a run that could not finish say why as well (its log tail, its steps so far)."""
+    if final is None:
+        return error
+    page = next((a.path for a in final.artifacts if a.name == "report.html"), None)
+    details = dict(error.details or {})
+    details.setdefault("runId", final.run_id)
+    if page is not None:
+        details.setdefault("report", page)
+    error.details = details
+    return error

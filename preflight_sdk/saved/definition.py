@@ -88,7 +88,8 @@ def parse_case(
 def needs_environment(step: TestStep) -> bool:
     """Whether a case needs the environment running: it names a service, a container or a mock.
 
-    A request with a `path` goes to a service's base URL; exec, file and process steps run in a
+    A request with a `path` (and a browser step whose `goto` is a path) goes to a service's base
+    URL; exec, file and process steps run in a
     container; `expect.mock` reads a mock's journal; `{{services.…}}` and `{{mocks.…}}` name them.
     Absolute URLs and plain variables need none of that.
     """
@@ -96,6 +97,8 @@ def needs_environment(step: TestStep) -> bool:
         return True
     if step.request is not None and (step.request.url is None or step.request.service is not None):
         return True
+    if step.browser is not None and (step.browser.service is not None or "://" not in step.browser.goto):
+        return True  # a page path is a path of a service
     expectations = [step.expect, *(step.retry.until, step.retry.fail_if)] if step.retry else [step.expect]
     if any(e is not None and e.mock is not None for e in expectations):
         return True

@@ -1,5 +1,8 @@
 """A run's files under `.preflight/runs/<runId>/`: report.json, junit.xml, events.ndjson, cases/, report.html.
 
+A browser failure's screenshot and trace, and a Playwright test's attachments, are written there
+by the suites while they run (`cases/<caseId>/…`); they are listed here with the rest.
+
 Each file is listed in the result with its sha256 (over the raw bytes) and content type.
 report.json is the RunResult itself (it cannot hold its own digest, so its entry is added to the
 returned result only). The event log appends itself to events.ndjson (see `events.py`); it is
@@ -61,6 +64,7 @@ def write_artifacts(
         target = folder / "cases" / f"{identifier}.json"
         target.write_bytes(msgspec.json.format(msgspec.json.encode(failure), indent=2))
         written.append(artifact_of(folder, target))
+    written += [artifact_of(folder, path) for path in _evidence_files(folder)]
     for artifact in written:
         log.record("ARTIFACT_WRITTEN", name=artifact.name)
     if pages is not None:
@@ -76,6 +80,15 @@ def write_artifacts(
     report = folder / "report.json"
     report.write_bytes(msgspec.json.format(msgspec.json.encode(listed), indent=2))
     return msgspec.structs.replace(listed, artifacts=[artifact_of(folder, report), *written])
+
+
+def _evidence_files(folder: Path) -> list[Path]:
+    """The files the suites left in the run's folder while they ran: a browser failure's screenshot
+    and trace (`cases/<caseId>/…`, `browser/…`), a Playwright test's attachments."""
+    found = [p for p in (folder / "cases").rglob("*") if p.is_file() and p.parent != folder / "cases"]
+    if (folder / "browser").is_dir():
+        found += [p for p in (folder / "browser").rglob("*") if p.is_file()]
+    return sorted(found)
 
 
 def content_type_of(name: str) -> str:

@@ -17,11 +17,12 @@ from preflight_sdk.core.results.run import (
     ResponseInfo,
 )
 
+from .browser import explain_browser
 from .context import RunContext
 from .diagnostics import FULL, Limits, collect
 from .explain import explain
 from .outcome import StepOutcome, cap_body
-from .steps import Attempt
+from .yaml.steps import Attempt
 
 __all__ = ["COMPACT", "LOG_LINE_CHARS", "failure_for", "failure_from_text", "window_diagnostics"]
 
@@ -50,14 +51,19 @@ async def failure_for(
             if isinstance(attempt.step.exec.command, str)
             else " ".join(attempt.step.exec.command)
         )
-    summary, fix = explain(
-        outcome=outcome,
-        assertions=attempt.assertions,
-        error=attempt.error,
-        diagnostics=full_diagnostics,
-        target=target,
-        command=command,
-    )
+    if outcome is not None and outcome.kind == "browser":
+        summary, fix = explain_browser(
+            outcome=outcome, assertions=attempt.assertions, diagnostics=full_diagnostics, target=target
+        )
+    else:
+        summary, fix = explain(
+            outcome=outcome,
+            assertions=attempt.assertions,
+            error=attempt.error,
+            diagnostics=full_diagnostics,
+            target=target,
+            command=command,
+        )
     error = attempt.error or "; ".join(a.message for a in attempt.assertions if not a.passed) or "failed"
     artifact = f"cases/{identifier}.json"
     full = Failure(
@@ -70,6 +76,7 @@ async def failure_for(
         diagnostics=full_diagnostics,
         output=_output(outcome, 20_000),
         artifact=artifact,
+        browser=outcome.browser if outcome else None,
     )
     run.full_failures[identifier] = full
     return Failure(
@@ -82,6 +89,7 @@ async def failure_for(
         diagnostics=_compact(full_diagnostics) if full_diagnostics is not None else None,
         output=_output(outcome, 1_000),
         artifact=artifact,
+        browser=outcome.browser if outcome else None,
     )
 
 

@@ -20,14 +20,15 @@ from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.run import CaseResult, SuiteResult
 from preflight_sdk.core.tracing import format_traceparent, new_span_id, new_trace_id
 
+from .browser import BrowserHost
 from .environment import RunEnvironment
 from .events import EventLog
-from .http import HttpSession
 from .ordering import CaseOrder
 from .touches import Touches
+from .yaml.http import HttpSession
 
 if TYPE_CHECKING:
-    from .warm_pytest import WarmPytest
+    from .commands.warm_pytest import WarmPytest
 
 __all__ = ["CURRENT_CASE", "Resumed", "RunContext", "SavedByCase", "case_id"]
 
@@ -92,6 +93,8 @@ class RunContext:
         self.retry = retry
         self.started = datetime.now(UTC)
         self.http = HttpSession(env.redactor)
+        self.browser = BrowserHost(env.loaded.environ)  # started by the first browser step, if any
+        self.folder = env.root / ".preflight" / "runs" / run_id  # the run's files (see artifacts.py)
         self.full_failures: dict[str, Any] = {}
         self.total_cases = total_cases
         self.finished_cases = 0

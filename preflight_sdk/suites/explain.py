@@ -103,7 +103,9 @@ def _expected(result: AssertionResult) -> str:
     if result.operator in ("equals", "eq"):
         return f"expected {result.path} = {_value(expected)}, got {_value(actual)}"
     if result.operator == "expr":
-        return f"expected `{expected}` to hold"
+        # The message goes on with the parts that are false and the values they read.
+        reasons = result.message.removeprefix(f"expr: `{expected}` is false; ")
+        return f"expected `{expected}` to hold" + (f" ({reasons})" if reasons != result.message else "")
     if result.operator == "count" and result.path.startswith("mock."):
         # The check's own message already reads well ("expected 1 POST /charges request(s), got 0");
         # the list of received requests after it belongs to the assertion, not the sentence.

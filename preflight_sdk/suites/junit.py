@@ -1,81 +1,16 @@
-"""JUnit XML: read the report pytest writes, and write one for a whole run (for CI systems)."""
+"""Write a run as JUnit XML, for CI systems (reading the reports tools write is `junit_read`)."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime
 from pathlib import Path
-
-import msgspec
 
 from preflight_sdk.core.results.run import RunResult, SuiteResult
 
-__all__ = ["SUITE_ERROR_CASE", "JUnitCase", "JUnitReport", "read_junit", "write_junit"]
+__all__ = ["SUITE_ERROR_CASE", "write_junit"]
 
 # The name of the `<testcase>` that carries a suite-level error (timeout, collection, setup).
 SUITE_ERROR_CASE = "(suite error)"
-
-
-class JUnitCase(msgspec.Struct, frozen=True, kw_only=True):
-    """One `<testcase>` of a JUnit report."""
-
-    classname: str
-    name: str
-    time: float
-    status: str  # passed, failed, error, skipped
-    message: str = ""
-    detail: str = ""
-    stdout: str = ""
-    stderr: str = ""
-
-
-class JUnitReport(msgspec.Struct, frozen=True, kw_only=True):
-    """A JUnit file: when its first suite started (if it says) and its test cases in order."""
-
-    started: datetime | None = None
-    cases: list[JUnitCase] = msgspec.field(default_factory=list)
-
-
-def read_junit(path: Path) -> JUnitReport:
-    """Return the test cases of a JUnit XML file (an unreadable file gives an empty report)."""
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
-        return JUnitReport()
-    suite = root if root.tag == "testsuite" else root.find("testsuite")
-    started = _timestamp(suite.get("timestamp", "") if suite is not None else "")
-    return JUnitReport(started=started, cases=[_case(element) for element in root.iter("testcase")])
-
-
-def _case(element: ET.Element) -> JUnitCase:
-    status, message, detail = "passed", "", ""
-    for kind in ("failure", "error", "skipped"):
-        child = element.find(kind)
-        if child is not None:
-            status = "failed" if kind == "failure" else kind
-            message = child.get("message", "") or ""
-            detail = (child.text or "").strip()
-            break
-    return JUnitCase(
-        classname=element.get("classname", ""),
-        name=element.get("name", ""),
-        time=float(element.get("time", "0") or 0),
-        status=status,
-        message=message,
-        detail=detail,
-        stdout=(element.findtext("system-out") or "").strip(),
-        stderr=(element.findtext("system-err") or "").strip(),
-    )
-
-
-def _timestamp(text: str) -> datetime | None:
-    """Parse a testsuite `timestamp`: pytest writes local time, with its offset or (older) without."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    # A naive stamp is the writer's local time, which is this machine's: astimezone() reads it so.
-    return moment.astimezone(UTC)
 
 
 def write_junit(result: RunResult, path: Path) -> None:

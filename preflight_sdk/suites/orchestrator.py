@@ -31,17 +31,17 @@ from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import Redactor, redact_failure
 from preflight_sdk.core.results.lifecycle import SetupResult
 from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, Totals
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.mockhost import ensure_mocks
+from preflight_sdk.lifecycle.mockhost.host import ensure_mocks
+from preflight_sdk.lifecycle.session.context import ProjectContext
 
+from .commands.runners import run_pytest_suite, run_shell_suite
+from .commands.warm_pytest import WarmPytest
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
 from .ordering import CaseOrder, carried_suite, suite_order
-from .process_runners import run_pytest_suite, run_shell_suite
 from .traffic import record_mock_traffic
-from .warm_pytest import WarmPytest
-from .yaml_runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
+from .yaml.runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
 __all__ = ["TestPlan", "carried_text", "partial_result", "run_suites", "select_suites", "test_file"]
 
@@ -163,6 +163,7 @@ async def run_suites(
         plan.log.record("PHASE_STARTED", phase="teardown")
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
+            await run.browser.aclose()
             await record_mock_traffic(run)
         plan.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import msgspec
 
 from preflight_sdk.core.assertions import AssertionResult
+from preflight_sdk.core.results.browser import BrowserEvidence
 from preflight_sdk.core.results.run import RequestInfo, ResponseInfo
 
 __all__ = ["StepOutcome", "cap_body"]
@@ -25,9 +26,13 @@ class StepOutcome(msgspec.Struct, kw_only=True):
         error_kind: `connection`, `timeout`, `variable`, `input`, `engine`.
         checks: findings of steps that check by themselves (file, process, port).
         request/response: the exchange as it will appear in a failure report.
+        browser: a failing browser step's page (screenshot, trace, DOM, console, failed requests).
+        pages: the URLs a browser step opened, in order.
     """
 
-    kind: Literal["request", "exec", "file", "process", "port", "wait"]
+    kind: Literal["request", "exec", "file", "process", "port", "wait", "browser"]
+    pages: list[str] = msgspec.field(default_factory=list)
+    browser: BrowserEvidence | None = None
     status: int | None = None
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     body: Any = None

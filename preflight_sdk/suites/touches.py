@@ -10,7 +10,9 @@ Kept with each case in the store, so the next run knows which cases an edit can 
   names the case, else its arrival falls in the case's time window (cases of suites running at
   the same time then share it: more, never fewer);
 - a pytest or shell case touches the suite's `touches:`, else everything it was given the URL of
-  (every service and mock: `all`), plus the mocks it reached.
+  (every service and mock: `all`), plus the mocks it reached;
+- a browser step touches the pages it opened (`page:<url>`) and, since a page may fetch from any
+  service it knows the address of, everything (`all`).
 
 What cannot be known counts as everything (`unknown`), never as nothing: a request to an address
 outside the environment (a server of its own, the internet), a step of a kind this module does
@@ -37,9 +39,9 @@ ALL = "all"  # every service and mock of the environment
 UNKNOWN = "unknown"  # something outside it: the case always runs
 _LOCAL = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 # A TestStep's fields that are no action of their own (a step with another field set is an action
-# this module does not know, such as a browser step: it touches `unknown`).
+# this module does not know: it touches `unknown`).
 _NOT_ACTIONS = {"name", "description", "expect", "save", "delay", "retry", "ignore_error", "skip"}
-_ACTIONS = {"request", "exec", "file", "process", "port", "wait_healthy", "wait_for_port"}
+_ACTIONS = {"request", "exec", "file", "process", "port", "wait_healthy", "wait_for_port", "browser"}
 _SPAN = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-([0-9a-f]{16})-[0-9a-f]{2}$")
 
 
@@ -54,10 +56,15 @@ def mock_touch(name: str) -> str:
 
 
 def step_touches(
-    step: TestStep, env: RunEnvironment, default_service: str | None, sent: str | None
+    step: TestStep,
+    env: RunEnvironment,
+    default_service: str | None,
+    sent: str | None,
+    pages: Sequence[str] = (),
 ) -> set[str]:
-    """What one (rendered) step touches; `sent` is the URL its request went to, when it sent one."""
-    found: set[str] = set()
+    """What one (rendered) step touches; `sent` is the URL its request went to, when it sent one,
+    `pages` the pages a browser step opened (kept as `page:<url>`)."""
+    found: set[str] = {f"page:{url}" for url in pages}
     for name, default in _other_fields():
         value = getattr(step, name)
         if value is not None and value is not False and value != default:
@@ -82,6 +89,9 @@ def step_touches(
         found.add(_named(env, named) if named else ALL)
     if step.wait_for_port is not None:
         found.add(_address(env, f"tcp://{step.wait_for_port.host}:{step.wait_for_port.port}"))
+    if step.browser is not None:
+        # A page may call any service it knows the address of: what it fetched is not followed.
+        found.add(ALL)
     if step.expect is not None and step.expect.mock is not None:
         checks = step.expect.mock if isinstance(step.expect.mock, list) else [step.expect.mock]
         for check in checks:

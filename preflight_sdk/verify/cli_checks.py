@@ -9,7 +9,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..lifecycle.commands import run_command
+from preflight_sdk.processes.commands import run_command
+
 from .result import CliReport, Finding
 from .spec import CliContract
 

@@ -376,7 +376,9 @@ def main() -> int:
 
 def update_docs(table: list[str], args: argparse.Namespace, load: float) -> None:
     """Rewrite the "## MCP server" section of docs/performance.md (created when missing); its
-    "### " subsections, notes on earlier changes, are kept after the new numbers."""
+    "### " subsections are kept after the new numbers. The MCP rows of the page's "Today" table
+    are written by hand from this run, and the numbers they replace go to
+    docs/performance-history.md with their date."""
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
     section = "\n".join(
         [

@@ -9,7 +9,7 @@ Compared in the same run, on the same machine and images:
                   once; GET /health on each published port every 10 ms; teardown: delete the
                   containers (force) and the network). Creating one at a time spreads the starts,
                   which the daemon gets through sooner than starts sent all at once (see
-                  docs/performance.md)
+                  docs/performance-history.md)
   socket-at-once  the same script with every create sent at once, as testcontainers and
                   docker-compose do (no goal: it shows what the one-at-a-time order gains)
   floor           a plain script of docker commands: `docker network create`, every `docker run -d`

@@ -91,3 +91,22 @@ async def test_bad_tests_names_and_waits_are_refused_over_mcp(project: tuple[Pat
         assert refused["success"] is False and refused["error"]["code"] == "INVALID_INPUT", refused
         assert "24h" in refused["error"]["message"]
     assert listed["data"]["tests"] == []  # nothing was saved
+
+
+@pytest.mark.anyio
+async def test_path_like_artifact_names_are_coded_errors_over_mcp(project: tuple[Path, str], tmp_path: Path) -> None:
+    root, run_id = project
+    names = [".", "", "..", "/", "./", "./.", "cases/", "cases", "cases/.", "//"]
+    replies = await _session(root, tmp_path, [("preflight_get_artifact", {"runId": run_id, "name": n}) for n in names])
+    for name, reply in zip(names, replies, strict=True):
+        error = reply["error"]
+        assert error["code"] in ("INVALID_INPUT", "ARTIFACT_NOT_FOUND"), (name, error)
+        assert error["hint"] and str(root) not in json.dumps(reply), (name, reply)
+    by_name = dict(zip(names, replies, strict=True))
+    # A name that is no file at all is refused as input; a folder of the run is no artifact of it.
+    for name in (".", "", "..", "/", "./", "./.", "//"):
+        assert by_name[name]["error"]["code"] == "INVALID_INPUT", name
+        assert by_name[name]["error"]["details"]["field"] == "name", name
+    for name in ("cases/", "cases", "cases/."):
+        assert by_name[name]["error"]["code"] == "ARTIFACT_NOT_FOUND", name
+        assert "report.json" in by_name[name]["error"]["details"]["artifacts"], name

@@ -256,3 +256,35 @@ async def test_an_unknown_session_is_an_error_reply_over_stdio(repo: Path, tmp_p
     assert seed.structured_content["error"]["recovery_hint"]
     assert alive.is_error is False
     assert not (repo / "docs").exists()
+
+
+@pytest.mark.anyio
+async def test_repo_path_is_named_as_itself_and_relative_to_the_servers_project(repo: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"  # the server's working directory: no repository there
+    outside = tmp_path / "outside"
+    elsewhere.mkdir()
+    outside.mkdir()
+    (repo / "sub").mkdir()
+    params = StdioServerParameters(
+        command=str(BIN / "preflight-mcp"), args=["--project", str(repo)], env=dict(os.environ), cwd=elsewhere
+    )
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("read_architecture", {"repo_path": "."}),
+        ("read_architecture", {"repo_path": "sub"}),
+        ("read_architecture", {"repo_path": str(outside)}),
+        ("require_clarification", {"user_intention": "Add authentication", "repo_path": "x" * 5000}),
+        ("read_architecture", {"repo_path": "missing/folder"}),
+    ]
+    with anyio.fail_after(60), (tmp_path / "server.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+            replies = [(await client.call_tool(name, arguments)).structured_content or {} for name, arguments in calls]
+    here, sub, out, long, missing = replies
+    assert here["status"] == "success" and sub["status"] == "success", (here, sub)
+    for refused in (out, long):
+        error = refused["error"]
+        assert refused["status"] == "error" and error["details"]["field"] == "repo_path", refused
+        assert "projectPath" not in json.dumps(refused), refused
+        assert "repo_path" in error["message"] + error["recovery_hint"], refused
+    assert out["error"]["code"] == "PROJECT_NOT_ALLOWED" and long["error"]["code"] == "INVALID_INPUT"
+    assert missing["error"]["code"] == "REPO_NOT_FOUND"
+    assert missing["error"]["details"]["path"] == str(repo / "missing" / "folder"), missing

@@ -175,3 +175,27 @@ def test_the_older_handshake_shows_the_extension_only_to_a_client_that_declares_
         if t.get("_meta", {}).get("ui", {}).get("resourceUri") == "ui://preflight/run"
     }
     assert marked == RUN_TOOLS
+
+
+async def _templates(project: Path, *, apps: bool, default_project: bool = True) -> Any:
+    """`resources/templates/list` as one client sees it (the error when refused)."""
+    args = ["--project", str(project)] if default_project else []
+    params = StdioServerParameters(command=LAUNCHER, args=args, env=dict(os.environ), cwd=str(project))
+    with anyio.fail_after(60), (project / "server.log").open("a", encoding="utf-8") as err:
+        client = Client(stdio_client(params, errlog=err), extensions=[APPS] if apps else None)  # type: ignore[arg-type]
+        async with client:
+            try:
+                return (await client.list_resource_templates()).resource_templates
+            except MCPError as exc:
+                return exc
+
+
+async def test_the_page_of_a_run_is_listed_as_a_resource_template(project: Path) -> None:
+    [template] = await _templates(project, apps=True)
+    assert (template.uri_template, template.mime_type) == ("ui://preflight/runs/{runId}", APP_MIME_TYPE)
+    assert template.name and template.description
+    # Without a default project, the page names its project (RFC 6570 form-style query).
+    [elsewhere] = await _templates(project, apps=True, default_project=False)
+    assert elsewhere.uri_template == "ui://preflight/runs/{runId}{?project}"
+    refused = await _templates(project, apps=False)
+    assert isinstance(refused, MCPError) and refused.error.code == types.METHOD_NOT_FOUND

@@ -1,8 +1,8 @@
 """Identical failures told once, on the shop-broken example with a suite of sixty cases.
 
 Sixty orders without a price each crash the orders API the same way (500, KeyError in its log):
-the MCP reply holds one full failure with `sameCause.count` 60 and the other 59 case ids, in at
-most 10 kB. Three reads of missing orders (404) are another cause and stay another group. The CLI
+the MCP reply holds one full failure with `sameCause.count` 60 and the other 59 case ids and
+names, in at most 10 kB. Three reads of missing orders (404) are another cause and stay another group. The CLI
 tells the same in text and JSON; junit.xml keeps one entry per case.
 """
 
@@ -116,7 +116,9 @@ async def test_sixty_failures_of_one_cause_are_told_once_and_two_causes_stay_two
             assert group["sameCause"]["count"] == CRASHES and len(group["sameCause"]["cases"]) == CRASHES - 1
             assert "status 500" in group["sameCause"]["cause"] and "KeyError" in group["sameCause"]["cause"]
             assert group["response"]["status"] == 500 and group["assertions"]  # told in full
-            assert len(named(data)) == CRASHES  # every case still named
+            assert len(named(data)) == CRASHES  # every case still named, by id and by name
+            others = [f"order {n} without a price" for n in range(2, CRASHES + 1)]
+            assert group["sameCause"]["names"] == others
             crash_run = data["runId"]
 
             both = json.loads(

@@ -153,3 +153,37 @@ def test_the_inspector_cli_calls_every_tool_with_every_optional_argument(project
         refused = [problem for problem in pool.map(lambda c: call(*c), planned) if problem]
     assert not refused, "\n".join(refused)
     assert len(planned) > len(tools)
+
+
+def test_the_inspectors_strict_check_finds_nothing_in_any_input_or_output_schema(project: Path) -> None:
+    node_dir = require_node_tools()
+    listed = inspector(node_dir, project, "--method", "tools/list", "--strict")
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    findings = [line for line in listed.stderr.splitlines() if line.startswith(("Warning:", "Error:"))]
+    paths = [line.strip() for line in listed.stderr.splitlines() if line.strip().startswith("Path:")]
+    assert not findings, f"{len(findings)} findings, e.g. {paths[:5]}"
+
+
+def test_every_input_property_carries_its_own_type(project: Path) -> None:
+    node_dir = require_node_tools()
+    listed = inspector(node_dir, project, "--method", "tools/list")
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    # A client that resolves no `$ref` (the Inspector before 2.x, many hosts) converts a
+    # `key=value` argument by the `type` written on the property itself.
+    untyped = [
+        f"{tool['name']}.{name}"
+        for tool in json.loads(listed.stdout)["tools"]
+        for name, prop in tool["inputSchema"].get("properties", {}).items()
+        if not {"type", "enum", "const"} & set(prop)
+    ]
+    assert not untyped, untyped
+
+
+def test_require_clarification_takes_preferences_as_an_object_from_the_inspector(project: Path) -> None:
+    node_dir = require_node_tools()
+    pairs = ["user_intention=Fix a typo in the README", 'preferences={"force_adr": true}']
+    done = inspector(
+        node_dir, project, "--method", "tools/call", "--tool-name", "require_clarification", "--tool-arg", *pairs
+    )
+    reply = json.loads(done.stdout)["structuredContent"]
+    assert reply["status"] in ("needs_clarification", "completed"), reply

@@ -23,8 +23,8 @@ from support.docker import force_clean, labelled
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.config import load_config
 from preflight_sdk.core.results.run import RunResult
-from preflight_sdk.lifecycle.reset import snapshot_volume
-from preflight_sdk.lifecycle.state import read_state
+from preflight_sdk.lifecycle.session.state import read_state
+from preflight_sdk.lifecycle.setup.reset import snapshot_volume
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 

@@ -8,6 +8,10 @@
 //   run      call preflight_run as a task, settle it, then make the same call plainly
 //   cancel   call preflight_run as a task, cancel it once it runs, settle it
 //   restart  start a task, kill the server (SIGKILL) while it runs, ask a new server about it
+//   shutdown call preflight_run as a task, close the client (its stdin) once the task runs,
+//            then ask a new server about the task and the run
+//   list     on a server started without --project: a task in each of two projects (<project>
+//            and [suite], a second project path), then tasks/list
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
@@ -16,10 +20,10 @@ const [scenario, command, project, suite = "orders"] = process.argv.slice(2);
 const CALL = { requestTimeoutMs: 120_000 };
 const AS_TASK = { ...CALL, task: { preference: "prefer" } };
 
-async function connect() {
+async function connect(args = ["--project", project]) {
   const transport = new StdioClientTransport({
     command,
-    args: ["--project", project],
+    args,
     env: { ...process.env },
     stderr: "inherit",
   });
@@ -49,7 +53,7 @@ async function untilRunning(execution, seen) {
 
 async function main() {
   const report = { scenario, protocolVersion: null, capabilities: null };
-  const first = await connect();
+  const first = await connect(scenario === "list" ? [] : undefined);
   report.protocolVersion = first.client.getNegotiatedProtocolVersion?.() ?? null;
   report.capabilities = first.session.capabilities;
   if (scenario === "run") {
@@ -100,6 +104,36 @@ async function main() {
     await second.client.close();
     console.log(JSON.stringify(report));
     process.exit(0);
+  } else if (scenario === "shutdown") {
+    const execution = await first.session.callTool("preflight_run", { filter: suite }, AS_TASK);
+    report.taskId = execution.handle?.taskId ?? null;
+    await untilRunning(execution, []);
+    report.closedPid = first.transport.pid;
+    await execution.detach().catch(() => {});
+    const closing = Date.now();
+    // The SDK ends the server's stdin, then sends SIGTERM 2 s later and SIGKILL 2 s after that.
+    await first.client.close();
+    report.closeMs = Date.now() - closing;
+    const second = await connect();
+    const controller = second.session.task(report.taskId, CALL);
+    report.afterShutdown = view(await controller.snapshot());
+    const outcome = await controller.result();
+    report.outcome = outcome.status;
+    report.error = outcome.status === "failed" ? String(outcome.error?.message ?? outcome.error) : null;
+    const read = await second.client.callTool({ name: "preflight_get_run", arguments: { runId: report.taskId } });
+    report.run = read.structuredContent?.data ?? null;
+    await second.session.close();
+    await second.client.close();
+    console.log(JSON.stringify(report));
+    process.exit(0);
+  } else if (scenario === "list") {
+    report.taskIds = [];
+    for (const projectPath of [project, suite]) {
+      const execution = await first.session.callTool("preflight_run", { projectPath }, AS_TASK);
+      report.taskIds.push(execution.handle?.taskId ?? null);
+      report.outcome = (await execution.settle()).outcome.status;
+    }
+    report.listed = (await first.session.listTasks()).tasks.map(view);
   } else {
     throw new Error(`unknown scenario ${scenario}`);
   }

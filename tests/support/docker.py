@@ -21,7 +21,7 @@ def labelled(root: Path, cli: str = "docker") -> tuple[list[str], list[str]]:
 
 def force_clean(root: Path, cli: str = "docker") -> None:
     """Remove what the checkout at `root` left on the engine, and stop its detached mock host."""
-    from preflight_sdk.lifecycle.state import read_state
+    from preflight_sdk.lifecycle.session.state import read_state
     from preflight_sdk.mocks.detached import stop_detached
 
     try:

@@ -2,7 +2,7 @@
 
 Containers "run" according to a `Behaviour` per image (or per service label): ready after some
 probes, exit with a status after a delay, write log lines. The fake also carries its own prober,
-which the lifecycle uses (`lifecycle.probe.prober_for`), so health checks need no real port.
+which the lifecycle uses (`lifecycle.health.probe.prober_for`), so health checks need no real port.
 Every call is recorded in `calls` with the fake clock time, so tests can assert order and overlap.
 """
 
@@ -32,7 +32,7 @@ from preflight_sdk.engine.base import (
 )
 from preflight_sdk.engine.errors import daemon_unreachable
 from preflight_sdk.engine.inspect import parse_time
-from preflight_sdk.lifecycle.probe import ProbeResult
+from preflight_sdk.lifecycle.health.probe import ProbeResult
 
 __all__ = ["Behaviour", "FakeEngine"]
 

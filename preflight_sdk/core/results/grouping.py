@@ -1,8 +1,8 @@
 """Identical failures told once: failed cases with the same cause shown as one failure and a count.
 
 Sixty cases failing because one handler crashes are one problem, not sixty. `group_failures`
-keeps the first case of each cause whole, adds `sameCause {count, cases, cause}` to its failure
-(the other cases' ids, in run order) and leaves the others out of their suite's `cases` (and
+keeps the first case of each cause whole, adds `sameCause {count, cases, names, cause}` to its
+failure (the other cases' ids and names, in run order) and leaves the others out of their suite's `cases` (and
 their records out of the listed `artifacts`: each is still `cases/<caseId>.json`); totals,
 suite counts and the run's artifacts (report.json, junit.xml: one entry per case, each case's
 record) are untouched. The faces apply it when they show a run (CLI text and JSON, MCP replies,
@@ -113,7 +113,9 @@ def group_failures(result: RunResult) -> RunResult:
     for key, members in groups.items():
         if len(members) > 1:
             first, *rest = members
-            heads[id(first)] = SameCause(count=len(members), cases=[c.id for c in rest], cause=key[:300])
+            heads[id(first)] = SameCause(
+                count=len(members), cases=[c.id for c in rest], cause=key[:300], names=[c.name for c in rest]
+            )
             folded.update(id(c) for c in rest)
     suites = []
     for suite in result.suites:

@@ -17,6 +17,7 @@ __all__ = [
     "CleanAction",
     "CleanResult",
     "ContainerStatus",
+    "DockerfileLine",
     "EnvironmentUse",
     "InitMock",
     "InitResult",
@@ -98,8 +99,27 @@ class InitResult(Result, frozen=True, kw_only=True):
 # -- build ------------------------------------------------------------------------------------
 
 
+class DockerfileLine(Part, frozen=True, kw_only=True):
+    """A line of a Dockerfile that only BuildKit builds (`RUN <<EOF`, `RUN --mount`, `# syntax=`).
+
+    `line` (to `lastLine`, for a heredoc or continued lines) is 1-based; `needs` says what in it
+    is BuildKit's, `instead` how to write it for Docker's legacy builder.
+    """
+
+    line: int
+    text: str
+    needs: str
+    instead: str
+    last_line: int | None = None
+
+
 class ServiceBuild(Part, frozen=True, kw_only=True):
-    """One service's image: built, found locally, pulled, or failed."""
+    """One service's image: built, found locally, pulled, or failed.
+
+    A failed build's `hint` says what to do about it; `buildkitOnly` lists the lines of its
+    Dockerfile that Docker's legacy builder (used when the client has no buildx) cannot build,
+    the one its error is about first.
+    """
 
     name: str
     image: str
@@ -108,6 +128,8 @@ class ServiceBuild(Part, frozen=True, kw_only=True):
     source: Literal["built", "local", "pulled", "none"] = "built"
     error: str | None = None
     log_tail: list[str] | None = None
+    hint: str | None = None
+    buildkit_only: list[DockerfileLine] | None = None
 
 
 class BuildProgress(Part, frozen=True, kw_only=True):

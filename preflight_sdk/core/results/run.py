@@ -18,6 +18,7 @@ from preflight_sdk.core.errors import ErrorInfo
 
 from .affected import AffectedSummary, CarriedVerdict
 from .base import Part, Result
+from .browser import BrowserEvidence
 from .lifecycle import BuildResult, ContainerStatus, SetupResult
 from .mocks import ClosestRoute, MockAnswer
 
@@ -161,11 +162,13 @@ class SameCause(Part, frozen=True, kw_only=True):
         cases: the ids of the others, in run order (each one's full record is in the run's
             artifacts, `cases/<caseId>.json`).
         cause: what was compared: the normalised error, failed assertions, status and log line.
+        names: the names of the others, in the order of `cases`.
     """
 
     count: int
     cases: list[str]
     cause: str
+    names: list[str] = msgspec.field(default_factory=list)
 
 
 class Failure(Part, frozen=True, kw_only=True):
@@ -181,6 +184,7 @@ class Failure(Part, frozen=True, kw_only=True):
     output: str | None = None
     artifact: str | None = None
     same_cause: SameCause | None = None
+    browser: BrowserEvidence | None = None  # a browser case's page: screenshot, trace, DOM, console
 
 
 class AttemptResult(Part, frozen=True, kw_only=True):
@@ -230,6 +234,7 @@ class CaseResult(Part, frozen=True, kw_only=True):
     skip_reason: str | None = None
     history: CaseHistory | None = None
     engine: str | None = None  # where it ran, in a sharded run (`local`, `unix:///…`, `context:ci`)
+    pages: list[str] = msgspec.field(default_factory=list)  # the URLs a browser case opened, in order
     carried: CarriedVerdict | None = None
 
     @property

@@ -50,9 +50,9 @@ __all__ = [
 # An operation whose name a composed command takes, and its command (`preflight run` builds, sets up,
 # runs and cleans; the plain operation is `preflight test`). Every other operation's command is its
 # MCP tool name without `preflight_`, underscores as dashes.
-RENAMED = {"run": "test"}
+RENAMED = {"run": "test", "import_file": "import"}
 # Shorter names a command also answers to (not listed in `--help`, so each command shows once).
-ALIASES = {"architecture": "read-architecture"}
+ALIASES = {"architecture": "read-architecture", "import-file": "import"}
 
 SECTIONS = (
     ("Everyday", ("run", "up", "test", "run-suite", "watch", "status", "logs", "clean", "init")),
@@ -62,6 +62,7 @@ SECTIONS = (
         "save-test", "run-test", "get-test", "list-tests", "delete-test", "get-latest-run",
         "save-suite", "list-suites", "delete-suite", "export-tests", "import-tests",
     )),
+    ("Import", ("import",)),
     ("MCP", ("verify", "mcp")),
     ("Decisions", ("clarify", "read-architecture")),
 )  # fmt: skip

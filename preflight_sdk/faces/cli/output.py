@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 import click
@@ -122,13 +123,16 @@ def error_text(error: PreflightError) -> str:
     lines.append(f"hint: {error.hint_for('cli')}")
     for key, value in (error.details or {}).items():
         if key in _SHOWN_DETAILS and isinstance(value, list) and value:
-            lines.append(f"{key} (last {min(len(value), 30)}):")
+            lines.append(f"{key}:" if len(value) <= 30 else f"{key} (the last 30 of {len(value)} lines):")
             lines.extend(f"  | {line}" for line in value[-30:])
         elif key == "services" and isinstance(value, list):
             for service in value:
                 if isinstance(service, dict) and service.get("logTail"):
-                    lines.append(f"logTail of {service.get('name', '?')} (last 30):")
+                    lines.append(f"logTail of {service.get('name', '?')}:")
                     lines.extend(f"  | {line}" for line in service["logTail"][-30:])
+    page = (error.details or {}).get("report")
+    if isinstance(page, str) and page:  # the run this error ended has its page too
+        lines.append(f"view:   {Path(page).absolute().as_uri()}")
     return "\n".join(lines)
 
 

@@ -23,6 +23,8 @@ from preflight_sdk.clarify.results import ArchitectureResult, ArtifactType, Clar
 from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import PreflightError
 
+from .pool import check_path
+
 __all__ = [
     "READ_ARCHITECTURE_ALIAS",
     "REQUIRE_CLARIFICATION_ALIAS",
@@ -44,7 +46,9 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         name: the tool name, used verbatim (no `preflight_` prefix), e.g. `require_clarification`.
         input_type: a Struct describing the alias's arguments (its field names are the wire names).
-        to_kwargs: turns a decoded `input_type` instance into keyword arguments of the method.
+        to_kwargs: turns a decoded `input_type` instance into keyword arguments of the method;
+            it is given the server's project folder too (None without one), against which a
+            relative path argument resolves.
         output_type: the type of the alias's reply (for its outputSchema).
         from_result: turns the method's result into the alias's reply.
         description: the alias tool's description.
@@ -52,17 +56,20 @@ class AliasSpec(msgspec.Struct, frozen=True, kw_only=True):
             envelope with `isError`).
         error_type: the type of that error reply, so the outputSchema describes it too.
         group: the tool group of the alias (default: its operation's group).
+        path_argument: the wire name of the argument that names the project (errors about the
+            path name it), when the alias has one.
     """
 
     name: str
     input_type: Any
-    to_kwargs: Callable[[Any], dict[str, Any]]
+    to_kwargs: Callable[[Any, str | None], dict[str, Any]]
     output_type: Any
     from_result: Callable[[Any], Any]
     description: str
     from_error: Callable[[Any], Any] | None = None
     error_type: Any = None
     group: str | None = None
+    path_argument: str | None = None
 
 
 class _Seed(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -84,7 +91,8 @@ class RequireClarificationArgs(_Seed, frozen=True):
         session_id: the session_id of the previous reply; omit it to start a new session.
         answers: {question id: option, list of options, or text}.
         preferences: `force_adr: true` writes an ADR even for a bug fix.
-        repo_path: a folder inside the git repository (default: the server's project).
+        repo_path: a folder inside the git repository, relative to the server's project
+            (default: the server's project).
     """
 
     user_intention: str
@@ -139,8 +147,8 @@ class ReadArchitectureArgs(_Seed, frozen=True):
     """Arguments of `read_architecture`.
 
     Attributes:
-        repo_path: a folder inside the git repository to read (relative to the server's working
-            directory); omit it for the server's project repository.
+        repo_path: a folder inside the git repository to read, relative to the server's project;
+            omit it for the server's project repository.
     """
 
     repo_path: str | None = None
@@ -187,20 +195,30 @@ def _answer(value: Any) -> str | list[str] | None:
     return str(value)
 
 
-def _project(repo_path: str | None) -> dict[str, Any]:
+REPO_PATH = "repo_path"
+
+
+def _project(repo_path: str | None, base: str | None) -> dict[str, Any]:
     """The `project_path` keyword naming the project the MCP face opens (none: the server's).
 
-    The repository is then found by walking up from `repo_path`. A path that does not exist is
-    REPO_NOT_FOUND at once: walking up from a typo could land in an unrelated parent repository.
+    A relative `repo_path` is taken from the server's project folder `base` (from the working
+    directory only when the server has none). The repository is then found by walking up from
+    it. A path that does not exist is REPO_NOT_FOUND at once: walking up from a typo could land
+    in an unrelated parent repository.
     """
     if not repo_path:
         return {}
-    if not os.path.exists(os.path.expanduser(repo_path)):
-        raise repo_not_found(Path(os.path.abspath(os.path.expanduser(repo_path))))
-    return {"project_path": repo_path}
+    check_path(repo_path, REPO_PATH)
+    path = Path(os.path.expanduser(repo_path))
+    if not path.is_absolute():
+        path = Path(base or os.getcwd()) / path
+    path = Path(os.path.normpath(path))
+    if not path.exists():
+        raise repo_not_found(path)
+    return {"project_path": str(path)}
 
 
-def _clarify_kwargs(args: RequireClarificationArgs) -> dict[str, Any]:
+def _clarify_kwargs(args: RequireClarificationArgs, base: str | None) -> dict[str, Any]:
     answers = {k: a for k, v in (args.answers or {}).items() if (a := _answer(v)) is not None}
     return {
         "intention": args.user_intention,
@@ -208,7 +226,7 @@ def _clarify_kwargs(args: RequireClarificationArgs) -> dict[str, Any]:
         "session_id": args.session_id,
         "context": args.optional_context,
         "force_adr": bool(args.preferences and args.preferences.force_adr),
-        **_project(args.repo_path),
+        **_project(args.repo_path, base),
     }
 
 
@@ -267,7 +285,9 @@ SEED_GROUP = "preflights"
 
 
 # The aliases of the `preflights` group answer errors in that tool's own shape.
-_seed_alias = partial(AliasSpec, from_error=seed_error, error_type=SeedErrorReply, group=SEED_GROUP)
+_seed_alias = partial(
+    AliasSpec, from_error=seed_error, error_type=SeedErrorReply, group=SEED_GROUP, path_argument=REPO_PATH
+)
 
 REQUIRE_CLARIFICATION_ALIAS = _seed_alias(
     name="require_clarification",
@@ -287,14 +307,14 @@ REQUIRE_CLARIFICATION_ALIAS = _seed_alias(
 READ_ARCHITECTURE_ALIAS = _seed_alias(
     name="read_architecture",
     input_type=ReadArchitectureArgs,
-    to_kwargs=lambda args: _project(args.repo_path),
+    to_kwargs=lambda args, base: _project(args.repo_path, base),
     output_type=ReadArchitectureReply,
     from_result=_architecture_reply,
     description=(
         "Read the current architecture decisions: {status: success, architecture: {uid, categories: "
         "{Category: {Field: value}}}, source_file}. uid is the latest ADR's UID, null when no ADR exists. "
-        "repo_path names a folder inside the git repository to read (the server's project repository "
-        "when omitted)."
+        "repo_path names a folder inside the git repository to read, relative to the server's project "
+        "(the server's project repository when omitted)."
     ),
 )
 

@@ -7,6 +7,7 @@ For a client that declares the extension (with the `text/html;profile=mcp-app` M
 - the run tools (`preflight_run`, `preflight_run_suite`, `preflight_get_run`,
   `preflight_resume_run`, `preflight_run_test`, `preflight_get_latest_run`) carry
   `_meta.ui.resourceUri` = `ui://preflight/run`, the view a host renders in a sandboxed iframe;
+- `resources/templates/list` names the page of any run, `ui://preflight/runs/{runId}`;
 - `resources/read` serves that view (the report's style and script, and a bridge that waits for
   the tool's result) and the page of any run, `ui://preflight/runs/<runId>` (optionally
   `?project=<path>` when the server has no default project), which the view reads through the host.
@@ -119,6 +120,23 @@ class McpApps:
         )
         return types.ListResourcesResult(resources=[view])
 
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        """The page of any run, as a URI template (with its project, for a server without one)."""
+        if not _apps_client(ctx):
+            raise MCPError(types.METHOD_NOT_FOUND, "Method not found")
+        query = "" if self.mcp.pool.default_path is not None else "{?project}"
+        page = types.ResourceTemplate(
+            uri_template=RUNS_URI + "{runId}" + query,
+            name="preflight run page",
+            title="The page of a preflight run",
+            description="A run's report.html by its runId: verdict, failures with their evidence, timeline, "
+            "every case." + (" `project` is the project's path." if query else ""),
+            mime_type=APP_MIME_TYPE,
+        )
+        return types.ListResourceTemplatesResult(resource_templates=[page])
+
     async def read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
@@ -160,6 +178,7 @@ def install_apps(mcp: PreflightMcp) -> McpApps:
     server.extensions[EXTENSION_ID] = {}
     server.add_request_handler("resources/list", types.PaginatedRequestParams, apps.list_resources)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, apps.read_resource)
+    server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, apps.list_templates)
     # Before the tool-list cache: the cache keeps one answer, this decides what each client sees.
     cached = mcp.list_cache.middleware
     at = next((i for i, m in enumerate(server.middleware) if m == cached), len(server.middleware))

@@ -63,7 +63,7 @@ async def serve(app: PreflightMcp) -> None:
                 writing = EncodedWriteStream(write, app.list_cache)  # tools/list: its text, encoded once
                 await app.server.run(answering, writing, app.server.create_initialization_options())
         logger.info("stdin closed: shutting down")
-        await app.shutdown()
+        await app.shutdown("its client closed stdin")
         tg.cancel_scope.cancel()
 
 
@@ -114,12 +114,14 @@ async def _warm_up(app: PreflightMcp, handshake: anyio.Event) -> None:
 
 async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        name = "a signal"
         async for signum in signals:
-            logger.info("%s received: shutting down", signal.Signals(signum).name)
+            name = signal.Signals(signum).name
+            logger.info("%s received: shutting down", name)
             break
     serving.cancel()
     with anyio.CancelScope(shield=True):
-        await app.shutdown()
+        await app.shutdown(f"it got {name}")
     logging.shutdown()
     sys.stderr.flush()
     # The stdin reader is a worker thread blocked in readline(): it can neither be cancelled nor

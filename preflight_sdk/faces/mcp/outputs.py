@@ -10,7 +10,6 @@ written by `scripts/gen-schema`); each outline's `description` names its type th
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Iterable
 from types import NoneType, UnionType
@@ -77,7 +76,13 @@ def outline(node: Any, defs: dict[str, Any], levels: int) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "object"}
         properties = node.get("properties")
         if properties:
-            out["properties"] = {name: outline(prop, defs, levels - 1) for name, prop in properties.items()}
+            required = set(node.get("required", ()))
+            out["properties"] = {
+                name: _optional(outline(prop, defs, levels - 1))
+                if name not in required and prop.get("default", ...) is None
+                else outline(prop, defs, levels - 1)
+                for name, prop in properties.items()
+            }
         if node.get("required"):
             out["required"] = list(node["required"])
         extra = node.get("additionalProperties")
@@ -119,18 +124,8 @@ def _merge(branches: list[dict[str, Any]]) -> dict[str, Any]:
     unique = [branch for i, branch in enumerate(branches) if branch not in branches[:i]]
     if len(unique) == 1:
         return unique[0]
-    typed = [branch for branch in unique if branch != {"type": "null"}]
-    if len(typed) == 1 and isinstance(typed[0].get("type"), str):
-        # `{anyOf: [{type: object, properties…}, {type: null}]}`: keywords such as `properties`
-        # apply to objects only, so `type: [object, null]` beside them says the same, shorter.
-        return {**typed[0], "type": [typed[0]["type"], "null"]}
-    if all(set(branch) <= {"type"} for branch in unique):
-        kinds: list[str] = []
-        for branch in unique:
-            for kind in branch["type"] if isinstance(branch["type"], list) else [branch["type"]]:
-                if kind not in kinds:
-                    kinds.append(kind)
-        return {"type": kinds}
+    # Each branch keeps one plain `type` (never `type: [object, null]`): clients that map tool
+    # schemas onto a one-type dialect reject type arrays (the Inspector's `--strict` warns).
     if all(set(branch) == {"enum"} or branch == {"type": "null"} for branch in unique):
         values: list[Any] = []
         for branch in unique:
@@ -139,6 +134,19 @@ def _merge(branches: list[dict[str, Any]]) -> dict[str, Any]:
                     values.append(value)
         return {"enum": values}
     return {"anyOf": unique}
+
+
+def _optional(schema: dict[str, Any]) -> dict[str, Any]:
+    """A field left out of the reply when it has no value (`omit_defaults`): its plain type, as
+    optional arguments are listed; `null` is never written for it, so the schema need not say it."""
+    options = schema.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        rest = [option for option in options if option != {"type": "null"}]
+        return rest[0] if len(rest) == 1 else {**schema, "anyOf": rest}
+    values = schema.get("enum")
+    if isinstance(values, list) and None in values:
+        return {**schema, "enum": [value for value in values if value is not None]}
+    return schema
 
 
 def result_name(typ: Any) -> str:
@@ -165,8 +173,7 @@ def result_types(registry: Registry) -> list[Any]:
 def results_schema(types: Iterable[Any]) -> dict[str, Any]:
     """Return the JSON Schema (2020-12) holding every result type in `$defs`, fully described."""
     unique = list(dict.fromkeys(arg for typ in types for arg in _members(typ)))
-    decoding.ready(*unique)
-    _, components = msgspec.json.schema_components(unique, ref_template=_DEFS + "{name}")
+    _, components = decoding.schema_components(unique, ref_template=_DEFS + "{name}")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": RESULTS_ID,
@@ -174,7 +181,7 @@ def results_schema(types: Iterable[Any]) -> dict[str, Any]:
             "The result types of preflight's operations: the `data` of each MCP tool's envelope "
             "and of `preflight --json`. A tool's outputSchema names its type here."
         ),
-        "$defs": _dedent(components),
+        "$defs": components,
     }
 
 
@@ -187,17 +194,3 @@ def _members(typ: Any) -> list[Any]:
     if get_origin(typ) in (Union, UnionType):
         return [arg for arg in get_args(typ) if arg is not NoneType]
     return [typ]
-
-
-def _dedent(node: Any) -> Any:
-    """Dedent every `description` (msgspec copies class docstrings as they are indented)."""
-    if isinstance(node, dict):
-        return {
-            key: inspect.cleandoc(value)
-            if key == "description" and isinstance(value, str)
-            else _dedent(value)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_dedent(item) for item in node]
-    return node

@@ -51,6 +51,24 @@ def default_factory(
     return Project.open(path, config_file, engine_host=engine_host, context=context)
 
 
+# A run stopping at shutdown has this long to record its end (its suite's teardown included).
+STOP_TIMEOUT = 60.0
+
+
+async def _stop_runs(project: Any, reason: str) -> None:
+    """Stop the runs a project object owns, as interrupted (a stand-in project may own none)."""
+    stop = getattr(project, "_stop_runs", None)
+    if stop is None:
+        return
+    with anyio.move_on_after(STOP_TIMEOUT) as scope:
+        try:
+            await stop(reason)
+        except Exception:  # one project's runs must not keep the others running
+            logger.exception("stopping the runs of %s failed", getattr(project, "path", "?"))
+    if scope.cancelled_caught:
+        logger.error("the runs of %s did not stop within %.0fs", getattr(project, "path", "?"), STOP_TIMEOUT)
+
+
 class ProjectPool:
     """Project objects by resolved absolute path, plus the ones whose environment we started."""
 
@@ -80,8 +98,17 @@ class ProjectPool:
         """Return the absolute, symlink-free form of `path` (relative to the working directory)."""
         return str(Path(path).expanduser().resolve())
 
-    def key(self, path: str | None) -> str:
-        """Return the pool key of a tool's `projectPath` (the server default when it is left out)."""
+    @property
+    def default_folder(self) -> str | None:
+        """The folder of the default project (the file's folder when it names e2e.yaml)."""
+        if self.default_path is None:
+            return None
+        default = Path(self.default_path)
+        return str(default.parent if default.is_file() else default)
+
+    def key(self, path: str | None, *, field: str = "projectPath") -> str:
+        """Return the pool key of a tool's `projectPath` (the server default when it is left out);
+        errors about the path name `field`, the argument that gave it."""
         if path is None or path == "":
             if self.default_path is None:
                 raise InputError(
@@ -90,9 +117,9 @@ class ProjectPool:
                     details={"field": "projectPath", "expected": "string"},
                 )
             return self.default_path
-        check_path(path, "projectPath")
+        check_path(path, field)
         resolved = self.resolve(path)
-        self._check_inside(resolved, "projectPath", path)
+        self._check_inside(resolved, field, path)
         return resolved
 
     def _check_inside(self, resolved: str, field: str, given: str) -> None:
@@ -108,13 +135,14 @@ class ProjectPool:
             details={"field": field, "project": str(root), "given": given},
         )
 
-    def get(self, path: str | None, config_file: str | None = None) -> Any:
+    def get(self, path: str | None, config_file: str | None = None, *, field: str = "projectPath") -> Any:
         """Return the project at `path`; a different `config_file` opens it anew.
 
         The new project replaces the old one only once a call on it succeeds (`settle`): a
-        failed call with a bad `config_file` leaves the pool as it was.
+        failed call with a bad `config_file` leaves the pool as it was. Errors about `path` name
+        `field`.
         """
-        key = self.key(path)
+        key = self.key(path, field=field)
         if config_file is not None:
             check_path(config_file, "configFile")
             folder = Path(key).parent if Path(key).is_file() else Path(key)
@@ -156,12 +184,16 @@ class ProjectPool:
         """Projects whose environment this server started and did not clean."""
         return [project for _, project in self._started.values()]
 
-    async def aclose(self, *, keep: bool = False) -> None:
-        """Clean every environment this server started (once; `keep=True` leaves them running)."""
+    async def aclose(self, *, keep: bool = False, reason: str = "the MCP server shut down") -> None:
+        """End the runs of every project (`interrupted`, saying `reason`), then clean every
+        environment this server started (once; `keep=True` leaves them running)."""
         async with self._close_lock:
             if self._closed:
                 return
             self._closed = True
+            with anyio.CancelScope(shield=True):
+                for project, _ in list(self._projects.values()):
+                    await _stop_runs(project, reason)
             if keep:
                 if self._started:
                     logger.info("leaving %d environment(s) running (--keep-on-exit)", len(self._started))

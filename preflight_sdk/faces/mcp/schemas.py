@@ -208,7 +208,10 @@ def input_schema(arguments: Any) -> dict[str, Any]:
     argument is null) and an empty `required`.
     """
     raw = inline_root(decoding.schema(arguments))
-    schema: dict[str, Any] = _quiet(map_objects(raw, lambda node: _type_list(_dedented(node))))
+    defs = raw.get("$defs", {})
+    schema: dict[str, Any] = _quiet(
+        map_objects(raw, lambda node: _typed_ref(_type_list(_dedented(node)), defs))
+    )
     schema.pop("description", None)
     if schema.get("type") == "object":
         schema.setdefault("properties", {})
@@ -236,6 +239,17 @@ def _without_null(prop: dict[str, Any]) -> dict[str, Any]:
         out = {key: value for key, value in prop.items() if key != "anyOf"}
         return {**rest[0], **out} if len(rest) == 1 else {**out, "anyOf": rest}
     return prop
+
+
+def _typed_ref(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A `$ref` with its target's `type` beside it: a client that resolves no reference (the
+    Inspector CLI before 2.0, some hosts) converts `key=value` text by the `type` it sees."""
+    ref = node.get("$ref")
+    if not isinstance(ref, str) or "type" in node:
+        return node
+    target = defs.get(ref.removeprefix("#/$defs/"), {})
+    kind = target.get("type") if isinstance(target, dict) else None
+    return {**node, "type": kind} if isinstance(kind, str) else node
 
 
 def _quiet(node: Any) -> Any:

@@ -35,8 +35,8 @@ from .list_cache import ListCache
 from .pool import ProjectFactory, ProjectPool, default_factory
 from .replies import tool_reply as _reply
 from .schemas import CONFIG_FILE, PROJECT_PATH, ToolSpec, build_tools
-from .task_state import TASK_OPERATIONS
-from .tasks import install_tasks
+from .tasks.state import TASK_OPERATIONS
+from .tasks.wire import install_tasks
 from .verify_guard import check_verify_source
 
 __all__ = ["SERVER_NAME", "STARTS_ENVIRONMENT", "STOPS_ENVIRONMENT", "PreflightMcp", "build_server"]
@@ -189,10 +189,11 @@ class PreflightMcp:
             project = self.pool.get(path, config_file)
         else:
             # An alias speaks another server's shape, without projectPath: its `to_kwargs` may name
-            # the project (`project_path`); otherwise the server's project, else its directory.
-            kwargs = dict(spec.alias.to_kwargs(spec.decode(arguments)))
+            # the project (`project_path`, from its own argument, relative to the server's
+            # project); otherwise the server's project, else its directory.
+            kwargs = dict(spec.alias.to_kwargs(spec.decode(arguments), self.pool.default_folder))
             path = kwargs.pop(PROJECT_PATH, None) or self.pool.default_path or os.getcwd()
-            project = self.pool.get(path)
+            project = self.pool.get(path, field=spec.alias.path_argument or "projectPath")
         if op.name in STARTS_ENVIRONMENT:
             self.pool.mark_started(project)  # before the call: a cancelled setup may leave things behind
         if op.parameter(WAIT) is not None and (kwargs.get(WAIT) is not None or op.name not in ANSWER_AT_ONCE):
@@ -229,9 +230,12 @@ class PreflightMcp:
             return str(wait)  # refused by the operation (above 24h), not silently cut to the budget
         return f"{min(seconds, self.call_budget):g}s"
 
-    async def shutdown(self) -> None:
-        """Clean the environments this server started (unless `keep_on_exit`); safe to call twice."""
-        await self.pool.aclose(keep=self.keep_on_exit)
+    async def shutdown(self, why: str = "it was stopped") -> None:
+        """End the runs under way as interrupted (their summary says the server shut down and
+        `why`), then clean the environments this server started (unless `keep_on_exit`); safe to
+        call twice (the first reason stays)."""
+        reason = f"the MCP server shut down before the run finished ({why})"
+        await self.pool.aclose(keep=self.keep_on_exit, reason=reason)
 
 
 def build_server(**options: Any) -> Server[Any]:
@@ -258,7 +262,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=None if spec.read_only else spec.idempotent,
             open_world_hint=spec.open_world,
         ),
-        # Clients of the 2025-11-25 tasks may call a long tool as a task (see mcp_tasks).
+        # Clients of the 2025-11-25 tasks may call a long tool as a task (see tasks/wire.py).
         execution=types.ToolExecution(task_support="optional")
         if spec.operation.name in TASK_OPERATIONS and spec.alias is None
         else None,

@@ -1,7 +1,8 @@
 """The pytest plugin: a session-scoped `preflight_env` fixture over a project's real environment.
 
 Off unless asked: `pytest --preflight [PATH]` (PATH defaults to `.`; write `--preflight=PATH`
-before test paths) or `preflight_project = PATH` in the ini file. Installing preflight therefore
+before test paths: a test path right after a bare `--preflight` is refused, with the two ways to
+write it) or `preflight_project = PATH` in the ini file. Installing preflight therefore
 changes no other pytest run. When on:
 
 - `preflight_env` builds and sets up the project once per session (an environment that is up
@@ -20,6 +21,7 @@ changes no other pytest run. When on:
 from __future__ import annotations
 
 import datetime
+import itertools
 import uuid
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -67,12 +69,39 @@ def pytest_configure(config: pytest.Config) -> None:
     ini = str(config.getini("preflight_project") or "").strip()
     if given:
         path = Path(given).expanduser()
+        if _separate(config, given) and not _names_a_project(path):
+            raise pytest.UsageError(
+                f"`--preflight {given}` took `{given}` as the project, but it holds no e2e.yaml or "
+                f"compose file. To name the project, write `--preflight=PATH {given}`; to run "
+                f"`{given}` against the project in the current directory, put it first: "
+                f"`pytest {given} --preflight`."
+            )
     elif ini:
         path = Path(ini).expanduser()
         path = path if path.is_absolute() else config.rootpath / path
     else:
         return
     config.pluginmanager.register(_Active(config, path.resolve()), _ACTIVE)
+
+
+def _separate(config: pytest.Config, given: str) -> bool:
+    """Whether `given` followed `--preflight` as an argument of its own (not `--preflight=...`)."""
+    pairs = itertools.pairwise(config.invocation_params.args)
+    return any(a == "--preflight" and b == given for a, b in pairs)
+
+
+def _names_a_project(path: Path) -> bool:
+    """Whether `path` is a project directory (a configuration found in it) or a YAML file."""
+    from preflight_sdk.config.loader import find_config
+    from preflight_sdk.core.errors import PreflightError
+
+    if path.is_file():
+        return path.suffix in (".yaml", ".yml")
+    try:
+        find_config(path)
+    except PreflightError:
+        return False
+    return True
 
 
 class PreflightMock:

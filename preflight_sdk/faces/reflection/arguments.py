@@ -47,8 +47,12 @@ class Parameter(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def label(self) -> str:
-        """A short human form of its type: `integer`, `string or null`, `one of "a", "b"`."""
-        return type_label(self.annotation)
+        """A short human form of its type: `integer`, `list of string`, `one of "a", "b"`.
+
+        An optional argument whose default is None reads as its plain type, as its schema lists
+        it: leaving it out is how a caller says "none" (a `null` sent anyway means the same).
+        """
+        return type_label(self.annotation, optional=not self.required and self.default is None)
 
 
 def arguments_struct(name: str, fields: list[tuple[Any, ...]], *, doc: str = "") -> Any:
@@ -163,18 +167,31 @@ def invalid_arguments(
 
 
 @functools.lru_cache(maxsize=512)
-def _schema_label(annotation: Any) -> str:
+def _schema_label(annotation: Any, optional: bool) -> str:
     try:
         schema = decoding.schema(annotation)
     except (TypeError, ValueError):
         return getattr(annotation, "__name__", str(annotation))
+    if optional:
+        schema = _without_null(schema)
     return _label(schema, schema.get("$defs", {}))
 
 
-def type_label(annotation: Any) -> str:
-    """Return a short human form of a type: `integer`, `string or null`, `list of string`."""
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    options = schema.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        rest = [option for option in options if option != {"type": "null"}]
+        if len(rest) > 1:
+            return {**schema, "anyOf": rest}
+        return {**{key: value for key, value in schema.items() if key != "anyOf"}, **rest[0]}
+    return schema
+
+
+def type_label(annotation: Any, *, optional: bool = False) -> str:
+    """Return a short human form of a type: `integer`, `string or null`, `list of string`
+    (`optional`: without `or null`, for an argument one leaves out to say none)."""
     try:
-        return _schema_label(annotation)
+        return _schema_label(annotation, optional)
     except TypeError:  # unhashable annotation
         return str(annotation)
 

@@ -3,7 +3,7 @@
 - `config`: e2e.yaml as loaded (its services, mocks, suites, reset rules), canonical JSON;
 - `engine`: the engine's kind and address;
 - `services`: each service's (and job's) container inputs as setup stamped them (its image id,
-  environment, command, ports, volumes: see `lifecycle.inputs`), so a rebuilt image is a change,
+  environment, command, ports, volumes: see `lifecycle.images.inputs`), so a rebuilt image is a change,
   and the content of the host files and folders it mounts (an edit there changes its behaviour
   without a rebuild);
 - `mocks`: each mock's routes and settings;
@@ -25,7 +25,7 @@ import msgspec
 
 from preflight_sdk.config import LoadedConfig, SuiteConfig
 from preflight_sdk.core import decoding
-from preflight_sdk.lifecycle.inputs import file_digest, mock_digest, read_record
+from preflight_sdk.lifecycle.images.inputs import file_digest, mock_digest, read_record
 
 __all__ = ["RunInputs", "current_inputs", "decode_inputs", "encode_inputs"]
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.lifecycle.session.context import ProjectContext
 from preflight_sdk.suites.ordering import CaseOrder
 
 from .inputs import current_inputs

@@ -8,6 +8,7 @@ The style (`report.css`) and the script (`report.js`) are files of this package.
 from __future__ import annotations
 
 from .page import PreviousRun, group_by_cause, render_fragment, render_report
+from .page_evidence import embed_full_screenshots
 from .timeline import Lane, Mark, Span, Timeline, build_timeline
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "Span",
     "Timeline",
     "build_timeline",
+    "embed_full_screenshots",
     "group_by_cause",
     "render_fragment",
     "render_report",

@@ -7,14 +7,16 @@ is shown as text and never runs.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
 
 from preflight_sdk.core.results.run import CaseHistory, CaseResult, DiagnosticReport, Failure, MockRequestInfo
 
-__all__ = ["anchor", "case_article", "esc", "human_ms", "json_text"]
+from .page_evidence import browser_panel
+
+__all__ = ["anchor", "case_article", "esc", "human_ms", "json_text", "log_lines"]
 
 _BAD_WORDS = ("error", "exception", "traceback", "fatal", "panic")
 
@@ -113,7 +115,8 @@ def _exchange(failure: Failure) -> str:
     return f'<div class="pfr-grid">{"".join(parts)}</div>'
 
 
-def _log_lines(lines: Iterable[str]) -> str:
+def log_lines(lines: Iterable[str]) -> str:
+    """Container log lines as the markup of a `pre.pfr-log` (the lines that say something is wrong marked)."""
     out = []
     for line in lines:
         bad = line.startswith("stderr: ") or any(w in line.lower() for w in _BAD_WORDS)
@@ -129,7 +132,7 @@ def _logs(diag: DiagnosticReport | None) -> str:
         cut = f", {log.line_count - len(log.lines)} earlier cut" if log.truncated else ""
         parts.append(
             f'<div class="pfr-logname">{esc(log.container_name)} <small>({log.line_count} lines{cut})</small></div>'
-            f'<pre class="pfr-log">{_log_lines(log.lines)}</pre>'
+            f'<pre class="pfr-log">{log_lines(log.lines)}</pre>'
         )
     states = " · ".join(
         f"{esc(h.container_name)} {esc(h.status)}"
@@ -172,8 +175,14 @@ def _mocks(diag: DiagnosticReport | None) -> str:
     )
 
 
-def case_article(case: CaseResult, run_id: str, *, artifact_href: str | None) -> str:
-    """The `<article>` of one failed case, its id from `anchor(case.id)`."""
+def case_article(
+    case: CaseResult, run_id: str, *, artifact_href: str | None, files: Mapping[str, str] | None = None
+) -> str:
+    """The `<article>` of one failed case, its id from `anchor(case.id)`.
+
+    `files` maps the run's artifact names to their paths: a browser failure's screenshot is read
+    from there to be shown inline.
+    """
     failure = case.failure or Failure(error="failed without a recorded reason", summary="failed")
     where = f" · on {esc(case.engine)}" if case.engine else ""
     retried = f" · {len(case.attempts)} attempts" if case.attempts else ""
@@ -185,6 +194,8 @@ def case_article(case: CaseResult, run_id: str, *, artifact_href: str | None) ->
     ]
     if failure.suggested_fix:
         parts.append(f'<p class="pfr-fix"><b>Suggested fix:</b> {esc(failure.suggested_fix)}</p>')
+    if failure.browser is not None:
+        parts.append(browser_panel(failure.browser, files or {}))
     parts.append(
         f'<div class="pfr-grid"><div class="pfr-panel"><h4>Assertions</h4>{_assertions(failure)}</div>'
         f'<div class="pfr-panel"><h4>History</h4>{_history(case.history, run_id)}</div></div>'

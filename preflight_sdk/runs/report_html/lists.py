@@ -7,6 +7,7 @@ import msgspec
 from preflight_sdk.core.results.run import CaseResult, RunResult
 
 from .evidence import anchor, esc, human_ms
+from .stopped import stopped_html
 
 __all__ = ["PreviousRun", "cases_html", "changes_html", "files_html"]
 
@@ -103,6 +104,13 @@ def changes_html(result: RunResult, previous: PreviousRun | None) -> tuple[str, 
     if previous is None:
         text = "no earlier run of the same suites to compare with"
         return "", f'<p class="pfr-empty">{text}</p>'
+    if result.error is not None and not any(suite.cases for suite in result.suites):
+        # Nothing ran: counting "0 newly failing" against a run that passed would read as no change.
+        text = (
+            f"Since run <code>{esc(previous.run_id)}</code>: its {len(previous.statuses)} cases did not run in "
+            f"this one (it stopped before its suites: <code>{esc(result.error.code)}</code>)"
+        )
+        return f'<p class="pfr-changes-line">{text}</p>', f'<p class="pfr-changes-line">{text}</p>'
     newly: list[CaseResult] = []
     fixed: list[CaseResult] = []
     still: list[CaseResult] = []
@@ -162,6 +170,8 @@ def environment_html(result: RunResult) -> str:
     with why, under the line saying whether the environment was kept, set up by which run, how
     many runs it served and whether it was reset first."""
     setup = result.setup
+    if setup is None and result.error is not None:
+        return stopped_html(result)
     if setup is None or not setup.services:
         return '<p class="pfr-empty">no environment was brought up for this run</p>'
     line = setup.environment_line()
@@ -170,7 +180,8 @@ def environment_html(result: RunResult) -> str:
         f"<td>{esc(s.done)}</td><td>{esc(s.reason or '')}</td></tr>"
         for s in setup.services
     )
+    warned = "".join(f'<p class="pfr-note pfr-warning">warning: {esc(w)}</p>' for w in setup.warnings)
     return (
         f'<p class="pfr-environment-line">{esc(line)}</p><table><thead><tr><th>service</th>'
-        f"<th>before the suites</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<th>before the suites</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>{warned}"
     )

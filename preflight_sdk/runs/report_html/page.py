@@ -126,6 +126,7 @@ def _error(result: RunResult) -> str:
 
 def _failures(result: RunResult, artifacts: set[str]) -> str:
     failed = result.failures()
+    files = {a.name: a.path for a in result.artifacts}
     if not failed:
         return '<p class="pfr-empty">no failures</p>'
     out = []
@@ -133,7 +134,7 @@ def _failures(result: RunResult, artifacts: set[str]) -> str:
     for group in groups[:_FULL_CAUSES]:
         first = group[0]
         href = first.failure.artifact if first.failure and first.failure.artifact in artifacts else None
-        article = case_article(first, result.run_id, artifact_href=href)
+        article = case_article(first, result.run_id, artifact_href=href, files=files)
         if len(group) == 1:
             out.append(article)
             continue

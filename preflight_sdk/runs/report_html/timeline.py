@@ -5,8 +5,8 @@ Where the times come from:
 - the run's phases (setup, suites, teardown), suites and cases: the event log (`PHASE_*`,
   `SUITE_*`, `CASE_*` events; a case's own duration starts its bar, the rest up to its end event is
   the evidence being collected);
-- each service's build, create and health: the `STEP_*` events the run records from the progress
-  of its setup (`building X` … `X: success`, `starting X` … `X healthy`), split into create and
+- each service's build (or pull), create and health: the `STEP_*` events the run records from the
+  progress of its setup (`building X` or `pulling X` … `X: success`, `starting X` … `X healthy`), split into create and
   health by the setup result's `healthCheckDuration`;
 - mock requests: `MOCK_REQUEST` events (the mocks' journal of the run) and the requests in each
   failure's diagnostics.
@@ -29,6 +29,8 @@ from preflight_sdk.suites.events import Event
 __all__ = ["Lane", "Mark", "Span", "Timeline", "build_timeline"]
 
 _NOT_SERVICES = frozenset({"mocks", "network"})
+# How the setup's progress opens each stage of a service (`building api`, `pulling db (postgres:16)`).
+_STAGES = {"build": "building ", "pull": "pulling ", "start": "starting "}
 
 SpanKind = Literal[
     "phase", "build", "create", "health", "mocks", "suite", "passed", "failed", "skipped", "tail"
@@ -106,10 +108,12 @@ def build_timeline(result: RunResult, events: Sequence[Event]) -> Timeline:
     clock = _Clock(origin)
     lanes: list[Lane] = []
     missing: list[str] = []
-    phases = _phases(stamps, clock)
+    # A run that ended (an error, a cancel) with steps still open drew them to its last moment.
+    ended = max(starts, default=None) if result.status not in ("running", "queued") else None
+    phases = _phases(stamps, clock, ended)
     if phases.spans:
         lanes.append(phases)
-    services = _services(result, stamps, clock)
+    services = _services(result, stamps, clock, ended)
     if not services and result.setup is not None and result.setup.services:
         missing.append("service build, create and health times (this run recorded no setup steps)")
     lanes += services
@@ -122,7 +126,7 @@ def build_timeline(result: RunResult, events: Sequence[Event]) -> Timeline:
     return Timeline(lanes=lanes, total=total, failing=failing, missing=missing)
 
 
-def _phases(stamps: Iterable[tuple[Event, float | None]], clock: _Clock) -> Lane:
+def _phases(stamps: Iterable[tuple[Event, float | None]], clock: _Clock, ended: float | None) -> Lane:
     opened: dict[str, int] = {}
     spans: list[Span] = []
     for event, moment in stamps:
@@ -133,10 +137,18 @@ def _phases(stamps: Iterable[tuple[Event, float | None]], clock: _Clock) -> Lane
         elif event.type == "PHASE_FINISHED" and event.phase in opened:
             start = opened.pop(event.phase)
             spans.append(Span(start=start, end=clock.at(moment), kind="phase", label=event.phase))
+    if ended is not None:
+        end = clock.at(ended)
+        spans += [
+            Span(start=start, end=end, kind="phase", label=f"{phase} (stopped)")
+            for phase, start in opened.items()
+        ]
     return Lane(title="run", group="phase", spans=spans)
 
 
-def _services(result: RunResult, stamps: Sequence[tuple[Event, float | None]], clock: _Clock) -> list[Lane]:
+def _services(
+    result: RunResult, stamps: Sequence[tuple[Event, float | None]], clock: _Clock, ended: float | None
+) -> list[Lane]:
     health = {s.name: s.health_check_duration or 0 for s in (result.setup.services if result.setup else [])}
     lanes: dict[str, Lane] = {}
     opened: dict[str, tuple[str, int]] = {}  # service -> (stage, start) of the step in progress
@@ -146,8 +158,9 @@ def _services(result: RunResult, stamps: Sequence[tuple[Event, float | None]], c
             continue
         message = event.message or ""
         if event.type == "STEP_STARTED":
-            if message.startswith(("building ", "starting ")):
-                opened[name] = ("build" if message.startswith("building ") else "start", clock.at(moment))
+            stage = next((s for s in ("build", "pull", "start") if message.startswith(_STAGES[s])), None)
+            if stage is not None:
+                opened[name] = (stage, clock.at(moment))
             continue
         if name not in opened:
             continue
@@ -156,8 +169,8 @@ def _services(result: RunResult, stamps: Sequence[tuple[Event, float | None]], c
         lane = lanes.setdefault(name, Lane(title=name, group="service"))
         if event.type == "STEP_FAILED":
             lane.spans.append(Span(start=begun, end=end, kind="failed", label=f"{stage} failed"))
-        elif stage == "build":
-            lane.spans.append(Span(start=begun, end=end, kind="build", label=f"build {end - begun} ms"))
+        elif stage in ("build", "pull"):
+            lane.spans.append(Span(start=begun, end=end, kind="build", label=f"{stage} {end - begun} ms"))
         else:
             healthy = min(health.get(name, 0), end - begun)
             if end - healthy > begun:
@@ -166,6 +179,14 @@ def _services(result: RunResult, stamps: Sequence[tuple[Event, float | None]], c
                 lane.spans.append(
                     Span(start=end - healthy, end=end, kind="health", label=f"health {healthy} ms")
                 )
+    if ended is not None:  # the step the run stopped in (a start that crashed, a health check that timed out)
+        code = f" ({result.error.code})" if result.error is not None else ""
+        for name, (stage, begun) in opened.items():
+            lane = lanes.setdefault(name, Lane(title=name, group="service"))
+            label = f"{stage} failed{code}" if result.error is not None else f"{stage} unfinished"
+            lane.spans.append(
+                Span(start=begun, end=max(clock.at(ended), begun + 1), kind="failed", label=label)
+            )
     return list(lanes.values())
 
 

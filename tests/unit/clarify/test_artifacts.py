@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from preflight_sdk.clarify.adr import Adr, parse_adr, render_adr
-from preflight_sdk.clarify.projection import parse_projection, render_projection
+from preflight_sdk.clarify.artifacts.adr import Adr, parse_adr, render_adr
+from preflight_sdk.clarify.artifacts.projection import parse_projection, render_projection
+from preflight_sdk.clarify.artifacts.task import Task, parse_task, render_task
 from preflight_sdk.clarify.snapshot import Entry
-from preflight_sdk.clarify.task import Task, parse_task, render_task
 from preflight_sdk.clarify.text import escape_block, slugify, title_from
 from preflight_sdk.core.errors import ConfigError
 

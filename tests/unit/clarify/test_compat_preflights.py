@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from preflight_sdk.clarify import clarify, read_architecture
-from preflight_sdk.clarify.adr import parse_adr
+from preflight_sdk.clarify.artifacts.adr import parse_adr
 
 pytestmark = pytest.mark.slow
 

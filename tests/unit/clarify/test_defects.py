@@ -15,11 +15,11 @@ import pytest
 from unit.clarify.clarify_support import FakeClock, artifact, counter_suffix, docs_tree
 
 from preflight_sdk.clarify import ClarifyResult, clarify, read_architecture
-from preflight_sdk.clarify import files as files_module
-from preflight_sdk.clarify.adr import parse_adr
+from preflight_sdk.clarify.artifacts import files as files_module
+from preflight_sdk.clarify.artifacts.adr import parse_adr
+from preflight_sdk.clarify.artifacts.uid import UID_RE, parse_uid
 from preflight_sdk.clarify.engine import analyze, make_plan
 from preflight_sdk.clarify.repo import RepoFacts
-from preflight_sdk.clarify.uid import UID_RE, parse_uid
 from preflight_sdk.core.errors import InputError, PreflightError
 
 

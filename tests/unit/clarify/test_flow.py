@@ -11,9 +11,9 @@ import pytest
 from unit.clarify.clarify_support import FakeClock, artifact, counter_suffix, docs_tree
 
 from preflight_sdk.clarify import clarify, read_architecture
-from preflight_sdk.clarify.adr import parse_adr
-from preflight_sdk.clarify.projection import parse_projection
-from preflight_sdk.clarify.task import parse_task
+from preflight_sdk.clarify.artifacts.adr import parse_adr
+from preflight_sdk.clarify.artifacts.projection import parse_projection
+from preflight_sdk.clarify.artifacts.task import parse_task
 from preflight_sdk.core.errors import InputError, PreflightError, StateError
 
 

@@ -12,8 +12,8 @@ import pytest
 import respx
 
 from preflight_sdk.clarify import AnthropicLLM, OpenAILLM, OpenRouterLLM, clarify, read_architecture
-from preflight_sdk.clarify.llm import llm_from_env
-from preflight_sdk.clarify.redact import redact
+from preflight_sdk.clarify.llm.assist import llm_from_env
+from preflight_sdk.clarify.llm.redact import redact
 
 ANTHROPIC = "https://api.anthropic.com/v1/messages"
 OPENAI = "https://api.openai.com/v1/chat/completions"

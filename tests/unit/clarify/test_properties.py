@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from preflight_sdk.clarify.artifacts.uid import UID_RE, format_uid, next_uid
 from preflight_sdk.clarify.snapshot import SCHEMA_V1, DecisionItem, Entry, merge, normalize_item
-from preflight_sdk.clarify.uid import UID_RE, format_uid, next_uid
 
 names = st.text(string.ascii_letters + string.digits + "_", min_size=1, max_size=10).filter(
     lambda n: n[0].isalpha()

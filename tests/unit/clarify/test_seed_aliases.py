@@ -25,7 +25,7 @@ from preflight_sdk.faces.mcp.server import PreflightMcp
 async def _call(alias: AliasSpec, repo: Path, arguments: dict[str, Any]) -> dict[str, Any]:
     """Do what the MCP face does with an alias: decode, call the operation, convert, encode."""
     args = msgspec.convert(arguments, alias.input_type)
-    kwargs = alias.to_kwargs(args)
+    kwargs = alias.to_kwargs(args, str(repo))
     project = Path(kwargs.pop("project_path", repo))  # the alias may name the project
     result = await (
         clarify(project, **kwargs) if alias is REQUIRE_CLARIFICATION_ALIAS else read_architecture(project)
@@ -113,7 +113,7 @@ async def test_preferences_force_adr_and_non_string_answers_are_mapped(repo: Pat
         },
         REQUIRE_CLARIFICATION_ALIAS.input_type,
     )
-    assert REQUIRE_CLARIFICATION_ALIAS.to_kwargs(args) == {
+    assert REQUIRE_CLARIFICATION_ALIAS.to_kwargs(args, None) == {
         "intention": "Fix typo in login button",
         "answers": {"n": "3", "flag": "true"},
         "session_id": None,
@@ -186,8 +186,8 @@ async def test_repo_path_chooses_the_repository_the_aliases_work_in(repo: Path, 
 
 def test_without_repo_path_the_server_project_is_used() -> None:
     args = msgspec.convert({"user_intention": "x", "repo_path": ""}, REQUIRE_CLARIFICATION_ALIAS.input_type)
-    assert "project_path" not in REQUIRE_CLARIFICATION_ALIAS.to_kwargs(args)
-    assert READ_ARCHITECTURE_ALIAS.to_kwargs(msgspec.convert({}, READ_ARCHITECTURE_ALIAS.input_type)) == {}
+    assert "project_path" not in REQUIRE_CLARIFICATION_ALIAS.to_kwargs(args, None)
+    assert READ_ARCHITECTURE_ALIAS.to_kwargs(msgspec.convert({}, READ_ARCHITECTURE_ALIAS.input_type), None) == {}
 
 
 @pytest.mark.parametrize(

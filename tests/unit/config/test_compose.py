@@ -11,7 +11,7 @@ from preflight_sdk.config import load_config
 from preflight_sdk.config.compose.interpolate import InterpolationError, substitute
 from preflight_sdk.config.compose.schema import compose_schema
 from preflight_sdk.core.errors import ConfigError
-from preflight_sdk.lifecycle.specs import container_spec
+from preflight_sdk.lifecycle.setup.specs import container_spec
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "compose"
 

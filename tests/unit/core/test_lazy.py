@@ -18,8 +18,8 @@ def test_a_lazy_name_is_imported_on_first_use_and_kept() -> None:
         "assert 'preflight_sdk.project' in sys.modules\n"
         "assert vars(preflight_sdk)['Project'] is project\n"
         "import preflight_sdk.clarify as clarify\n"
-        "assert 'preflight_sdk.clarify.providers' not in sys.modules\n"
-        "assert clarify.OpenAILLM.__module__ == 'preflight_sdk.clarify.providers'\n"
+        "assert 'preflight_sdk.clarify.llm.providers' not in sys.modules\n"
+        "assert clarify.OpenAILLM.__module__ == 'preflight_sdk.clarify.llm.providers'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -19,7 +19,7 @@ from preflight_sdk import PreflightError
 from preflight_sdk.engine.api import local_socket
 from preflight_sdk.engine.base import ContainerSpec
 from preflight_sdk.engine.docker import DockerEngine
-from preflight_sdk.engine.exec_output import BoundedOutput, Frames
+from preflight_sdk.engine.output import BoundedOutput, Frames
 from preflight_sdk.engine.podman import PodmanLane, podman_engine
 from preflight_sdk.engine.socket_lane import SocketLane, container_body
 from preflight_sdk.engine.whales import CliLane

@@ -28,7 +28,7 @@ from preflight_sdk.engine.inspect import (
 from preflight_sdk.engine.inspect import (
     merge_log_streams as merge,
 )
-from preflight_sdk.engine.outcomes import removal_outcomes
+from preflight_sdk.engine.output import removal_outcomes
 
 # -- daemon down ---------------------------------------------------------------------------------
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from preflight_sdk.engine.endpoint import endpoint_address, on_local_socket
 from preflight_sdk.engine.errors import daemon_unreachable, name_the_engine, translate
+from preflight_sdk.engine.target import endpoint_address, on_local_socket
 
 
 @pytest.mark.parametrize(

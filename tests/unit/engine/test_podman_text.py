@@ -17,9 +17,9 @@ from preflight_sdk.engine.inspect import (
     json_items,
     merge_log_streams,
 )
-from preflight_sdk.engine.outcomes import removal_outcomes
+from preflight_sdk.engine.output import removal_outcomes
 from preflight_sdk.engine.podman import host_address, mend_log_line, publish_arg
-from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.lifecycle.session.context import ProjectContext
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import ConfigError
 from preflight_sdk.engine.swarm import SwarmEngine
 from preflight_sdk.engine.swarm_text import latest_tasks, mount_arg, publish_arg, service_info
-from preflight_sdk.lifecycle.context import ProjectContext
+from preflight_sdk.lifecycle.session.context import ProjectContext
 
 SERVICE: dict[str, Any] = {
     "ID": "2tx0ynowvs45k282wyjxwzf8t",

@@ -11,8 +11,8 @@ from preflight_sdk.config import load_config
 from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import ConfigError
 from preflight_sdk.engine.docker import DockerEngine
-from preflight_sdk.lifecycle.context import ProjectContext
-from preflight_sdk.lifecycle.state import SessionState
+from preflight_sdk.lifecycle.session.context import ProjectContext
+from preflight_sdk.lifecycle.session.state import SessionState
 
 
 def _context(tmp_path: Path, engine: str, target: EngineTarget | None = None) -> ProjectContext:

@@ -69,7 +69,7 @@ class AskReply(msgspec.Struct, frozen=True, kw_only=True):
 ASK = AliasSpec(
     name="ask_question",
     input_type=AskInput,
-    to_kwargs=lambda a: {"intention": a.user_intention, "project_path": a.repo_path},
+    to_kwargs=lambda a, base: {"intention": a.user_intention, "project_path": a.repo_path},
     output_type=AskReply,
     from_result=lambda r: AskReply(status="completed", summary=f"asked: {r.arguments['intention']}"),
     description="Ask a question (the shape another server used).",
@@ -79,7 +79,7 @@ ASK = AliasSpec(
 COUNT = AliasSpec(
     name="count_words",
     input_type=AskInput,
-    to_kwargs=lambda a: {"intention": a.user_intention},
+    to_kwargs=lambda a, base: {"intention": a.user_intention},
     output_type=int,
     from_result=lambda r: len(str(r.arguments["intention"]).split()),
     description="Count the words of an intention.",

@@ -10,7 +10,7 @@ from support.fake_engine import FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.base import BuildSpec
-from preflight_sdk.lifecycle.build_order import image_dependencies
+from preflight_sdk.lifecycle.images.build_order import image_dependencies
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.core.results.lifecycle import CleanAction
 from preflight_sdk.engine.base import ContainerInfo
-from preflight_sdk.lifecycle.state import read_state, state_path
+from preflight_sdk.lifecycle.session.state import read_state, state_path
 
 pytestmark = pytest.mark.anyio
 

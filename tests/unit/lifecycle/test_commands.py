@@ -8,7 +8,7 @@ import sys
 import anyio
 import pytest
 
-from preflight_sdk.lifecycle.commands import run_command
+from preflight_sdk.processes.commands import run_command
 
 
 @pytest.mark.anyio

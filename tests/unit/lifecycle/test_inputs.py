@@ -6,8 +6,8 @@ from pathlib import Path
 
 from preflight_sdk.engine.base import BuildSpec
 from preflight_sdk.faces.reflection.registry import reflect
-from preflight_sdk.lifecycle.dockerignore import context_files
-from preflight_sdk.lifecycle.inputs import build_inputs, build_reasons
+from preflight_sdk.lifecycle.images.dockerignore import context_files
+from preflight_sdk.lifecycle.images.inputs import build_inputs, build_reasons
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

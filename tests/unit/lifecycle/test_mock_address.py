@@ -6,8 +6,8 @@ import pytest
 
 from preflight_sdk import PreflightError
 from preflight_sdk.core.addresses import route_address
-from preflight_sdk.lifecycle import mock_address
-from preflight_sdk.lifecycle.mock_address import decide_mock_route
+from preflight_sdk.lifecycle.mockhost import address as mock_address
+from preflight_sdk.lifecycle.mockhost.address import decide_mock_route
 
 
 def test_an_engine_on_this_machine_uses_the_bridge_gateway() -> None:

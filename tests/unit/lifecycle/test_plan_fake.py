@@ -13,9 +13,9 @@ from preflight_sdk import PreflightError, Project
 from preflight_sdk.config import load_config
 from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.engine.base import ImageInfo
-from preflight_sdk.lifecycle.facts import Given, Observed, observe
-from preflight_sdk.lifecycle.plan import ServiceStep, SetupPlan, plan_builds, plan_setup
-from preflight_sdk.lifecycle.state import SessionState, read_state
+from preflight_sdk.lifecycle.session.state import SessionState, read_state
+from preflight_sdk.lifecycle.setup.facts import Given, Observed, observe
+from preflight_sdk.lifecycle.setup.plan import ServiceStep, SetupPlan, plan_builds, plan_setup
 
 pytestmark = pytest.mark.anyio
 

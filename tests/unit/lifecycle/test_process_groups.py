@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight_sdk.lifecycle.process_groups import ProcessGroups, stop_groups
+from preflight_sdk.processes.groups import ProcessGroups, stop_groups
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
-from preflight_sdk.lifecycle import mock_address
-from preflight_sdk.lifecycle.state import read_state
+from preflight_sdk.lifecycle.mockhost import address as mock_address
+from preflight_sdk.lifecycle.session.state import read_state
 
 pytestmark = pytest.mark.anyio
 

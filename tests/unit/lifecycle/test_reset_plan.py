@@ -17,9 +17,9 @@ from support.fake_engine import Behaviour, FakeEngine
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.config import load_config
 from preflight_sdk.config.engine_target import EngineTarget
-from preflight_sdk.lifecycle.facts import Given, observe
-from preflight_sdk.lifecycle.plan import ServiceStep, plan_builds, plan_setup
-from preflight_sdk.lifecycle.state import read_state, write_state
+from preflight_sdk.lifecycle.session.state import read_state, write_state
+from preflight_sdk.lifecycle.setup.facts import Given, observe
+from preflight_sdk.lifecycle.setup.plan import ServiceStep, plan_builds, plan_setup
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,9 @@ from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.engine.errors import DAEMON_HINT
-from preflight_sdk.lifecycle import execute as execute_step
-from preflight_sdk.lifecycle import port_check as ports_module
-from preflight_sdk.lifecycle.state import read_state
+from preflight_sdk.lifecycle.session.state import read_state
+from preflight_sdk.lifecycle.setup import execute as execute_step
+from preflight_sdk.lifecycle.setup import port_check as ports_module
 
 pytestmark = pytest.mark.anyio
 

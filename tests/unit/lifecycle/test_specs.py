@@ -9,7 +9,7 @@ import pytest
 
 from preflight_sdk.config import LoadedConfig, load_config
 from preflight_sdk.engine.base import ContainerSpec
-from preflight_sdk.lifecycle.specs import container_spec
+from preflight_sdk.lifecycle.setup.specs import container_spec
 
 CONFIG = """
 project: {name: "Shop App"}

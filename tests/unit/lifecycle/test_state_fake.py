@@ -10,7 +10,7 @@ from support.fake_engine import Behaviour, FakeEngine
 
 from preflight_sdk import PreflightError, Project
 from preflight_sdk.core.errors import EnvironmentError_
-from preflight_sdk.lifecycle.state import read_state
+from preflight_sdk.lifecycle.session.state import read_state
 
 pytestmark = pytest.mark.anyio
 

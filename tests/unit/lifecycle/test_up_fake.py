@@ -9,7 +9,7 @@ import pytest
 from support.fake_engine import FakeEngine
 
 from preflight_sdk import Project
-from preflight_sdk.lifecycle.inputs import read_record
+from preflight_sdk.lifecycle.images.inputs import read_record
 
 pytestmark = pytest.mark.anyio
 

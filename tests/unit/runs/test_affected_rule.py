@@ -200,7 +200,7 @@ def test_in_a_sequential_suite_every_case_after_an_affected_one_runs_too() -> No
 
 
 def test_a_service_s_inputs_include_the_host_files_it_mounts_and_each_suite_s_own_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from preflight_sdk.lifecycle.inputs import InputsRecord, ServiceInputs, write_record
+    from preflight_sdk.lifecycle.images.inputs import InputsRecord, ServiceInputs, write_record
     from preflight_sdk.runs.affected.inputs import current_inputs
 
     (tmp_path / "src").mkdir()

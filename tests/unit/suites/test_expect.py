@@ -212,3 +212,41 @@ async def test_headers_are_matched_case_insensitively_and_missing_ones_fail(
     [assertion] = missing.assertions
     assert (assertion.path, assertion.expected, assertion.actual) == ("headers.x-nope", "anything", None)
     assert "got <missing>" in assertion.message
+
+
+async def test_a_false_expr_names_each_false_operand_and_the_values_it_read(make_project: MakeProject) -> None:
+    root = make_project(
+        one_suite("""
+        name: Operands
+        cases:
+          - name: one conjunct of three is false
+            request: {url: "{{env.STUB}}/doc"}
+            expect: {expr: "status == 200 && body.items.length > 5 && body.owner.name == 'Ann'"}
+          - name: every disjunct is false
+            request: {url: "{{env.STUB}}/doc"}
+            expect: {expr: "body.active == false || !(body.meta.total < 100)"}
+          - name: a bare operand
+            request: {url: "{{env.STUB}}/doc"}
+            expect: {expr: "body.note"}
+        """)
+    )
+    result = await run(root)
+
+    def message(name: str) -> str:
+        failure = case(result, name).failure
+        assert failure is not None
+        [assertion] = failure.assertions
+        assert assertion.operator == "expr" and not assertion.passed and assertion.actual is False
+        return assertion.message
+
+    conjunct = message("one conjunct of three is false")
+    verdict, *reasons = conjunct.split("; ")
+    assert verdict == "expr: `status == 200 && body.items.length > 5 && body.owner.name == 'Ann'` is false"
+    assert reasons == ["`body.items.length > 5` is false: body.items.length is 2"], conjunct
+    disjuncts = message("every disjunct is false")
+    assert "`body.active == false` is false" in disjuncts and "body.active is true" in disjuncts, disjuncts
+    assert "`!(body.meta.total < 100)` is false" in disjuncts, disjuncts
+    assert f"body.meta.total is {DOC['meta']['total']}" in disjuncts, disjuncts
+    assert "body.note is null" in message("a bare operand")
+    summary = case(result, "one conjunct of three is false").failure.summary  # type: ignore[union-attr]
+    assert "(`body.items.length > 5` is false: body.items.length is 2)" in summary, summary

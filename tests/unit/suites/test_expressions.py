@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from preflight_sdk.suites.expressions import ExpressionError, evaluate, resolve_path
+from preflight_sdk.suites.yaml.expressions import ExpressionError, evaluate, resolve_path
 
 CONTEXT: dict[str, Any] = {
     "status": 201,

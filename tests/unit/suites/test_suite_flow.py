@@ -15,7 +15,7 @@ from preflight_sdk import Project
 from preflight_sdk.core.errors import ConfigError, InputError
 from preflight_sdk.core.progress import ProgressEvent
 from preflight_sdk.core.results.run import RunResult
-from preflight_sdk.suites import yaml_runner
+from preflight_sdk.suites.yaml import runner as yaml_runner
 
 pytestmark = pytest.mark.anyio
 

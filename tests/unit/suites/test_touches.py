@@ -68,6 +68,11 @@ def test_each_step_touches_the_service_or_mock_it_reached(env: RunEnvironment) -
     }
     assert step_touches(_step({"port": {"port": 41003}}), env, None, None) == {"service:inventory"}
     assert step_touches(_step({"waitHealthy": True}), env, None, None) == {"all"}
+    # a browser step: the pages it opened, and everything (a page may fetch from any service)
+    browsed = step_touches(
+        _step({"browser": {"goto": "/"}}), env, "orders", None, ["http://127.0.0.1:41001/"]
+    )
+    assert browsed == {"page:http://127.0.0.1:41001/", "all"}
 
 
 def test_what_cannot_be_known_is_unknown_never_nothing(env: RunEnvironment) -> None:

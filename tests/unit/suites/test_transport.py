@@ -17,7 +17,7 @@ import httpx
 import pytest
 from support.stub import Stub
 
-from preflight_sdk.suites.transport import LeanTransport
+from preflight_sdk.suites.yaml.transport import LeanTransport
 
 pytestmark = pytest.mark.anyio
 

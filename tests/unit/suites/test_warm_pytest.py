@@ -24,7 +24,7 @@ from unit.suites.test_mock_project import no_docker, write_project
 from preflight_sdk import Project
 from preflight_sdk.core.progress import ProgressEvent
 from preflight_sdk.core.results.run import RunResult
-from preflight_sdk.suites.warm_pytest import WarmPytest
+from preflight_sdk.suites.commands.warm_pytest import WarmPytest
 
 pytestmark = pytest.mark.anyio
 
@@ -291,7 +291,7 @@ async def test_a_timeout_or_a_cancellation_kills_the_child_and_its_children(tmp_
 KILLED = """
 import json, sys, time, anyio
 from pathlib import Path
-from preflight_sdk.suites.warm_pytest import WarmPytest
+from preflight_sdk.suites.commands.warm_pytest import WarmPytest
 
 async def main():
     root = Path(sys.argv[1])
@@ -353,7 +353,7 @@ async def test_only_a_kept_environment_in_a_process_that_stays_keeps_pytest_warm
 async def test_past_the_limit_the_least_recently_used_idle_server_makes_room(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("preflight_sdk.suites.warm_pytest._MAX_SERVERS", 2)
+    monkeypatch.setattr("preflight_sdk.suites.commands.warm_pytest._MAX_SERVERS", 2)
     servers = WarmPytest()
     try:
         started: list[int] = []

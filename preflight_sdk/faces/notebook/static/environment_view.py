@@ -1,6 +1,7 @@
 """What a run did with the environment before its suites: a line for the environment (set up by
 which run, how many runs it served, reset or not) and one short line per service (built,
-started, recreated, reused, reset and how), with why. Bounded: reasons are shortened."""
+started, recreated, reused, reset and how), with why, and the configuration's warnings (a
+setting that hands a container the host). Bounded: reasons are shortened."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def environment_lines(setup: SetupResult | None) -> list[str]:
     ]
     reused = [s.name for s in setup.services if s.action == "reused"]
     tail = [f"  reused: {shorten(', '.join(reused), _REASON)}"] if reused else []
-    return [shorten(setup.environment_line(), 2 * _REASON), *columns(rows), *tail]
+    warned = [f"warning: {shorten(w, 300)}" for w in setup.warnings]
+    return [shorten(setup.environment_line(), 2 * _REASON), *columns(rows), *tail, *warned]
 
 
 def environment_html(setup: SetupResult | None) -> str:
@@ -39,4 +41,7 @@ def environment_html(setup: SetupResult | None) -> str:
     )
     listing = table(["service", "before the suites", "why"], rows)
     summary = esc(shorten(setup.environment_line(), 2 * _REASON))
-    return f'<details class="pf-environment"><summary>{summary}</summary>{listing}</details>'
+    warned = "".join(
+        f'<div class="pf-warning" style="color:#9a6700">{esc(shorten(w, 300))}</div>' for w in setup.warnings
+    )
+    return f'<details class="pf-environment"><summary>{summary}</summary>{listing}</details>{warned}'

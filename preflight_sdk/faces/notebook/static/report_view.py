@@ -14,7 +14,7 @@ from pathlib import Path
 
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.runs.report import read_events
-from preflight_sdk.runs.report_html import render_fragment
+from preflight_sdk.runs.report_html import embed_full_screenshots, render_fragment
 from preflight_sdk.runs.report_html.page import asset
 
 __all__ = ["INLINE_LIMIT", "report_html"]
@@ -41,8 +41,9 @@ def report_html(result: RunResult) -> str | None:
             text = None
         if text is not None and "<body>" in text and "</body>" in text:
             body = text.split("<body>", 1)[1].rsplit("</body>", 1)[0]
+            body = embed_full_screenshots(body, result)  # a notebook cannot follow the run's relative links
             return f"<style>{asset('report.css')}{_INLINE_CSS}</style>{body}"
     events_file = _file(result, "events.ndjson")
     events = read_events(events_file) if events_file is not None else []
     fragment = render_fragment(result, events, compact=page is not None or result.totals.total > 300)
-    return fragment.replace("</style>", f"{_INLINE_CSS}</style>", 1)
+    return embed_full_screenshots(fragment, result).replace("</style>", f"{_INLINE_CSS}</style>", 1)

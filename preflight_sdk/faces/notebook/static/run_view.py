@@ -13,6 +13,8 @@ from pathlib import Path
 
 from preflight_sdk.core.results.grouping import group_failures
 from preflight_sdk.core.results.run import CaseResult, DiagnosticReport, Failure, RunResult, SuiteResult
+from preflight_sdk.runs.report_html import embed_full_screenshots
+from preflight_sdk.runs.report_html.page_evidence import browser_panel
 
 from ..kit import MARKS, badge, block, columns, esc, human_ms, json_text, plural, row, shorten, table, wrap
 from . import renders
@@ -84,6 +86,12 @@ def artifact_path(result: RunResult, failure: Failure) -> str | None:
     return f".preflight/runs/{result.run_id}/{failure.artifact}"
 
 
+def _file_path(result: RunResult, name: str) -> str:
+    """A file of the run by its artifact name: its absolute path when the run listed it."""
+    found = next((a.path for a in result.artifacts if a.name == name), None)
+    return found or f".preflight/runs/{result.run_id}/{name}"
+
+
 def _report_path(result: RunResult) -> str | None:
     return next((a.path for a in result.artifacts if a.name == "report.json"), None)
 
@@ -107,6 +115,10 @@ def _failure_text(result: RunResult, case: CaseResult) -> list[str]:
         lines.extend(f"    | {line}" for line in tail)
     if failure.suggested_fix:
         lines.append(f"  fix: {failure.suggested_fix}")
+    if failure.browser is not None:
+        for label, name in (("screenshot", failure.browser.screenshot), ("trace", failure.browser.trace)):
+            if name:
+                lines.append(f"  {label}: {_file_path(result, name)}")
     path = artifact_path(result, failure)
     if path:
         lines.append(f"  artifact: {path}")
@@ -295,6 +307,9 @@ def failure_html(result: RunResult, case: CaseResult) -> str:
     parts = [f'<div class="pf-summary" style="font-weight:600">{esc(failure.summary or failure.error)}</div>']
     if failure.suggested_fix:
         parts.append(f'<div class="pf-fix"><b>Suggested fix:</b> {esc(failure.suggested_fix)}</div>')
+    if failure.browser is not None:
+        files = {a.name: a.path for a in result.artifacts}
+        parts.append(embed_full_screenshots(browser_panel(failure.browser, files), result))
     parts.append(assertions_html(failure))
     if failure.request is not None or failure.response is not None:
         parts.append(exchange_html(failure))

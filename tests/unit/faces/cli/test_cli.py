@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from unit.faces.standin import Demo
 
 from preflight_sdk.config import load_config
-from preflight_sdk.faces.cli.app import build_cli, run_cli
+from preflight_sdk.faces.cli.app import RENAMED, build_cli, run_cli
 from preflight_sdk.faces.cli.params import Extension
 from preflight_sdk.faces.reflection.registry import reflect
 
@@ -65,10 +65,17 @@ def test_every_project_command_is_its_tool_name_and_aliases_stay_out_of_the_help
     tools = [spec.name for spec in build_tools(registry, project_required=False) if spec.alias is None]
     # `preflight run` is the composed command (build, setup, run, clean); the operation is `test`.
     expected = {name: name.removeprefix(TOOL_PREFIX).replace("_", "-") for name in tools}
-    expected["preflight_run"] = "test"
+    # A renamed operation (`import_file` is `preflight import`) is its new name, and its tool name an alias.
+    for operation, command in RENAMED.items():
+        expected[TOOL_PREFIX + operation] = command
     for tool, command in expected.items():
         assert command in group.commands, (tool, command)
     assert "read-architecture" in group.commands and "architecture" not in group.commands
+    assert "import-file" not in group.commands
+    assert (
+        group.get_command(click.Context(group, info_name="preflight"), "import-file")
+        is group.commands["import"]
+    )
     ctx = click.Context(group, info_name="preflight")
     assert group.get_command(ctx, "architecture") is group.commands["read-architecture"]
     assert "  architecture " not in group.get_help(ctx)

@@ -104,3 +104,37 @@ async def test_the_sdk_result_is_whole_and_the_mcp_reply_is_bounded_with_later_f
     assert "response" in failures[0] and "response" not in failures[-1]
     assert all(f["artifact"] == f"cases/many.case-{i}.json" for i, f in enumerate(failures))
     assert len(data["artifacts"]) == FAILURES
+
+
+def test_a_group_of_thousands_names_as_many_members_as_fit_and_counts_them_all() -> None:
+    from preflight_sdk.faces.mcp.bounds import bound_reply
+
+    many = 5_000
+    cases = [
+        CaseResult(
+            id=f"crash.order-{i}-without-a-price",
+            name=f"order {i} without a price",
+            suite="crash",
+            status="failed",
+            duration=1,
+            timestamp=0,
+            failure=Failure(error="expected status 400, got 500", summary="POST /orders returned 500"),
+        )
+        for i in range(many)
+    ]
+    suite = SuiteResult(
+        id="crash", name="Crash", runner="yaml", status="failed", duration=1, passed=0, failed=many, skipped=0,
+        cases=cases,
+    )  # fmt: skip
+    result = RunResult(
+        run_id="r-many", status="failed", summary="failed", duration=1, suites=[suite],
+        totals=Totals(passed=0, failed=many, skipped=0, total=many), started_at="2026-01-01T00:00:00.000Z",
+    )  # fmt: skip
+    reply = bound_reply(result)
+    assert len(msgspec.json.encode(reply)) <= BUDGET_CHARS and reply.truncated
+    [head] = reply.suites[0].cases
+    same = head.failure.same_cause if head.failure else None
+    assert same is not None and same.count == many
+    assert 20 <= len(same.cases) < many - 1 and len(same.names) == len(same.cases)
+    assert [f"order {i} without a price" for i in range(1, len(same.cases) + 1)] == same.names
+    assert same.cases[0] == "crash.order-1-without-a-price"

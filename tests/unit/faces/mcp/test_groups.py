@@ -111,6 +111,6 @@ async def test_the_tests_group_serves_the_saved_test_tools() -> None:
         f"preflight_{name}"
         for name in (
             "save_test", "get_test", "list_tests", "delete_test", "run_test", "get_latest_run",
-            "save_suite", "list_suites", "delete_suite", "export_tests", "import_tests",
+            "save_suite", "list_suites", "delete_suite", "export_tests", "import_tests", "import_file",
         )
     }  # fmt: skip

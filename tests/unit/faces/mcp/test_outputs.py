@@ -11,7 +11,7 @@ import jsonschema
 import msgspec
 import pytest
 
-from preflight_sdk.core.errors import PreflightError
+from preflight_sdk.core.errors import ErrorInfo, PreflightError
 from preflight_sdk.core.results.envelope import failure, success
 from preflight_sdk.faces.mcp.outputs import RESULTS_FILE, envelope_schema, result_types, results_text
 from preflight_sdk.faces.mcp.server import PreflightMcp
@@ -114,11 +114,16 @@ def test_the_outline_types_only_the_top_level_of_data() -> None:
     schema = envelope_schema(Sample)
     assert _keys(schema) <= {"type", "properties", "required", "enum", "anyOf", "description"}
     assert list(schema) == ["type", "properties", "required", "description"]
-    data = schema["properties"]["data"]
-    assert data["type"] == ["object", "null"]
+    # `data` may be null (an operation that found nothing); each branch has one plain type.
+    assert schema["properties"]["data"]["anyOf"][1] == {"type": "null"}
+    data = schema["properties"]["data"]["anyOf"][0]
+    assert data["type"] == "object"
     assert data["required"] == ["runId", "status", "inner"]
     assert data["properties"]["status"] == {"enum": ["failed", "passed"]}
-    assert data["properties"]["maybe"] == {"type": ["object", "null"]}  # deeper: a plain object
+    # An optional field is left out when it has no value: its plain type, as optional arguments.
+    assert data["properties"]["maybe"] == {"type": "object"}  # deeper: a plain object
+    assert data["properties"]["ratio"] == {"type": "number"}
+    assert schema["properties"]["runId"] == {"type": "string"}
     assert data["properties"]["items"] == {"type": "array"}
     assert data["properties"]["anything"] == {}
     # What the outline leaves to the whole type (docs/schema/results.schema.json):
@@ -126,6 +131,50 @@ def test_the_outline_types_only_the_top_level_of_data() -> None:
     deep["data"]["inner"]["hitCount"] = "many"
     jsonschema.Draft202012Validator(schema).validate(deep)
     assert not jsonschema.Draft202012Validator(_whole(Sample)).is_valid(deep["data"])
+
+
+def _type_arrays(node: Any) -> list[Any]:
+    if isinstance(node, list):
+        return [found for item in node for found in _type_arrays(item)]
+    if not isinstance(node, dict):
+        return []
+    here = [node["type"]] if isinstance(node.get("type"), list) else []
+    return here + [found for value in node.values() for found in _type_arrays(value)]
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_no_output_schema_writes_a_type_array(name: str) -> None:
+    assert _type_arrays(TOOLS[name].output_schema) == []
+
+
+def test_every_result_struct_leaves_out_a_field_without_value() -> None:
+    """The outline lists a field whose default is None with its plain type: that is true only
+    while the Struct leaves such a field out of the reply instead of writing `null`."""
+    import msgspec.inspect as mi
+
+    seen: dict[type, mi.StructType] = {}
+
+    def walk(info: Any) -> None:
+        if isinstance(info, mi.StructType) and info.cls not in seen:
+            seen[info.cls] = info
+            for field in info.fields:
+                walk(field.type)
+        for attr in ("types", "item_types"):
+            for inner in getattr(info, attr, ()):
+                walk(inner)
+        for attr in ("item_type", "key_type", "value_type"):
+            if getattr(info, attr, None) is not None:
+                walk(getattr(info, attr))
+
+    for info in mi.multi_type_info([*result_types(reflect()), ErrorInfo]):
+        walk(info)
+    writes_null = [
+        cls.__name__
+        for cls, info in seen.items()
+        if not cls.__struct_config__.omit_defaults
+        and any(not f.required and f.default is None for f in info.fields)
+    ]
+    assert len(seen) > 50 and writes_null == []
 
 
 def _whole(typ: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import msgspec
 from preflight_sdk.core.errors import ErrorInfo
 from preflight_sdk.core.results.lifecycle import BuildResult
 from preflight_sdk.core.results.run import RunProgress, RunResult, Totals
-from preflight_sdk.faces.mcp.task_state import INTERRUPTED_CODE, created_at, view_of_run
+from preflight_sdk.faces.mcp.tasks.state import INTERRUPTED_CODE, created_at, view_of_run
 from preflight_sdk.store.ids import new_run_id
 
 MOMENT_MS = 1_795_000_000_123

@@ -124,7 +124,7 @@ class _Undocumented(msgspec.Struct, frozen=True, kw_only=True):
 _ALIAS = AliasSpec(
     name="ask",
     input_type=_Undocumented,
-    to_kwargs=lambda a: {},
+    to_kwargs=lambda a, base: {},
     output_type=str,
     from_result=lambda r: "",
     description="Ask.",

@@ -1,0 +1,1 @@
+"""A project's session: `.preflight/state.json`, the lock between processes, the engine chosen, init."""

@@ -1,0 +1,72 @@
+"""A service that does not start, on a real Docker daemon: what the error says and shows.
+
+A crash's summary quotes the line that says why (a traceback's last line, never a blank one); a
+failed health check's log tail folds the probe's own access lines and keeps the start-up lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support.docker import labelled
+
+from preflight_sdk import PreflightError, Project
+
+pytestmark = pytest.mark.anyio
+
+CRASH = """
+project: {name: crash}
+services:
+  api:
+    build: {image: preflight-base/python}
+    container:
+      ports: ["0:8000"]
+      command: ["sh", "-c", "echo 'orders: starting'; python3 -c 'import psycopg'; echo >&2; exit 2"]
+      healthcheck: {path: /health}
+"""
+
+NOT_FOUND = """
+project: {name: four-oh-four}
+services:
+  api:
+    build: {image: preflight-base/python}
+    container:
+      ports: ["0:8000"]
+      command:
+        - sh
+        - -c
+        - "echo 'orders: reading settings'; echo 'orders: no route for /health'; exec python3 -m http.server 8000"
+      healthcheck: {path: /health}
+"""
+
+
+async def test_a_crash_summary_quotes_the_exception_not_the_blank_last_line(
+    project_dir: Callable[..., Path],
+) -> None:
+    root = project_dir(config=CRASH)
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(root).setup(timeout="20s")
+    error = caught.value
+    assert error.code == "CONTAINER_EXITED"
+    assert error.message.endswith(": ModuleNotFoundError: No module named 'psycopg'"), error.message
+    assert "orders: starting" in error.details["logTail"]
+    assert labelled(root) == ([], [])
+
+
+async def test_a_failed_health_checks_tail_folds_the_probes_lines_and_keeps_the_start(
+    project_dir: Callable[..., Path],
+) -> None:
+    root = project_dir(config=NOT_FOUND)
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(root).setup(timeout="3s")
+    error = caught.value
+    assert error.code == "HEALTH_CHECK_TIMEOUT"
+    tail: list[str] = error.details["logTail"]
+    assert tail[:2] == ["orders: reading settings", "orders: no route for /health"], tail
+    probes = [line for line in tail if '"GET /health HTTP/1.' in line and "404" in line]
+    assert 1 <= len(probes) <= 2, tail
+    assert any(line.startswith("… ") and "more lines like these" in line for line in tail), tail
+    assert len(tail) <= 30
+    assert labelled(root) == ([], [])
