@@ -92,8 +92,9 @@ async def finish_test(
         idempotency_key=idempotency_key,
         resumed_from=resumed_from,
         progress=None,
-        affected=_affected(live),
     )
+    if live.affected is not None:
+        result = msgspec.structs.replace(result, affected=_affected(live))
     commit = git.commit if git is not None and not git.dirty else None
     annotated = await sup.call(with_history, store, result, config_hash, commit)
     result = annotated or result

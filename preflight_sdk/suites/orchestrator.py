@@ -12,8 +12,6 @@ Writing the artifacts and recording the run are the owner's work, not this modul
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -331,8 +329,9 @@ async def _run_one(
     """
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_SUITE_TIMEOUT
     stopped = run.stop_reason()
-    if stopped is not None:  # a suite in flight skips its cases not started itself
-        return _skipped_suite(run, suite, stopped)
+    if stopped is not None:  # not started: skipped (a suite in flight skips its cases itself)
+        carried = run.order.carried.get(suite.id, {}) if run.order is not None else {}
+        return carried_suite(suite, list(carried.values()), stopped=stopped)
     started = time.perf_counter()
     run.reporter.step(f"suite {suite.id}", scope=suite.id)
     run.event("suite_start", suite=suite.id)
@@ -365,48 +364,10 @@ async def _run_one(
     )
 
 
-def _skipped_suite(run: RunContext, suite: SuiteConfig, reason: str) -> SuiteResult:
-    """A suite not started because the run stopped at its first failure (its carried cases stay)."""
-    carried = run.order.carried.get(suite.id, {}) if run.order is not None else {}
-    return SuiteResult(
-        id=suite.id,
-        name=suite.name or suite.id,
-        runner=suite.runner,
-        status="skipped",
-        duration=0,
-        passed=0,
-        failed=0,
-        skipped=0,
-        cases=list(carried.values()),
-        warnings=[reason],
-        carried=len(carried),
-    )
-
-
-_PARSED: dict[str, tuple[bytes, TestFile]] = {}
-_PARSED_LIMIT = 64
-_PARSED_LOCK = threading.Lock()  # parallel suites load their files in worker threads
-
-
 def test_file(path: Path) -> TestFile:
-    """Load a suite's test file, reusing the last parse while its content is unchanged (blocking).
-
-    Read at each run, so an edit made after `init` is picked up; parsed again only when it changed.
-    """
-    try:
-        digest = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
-    except OSError:
-        return load_test_file(path)  # raises CONFIG_NOT_FOUND with the path
-    with _PARSED_LOCK:
-        cached = _PARSED.get(str(path))
-    if cached is not None and cached[0] == digest:
-        return cached[1]
-    test = load_test_file(path)
-    with _PARSED_LOCK:
-        if len(_PARSED) >= _PARSED_LIMIT:
-            _PARSED.pop(next(iter(_PARSED)))
-        _PARSED[str(path)] = (digest, test)
-    return test
+    """Load a suite's test file (blocking), read at each run so an edit made after `init` is seen;
+    parsed again only when its content changed (see `load_test_file`)."""
+    return load_test_file(path)
 
 
 def _redacted_case(case: CaseResult, redactor: Redactor) -> CaseResult:

@@ -64,17 +64,21 @@ def case_order(
     return sorted(indices, key=lambda i: 0 if identifiers[i] in first else 1)
 
 
-def carried_suite(suite: SuiteConfig, cases: Sequence[CaseResult]) -> SuiteResult:
-    """The result of a suite none of whose cases ran: every one carries its earlier verdict."""
+def carried_suite(
+    suite: SuiteConfig, cases: Sequence[CaseResult], *, stopped: str | None = None
+) -> SuiteResult:
+    """The result of a suite none of whose cases ran: its carried cases (every case, unless the run
+    `stopped` at its first failure before the suite started: then it is skipped, saying why)."""
     return SuiteResult(
         id=suite.id,
         name=suite.name or suite.id,
         runner=suite.runner,
-        status="passed",
+        status="skipped" if stopped else "passed",
         duration=0,
         passed=0,
         failed=0,
         skipped=0,
         cases=list(cases),
+        warnings=[stopped] if stopped else [],
         carried=len(cases),
     )

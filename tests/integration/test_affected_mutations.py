@@ -114,6 +114,7 @@ def test_every_verdict_an_edit_changes_is_among_the_affected_cases(
             assert baseline.ok, baseline.summary
             assert baseline.totals.total == 192
             originals: dict[str, str] = {}
+            before = _verdicts(baseline)  # the verdicts of the full run before each edit
             for index, (path, old, new) in enumerate(EDITS):
                 originals.setdefault(path, (root / path).read_text())
                 _edit(root, path, old, new)
@@ -125,13 +126,15 @@ def test_every_verdict_an_edit_changes_is_among_the_affected_cases(
                 misses.extend(
                     f"{path} {new[:30]!r}: {c} is {truth[c]}, was {claimed.get(c)}" for c in changed - ran
                 )
-                differs = sum(truth[c] != _verdicts(baseline).get(c) for c in truth)
+                differs = sum(truth[c] != before.get(c) for c in truth)  # what this edit changed
                 rows.append((path, len(ran), len(truth), affected.totals.carried, len(changed), differs))
+                before = truth
                 if index + 1 == len(EDITS) or EDITS[index + 1][0] != path:
                     # The file's edits are done: back to where the next file's edits start.
                     (root / path).write_text(originals.pop(path))
                     undone = await project.run(affected=True, parallel=True)
                     assert undone.ok, f"after undoing {path}: {undone.summary}"
+                    before = _verdicts(baseline)
 
     anyio.run(main)
     seconds = time.perf_counter() - began

@@ -56,19 +56,29 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CaseDecision(msgspec.Struct, frozen=True, kw_only=True):
-    """Whether a case is affected and why; the verdict it may carry when it is not.
+    """Whether `case` is affected and why; the verdict it may carry when it is not.
 
     `change` is the change that made it affected (`service:orders`, `mock:payments`,
-    `suite:orders`, `config`, `engine`), `reason` any other reason (see the module constants).
+    `suite:orders`, `config`, `engine`), `reason` any other reason (see the module constants);
+    `source` the run of its previous record.
     """
 
-    id: str
-    suite: str
+    case: Candidate
     affected: bool
     change: str | None = None
     reason: str | None = None
     carried: CarriedVerdict | None = None
-    source: str | None = None  # the run of its previous record
+    source: str | None = None
+
+    @property
+    def id(self) -> str:
+        """The case's id."""
+        return self.case.id
+
+    @property
+    def suite(self) -> str:
+        """The case's suite."""
+        return self.case.suite
 
 
 def decide(
@@ -105,15 +115,10 @@ def _one(
     within_ms: int,
     changed_since: dict[str | None, dict[str, str] | None],
 ) -> CaseDecision:
+    runs = CaseDecision(case=case, affected=True, source=row.run_id if row else None)
+
     def affected(*, change: str | None = None, reason: str | None = None) -> CaseDecision:
-        return CaseDecision(
-            id=case.id,
-            suite=case.suite,
-            affected=True,
-            change=change,
-            reason=reason,
-            source=row.run_id if row else None,
-        )
+        return msgspec.structs.replace(runs, change=change, reason=reason)
 
     if row is None:
         return affected(reason=NEVER_RAN)
@@ -146,7 +151,7 @@ def _one(
     if hit is not None:
         return affected(change=hit)
     carried = CarriedVerdict(run_id=row.run_id, status="passed", started_at=row.started_at, age=max(0, age))
-    return CaseDecision(id=case.id, suite=case.suite, affected=False, carried=carried, source=row.run_id)
+    return msgspec.structs.replace(runs, affected=False, carried=carried)
 
 
 def _changed(before: RunInputs, now: RunInputs) -> list[str]:

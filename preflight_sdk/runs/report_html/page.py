@@ -100,19 +100,20 @@ def _affected(result: RunResult) -> str:
     summary = result.affected
     if summary is None:
         return ""
+    how = "ran first" if summary.mode == "first" else "ran (only they)"
+    parts = [f"{summary.affected} of {summary.considered} cases could be affected and {how}"]
     why = [f"{esc(c.name)} ({esc(c.why)}: {c.cases})" for c in summary.changes[:6]]
     why += [f"{esc(reason)}: {count}" for reason, count in list(summary.reasons.items())[:4]]
-    sources = "".join(
-        f' · {s.cases} carried from <a href="../{esc(s.run_id)}/report.html"><code>{esc(s.run_id)}</code></a> '
+    if why:
+        parts[0] += ": " + "; ".join(why)
+    parts += [
+        f'{s.cases} carried from <a href="../{esc(s.run_id)}/report.html"><code>{esc(s.run_id)}</code></a> '
         f"({human_ms(s.age)} old)"
         for s in summary.carried_from[:3]
-    )
-    first = "ran first" if summary.mode == "first" else "ran (only they)"
-    stopped = f" · stopped at <code>{esc(summary.stopped_at)}</code>" if summary.stopped_at else ""
-    return (
-        f'<p class="pfr-affected-line">{summary.affected} of {summary.considered} cases could be affected '
-        f"and {first}{': ' + '; '.join(why) if why else ''}{sources}{stopped}</p>"
-    )
+    ]
+    if summary.stopped_at:
+        parts.append(f"stopped at <code>{esc(summary.stopped_at)}</code>")
+    return f'<p class="pfr-affected-line">{" · ".join(parts)}</p>'
 
 
 def _error(result: RunResult) -> str:
