@@ -35,6 +35,7 @@ from preflight_sdk.core.results.lifecycle import (
     StatusResult,
 )
 from preflight_sdk.core.results.mocks import MockRequestsResult
+from preflight_sdk.core.results.recording import MockCheckResult
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
 from preflight_sdk.core.results.saved import (
@@ -301,6 +302,7 @@ class Project:
         timeout: str | None = None,
         wait: str | None = None,
         idempotency_key: str | None = None,
+        record: str | None = None,
         progress: ProgressArg = None,
     ) -> SetupResult:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
@@ -317,6 +319,7 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
+            record: mocks to record until clean (as for run).
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -330,14 +333,21 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
+        from preflight_sdk.lifecycle.mockhost.recording import begin_recording
         from preflight_sdk.lifecycle.setup.up import bring_up_to_date
 
+        recording = await self._record_request(record, sharded=False)
+
         async def body(reporter: Reporter) -> SetupResult:
-            return await bring_up_to_date(
+            done = await bring_up_to_date(
                 self._ctx, build=False, fresh=False, timeout=timeout, reporter=reporter
             )
+            if recording is not None:
+                await begin_recording(self._ctx, recording, owner="setup", reporter=reporter)
+            return done
 
-        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=[timeout])
+        parts = [timeout] + ([recording.upstreams] if recording is not None else [])
+        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=parts)
         if isinstance(outcome, SetupResult):
             # What the configuration set aside (compose keys), said with every environment started.
             loaded = self._ctx.loaded
@@ -483,6 +493,7 @@ class Project:
         wait: str | None = None,
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
+        record: str | None = None,
         affected: bool = False,
         affected_within: str = "1d",
         fail_fast: bool = False,
@@ -511,6 +522,8 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
+            record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
+                later runs replay the routes written.
             affected: run only the cases the edits since their last run can affect (what they
                 touched changed, their suite file changed, they failed or never ran); every other
                 case is `carried`: its verdict from the run where it last ran (never a failure,
@@ -527,6 +540,7 @@ class Project:
             `setup.environment`: the run that set a kept environment up, the runs it served, why
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
+            `recordings`: mocks that recorded (routes added, replaced) or replayed.
             `affected`: how many cases the edit could affect and why (the changed services,
             mocks and files), and with `affected=true` the runs the carried verdicts come from.
 
@@ -539,7 +553,8 @@ class Project:
             the same code. resume_run re-runs only what did not pass.
         """
         ask = _affected_ask(affected, affected_within, fail_fast)
-        prepare = self._prepare_run(keep=keep, fresh=fresh)
+        recording = await self._record_request(record, sharded=shards is not None)
+        prepare = self._prepare_run(keep=keep, fresh=fresh, record=recording)
 
         async def after() -> None:
             if not keep:
@@ -556,9 +571,12 @@ class Project:
             return await self._test_run(
                 ids, parallel, wait, idempotency_key, progress, shards=specs, fresh=fresh, parts=parts
             )
+        parts = [keep, fresh] + ([recording.upstreams] if recording is not None else [])
+        if affected or fail_fast:  # the same request as before when neither is asked
+            parts += [affected, ask.within_ms if affected else None, fail_fast]
         return await self._test_run(
-            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after,
-            parts=[keep, fresh, affected, ask.within_ms if affected else None, fail_fast], affected=ask,
+            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=parts,
+            affected=ask,
         )  # fmt: skip
 
     async def watch(
@@ -718,9 +736,25 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
-    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
+    async def _record_request(self, record: str | None, *, sharded: bool) -> Any:
+        """The mocks a run or setup records, checked against e2e.yaml before anything starts."""
+        if not record:
+            return None
+        if sharded:
+            raise InputError(
+                "`record` and `shards` do not go together", hint="record in a run without shards"
+            )
+        from .lifecycle.mockhost.recording import record_request
+
+        return record_request(await self._ctx.ensure_loaded(persist=False), record)
+
+    def _prepare_run(
+        self, *, keep: bool, fresh: bool, record: Any = None
+    ) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
         """What a test run does before its suites: the environment brought up to date (and reset
-        when an earlier run used it), the mocks reset, the run recorded as using it."""
+        when an earlier run used it), the mocks reset (and recording when asked), the run recorded
+        as using it."""
+        from preflight_sdk.lifecycle.mockhost.recording import begin_recording
         from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
         from preflight_sdk.processes.groups import stop_groups
 
@@ -732,6 +766,7 @@ class Project:
                 self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True, reset=True
             )
             await reset_mocks(self._ctx)
+            await begin_recording(self._ctx, record, owner=run_id, reporter=reporter)
             done = await serve_run(self._ctx, run_id, done)
             if keep and self.keep_warm and self._ctx.pytest_servers is None:
                 from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
@@ -807,9 +842,7 @@ class Project:
     ) -> ArtifactContent:
         """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
 
-        A browser failure's screenshot (`cases/<caseId>/screenshot.png`, named in its
-        `failure.browser`) read whole comes back over MCP as an image too; its trace is
-        `cases/<caseId>/trace.zip`.
+        A screenshot (`failure.browser.screenshot`) read whole comes back as an image too.
 
         Args:
             run_id: the run.
@@ -889,8 +922,7 @@ class Project:
             name: a short title (the case's name).
             test: one case of the YAML test grammar (request or browser, expect, save, retry);
                 templates as in suites ({{services.api.url}}). A browser test:
-                {"browser": {"goto": "/index.html", "service": "web", "actions": [{"click": "#buy"}]},
-                "expect": {"text": "Thank you"}}.
+                {"browser": {"goto": "/", "actions": [{"click": "#buy"}]}, "expect": {"text": "Thanks"}}.
             description: free text.
             tags: labels to list by.
             overwrite: replace an existing test (createdAt is kept).
@@ -1151,6 +1183,33 @@ class Project:
         from preflight_sdk.lifecycle.mockhost.traffic import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
+
+    @operation(title="Check a mock against its real service", open_world=True, group="environment")
+    async def check_mock(
+        self,
+        mock_name: str,
+        upstream: str | None = None,
+        headers: list[str] | None = None,
+    ) -> MockCheckResult:
+        """Check a mock's routes against the real service: status, content type, JSON shape.
+
+        Each route's example request is sent as it is (POSTs too). Needs no environment.
+
+        Args:
+            mock_name: the mock.
+            upstream: the service's base URL (default: the recorded one, else `proxy:`).
+            headers: "Name: value" headers to send (credentials; never shown).
+
+        Returns:
+            status (ok, drift, error), a summary, and per route its differences.
+
+        Example:
+            `await project.check_mock("payments", headers=["Authorization: Bearer sk_test_1"])`
+        """
+        from preflight_sdk.lifecycle.mockhost.check import check_mock as _check
+
+        loaded = await self._ctx.ensure_loaded(persist=False)
+        return await _check(loaded, mock_name, upstream=upstream, headers=headers)
 
     @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(

@@ -45,6 +45,7 @@ __all__ = [
     "PresetEndpoint",
     "ProjectConfig",
     "ProjectInfo",
+    "RecordedOrigin",
     "RepoConfig",
     "ResetMode",
     "ResetSteps",
@@ -207,6 +208,16 @@ class ResetSteps(_Config, frozen=True, kw_only=True):
             "that empties and refills its tables.",
         ),
     ] = None
+    timeout: (
+        Annotated[
+            str | int,
+            Duration(
+                "How long `exec` may run; past it the reset fails, the command is killed and the "
+                "service's container is recreated by the next run (default 60s)."
+            ),
+        ]
+        | None
+    ) = None
 
 
 # How a kept service gets back to the state it had when set up, before each run that follows
@@ -286,6 +297,27 @@ class MockResponse(_Config, frozen=True, kw_only=True):
     proxy: Annotated[
         str | None, Meta(description="Forward the request to this base URL and relay its answer.")
     ] = None
+    body_file: Annotated[
+        str | None,
+        Meta(
+            description="A file holding the body, relative to the file that declares the route: `.json` is "
+            "sent as JSON (templates allowed), anything else as it is (set `Content-Type`)."
+        ),
+    ] = None
+
+
+class RecordedOrigin(_Config, frozen=True, kw_only=True):
+    """Where a recorded route came from (`preflight run --record`): when, and one request it answered."""
+
+    at: Annotated[str, Meta(description="When the route was recorded (ISO 8601, UTC).")]
+    example: Annotated[
+        str | None, Meta(description="The path and query of one recorded request (`mocks check` sends it).")
+    ] = None
+    example_body: Annotated[
+        Any,
+        Meta(description="That request's JSON body (secrets masked), when the route has no body conditions."),
+    ] = None
+    calls: Annotated[int, Meta(ge=1, description="How many recorded calls the route stands for.")] = 1
 
 
 class MockWhen(_Config, frozen=True, kw_only=True):
@@ -319,6 +351,10 @@ class MockRoute(_Config, frozen=True, kw_only=True):
         | None
     ) = None
     name: Annotated[str | None, Meta(description="A name to refer to the route in reports.")] = None
+    recorded: Annotated[
+        RecordedOrigin | None,
+        Meta(description="Set on recorded routes: when and from what they were recorded."),
+    ] = None
 
 
 class MockConfig(_Config, frozen=True, kw_only=True):
@@ -375,9 +411,10 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         str | None, Meta(description="Test file or directory, relative to the e2e.yaml directory.")
     ] = None
     runner: Annotated[
-        Literal["yaml", "pytest", "shell", "exec"],
+        Literal["yaml", "pytest", "shell", "exec", "playwright"],
         Meta(
-            description="`yaml` (default), `pytest`, or `shell` (a script `file` or a `command`; `exec` too)."
+            description="`yaml` (default), `pytest`, `shell` (a script `file` or a `command`; `exec` too), or "
+            "`playwright` (the project's Playwright tests: `file` is the directory of playwright.config.*)."
         ),
     ] = "yaml"
     command: Annotated[
@@ -402,6 +439,12 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         field(default_factory=dict)
     )
     expect: Annotated[ShellExpect | None, Meta(description="Shell runner expectations.")] = None
+    service: Annotated[
+        str | None,
+        Meta(
+            description="pytest, shell and playwright suites: the service whose URL is BASE_URL (default: the first)."
+        ),
+    ] = None
     junit: Annotated[
         str | list[str] | None,
         Meta(

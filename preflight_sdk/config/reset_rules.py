@@ -63,6 +63,11 @@ def _check_steps(reset: ResetSteps, where: tuple[str | int, ...], jobs: list[str
         )
     if reset.exec is not None and not (reset.exec.strip() if isinstance(reset.exec, str) else reset.exec):
         out.add((*where, "exec"), "`exec` is empty: give the command that resets the service")
+    if reset.timeout is not None and reset.exec is None:
+        out.add(
+            (*where, "timeout"),
+            "`timeout` limits `exec`; jobs run again with their own readiness timeout",
+        )
     if reset.jobs is not None and not reset.jobs:
         out.add((*where, "jobs"), "`jobs` is empty: name the jobs to run again, e.g. `[seed]`")
     for index, name in enumerate(reset.jobs or ()):

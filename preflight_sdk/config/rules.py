@@ -105,7 +105,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
     tests = data.get("tests")
     suites = tests.get("suites") if isinstance(tests, dict) else None
     if isinstance(suites, list):
-        _check_suites(suites, out, root)
+        _check_suites(suites, out, root, services=_declared_names(data))
         _check_touches(suites, out, _declared_names(data) | set(mocks if isinstance(mocks, dict) else ()))
 
 
@@ -308,7 +308,7 @@ def _check_mock(
             out.add((*where, "loop"), "`loop` only applies to a `sequence`")
 
 
-def _check_suites(suites: list[Any], out: Validator, root: Path) -> None:
+def _check_suites(suites: list[Any], out: Validator, root: Path, *, services: set[str]) -> None:
     seen: dict[str, int] = {}
     for index, raw in enumerate(suites):
         where: PathKey = ("tests", "suites", index)
@@ -323,6 +323,13 @@ def _check_suites(suites: list[Any], out: Validator, root: Path) -> None:
         suite = _convert(raw, SuiteConfig)
         if suite is not None:
             _check_suite_target(suite, where, out, root)
+            if suite.service is not None and services and suite.service not in services:
+                guess = did_you_mean(suite.service, services)
+                out.add(
+                    (*where, "service"),
+                    f"no service `{suite.service}` (services: {', '.join(sorted(services)) or 'none'})",
+                    suggestion=guess,
+                )
 
 
 def _check_touches(suites: list[Any], out: Validator, names: set[str]) -> None:
@@ -352,8 +359,12 @@ def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root
         out.add((*where, "python"), f"`python` is for pytest suites; runner `{runner}` does not use it")
     if suite.junit is not None and runner not in ("shell", "exec"):
         out.add((*where, "junit"), f"`junit` is for shell suites; runner `{runner}` reads its own report")
-    if runner in ("yaml", "pytest") and suite.command:
+    if runner in ("yaml", "pytest", "playwright") and suite.command:
         out.add((*where, "command"), f"`command` is for shell suites; runner `{runner}` uses `file`")
+    if suite.service is not None and runner == "yaml":
+        out.add(
+            (*where, "service"), "`service` (BASE_URL's service) is for pytest, shell and playwright suites"
+        )
     if suite.file:
         target = Path(suite.file).expanduser()
         target = target if target.is_absolute() else root / target

@@ -223,7 +223,6 @@ _LIST_TYPES = mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType | mi
 _LITERAL_NOTES = {
     "vitest": "; run it as a shell suite that reads its JUnit report: `runner: shell`, "
     "`command: npx vitest run --reporter=junit --outputFile=vitest.xml`, `junit: vitest.xml`",
-    "playwright": "; run it as a shell suite: `runner: shell`, `command: npx playwright test`",
 }
 
 

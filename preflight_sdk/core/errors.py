@@ -64,6 +64,7 @@ ErrorCode = Literal[
     "RESET_FAILED",
     "MOCK_NOT_FOUND",
     "MOCKS_NOT_RUNNING",
+    "MOCK_UPSTREAM_UNREACHABLE",
     "INVALID_INPUT",
     "RUN_NOT_FOUND",
     "TEST_NOT_FOUND",

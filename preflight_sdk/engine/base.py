@@ -237,7 +237,8 @@ class Engine(Protocol):
         """Run a command in a running container.
 
         Each stream keeps at most 8 MiB (its first and last 4 MiB, the rest counted between them);
-        past `timeout` the result says `timed_out` and the command is left to run on.
+        past `timeout` the result says `timed_out` (with what the command wrote until then) and
+        the command is left to run on: the caller stops it if it must.
         """
 
     def watch_exits(

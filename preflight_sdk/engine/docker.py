@@ -119,9 +119,13 @@ class DockerEngine:
         with anyio.move_on_after(timeout):
             # Cancelling closes the connection, or kills the docker process; the command runs on.
             code = await self.lane.exec(ref, list(command), out, err)
-        if code is None:
+        if code is None:  # what it wrote until then, and why it ends there
             late = f"timed out after {timeout:.1f}s"
-            return ExecResult(exit_code=-1, stdout="", stderr=late, duration=timeout, timed_out=True)
+            before = err.text()
+            stderr = f"{before}\n{late}" if before and not before.endswith("\n") else before + late
+            return ExecResult(
+                exit_code=-1, stdout=out.text(), stderr=stderr, duration=timeout, timed_out=True
+            )
         elapsed = anyio.current_time() - started
         return ExecResult(exit_code=code, stdout=out.text(), stderr=err.text(), duration=elapsed)
 

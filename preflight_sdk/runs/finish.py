@@ -18,6 +18,7 @@ from preflight_sdk.core.redaction import DEFAULT
 from preflight_sdk.core.results.affected import AffectedSummary
 from preflight_sdk.core.results.lifecycle import BuildResult, SetupResult
 from preflight_sdk.core.results.run import GitState, ResumeOutcome, RunResult, Totals
+from preflight_sdk.lifecycle.mockhost.recording import finish_run_recordings, recording_warnings
 from preflight_sdk.suites.artifacts import write_artifacts
 
 from .affected.inputs import encode_inputs
@@ -82,8 +83,13 @@ async def finish_test(
             result, status="interrupted", summary=f"interrupted: {live.interrupted}"[:400]
         )
     store = await sup.store()
+    recordings = await finish_run_recordings(
+        sup.ctx, live.run_id, completed=isinstance(value, RunResult) and value.status in ("passed", "failed")
+    )
     result = msgspec.structs.replace(
         result,
+        recordings=recordings,
+        warnings=[*result.warnings, *recording_warnings(recordings)],
         kind="test",
         setup=plan.setup,
         finished_at=_now(),

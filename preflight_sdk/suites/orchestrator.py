@@ -32,6 +32,7 @@ from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, T
 from preflight_sdk.lifecycle.mockhost.host import ensure_mocks
 from preflight_sdk.lifecycle.session.context import ProjectContext
 
+from .browser.playwright_suite import run_playwright_suite
 from .commands.runners import run_pytest_suite, run_shell_suite
 from .commands.warm_pytest import WarmPytest
 from .context import RunContext
@@ -301,10 +302,10 @@ def _parallel(loaded: LoadedConfig, override: bool | None) -> tuple[bool, int]:
 def _counted_ahead(
     loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None, given: TestFile | None
 ) -> bool:
-    """Whether `_declared_cases` knows the suite's cases before it runs: a pytest suite's are
-    only known once it has collected them (it counts as one until then)."""
+    """Whether `_declared_cases` knows the suite's cases before it runs: a pytest or playwright
+    suite's are only known once it has collected them (it counts as one until then)."""
     chosen = selection.get(suite.id) if selection is not None else None
-    return chosen is not None or suite.runner != "pytest" or given is not None
+    return chosen is not None or suite.runner not in ("pytest", "playwright") or given is not None
 
 
 def _declared_cases(
@@ -345,6 +346,8 @@ async def _run_one(
                 if test is None:
                     test = await anyio.to_thread.run_sync(test_file, loaded.resolve(suite.file or ""))
                 return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
+            if suite.runner == "playwright":
+                return await run_playwright_suite(run, loaded, suite, taken)
             if suite.runner == "pytest":
                 return await run_pytest_suite(run, loaded, suite, taken)
             return await run_shell_suite(run, loaded, suite, taken)

@@ -211,3 +211,64 @@ async def test_the_shop_db_example_without_its_reset_fails_on_the_rows_the_first
         force_clean(root)
     assert first.status == "passed", _failed(first)
     assert second.status == "failed" and len(second.failures()) == 3, _failed(second)
+
+
+_PROCESSES = """
+import os
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        print(open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\\0", b" ").decode())
+    except OSError:
+        pass
+"""
+
+
+def _processes(container: str) -> list[str]:
+    """The command lines running in `container` (the image has python3, not ps)."""
+    done = subprocess.run(
+        ["docker", "exec", container, "python3", "-c", _PROCESSES], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+async def test_a_reset_exec_past_its_timeout_fails_is_killed_and_its_service_is_recreated_next_time(
+    project_dir: Callable[..., Path],
+) -> None:
+    root = project_dir("counter")
+    _edit(
+        root / "e2e.yaml",
+        "      healthcheck: {path: /}\n",
+        '      healthcheck: {path: /}\n    reset: {exec: [sleep, "600"], timeout: 2s}\n',
+    )
+    project = Project.open(root)
+    try:
+        first = await project.run(keep=True)
+        state = read_state(root)
+        assert state is not None
+        [container] = [r.name for r in state.containers]
+        begun = time.monotonic()
+        with pytest.raises(PreflightError) as caught:
+            await project.run(keep=True)
+        took = time.monotonic() - begun
+        # The command no longer runs in the container, which still serves.
+        left = [line for line in _processes(container) if "sleep" in line]
+        marked = read_state(root)
+        third = await project.run(keep=True)
+        after = read_state(root)
+    finally:
+        await project.clean()
+    assert first.status == "passed", _failed(first)
+    error = caught.value
+    assert error.code == "RESET_FAILED" and took < 60, (error, took)
+    assert error.details["service"] == "counter" and error.details["timedOut"] is True, error.details
+    assert error.details["timeout"] == 2.0 and error.details["killed"] is True, error.details
+    assert "2s" in error.message and "recreate" in (error.hint or ""), error
+    assert left == [], left
+    assert marked is not None and marked.recreate == ["counter"]
+    # The next run recreates the service instead of running its reset again; the mark is gone.
+    assert third.status == "passed", _failed(third)
+    assert third.setup is not None
+    [service] = third.setup.services
+    assert service.action == "recreated" and "did not finish" in (service.reason or ""), service
+    assert after is not None and after.recreate == []

@@ -56,7 +56,7 @@ ALIASES = {"architecture": "read-architecture", "import-file": "import"}
 
 SECTIONS = (
     ("Everyday", ("run", "up", "test", "run-suite", "watch", "status", "logs", "clean", "init")),
-    ("Environment", ("build", "setup", "mock-requests", "schema")),
+    ("Environment", ("build", "setup", "mocks", "mock-requests", "check-mock", "schema")),
     ("Runs", ("runs",)),
     ("Saved tests", (
         "save-test", "run-test", "get-test", "list-tests", "delete-test", "get-latest-run",

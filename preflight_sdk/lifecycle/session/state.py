@@ -75,6 +75,9 @@ class SessionState(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     runs_served: int = 0
     served_by: str | None = None
     resets: int = 0
+    # Services whose last reset did not finish (its command killed at its timeout): the next
+    # setup recreates their containers instead of trusting them.
+    recreate: list[str] = msgspec.field(default_factory=list)
     owner_pid: int = 0
     updated_at: float = 0.0
     version: int = 1

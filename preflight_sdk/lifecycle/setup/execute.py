@@ -37,7 +37,8 @@ from ..status import running_service
 from .facts import Given, Observed, inspect_images
 from .plan import SetupPlan
 from .port_check import check_host_ports, refuse_loopback_ports
-from .reset import exec_resets, reset_how, reset_reason, restore_volumes, take_snapshot
+from .reset import reset_how, reset_reason, restore_volumes, take_snapshot
+from .reset_exec import exec_resets
 from .room import create_network, make_room, remove_leftovers, remove_retired
 from .signals import terminate_as_interrupt
 from .start import Started, start_services
@@ -186,6 +187,7 @@ async def carry_out(
             else {}
         ),
         state="running",
+        recreate=[],  # every service marked for it was recreated (plan: `its last reset did not finish`)
         network=started.network if plan.fresh else session.network,
         containers=[records[s.name] for s in loaded.services if s.name in records],
         mocks=mock_records(host, loaded) if plan.fresh else mock_records(host, loaded) or session.mocks,

@@ -222,6 +222,8 @@ def _service_step(
         return msgspec.structs.replace(replacing, action="replace", reason=reason)
     if kind == "service" and not info.running:
         return msgspec.structs.replace(replacing, action="create", reason=f"container {info.status}")
+    if name in observed.session.recreate:
+        return msgspec.structs.replace(replacing, action="replace", reason="its last reset did not finish")
     if kind == "job" and info.exit_code != 0:
         return msgspec.structs.replace(replacing, action="create", reason="its last run failed")
     return step

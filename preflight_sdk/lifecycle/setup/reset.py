@@ -20,7 +20,6 @@ independent resets run at the same time and a job waits for the services it depe
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio
@@ -29,7 +28,6 @@ import msgspec
 from preflight_sdk.config import LoadedConfig, ServiceConfig
 from preflight_sdk.config.reset_rules import named_volumes
 from preflight_sdk.core.errors import EnvironmentError_, single_error
-from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import ResetHow
 from preflight_sdk.engine.base import ContainerSpec, Engine
 
@@ -41,7 +39,6 @@ if TYPE_CHECKING:
     from .plan import ServiceStep  # plan imports this module
 
 __all__ = [
-    "exec_resets",
     "plan_resets",
     "reset_how",
     "reset_reason",
@@ -51,8 +48,6 @@ __all__ = [
     "take_snapshot",
 ]
 
-_EXEC_DEADLINE = 300.0
-_TAIL = 20
 # A complete snapshot holds this file (a copy cut short, or a volume made by Docker when the
 # snapshot was missing, does not): a restore never empties a volume from an empty snapshot.
 _MARK = ".preflight-snapshot"
@@ -164,43 +159,6 @@ def plan_resets(
             overlap=True,
         )
     return [by_name[step.name] for step in steps]
-
-
-async def exec_resets(
-    engine: Engine, loaded: LoadedConfig, session: SessionState, names: Sequence[str], redactor: Redactor
-) -> None:
-    """Run each named service's `reset: {exec}` in its running container, all at once.
-
-    Raises:
-        EnvironmentError_: `RESET_FAILED` when a command exits non-zero or does not finish.
-    """
-    containers = {r.service: r.name for r in session.containers}
-
-    async def one(service: ServiceConfig) -> None:
-        assert not isinstance(service.reset, str) and service.reset.exec is not None
-        command = service.reset.exec
-        argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
-        outcome = await engine.exec(containers[service.name], argv, timeout=_EXEC_DEADLINE)
-        if outcome.exit_code == 0 and not outcome.timed_out:
-            return
-        lines = redactor.lines((outcome.stdout + outcome.stderr).splitlines()[-_TAIL:])
-        what = "did not finish" if outcome.timed_out else f"exited {outcome.exit_code}"
-        raise EnvironmentError_(
-            f"the reset of `{service.name}` {what}" + (f": {lines[-1]}" if lines else ""),
-            code="RESET_FAILED",
-            hint=f"read details.output; fix `reset.exec` of {service.name} in e2e.yaml (it must exit 0), "
-            "or call run with fresh=true to start the environment anew",
-            details={"service": service.name, "exitCode": outcome.exit_code, "output": lines},
-        )
-
-    try:
-        async with anyio.create_task_group() as tg:
-            for name in names:
-                service = loaded.service(name)
-                assert service is not None
-                tg.start_soon(one, service)
-    except BaseExceptionGroup as group:
-        raise single_error(group) from None
 
 
 def snapshot_volume(loaded: LoadedConfig, volume: str) -> str:

@@ -17,7 +17,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.config import LoadedConfig
-from preflight_sdk.core.errors import single_error
+from preflight_sdk.core.errors import PreflightError, single_error
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import EnvironmentUse, SetupResult
 from preflight_sdk.engine.base import Engine
@@ -29,7 +29,8 @@ from ..session.context import ProjectContext
 from .execute import carry_out
 from .facts import Given, Observed, inspect_images, observe
 from .plan import plan_builds, plan_pulls, plan_setup
-from .reset import exec_resets, resets_beside_builds
+from .reset import resets_beside_builds
+from .reset_exec import exec_resets, recreate_next
 
 __all__ = ["bring_up_to_date", "reset_mocks", "serve_run"]
 
@@ -85,7 +86,13 @@ async def bring_up_to_date(
     beside = resets_beside_builds(observed, builds) if reset and builds else frozenset()
     if builds:
         if beside:  # commands in running containers no build touches: run while the images build
-            observed = await _build_beside(given, observed, builds, beside, fresh=fresh, reporter=reporter)
+            try:
+                observed = await _build_beside(
+                    given, observed, builds, beside, fresh=fresh, reporter=reporter
+                )
+            except PreflightError as exc:  # a reset killed at its timeout: recreated by the next run
+                await ctx.save(recreate_next(ctx.require_session(), exc))
+                raise
         else:
             observed = await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter)
         session = observed.session
@@ -102,7 +109,8 @@ async def bring_up_to_date(
     with anyio.CancelScope(shield=True):
         ctx.mocks = outcome.mocks
         try:
-            await ctx.save(outcome.session)
+            # A reset killed at its timeout leaves its service for the next run to recreate.
+            await ctx.save(recreate_next(outcome.session, outcome.error))
         except OSError:
             if outcome.error is None:
                 raise

@@ -1,12 +1,12 @@
 """What a run ran on, as digests: the inputs an edit changes, kept with every run.
 
-- `config`: e2e.yaml as loaded (its services, mocks, suites, reset rules), canonical JSON;
+- `config`: e2e.yaml as loaded (its services, suites, reset rules), canonical JSON;
 - `engine`: the engine's kind and address;
 - `services`: each service's (and job's) container inputs as setup stamped them (its image id,
   environment, command, ports, volumes: see `lifecycle.images.inputs`), so a rebuilt image is a change,
   and the content of the host files and folders it mounts (an edit there changes its behaviour
   without a rebuild);
-- `mocks`: each mock's routes and settings;
+- `mocks`: each mock's routes and settings, its recorded routes and body files included;
 - `suites`: each suite's own files (a YAML suite's file; a pytest suite's test files, the Python
   files beside them, their `conftest.py` files and the project's pytest settings; a shell
   suite's script) and the values of the `{{env.X}}` names its YAML file uses.
@@ -60,12 +60,18 @@ def current_inputs(loaded: LoadedConfig, engine: str, *, running: bool) -> RunIn
             if s.name in record.services
         }
     return RunInputs(
-        config=hashlib.sha256(_canonical.encode([loaded.config, loaded.services])).hexdigest()[:32],
+        config=hashlib.sha256(_canonical.encode([_without_mocks(loaded), loaded.services])).hexdigest()[:32],
         engine=engine,
         services=services,
         mocks={name: mock_digest(mock) for name, mock in loaded.config.mocks.items()},
         suites={suite.id: suite_digest(loaded, suite) for suite in loaded.suites},
     )
+
+
+def _without_mocks(loaded: LoadedConfig) -> object:
+    """e2e.yaml as loaded, its mocks left to `mocks` (a change of a mock's routes, hand-written or
+    recorded, affects the cases that reached it, not every case)."""
+    return msgspec.structs.replace(loaded.config, mocks={})
 
 
 def _with_mounts(loaded: LoadedConfig, volumes: list[str], digest: str) -> str:

@@ -148,6 +148,10 @@ def _mock_row(mock: str, r: MockRequestInfo) -> str:
     status = f"fault: {r.fault}" if r.fault else str(r.status)
     state = "passed" if r.status and r.status < 400 and not r.fault else "failed"
     route = esc(r.matched_route) if r.matched_route else "<i>no route matched</i>"
+    if r.route_recorded:
+        route += (
+            f' <small class="pfr-recorded">recorded {esc(r.route_recorded[:16].replace("T", " "))}</small>'
+        )
     if r.closest_routes:
         closest = r.closest_routes[0]
         route += f"<br><small>closest: {esc(closest.route)}: {esc('; '.join(closest.why))}</small>"

@@ -21,6 +21,7 @@ from preflight_sdk.suites.events import Event
 
 from .evidence import anchor, case_article, esc, human_ms
 from .lists import PreviousRun, cases_html, changes_html, environment_html, files_html
+from .recordings import recordings_html
 from .timeline import build_timeline
 from .timeline_html import timeline_html
 
@@ -196,7 +197,7 @@ def _body(
          timeline_html(timeline, max_spans=_COMPACT_SPANS if compact else 5000)),
         ("pfr-cases", "All cases", cases_html(result, previous, compact=compact)),
         ("pfr-changes", "Changes since the previous run", changes),
-        ("pfr-environment", "Environment", environment_html(result)),
+        ("pfr-environment", "Environment", environment_html(result) + recordings_html(result)),
         ("pfr-artifacts", "Files of this run", files_html(result)),
     ]  # fmt: skip
     body = "".join(

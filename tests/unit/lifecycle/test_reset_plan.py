@@ -279,3 +279,70 @@ async def test_an_image_that_cannot_copy_its_volume_sets_up_and_its_reset_says_w
         await project.run()
     assert caught.value.code == "RESET_FAILED" and "could not be copied" in caught.value.message
     assert "recreate" in (caught.value.hint or "")
+
+
+async def test_an_exec_reset_is_bounded_by_its_timeout_then_killed_and_its_service_recreated_next(
+    started: Callable[..., object], engine: FakeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from preflight_sdk.engine.base import ExecResult
+
+    root = await started(_shop(db="none", api="none", cache='{exec: "sleep 600", timeout: 1500}'))  # type: ignore[misc]
+    _serve(root)
+    seen: list[tuple[list[str], float]] = []
+
+    async def hanging(ref: str, command: list[str], *, timeout: float) -> ExecResult:
+        seen.append((list(command), timeout))
+        if command[:2] == ["sh", "-c"] and "kill -KILL" in command[2]:
+            return ExecResult(exit_code=0, stdout="", stderr="", duration=0.01)
+        # The wrapper said its pid, then the command ran past the timeout.
+        late = f"timed out after {timeout:.1f}s"
+        return ExecResult(exit_code=-1, stdout="", stderr=f"preflight-reset-pid=41\n{late}", duration=timeout,
+                          timed_out=True)  # fmt: skip
+
+    monkeypatch.setattr(engine, "exec", hanging)
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(root, engine=engine).run()
+    error = caught.value
+    assert error.code == "RESET_FAILED" and "within 1.5s and was killed" in error.message, error
+    assert error.details is not None and error.details["timedOut"] and error.details["killed"]
+    assert "preflight-reset-pid" not in str(error.details["output"])
+    (command, timeout), (kill, _) = seen
+    assert command[-3:] == ["sh", "-c", "sleep 600"] and timeout == 1.5
+    assert kill == ["sh", "-c", "kill -KILL -- -41 2>/dev/null || kill -KILL 41"]
+    state = read_state(root)
+    assert state is not None and state.recreate == ["cache"]
+    steps = await _steps(root, engine)
+    assert (steps["cache"].action, steps["cache"].reason) == ("replace", "its last reset did not finish")
+
+
+async def test_an_exec_reset_without_timeout_gets_the_default_and_runs_unwrapped_where_there_is_no_sh(
+    started: Callable[..., object], engine: FakeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from preflight_sdk.engine.base import ExecResult
+    from preflight_sdk.lifecycle.setup.reset_exec import RESET_TIMEOUT
+
+    root = await started(_shop(db="none", api="none", cache="{exec: [/reset, --all]}"))  # type: ignore[misc]
+    _serve(root)
+    seen: list[tuple[list[str], float]] = []
+
+    async def shell_less(ref: str, command: list[str], *, timeout: float) -> ExecResult:
+        seen.append((list(command), timeout))
+        if command[0] == "sh":
+            return ExecResult(exit_code=127, stdout="", stderr='exec: "sh": not found', duration=0.01)
+        return ExecResult(exit_code=0, stdout="", stderr="", duration=0.01)
+
+    monkeypatch.setattr(engine, "exec", shell_less)
+    run = await Project.open(root, engine=engine).run()
+    assert run.status == "passed"
+    assert [command[0] for command, _ in seen] == ["sh", "/reset"] and seen[1][0] == ["/reset", "--all"]
+    assert {timeout for _, timeout in seen} == {RESET_TIMEOUT} == {60.0}
+
+
+def test_a_reset_timeout_goes_with_exec_only(make_project: Callable[..., Path]) -> None:
+    from preflight_sdk.core.errors import ConfigError
+
+    root = make_project(_shop(db="{jobs: [seed], timeout: 5s}"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(root)
+    [problem] = caught.value.problems
+    assert problem.path == "$.services.db.reset.timeout" and "limits `exec`" in problem.message

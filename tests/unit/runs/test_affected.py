@@ -130,12 +130,37 @@ async def test_nothing_is_carried_across_a_change_of_e2e_yaml(shop: tuple[Projec
     project, root = shop
     await project.run()
     document = json.loads((root / "e2e.yaml").read_text())
-    document["mocks"]["api"]["routes"].append({"method": "GET", "path": "/more", "response": {"status": 204}})
+    document["tests"]["retry"] = {"maxAttempts": 1}
     (root / "e2e.yaml").write_text(json.dumps(document))
     changed = await project.run(affected=True)
     assert changed.totals.carried == 0 and changed.totals.passed == 4
     assert changed.affected is not None and changed.affected.blocked == "e2e.yaml changed"
     assert [(c.kind, c.cases) for c in changed.affected.changes] == [("config", 4)]
+
+
+async def test_a_change_of_a_mocks_routes_affects_the_cases_that_reached_it(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", {"api": [_case("a", "/ok/1")], "other": []})
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["mocks"]["side"] = {
+        "port": 0,
+        "routes": [{"method": "GET", "path": "/x", "response": {"status": 200}}],
+    }
+    (root / "e2e.yaml").write_text(json.dumps(document))
+    side = {
+        "name": "x",
+        "request": {"method": "GET", "url": "{{mocks.side.url}}/x"},
+        "expect": {"status": 200},
+    }
+    _write_suite(root, "other", [side])
+    async with Project.open(root) as project:
+        await project.run()
+        document["mocks"]["side"]["routes"][0]["response"] = {"status": 200, "body": {"more": True}}
+        (root / "e2e.yaml").write_text(json.dumps(document))
+        changed = await project.run(affected=True)
+    cases = _cases(changed)
+    assert cases["other.x"].status == "passed" and cases["api.a"].status == "carried"
+    assert changed.affected is not None and changed.affected.blocked is None
+    assert [(c.kind, c.name, c.cases) for c in changed.affected.changes] == [("mock", "side", 1)]
 
 
 async def test_a_case_that_reaches_outside_the_environment_always_runs(tmp_path: Path, stub: Stub) -> None:

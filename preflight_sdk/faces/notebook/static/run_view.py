@@ -19,6 +19,7 @@ from preflight_sdk.runs.report_html.page_evidence import browser_panel
 from ..kit import MARKS, badge, block, columns, esc, human_ms, json_text, plural, row, shorten, table, wrap
 from . import renders
 from .environment_view import environment_html, environment_lines
+from .recording_view import recorded_note, recording_html, recording_lines
 
 __all__ = [
     "artifact_path",
@@ -163,6 +164,9 @@ def run_text(result: RunResult) -> str:
     environment = environment_lines(result.setup)
     if environment:
         lines += ["", *environment]
+    recorded = recording_lines(result.recordings)
+    if recorded:
+        lines += ["", *recorded]
     failures = result.failures()
     if failures:
         lines += ["", f"{plural(len(failures), 'failure')}:"]
@@ -275,7 +279,7 @@ def mocks_html(diagnostics: DiagnosticReport | None) -> str:
                 badge("failed", f"fault: {r.fault}")
                 if r.fault
                 else badge("passed" if r.status < 400 else "failed", str(r.status)),
-                esc(r.matched_route or "(no route)"),
+                esc((r.matched_route or "(no route)") + recorded_note(r.route_recorded)),
                 block(json_text(r.body, limit=600)) if r.body is not None else "",
             ],
             cls="pf-mock-request",
@@ -425,7 +429,7 @@ def run_html(result: RunResult) -> str:
     cut = ""
     if result.truncated:
         cut = "<div><i>the result was cut to stay small; the report holds everything</i></div>"
-    environment = environment_html(result.setup)
+    environment = environment_html(result.setup) + recording_html(result.recordings)
     affected = "".join(f"<div>{esc(line)}</div>" for line in affected_lines(result))
     affected = f'<div class="pf-affected" style="margin:4px 0">{affected}</div>' if affected else ""
     return wrap(head + affected + suites_html(result) + environment + artifacts + cut, cls="pf-run-result")
