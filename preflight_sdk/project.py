@@ -524,14 +524,10 @@ class Project:
                 removed afterwards (`keep` is for the project's own environment).
             record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
                 later runs replay the routes written.
-            affected: run only the cases the edits since their last run can affect (what they
-                touched changed, their suite file changed, they failed or never ran); every other
-                case is `carried`: its verdict from the run where it last ran (never a failure,
-                never across a change of e2e.yaml or the engine). On a kept environment the
-                affected cases always run first.
-            affected_within: the oldest verdict `affected` may carry, e.g. "1d", "6h".
-            fail_fast: stop at the first failure (the affected cases run first): the cases not
-                started are skipped.
+            affected: run only the cases an edit since their last run can affect; the others
+                are `carried` with that run's verdict (never a failure). Affected cases run first.
+            affected_within: the oldest verdict `affected` carries, e.g. "1d".
+            fail_fast: stop at the first failure.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -541,8 +537,7 @@ class Project:
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
             `recordings`: mocks that recorded (routes added, replaced) or replayed.
-            `affected`: how many cases the edit could affect and why (the changed services,
-            mocks and files), and with `affected=true` the runs the carried verdicts come from.
+            `affected`: what the edit could affect, why, and where carried verdicts come from.
 
         Example:
             `await project.run(filter="orders")`
