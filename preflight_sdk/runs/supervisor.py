@@ -27,7 +27,7 @@ from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.tracing import current_parent, new_span_id, new_trace_id
 from preflight_sdk.lifecycle.session.context import ProjectContext
 from preflight_sdk.lifecycle.session.filelock import project_lock
-from preflight_sdk.store import RunStore, StoreError, StoreReplaced, new_run_id
+from preflight_sdk.store import RunStore, StoreError, StoreReplaced, StoreUnavailable, new_run_id
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.orchestrator import TestPlan, partial_result, run_suites, select_suites
 from preflight_sdk.suites.ordering import CaseOrder
@@ -75,7 +75,7 @@ class RunSupervisor:
         if self._store is None:
             loaded = await self.ctx.ensure_loaded()
             store = RunStore(Path(loaded.root))
-            await self.call(store.db.open)
+            await self.need(store.db.open)
             self._store = store
             await self._settle(store)
         return self._store
@@ -107,6 +107,17 @@ class RunSupervisor:
         if self._store is not None:
             await self._settle(self._store)
         return value
+
+    async def need(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`call`, for a store call the operation cannot do without (opening the store, creating the
+        run): a file system that refuses the write fails it with STORE_UNAVAILABLE, the store left as
+        it is, instead of a run that is in no history."""
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+        except StoreUnavailable as exc:
+            raise exc.error from exc
+        except StoreError:
+            return await self.call(fn, *args, **kwargs)
 
     async def _settle(self, store: RunStore) -> None:
         """Collect the store's warnings; refill a store just created from the run folders."""
@@ -291,7 +302,7 @@ class RunSupervisor:
             log.redactor = self.ctx.loaded.redactor  # every event of the run, setup's included
         started = now_text()
         store = await self.store()
-        created = await self.call(
+        created = await self.need(
             store.create,
             run_id=run_id,
             kind=kind,

@@ -28,7 +28,14 @@ from preflight_sdk.core.results.saved import (
 )
 from preflight_sdk.core.templates import has_template
 from preflight_sdk.runs.supervisor import RunSupervisor, now_text
-from preflight_sdk.store import SavedStore, SavedSuiteRow, SavedTestRow, StoreError, TestLineRow
+from preflight_sdk.store import (
+    SavedStore,
+    SavedSuiteRow,
+    SavedTestRow,
+    StoreError,
+    StoreUnavailable,
+    TestLineRow,
+)
 
 from .definition import check_id, needs_environment, parse_case, suite_of
 
@@ -56,6 +63,8 @@ class SavedTests:
         """Run a store call in a worker thread; a failing store fails the operation (saving is its job)."""
         try:
             return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+        except StoreUnavailable as exc:
+            raise exc.error from exc
         except StoreError as exc:
             raise PreflightError(
                 f"the project's store could not be used: {exc}",

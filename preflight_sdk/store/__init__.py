@@ -9,7 +9,7 @@ May import: the core (`errors`, `results`, `durations`). Nothing above it.
 
 from __future__ import annotations
 
-from .database import Database, StoreError, StoreReplaced
+from .database import Database, StoreError, StoreReplaced, StoreUnavailable
 from .ids import is_run_id, new_run_id
 from .records import ArtifactRow, CaseRow, LatestCaseRow, OperationRow, RunRow, RunSummaryRow
 from .runs import RunStore, store_path
@@ -29,6 +29,7 @@ __all__ = [
     "SavedTestRow",
     "StoreError",
     "StoreReplaced",
+    "StoreUnavailable",
     "TestLineRow",
     "is_run_id",
     "new_run_id",
