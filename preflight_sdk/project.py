@@ -24,6 +24,7 @@ from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
 from preflight_sdk.core.operations import operation
 from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
 from preflight_sdk.core.redaction import DEFAULT, redact_logs
+from preflight_sdk.core.results.contracts import ContractCheck, GeneratedCases
 from preflight_sdk.core.results.imports import ImportedTests
 from preflight_sdk.core.results.lifecycle import (
     BuildResult,
@@ -1104,6 +1105,70 @@ class Project:
 
         return await _import(self._saved, path=path, tags=tags, overwrite=overwrite)
 
+    @operation(
+        title="Check a response against a contract", read_only=True, idempotent=True, group="contracts"
+    )
+    async def check_response(
+        self,
+        service: str,
+        method: str,
+        path: str,
+        status: int,
+        body: str | None = None,
+        headers: list[str] | None = None,
+    ) -> ContractCheck:
+        """Check a response you hold against a service's OpenAPI contract (`contract:`).
+
+        Args:
+            service: its name in e2e.yaml.
+            method: e.g. "GET".
+            path: as sent, e.g. "/orders/42".
+            status: its status code.
+            body: the body as text (JSON is parsed).
+            headers: "Name: value" strings.
+
+        Returns:
+            The operation matched and each violation: JSON path, rule, expected, actual, the
+            document's file and line.
+
+        Example:
+            `await project.check_response("orders", "GET", "/orders/42", 200, body='{"id": 42}')`
+        """
+        from preflight_sdk.suites.contract_tools import check_held_response
+
+        loaded = await self._ctx.ensure_loaded()
+        return check_held_response(
+            loaded,
+            service=service,
+            method=method,
+            path=path,
+            status=status,
+            body=body,
+            headers=_header_pairs(headers or []),
+        )
+
+    @operation(title="Generate cases from a contract", group="contracts")
+    async def generate_cases(self, service: str, output: str | None = None) -> GeneratedCases:
+        """Write a new YAML test file of one case per operation of a service's contract.
+
+        Args:
+            service: its name in e2e.yaml.
+            output: the file, relative to e2e.yaml (default tests/generated/<service>.yaml); an
+                existing file is never written over.
+
+        Returns:
+            The file, its cases, and the suite entry for e2e.yaml's `tests.suites`.
+
+        Example:
+            `await project.generate_cases("orders")`
+        """
+        from preflight_sdk.suites.contract_tools import generate_starter_cases
+
+        loaded = await self._ctx.ensure_loaded()
+        return await anyio.to_thread.run_sync(
+            partial(generate_starter_cases, loaded, service=service, output=output)
+        )
+
     @operation(title="Import Postman, .http or Hurl tests", group="tests")
     async def import_file(
         self,
@@ -1493,3 +1558,16 @@ class Project:
             reporter.finish(ok=False, message=f"{name} failed: {message}")
             raise
         reporter.finish(ok=True)
+
+
+def _header_pairs(lines: list[str]) -> dict[str, str]:
+    """`["X-Id: 7"]` as `{"X-Id": "7"}`."""
+    pairs: dict[str, str] = {}
+    for line in lines:
+        name, found, value = line.partition(":")
+        if not found or not name.strip():
+            raise InputError(
+                f"header {line!r} is not `Name: value`", hint='write each header as "Name: value"'
+            )
+        pairs[name.strip()] = value.strip()
+    return pairs

@@ -5,7 +5,7 @@ Order of work, so that every problem is reported at once with its line:
 1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`); without one, a
    compose file alone stands for the project (`compose/project.py`);
 2. read `.env` beside it (it never overrides the real environment);
-3. parse YAML keeping positions (`yaml_source`);
+3. parse YAML keeping positions (`core/yaml_source`);
 4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` (`interpolate`);
    mock responses keep every other template for the mock server, which renders them per request;
 5. check types and keys (`validate`), then cross-field rules (`rules`), then the suites' test files;
@@ -27,9 +27,11 @@ from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigError, ConfigProblem
 from preflight_sdk.core.gcpause import gc_paused
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
+from preflight_sdk.core.yaml_source import parse_yaml
 
 from .compose.project import COMPOSE_NAMES, compose_project_text, is_compose_file
 from .compose.source import apply_compose
+from .contract_files import Contracts, load_contracts
 from .dotenv import read_dotenv
 from .host_access import host_access_warnings
 from .interpolate import interpolate
@@ -39,7 +41,6 @@ from .rules import check_rules
 from .steps import check_steps
 from .testfile import TestFile, sent_variables
 from .validate import Validator, describe_type
-from .yaml_source import parse_yaml
 
 __all__ = [
     "CONFIG_NAMES",
@@ -71,10 +72,12 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         shard: the name of the shard this copy of the environment serves (see `sharded`), or
             None for the project's own environment.
         warnings: what was read but set aside (compose keys that cannot change what a test
-            sees), once per key and file, and each setting that hands a container the host
-            (`privileged`, the engine's socket, ...: `host_access`); every face shows them.
+            sees), once per key and file, each setting that hands a container the host
+            (`privileged`, the engine's socket, ...: `host_access`), and the mock routes a
+            contract forbids under `tests.contract: warn`; every face shows them.
         sent_secrets: the values YAML suites send under secret names (see `sent_secrets`),
             found once at load: part of the redaction policy.
+        contracts: the OpenAPI documents the services and mocks name (`contract:`), loaded.
     """
 
     config: ProjectConfig
@@ -88,6 +91,7 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     shard: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
     sent_secrets: tuple[str, ...] = ()
+    contracts: Contracts = msgspec.field(default_factory=Contracts)
 
     @property
     def label_root(self) -> str:
@@ -246,6 +250,10 @@ def load_config(
     validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
     check_rules(data, validator, root=config_path.parent)
+    contracts = load_contracts(data, config_path.parent, validator)
+    # An edit of a contract file calls for a reload like an edit of e2e.yaml.
+    sources = [*composed.sources, *contracts.files]
+    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     test_files = _load_test_files(data, config_path.parent, validator)
     problems.extend(validator.problems)
     if problems:
@@ -271,10 +279,12 @@ def load_config(
         warnings=[
             *composed.warnings,
             *host_access_warnings(services, root, composed.services, composed.sources),
+            *contracts.warnings,
         ],
         sent_secrets=tuple(
             secret_values(redactor_for(tuple(config.redact)), sent_variables(test_files.values()))
         ),
+        contracts=contracts,
     )
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "BuildConfig",
     "ComposeConfig",
     "ContainerConfig",
+    "ContractMode",
     "DashboardConfig",
     "DockerHealthcheckConfig",
     "HealthcheckConfig",
@@ -52,6 +53,7 @@ __all__ = [
     "ResilienceConfig",
     "RetryPolicy",
     "Scalar",
+    "ServedContract",
     "ServiceBody",
     "ServiceConfig",
     "ShellExpect",
@@ -226,6 +228,17 @@ class ResetSteps(_Config, frozen=True, kw_only=True):
 ResetMode = Literal["auto", "recreate", "snapshot", "none"]
 
 
+class ServedContract(_Config, frozen=True, kw_only=True):
+    """A contract the running service serves itself, read after setup."""
+
+    served: Annotated[str, Meta(pattern=r"^/", description="The path it is served at, e.g. `/openapi.json`.")]
+
+
+# What a contract violation does: fail its case (the default), be a warning of its suite while a
+# team adopts the contract, or nothing at all (`off`).
+ContractMode = Literal["fail", "warn", "off"]
+
+
 class _ServiceFields(_Config, frozen=True, kw_only=True):
     """What every form of a service has: its image, its container, its vars and its reset."""
 
@@ -246,6 +259,14 @@ class _ServiceFields(_Config, frozen=True, kw_only=True):
             "they depend on is recreated."
         ),
     ] = "auto"
+    contract: Annotated[
+        str | ServedContract | None,
+        Meta(
+            description="The service's OpenAPI 3.0/3.1 document (JSON or YAML, `$ref`s across files allowed): "
+            "a file relative to e2e.yaml, or `{served: /openapi.json}`, a path the running service serves "
+            "(fetched after setup). Every answer a YAML case receives from the service is checked against it."
+        ),
+    ] = None
 
 
 class ServiceBody(_ServiceFields, frozen=True, kw_only=True):
@@ -378,6 +399,14 @@ class MockConfig(_Config, frozen=True, kw_only=True):
     header_timeout: Annotated[
         str | int, Duration("Time a client has to send a request's head before the connection is closed.")
     ] = "10s"
+    contract: Annotated[
+        str | None,
+        Meta(
+            description="The OpenAPI 3.0/3.1 document of the API this mock stands in for (a file relative to "
+            "e2e.yaml, e.g. the provider's published document): a route whose answer it forbids is reported "
+            "when the configuration loads, and each request the mock receives is checked against it."
+        ),
+    ] = None
 
 
 class RetryPolicy(_Config, frozen=True, kw_only=True):
@@ -411,10 +440,11 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         str | None, Meta(description="Test file or directory, relative to the e2e.yaml directory.")
     ] = None
     runner: Annotated[
-        Literal["yaml", "pytest", "shell", "exec", "playwright"],
+        Literal["yaml", "pytest", "shell", "exec", "playwright", "fuzz"],
         Meta(
-            description="`yaml` (default), `pytest`, `shell` (a script `file` or a `command`; `exec` too), or "
-            "`playwright` (the project's Playwright tests: `file` is the directory of playwright.config.*)."
+            description="`yaml` (default), `pytest`, `shell` (a script `file` or a `command`; `exec` too), "
+            "`playwright` (the project's Playwright tests: `file` is the directory of playwright.config.*), or "
+            "`fuzz`: property-based cases from a service's contract (needs `preflight-sdk[contracts]`)."
         ),
     ] = "yaml"
     command: Annotated[
@@ -442,7 +472,8 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
     service: Annotated[
         str | None,
         Meta(
-            description="pytest, shell and playwright suites: the service whose URL is BASE_URL (default: the first)."
+            description="pytest, shell and playwright suites: the service whose URL is BASE_URL (default: the "
+            "first); fuzz suites: the service whose contract drives the cases."
         ),
     ] = None
     junit: Annotated[
@@ -466,6 +497,15 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
             "again; YAML cases are observed, and these are added to what they reach."
         ),
     ] = None
+    contract: Annotated[
+        ContractMode | None,
+        Meta(
+            description="Contract violations in this suite: `fail` their case, `warn`, or `off` (default: tests.contract)."
+        ),
+    ] = None
+    max_examples: Annotated[
+        int, Meta(ge=1, le=10000, description="Fuzz suites: examples tried per operation (default 50).")
+    ] = 50
 
 
 class ParallelConfig(_Config, frozen=True, kw_only=True):
@@ -485,6 +525,21 @@ class TestsConfig(_Config, frozen=True, kw_only=True):
     parallel: Annotated[
         ParallelConfig | bool | None, Meta(description="Parallel suites: `true` or `{enabled, concurrency}`.")
     ] = None
+    base_url_contract: Annotated[
+        str | None,
+        Meta(
+            description="Test-only mode: the OpenAPI 3.0/3.1 document of the API at BASE_URL (a file relative "
+            "to e2e.yaml); every answer of a `path` request is checked against it."
+        ),
+    ] = None
+    contract: Annotated[
+        ContractMode,
+        Meta(
+            description="What a contract violation does in every suite: `fail` its case (default), `warn` "
+            "(a suite warning, while a team adopts a contract; a mock route its contract forbids is then a "
+            "load warning), or `off`."
+        ),
+    ] = "fail"
 
 
 class NetworkConfig(_Config, frozen=True, kw_only=True):

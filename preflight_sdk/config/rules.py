@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from preflight_sdk.core import decoding
+from preflight_sdk.core.yaml_source import PathKey, format_path
 
 from .model import (
     ContainerConfig,
@@ -29,7 +30,6 @@ from .model import (
 from .port_specs import PortSpec, parse_port
 from .reset_rules import check_resets
 from .validate import Validator, did_you_mean
-from .yaml_source import PathKey, format_path
 
 __all__ = ["ServiceEntry", "check_rules", "service_entries"]
 
@@ -355,6 +355,8 @@ def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root
         out.add(where, f"suite `{suite.id}` (runner pytest) needs a `file` (a test file or directory)")
     if runner in ("shell", "exec") and not (suite.file or suite.command):
         out.add(where, f"suite `{suite.id}` (runner {runner}) needs a `command` or a script `file`")
+    if runner == "fuzz" and not suite.service:
+        out.add(where, f"suite `{suite.id}` (runner fuzz) needs a `service` (one with a `contract:`)")
     if suite.python is not None and runner != "pytest":
         out.add((*where, "python"), f"`python` is for pytest suites; runner `{runner}` does not use it")
     if suite.junit is not None and runner not in ("shell", "exec"):
@@ -363,7 +365,8 @@ def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root
         out.add((*where, "command"), f"`command` is for shell suites; runner `{runner}` uses `file`")
     if suite.service is not None and runner == "yaml":
         out.add(
-            (*where, "service"), "`service` (BASE_URL's service) is for pytest, shell and playwright suites"
+            (*where, "service"),
+            "`service` is for pytest, shell and playwright suites (BASE_URL's service) and fuzz suites",
         )
     if suite.file:
         target = Path(suite.file).expanduser()

@@ -150,6 +150,10 @@ class MockExpect(Section, frozen=True, kw_only=True):
         Literal["case", "suite", "run"],
         Meta(description="Window of requests considered (default: this case)."),
     ] = "case"
+    contract: Annotated[
+        bool | None,
+        Meta(description="`true`: every matching request must conform to the mock's contract."),
+    ] = None
 
 
 class Expect(Section, frozen=True, kw_only=True):
@@ -239,6 +243,10 @@ class TestStep(Section, frozen=True, kw_only=True):
     retry: Annotated[StepRetry | None, Meta(description="Retry policy or poll.")] = None
     ignore_error: Annotated[bool, Meta(description="A failure counts as a pass (logged).")] = False
     skip: Annotated[bool | str, Meta(description="Skip this case (a string gives the reason).")] = False
+    contract: Annotated[
+        bool,
+        Meta(description="`false`: do not check this step's answer against its service's contract."),
+    ] = True
 
 
 class TestFile(Section, frozen=True, kw_only=True):

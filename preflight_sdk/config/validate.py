@@ -20,8 +20,7 @@ import msgspec.inspect as mi
 from preflight_sdk.core import decoding
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import ConfigProblem, InputError
-
-from .yaml_source import ParsedYaml, PathKey
+from preflight_sdk.core.yaml_source import ParsedYaml, PathKey
 
 __all__ = ["Validator", "describe_type", "did_you_mean"]
 

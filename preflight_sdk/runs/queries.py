@@ -36,6 +36,7 @@ from preflight_sdk.suites.context import case_id
 from preflight_sdk.suites.ordering import CaseOrder
 
 from .affected.carry import carried_from, outcomes
+from .coverage_diff import coverage_changes
 from .history import cause_of
 from .retention import limits
 from .supervisor import RunSupervisor
@@ -326,9 +327,16 @@ async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
     )
     if not_rerun:
         summary += f" ({len(not_rerun)} not run again: the head carries the base's verdict)"
+    coverage = coverage_changes(old.contracts, new.contracts)
+    moved = [c for c in coverage if (c.base_covered, c.base_statuses) != (c.head_covered, c.head_statuses)]
+    if moved:
+        summary += "; coverage " + ", ".join(
+            f"{c.contract} {c.base_covered}→{c.head_covered}/{c.operations} operations" for c in moved
+        )
     return RunDiff(
         base=base, head=head, newly_failing=newly, fixed=fixed, still_failing=still, added=added,
-        removed=removed, unchanged=unchanged, summary=summary, not_rerun=not_rerun[:_NOT_RERUN_SHOWN],
+        removed=removed, unchanged=unchanged, summary=summary, contracts=coverage,
+        not_rerun=not_rerun[:_NOT_RERUN_SHOWN],
     )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from preflight_sdk.core.results.run import CaseResult, SuiteResult
 from preflight_sdk.core.tracing import format_traceparent, new_span_id, new_trace_id
 
 from .browser import BrowserHost
+from .contract_checks import RunContracts
 from .environment import RunEnvironment
 from .events import EventLog
 from .ordering import CaseOrder
@@ -105,6 +106,8 @@ class RunContext:
         self.touches = Touches()  # what each case touched, for the next run's affected cases
         self.order = order  # affected cases first, carried ones left out (see `ordering`)
         self.stopped_at: str | None = None  # with fail_fast: the first failed case
+        # The contracts of the services and mocks: every answer and mock request checked, coverage kept.
+        self.contracts = RunContracts(env.loaded, {name: e.url for name, e in env.services.items()})
 
     def event(
         self,

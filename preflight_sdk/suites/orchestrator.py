@@ -38,6 +38,7 @@ from .commands.warm_pytest import WarmPytest
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
+from .fuzz_runner import run_fuzz_suite
 from .ordering import CaseOrder, carried_suite, suite_order
 from .traffic import record_mock_traffic
 from .yaml.runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
@@ -46,6 +47,7 @@ __all__ = ["TestPlan", "carried_text", "partial_result", "run_suites", "select_s
 
 _DEFAULT_SUITE_TIMEOUT = 300.0
 _PROCESS_GRACE = 10.0
+_CONTRACT_BUDGET = 5.0  # seconds to check the requests mocks with a contract received
 
 
 class TestPlan:
@@ -164,6 +166,8 @@ async def run_suites(
             await run.http.aclose()
             await run.browser.aclose()
             await record_mock_traffic(run)
+            with anyio.move_on_after(_CONTRACT_BUDGET):
+                await run.contracts.check_mock_traffic(run.env.mock_entries, run.started, run.finished)
         plan.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {
         key: loaded.redactor.scrub(redact_failure(f, loaded.redactor)) for key, f in run.full_failures.items()
@@ -305,7 +309,7 @@ def _counted_ahead(
     """Whether `_declared_cases` knows the suite's cases before it runs: a pytest or playwright
     suite's are only known once it has collected them (it counts as one until then)."""
     chosen = selection.get(suite.id) if selection is not None else None
-    return chosen is not None or suite.runner not in ("pytest", "playwright") or given is not None
+    return chosen is not None or suite.runner not in ("pytest", "playwright", "fuzz") or given is not None
 
 
 def _declared_cases(
@@ -350,6 +354,8 @@ async def _run_one(
                 return await run_playwright_suite(run, loaded, suite, taken)
             if suite.runner == "pytest":
                 return await run_pytest_suite(run, loaded, suite, taken)
+            if suite.runner == "fuzz":
+                return await run_fuzz_suite(run, loaded, suite, taken, timeout=timeout)
             return await run_shell_suite(run, loaded, suite, taken)
     except TimeoutError:
         error = f"the suite did not finish within {timeout_text(suite)} and was stopped"
@@ -412,6 +418,7 @@ def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | 
         started_at=started.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         selected_suites=[s.id for s in plan.suites],
         trace_id=plan.log.trace_id,
+        contracts=run.contracts.report() if run is not None and run.contracts.active else None,
     )
 
 

@@ -128,9 +128,9 @@ def serve_replayed(port: int, upstream: int) -> None:
     import anyio
     import httpx
     import msgspec
+    from preflight_sdk.config.recorded import read_route_file
 
     from preflight_sdk.config.model import MockConfig
-    from preflight_sdk.config.recorded import read_route_file
     from preflight_sdk.core.redaction import DEFAULT
     from preflight_sdk.mocks import MockHost
     from preflight_sdk.mocks.record import save_recording

@@ -13,6 +13,9 @@ interleaved round by round, the script times:
 - preflight: `Project.run()` of a test-only project whose one YAML suite holds the N cases, on a
   project already initialized (as from a notebook or the MCP server), and `cold`: `Project.open`
   then `run` in a fresh process (loading and validating e2e.yaml and the test file included);
+- preflight (contract checks): the same project with an OpenAPI contract for the API at BASE_URL
+  (`tests.baseUrlContract`), so every answer is also matched to its operation and validated
+  against its schema (goal: at most 1.25x preflight without the checks);
 - Step CI (npm `stepci`): `stepci run` of a workflow with the same N steps;
 - tavern (PyPI `tavern`): `pytest` on a `.tavern.yaml` file with the same N tests.
 
@@ -116,13 +119,46 @@ def floor_async(url: str, cases: int) -> None:
     anyio.run(main)
 
 
-def write_preflight_project(folder: Path, url: str, cases: int) -> Path:
-    root = folder / "preflight"
+CONTRACT = {
+    "openapi": "3.1.0",
+    "info": {"title": "Items", "version": "1"},
+    "paths": {
+        "/items/{id}": {
+            "get": {
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "responses": {
+                    "200": {
+                        "description": "An item.",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["id", "name"],
+                                    "properties": {
+                                        "id": {"type": "integer", "minimum": 0},
+                                        "name": {"type": "string"},
+                                        "tags": {"type": "array", "items": {"type": "string"}},
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        }
+    },
+}
+
+
+def write_preflight_project(folder: Path, url: str, cases: int, *, contract: bool = False) -> Path:
+    root = folder / ("preflight-contract" if contract else "preflight")
     (root / "tests").mkdir(parents=True)
     suite = {"id": "bench", "file": "tests/bench.yaml"}
-    (root / "e2e.yaml").write_text(
-        json.dumps({"version": "1", "project": {"name": "bench"}, "tests": {"suites": [suite]}})
-    )
+    tests: dict[str, object] = {"suites": [suite]}
+    if contract:
+        (root / "openapi.json").write_text(json.dumps(CONTRACT))
+        tests["baseUrlContract"] = "openapi.json"
+    (root / "e2e.yaml").write_text(json.dumps({"version": "1", "project": {"name": "bench"}, "tests": tests}))
     (root / ".env").write_text(f"BASE_URL={url}\n")
     lines = ["name: Bench", "cases:"]
     for i in range(cases):
@@ -152,6 +188,8 @@ class Preflight:
 
         result = anyio.run(self.project.run)
         assert result.ok and result.totals.passed == cases, result.summary
+        for coverage in result.contracts or []:  # the checks ran: every answer was matched
+            assert sum(item.calls for item in coverage.items) == cases, coverage
 
 
 def preflight_cold(root: Path, cases: int) -> None:
@@ -313,10 +351,12 @@ def measure(args: argparse.Namespace, url: str, folder: Path, cases: int) -> int
         preflight(cases)  # warm-up
         profile(preflight, cases, args.profile)
         return 0
+    checked = Preflight(write_preflight_project(folder, url, cases, contract=True))
     contenders: dict[str, Callable[[], None]] = {
         "floor (sync httpx loop)": lambda: floor_sync(url, cases),
         "floor (async httpx loop)": lambda: floor_async(url, cases),
         "preflight": lambda: preflight(cases),
+        "preflight (contract checks)": lambda: checked(cases),
         "preflight (cold process)": lambda: preflight_cold(root, cases),
     }
     if not args.skip_stepci:
@@ -354,6 +394,10 @@ def report(times: dict[str, list[float]], cases: int, runs: int) -> int:
             f"| {name} | {value:.2f} s | {value / cases * 1000:.2f} ms | {value / floor:.2f}x | {faster} | {fresh} |"
         )
     checks = [("preflight ≤ 2× the floor", ours / floor <= 2.0, ours / floor)]
+    if "preflight (contract checks)" in medians:
+        ratio = medians["preflight (contract checks)"] / ours
+        print(f"\ncontract checks: {ratio:.3f}x preflight without them (every answer matched and validated)")
+        checks.append(("contract checks ≤ 1.25× preflight without them", ratio <= 1.25, ratio))
     if cases >= 10_000:
         checks.append(("the fresh process ≤ 1.3× the initialised one", cold / ours <= 1.3, cold / ours))
     if "Step CI" in medians:

@@ -22,10 +22,10 @@ from msgspec import Meta
 
 from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigError, ConfigProblem
+from preflight_sdk.core.yaml_source import PathKey, parse_yaml
 
 from ..model import MockConfig, MockResponse, MockRoute, ProjectConfig, _Config
 from ..validate import Validator
-from ..yaml_source import PathKey, parse_yaml
 
 __all__ = [
     "MAX_BODY_FILE_BYTES",

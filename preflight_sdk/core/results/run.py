@@ -19,6 +19,7 @@ from preflight_sdk.core.errors import ErrorInfo
 from .affected import AffectedSummary, CarriedVerdict
 from .base import Part, Result
 from .browser import BrowserEvidence
+from .contracts import ContractCoverage
 from .lifecycle import BuildResult, ContainerStatus, SetupResult
 from .mocks import ClosestRoute, MockAnswer
 from .recording import MockRecording
@@ -335,8 +336,10 @@ class RunResult(Result, frozen=True, kw_only=True):
     `kind` is `test` for `run`, `run_suite` and `resume_run`; `build` and `setup` runs carry that
     operation's result in `build` or `setup`. While a run goes on (`queued`, `running`), `progress`
     says how far it is and `suites` hold what has finished. `recordings` says which mocks recorded
-    (`run(record=...)`) or replayed recorded routes, and what was written. `affected` says which
-    cases an edit could affect (they ran first) and, with `affected=True`, which verdicts were carried.
+    (`run(record=...)`) or replayed recorded routes, and what was written. `contracts` gives, per
+    OpenAPI contract of a service or mock, the operations and statuses the run exercised and the
+    violations found. `affected` says which cases an edit could affect (they ran first) and, with
+    `affected=True`, which verdicts were carried.
     """
 
     run_id: str
@@ -365,6 +368,7 @@ class RunResult(Result, frozen=True, kw_only=True):
     shards: list[ShardResult] | None = None
     recordings: list[MockRecording] = msgspec.field(default_factory=list)
     affected: AffectedSummary | None = None
+    contracts: list[ContractCoverage] | None = None
 
     @property
     def ok(self) -> bool:

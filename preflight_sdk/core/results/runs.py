@@ -7,6 +7,7 @@ from typing import Literal
 import msgspec
 
 from .base import Part, Result
+from .contracts import CoverageChange
 from .run import RunKind, RunResult, RunStatus, Totals
 
 __all__ = [
@@ -62,7 +63,7 @@ class CaseChange(Part, frozen=True, kw_only=True):
 
 
 class RunDiff(Result, frozen=True, kw_only=True):
-    """What changed from `base` to `head`, per case.
+    """What changed from `base` to `head`, per case, and each contract's coverage (`contracts`).
 
     A case that a run carries (it did not run it: a resumed run, `affected=True`) counts with the
     verdict it carries. `notRerun` names the cases `head` did not run again and whose verdict it
@@ -79,6 +80,7 @@ class RunDiff(Result, frozen=True, kw_only=True):
     unchanged: int
     summary: str
     not_rerun: list[str] = msgspec.field(default_factory=list)
+    contracts: list[CoverageChange] = msgspec.field(default_factory=list)
 
 
 class ArtifactContent(Result, frozen=True, kw_only=True):

@@ -50,6 +50,10 @@ def add_composed(group: click.Group, registry: Registry) -> None:
         from .mocks import mocks_group
 
         group.add_command(mocks_group(ops))
+    if "generate_cases" in ops:
+        from .generate import generate_group
+
+        group.add_command(generate_group(ops))
 
 
 def _settings(ctx: click.Context) -> Settings:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from preflight_sdk.core.results.contracts import ContractCoverage
 from preflight_sdk.core.results.grouping import group_failures
 from preflight_sdk.core.results.run import CaseResult, DiagnosticReport, Failure, RunResult, SuiteResult
 from preflight_sdk.runs.report_html import embed_full_screenshots
@@ -167,6 +168,8 @@ def run_text(result: RunResult) -> str:
     recorded = recording_lines(result.recordings)
     if recorded:
         lines += ["", *recorded]
+    if result.contracts:
+        lines += ["", *contract_lines(result.contracts)]
     failures = result.failures()
     if failures:
         lines += ["", f"{plural(len(failures), 'failure')}:"]
@@ -430,9 +433,29 @@ def run_html(result: RunResult) -> str:
     if result.truncated:
         cut = "<div><i>the result was cut to stay small; the report holds everything</i></div>"
     environment = environment_html(result.setup) + recording_html(result.recordings)
+    contracts = ""
+    if result.contracts:
+        listing = "".join(f"<div>{esc(line)}</div>" for line in contract_lines(result.contracts))
+        contracts = f"<details><summary>contracts ({len(result.contracts)})</summary>{listing}</details>"
     affected = "".join(f"<div>{esc(line)}</div>" for line in affected_lines(result))
     affected = f'<div class="pf-affected" style="margin:4px 0">{affected}</div>' if affected else ""
-    return wrap(head + affected + suites_html(result) + environment + artifacts + cut, cls="pf-run-result")
+    body = head + affected + suites_html(result) + environment + contracts + artifacts + cut
+    return wrap(body, cls="pf-run-result")
+
+
+def contract_lines(contracts: list[ContractCoverage]) -> list[str]:
+    """One line per contract: coverage of operations and statuses, violations, and what no case reached."""
+    lines = []
+    for item in contracts:
+        missed = [op.operation for op in item.items if not op.calls]
+        text = (
+            f"contract {item.contract} ({item.kind}, {item.file}): {item.covered}/{item.operations} operations, "
+            f"{item.statuses_covered}/{item.statuses} statuses, {plural(item.violations, 'violation')}"
+        )
+        if missed:
+            text += f"; not reached: {shorten(', '.join(missed), 120)}"
+        lines.append(text)
+    return lines
 
 
 @renders(RunResult)
