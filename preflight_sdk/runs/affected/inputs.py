@@ -5,8 +5,8 @@
 - `services`: each service's (and job's) container inputs as setup stamped them (its image id,
   environment, command, ports, volumes: see `lifecycle.images.inputs`), so a rebuilt image is a change,
   and the content of the host files and folders it mounts (an edit there changes its behaviour
-  without a rebuild);
-- `mocks`: each mock's routes and settings, its recorded routes and body files included;
+  without a rebuild) and of its OpenAPI contract (`contract:`, which checks its answers);
+- `mocks`: each mock's routes and settings, its recorded routes, body files and contract included;
 - `suites`: each suite's own files (a YAML suite's file; a pytest suite's test files, the Python
   files beside them, their `conftest.py` files and the project's pytest settings; a shell
   suite's script) and the values of the `{{env.X}}` names its YAML file uses.
@@ -55,7 +55,10 @@ def current_inputs(loaded: LoadedConfig, engine: str, *, running: bool) -> RunIn
     services = {}
     if record is not None:
         services = {
-            s.name: _with_mounts(loaded, s.container.volumes, record.services[s.name].digest)
+            s.name: _with_files(
+                record.services[s.name].digest,
+                [*_mounted(loaded, s.container.volumes), *_contract(loaded, s.name)],
+            )
             for s in loaded.services
             if s.name in record.services
         }
@@ -63,7 +66,10 @@ def current_inputs(loaded: LoadedConfig, engine: str, *, running: bool) -> RunIn
         config=hashlib.sha256(_canonical.encode([_without_mocks(loaded), loaded.services])).hexdigest()[:32],
         engine=engine,
         services=services,
-        mocks={name: mock_digest(mock) for name, mock in loaded.config.mocks.items()},
+        mocks={
+            name: _with_files(mock_digest(mock), _contract(loaded, name, mock=True))
+            for name, mock in loaded.config.mocks.items()
+        },
         suites={suite.id: suite_digest(loaded, suite) for suite in loaded.suites},
     )
 
@@ -74,16 +80,30 @@ def _without_mocks(loaded: LoadedConfig) -> object:
     return msgspec.structs.replace(loaded.config, mocks={})
 
 
-def _with_mounts(loaded: LoadedConfig, volumes: list[str], digest: str) -> str:
-    """A container's inputs digest with the content of each host path it mounts."""
-    mounted = [source for source, sep, _ in (v.partition(":") for v in volumes) if sep and _host_path(source)]
-    if not mounted:
+def _mounted(loaded: LoadedConfig, volumes: list[str]) -> list[Path]:
+    """The host files a container mounts (every file of a mounted folder)."""
+    files: list[Path] = []
+    for source, sep, _ in (v.partition(":") for v in volumes):
+        if sep and _host_path(source):
+            target = Path(loaded.resolve(source)).expanduser()
+            files += list(_tree(target)) if target.is_dir() else [target]
+    return files
+
+
+def _contract(loaded: LoadedConfig, name: str, *, mock: bool = False) -> list[Path]:
+    """The files of the OpenAPI contract a service or mock names (its answers are checked by it)."""
+    contracts = loaded.contracts.mocks if mock else loaded.contracts.services
+    contract = contracts.get(name)
+    return [Path(f) for f in contract.files] if contract is not None else []
+
+
+def _with_files(digest: str, files: list[Path]) -> str:
+    """`digest` with the content of `files` (unchanged when there are none)."""
+    if not files:
         return digest
     hashed = hashlib.sha256(digest.encode())
-    for source in mounted:
-        target = Path(loaded.resolve(source)).expanduser()
-        for path in list(_tree(target)) if target.is_dir() else [target]:
-            hashed.update(f"{path}\0{file_digest(path)}\0".encode())
+    for path in files:
+        hashed.update(f"{path}\0{file_digest(path)}\0".encode())
     return hashed.hexdigest()[:32]
 
 

@@ -3,6 +3,7 @@ inputs of the run that last ran it (no store, no engine: values in, decisions ou
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -217,11 +218,16 @@ def test_a_service_s_inputs_include_the_host_files_it_mounts_and_each_suite_s_ow
 version: "1"
 project: {name: mounts}
 services:
-  api: {build: {image: "preflight-base/python:latest"}, container: {volumes: ["./src:/app:ro", "data:/data"]}}
+  api:
+    build: {image: "preflight-base/python:latest"}
+    container: {volumes: ["./src:/app:ro", "data:/data"]}
+    contract: openapi.json
 tests:
   suites: [{id: a, file: tests/a.yaml}, {id: b, file: tests/b.yaml}]
 """
     )
+    document = {"openapi": "3.0.3", "info": {"title": "api", "version": "1"}, "paths": {}}
+    (tmp_path / "openapi.json").write_text(json.dumps(document))
     loaded = load_config(tmp_path, environ={"TARGET": "http://one"})
     write_record(tmp_path, InputsRecord(services={"api": ServiceInputs(digest="spec", parts={})}))
     before = current_inputs(loaded, "docker", running=True)
@@ -233,3 +239,8 @@ tests:
     other = current_inputs(load_config(tmp_path, environ={"TARGET": "http://two"}), "docker", running=True)
     assert other.suites["a"] != after.suites["a"] and other.suites["b"] == after.suites["b"]
     assert current_inputs(loaded, "docker", running=False).services == {}
+    # its contract checks its answers: an edit of the document changes the service's inputs
+    document["paths"] = {"/x": {"get": {"responses": {"200": {"description": "ok"}}}}}
+    (tmp_path / "openapi.json").write_text(json.dumps(document))
+    edited = current_inputs(load_config(tmp_path, environ={"TARGET": "http://one"}), "docker", running=True)
+    assert edited.services["api"] != after.services["api"]
