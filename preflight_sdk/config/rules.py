@@ -357,7 +357,7 @@ def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root
         out.add(where, f"suite `{suite.id}` (runner {runner}) needs a `command` or a script `file`")
     if runner == "fuzz" and not suite.service:
         out.add(where, f"suite `{suite.id}` (runner fuzz) needs a `service` (one with a `contract:`)")
-    if suite.python is not None and runner != "pytest":
+    if suite.python is not None and runner not in ("pytest", "playwright"):
         out.add((*where, "python"), f"`python` is for pytest suites; runner `{runner}` does not use it")
     if suite.junit is not None and runner not in ("shell", "exec"):
         out.add((*where, "junit"), f"`junit` is for shell suites; runner `{runner}` reads its own report")

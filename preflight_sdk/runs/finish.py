@@ -56,14 +56,13 @@ async def finish_test(
     *,
     config_hash: str,
     git: GitState | None,
-    idempotency_key: str | None,
-    resumed_from: str | None,
 ) -> RunResult:
     """Complete, write and record a test run; return it as recorded."""
     from preflight_sdk.suites.orchestrator import partial_result
 
-    plan = live.plan
+    plan = live.state
     assert plan is not None
+    idempotency_key, resumed_from = live.idempotency_key, live.resumed_from
     value = live.value
     error = live.error
     if isinstance(value, RunResult):
@@ -147,7 +146,7 @@ async def finish_test(
 
 
 async def finish_lifecycle(
-    sup: RunSupervisor, live: LiveRun, reporter: Reporter, *, config_hash: str, idempotency_key: str | None
+    sup: RunSupervisor, live: LiveRun, reporter: Reporter, *, config_hash: str
 ) -> RunResult:
     """Complete and record a build or setup run; return it as recorded."""
     value: Any = live.value
@@ -167,7 +166,7 @@ async def finish_lifecycle(
         status, summary = "error", f"{live.kind} error: {type(error).__name__ if error else 'unknown'}"
     result = RunResult(
         run_id=live.run_id,
-        kind=live.kind,  # type: ignore[arg-type]
+        kind=live.kind,
         status=status,  # type: ignore[arg-type]
         summary=summary[:400],
         totals=Totals(passed=0, failed=0, skipped=0, total=0),
@@ -176,7 +175,7 @@ async def finish_lifecycle(
         started_at=live.started_at,
         finished_at=_now(),
         config_hash=config_hash,
-        idempotency_key=idempotency_key,
+        idempotency_key=live.idempotency_key,
         trace_id=live.log.trace_id,
         error=info,
         build=value if isinstance(value, BuildResult) else None,
@@ -211,7 +210,7 @@ async def finish_lifecycle(
 def _affected(live: LiveRun) -> AffectedSummary | None:
     """What the run knew about the edit, with where a failFast run stopped."""
     summary = live.affected
-    context = live.plan.context if live.plan is not None else None
+    context = live.state.context if live.state is not None else None
     if summary is None or context is None or context.stopped_at is None:
         return summary
     return msgspec.structs.replace(summary, stopped_at=context.stopped_at)

@@ -7,7 +7,6 @@ import hashlib
 import os
 import re
 from collections.abc import Collection
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
@@ -33,9 +32,8 @@ from preflight_sdk.store.calls import flush_calls
 from preflight_sdk.store.runs import RunStore
 from preflight_sdk.suites.artifacts import content_type_of
 from preflight_sdk.suites.context import case_id
-from preflight_sdk.suites.ordering import CaseOrder
 
-from .affected.carry import carried_from, outcomes
+from .affected.carry import outcomes
 from .coverage_diff import coverage_changes
 from .history import cause_of
 from .retention import limits
@@ -188,9 +186,11 @@ async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
 
 async def resume_selection(
     sup: RunSupervisor, run_id: str, saved: Collection[str] = ()
-) -> tuple[list[str], dict[str, set[str]], CaseOrder]:
-    """The suites and cases of `run_id` that did not pass (failed, errored, never finished), and
-    the verdicts of the others, which the resumed run carries (see `affected.carry`).
+) -> tuple[str, list[str], dict[str, set[str]]]:
+    """The run `run_id` names (`latest`, a prefix), and its suites and cases that did not pass
+    (failed, errored, never finished): the cases a resumed run runs again. Its other suites come
+    too, each with no case to run again: the resumed run carries their verdicts (see
+    `affected.carry`), as it carries the other cases of the suites it runs again.
 
     `saved` are the ids of saved tests and suites, YAML suites that e2e.yaml does not list.
     """
@@ -248,44 +248,16 @@ async def resume_selection(
                 "totals": msgspec.to_builtins(original.totals),
             },
         )
-    from .resume_values import carry_values
-
-    order = _carried_by_resume(
-        original, suites, selection, [s for s in original.selected_suites if s in known]
-    )
+    rerun = set(suites)
     listed = [
-        s
-        for s in original.selected_suites or [s.id for s in original.suites]
-        if s in suites or s in order.whole
+        sid
+        for sid in original.selected_suites or [s.id for s in original.suites]
+        if sid in rerun or (sid in known and any(c.suite == sid for c in recorded.values()))
     ]
-    return listed, await carry_values(sup, run_id, loaded, selection), order
-
-
-def _carried_by_resume(
-    original: RunResult, rerun: list[str], selection: dict[str, set[str]], configured: list[str]
-) -> CaseOrder:
-    """What a resumed run carries: each case of `original` it does not run again (a suite none of
-    whose cases runs again is carried whole)."""
-    at = datetime.now(UTC)
-    carried: dict[str, dict[str, CaseResult]] = {}
-    whole: set[str] = set()
-    for suite in original.suites:
-        if suite.id not in configured and suite.id not in rerun:
-            continue  # removed from e2e.yaml since
-        chosen = selection.get(suite.id)
-        if suite.id in rerun and chosen is None:
-            continue  # a pytest or shell suite run again whole
-        kept = {}
-        for case in suite.cases:
-            if chosen is not None and case.id in chosen:
-                continue
-            again = carried_from(case, original, at=at)
-            if again is not None:
-                kept[case.id] = again
-        carried[suite.id] = kept
-        if suite.id not in rerun:
-            whole.add(suite.id)
-    return CaseOrder(carried=carried, whole=frozenset(whole))
+    for sid in listed:
+        if sid not in rerun:
+            selection[sid] = set()  # every case of it passed: carried whole
+    return run_id, listed, selection
 
 
 async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:

@@ -104,6 +104,7 @@ class RunContext:
         # the progress never reads (5/5) and then (6/6).
         self.estimated = set(estimated)
         self.touches = Touches()  # what each case touched, for the next run's affected cases
+        self._case_starts: dict[str, float] = {}  # epoch ms each case started at (its touches' window)
         self.order = order  # affected cases first, carried ones left out (see `ordering`)
         self.stopped_at: str | None = None  # with fail_fast: the first failed case
         # The contracts of the services and mocks: every answer and mock request checked, coverage kept.
@@ -128,12 +129,13 @@ class RunContext:
             kind_name = "CASE_FAILED" if status == "failed" else "CASE_FINISHED"
         else:
             kind_name = _TYPES.get(kind, kind)
-            if suite is not None and kind in ("suite_start", "suite_end"):
-                moment = (at or datetime.now(UTC)).timestamp() * 1000
-                if kind == "suite_start":
-                    self.touches.suite_started(suite, moment)
-                else:
-                    self.touches.suite_ended(suite, moment)
+            moment = (at or datetime.now(UTC)).timestamp() * 1000
+            if kind == "case_start" and case is not None:
+                self._case_starts[case] = moment  # a failure's evidence is gathered after its end
+            elif suite is not None and kind == "suite_start":
+                self.touches.suite_started(suite, moment)
+            elif suite is not None and kind == "suite_end":
+                self.touches.suite_ended(suite, moment)
         self.log.record(kind_name, suite=suite, case=case, status=status, duration=duration, at=at)
 
     def selected(self, suite: str, case: str) -> bool:
@@ -219,12 +221,9 @@ class RunContext:
         self.finished.append(result)
         if result.status == "failed" and self.order is not None and self.order.fail_fast:
             self.stopped_at = self.stopped_at or result.id
+        start = self._case_starts.pop(result.id, result.timestamp - result.duration)
         self.touches.window(
-            result.id,
-            result.suite,
-            result.timestamp - result.duration,
-            result.timestamp,
-            span=self.log.case_span(result.id),
+            result.id, result.suite, start, result.timestamp, span=self.log.case_span(result.id)
         )
         # Suites of other runners are counted as one case until they report theirs.
         self.total_cases = max(self.total_cases, self.finished_cases)

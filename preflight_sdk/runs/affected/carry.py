@@ -9,12 +9,14 @@ and a failure is never carried.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import UTC, datetime
 
 from preflight_sdk.core.results.affected import CarriedVerdict
 from preflight_sdk.core.results.run import CaseResult, RunResult
+from preflight_sdk.suites.ordering import CaseOrder
 
-__all__ = ["carried_from", "outcomes"]
+__all__ = ["carried_from", "outcomes", "resumed_order"]
 
 
 def carried_from(case: CaseResult, run: RunResult, *, at: datetime) -> CaseResult | None:
@@ -68,3 +70,24 @@ def outcomes(head: RunResult, resumed: RunResult | None) -> dict[str, CaseResult
 def _age(started_at: str, at: datetime) -> int:
     then = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
     return max(0, int((at - then).total_seconds() * 1000))
+
+
+def resumed_order(original: RunResult, selection: Mapping[str, set[str]] | None) -> CaseOrder:
+    """What a run resuming `original` carries: each case of the suites it selects cases of that it
+    does not run again (a suite with none to run again is carried whole; a suite it runs whole,
+    absent from `selection`, carries nothing)."""
+    at = datetime.now(UTC)
+    carried: dict[str, dict[str, CaseResult]] = {}
+    chosen_by_suite = selection or {}
+    for suite in original.suites:
+        chosen = chosen_by_suite.get(suite.id)
+        if chosen is None:
+            continue
+        kept = {}
+        for case in suite.cases:
+            again = carried_from(case, original, at=at) if case.id not in chosen else None
+            if again is not None:
+                kept[case.id] = again
+        carried[suite.id] = kept
+    whole = frozenset(sid for sid, chosen in chosen_by_suite.items() if not chosen)
+    return CaseOrder(carried=carried, whole=whole)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.lifecycle.session.context import ProjectContext
 from preflight_sdk.suites.ordering import CaseOrder
 
@@ -15,12 +16,13 @@ from .inputs import current_inputs
 from .planning import AffectedAsk, plan_affected
 
 if TYPE_CHECKING:
-    from preflight_sdk.suites.orchestrator import TestPlan
+    from preflight_sdk.core.run_request import RunRequest
+    from preflight_sdk.suites.orchestrator import TestRunState
 
     from ..live import LiveRun
     from ..supervisor import RunSupervisor
 
-__all__ = ["engine_identity", "weigh"]
+__all__ = ["ask_of", "engine_identity", "weigh"]
 
 
 def engine_identity(ctx: ProjectContext) -> str:
@@ -30,7 +32,15 @@ def engine_identity(ctx: ProjectContext) -> str:
     return f"{ctx.engine_kind()} ({where})"
 
 
-async def weigh(sup: RunSupervisor, live: LiveRun, plan: TestPlan, ask: AffectedAsk | None) -> None:
+def ask_of(request: RunRequest) -> AffectedAsk | None:
+    """What a test run asks of its affected cases; None for a resumed run (it runs what did not pass)."""
+    if request.resumed_from is not None:
+        return None
+    within = parse_duration(request.affected_within, field="affectedWithin")
+    return AffectedAsk(only=request.affected, within_ms=int(within * 1000), fail_fast=request.fail_fast)
+
+
+async def weigh(sup: RunSupervisor, live: LiveRun, plan: TestRunState, ask: AffectedAsk | None) -> None:
     """Record the inputs the run runs on; with `ask`, order it by what an edit can affect.
 
     Only a run whose environment is up orders its cases (its services' inputs are known then),
