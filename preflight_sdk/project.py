@@ -8,22 +8,23 @@ docstring is also a tool description: it is written for the agent that will read
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing, asynccontextmanager
 from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 import anyio
-import msgspec
 
 from preflight_sdk.clarify.results import ArchitectureResult, ClarifyResult
 from preflight_sdk.config import LoadedConfig, McpConfig, find_config
 from preflight_sdk.core import face_hooks
+from preflight_sdk.core.durations import wait_seconds
 from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
 from preflight_sdk.core.operations import operation
 from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
 from preflight_sdk.core.redaction import DEFAULT, redact_logs
+from preflight_sdk.core.results.contracts import ContractCheck, GeneratedCases
 from preflight_sdk.core.results.imports import ImportedTests
 from preflight_sdk.core.results.lifecycle import (
     BuildResult,
@@ -35,6 +36,7 @@ from preflight_sdk.core.results.lifecycle import (
     StatusResult,
 )
 from preflight_sdk.core.results.mocks import MockRequestsResult
+from preflight_sdk.core.results.recording import MockCheckResult
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
 from preflight_sdk.core.results.saved import (
@@ -46,6 +48,7 @@ from preflight_sdk.core.results.saved import (
     SuiteList,
     TestList,
 )
+from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.lifecycle.session.context import ProjectContext
 from preflight_sdk.lifecycle.session.filelock import project_lock
 from preflight_sdk.lifecycle.session.init import initialize
@@ -59,19 +62,6 @@ if TYPE_CHECKING:
     from preflight_sdk.sync import SyncProject
 
 __all__ = ["Project"]
-
-
-class _Pending(msgspec.Struct, frozen=True, kw_only=True):
-    """A build or setup still going on when its caller's `wait` ran out."""
-
-    run_id: str
-    duration: int
-    pending: Any
-
-
-def _check_key(key: str | None) -> None:
-    if key is not None and not (1 <= len(key) <= 200):
-        raise InputError("idempotency_key must be 1 to 200 characters", hint="e.g. a task id or a commit sha")
 
 
 def _directory_of(path: str) -> Path:
@@ -90,16 +80,9 @@ def _self_check_target(root: str) -> tuple[list[str], list[Any]]:
     return hook(root)
 
 
-def _wait_seconds(wait: str | int | None) -> float | None:
-    """`wait` in seconds (None: to the end); INVALID_INPUT outside 0s..24h."""
-    if wait is None:
-        return None
-    from preflight_sdk.core.durations import MAX_WAIT, parse_duration
-
-    seconds = parse_duration(wait, field="wait")
-    if not 0 <= seconds <= MAX_WAIT:
-        raise InputError(f"wait must be between 0s and 24h, not {wait!r}", hint='e.g. wait="0s" or wait="2m"')
-    return seconds
+def _suite_ids(filter: str | None) -> tuple[str, ...] | None:
+    """The suite ids of a comma-separated `filter` (None: every suite)."""
+    return tuple(part.strip() for part in filter.split(",") if part.strip()) if filter else None
 
 
 class Project:
@@ -130,9 +113,10 @@ class Project:
 
     @cached_property
     def _runs(self) -> RunSupervisor:
+        from preflight_sdk.lifecycle.setup.serving import RunServing
         from preflight_sdk.runs.supervisor import RunSupervisor
 
-        return RunSupervisor(self._ctx)
+        return RunSupervisor(self._ctx, RunServing(self._ctx))
 
     @cached_property
     def _saved(self) -> SavedTests:
@@ -268,20 +252,13 @@ class Project:
             BUILD_FAILED has each failed service's last 30 build lines in
             details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried.
         """
-        from preflight_sdk.lifecycle.images import build as _build
+        from preflight_sdk.runs.lifecycle_runs import build_run
 
-        async def body(reporter: Reporter) -> BuildResult:
-            return await _build.build(
-                self._ctx, no_cache=no_cache, service=service, pull=pull, reporter=reporter
-            )
-
-        outcome = await self._lifecycle_run(
-            "build", body, wait, idempotency_key, progress, parts=[no_cache, service, pull]
+        request = RunRequest(
+            kind="build", no_cache=no_cache, service=service, pull=pull, idempotency_key=idempotency_key
         )
-        if isinstance(outcome, BuildResult):
-            return outcome
-        return BuildResult(
-            services=[], total_duration=outcome.duration, run_id=outcome.run_id, pending=outcome.pending
+        return await build_run(
+            self._runs, request, wait=wait_seconds(wait), sink=resolve_sink(progress, "build")
         )
 
     @operation(title="Start the environment", idempotent=True, group="environment")
@@ -290,6 +267,7 @@ class Project:
         timeout: str | None = None,
         wait: str | None = None,
         idempotency_key: str | None = None,
+        record: str | None = None,
         progress: ProgressArg = None,
     ) -> SetupResult:
         """Start the test environment, or bring the running one up to date: only what changed restarts.
@@ -306,6 +284,7 @@ class Project:
             wait: e.g. "30s"; past it the work goes on and its runId comes back ("0s": at once;
                 default: to the end, over MCP the call budget).
             idempotency_key: the same key returns the same run.
+            record: mocks to record until clean (as for run).
 
         Returns:
             The network, each service (container id and name, status, published ports, base URL,
@@ -319,24 +298,17 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
-        from preflight_sdk.lifecycle.setup.up import bring_up_to_date
+        from preflight_sdk.runs.lifecycle_runs import setup_run
 
-        async def body(reporter: Reporter) -> SetupResult:
-            return await bring_up_to_date(
-                self._ctx, build=False, fresh=False, timeout=timeout, reporter=reporter
-            )
-
-        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=[timeout])
-        if isinstance(outcome, SetupResult):
-            # What the configuration set aside (compose keys), said with every environment started.
-            loaded = self._ctx.loaded
-            return msgspec.structs.replace(outcome, warnings=list(loaded.warnings)) if loaded else outcome
-        return SetupResult(
-            services=[],
-            mocks=[],
-            total_duration=outcome.duration,
-            run_id=outcome.run_id,
-            pending=outcome.pending,
+        recording = await self._record_request(record, sharded=False)
+        request = RunRequest(
+            kind="setup",
+            timeout=timeout,
+            record=recording.upstreams if recording is not None else None,
+            idempotency_key=idempotency_key,
+        )
+        return await setup_run(
+            self._runs, request, wait=wait_seconds(wait), sink=resolve_sink(progress, "setup")
         )
 
     @operation(title="Show status", read_only=True, group="environment")
@@ -472,6 +444,7 @@ class Project:
         wait: str | None = None,
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
+        record: str | None = None,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -497,6 +470,8 @@ class Project:
                 DOCKER_HOST URL (`unix:///…`, `tcp://host:2375`, `ssh://user@host`), e.g.
                 ["local", "ssh://ci@builder"]. Split by recorded durations; the copies are always
                 removed afterwards (`keep` is for the project's own environment).
+            record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
+                later runs replay the routes written.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -505,6 +480,7 @@ class Project:
             `setup.environment`: the run that set a kept environment up, the runs it served, why
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
+            `recordings`: mocks that recorded (routes added, replaced) or replayed.
 
         Example:
             `await project.run(filter="orders")`
@@ -514,26 +490,19 @@ class Project:
             failure's `summary` and `suggestedFix` first; `history.flaky` means it also passed on
             the same code. resume_run re-runs only what did not pass.
         """
-        prepare = self._prepare_run(keep=keep, fresh=fresh)
-
-        async def after() -> None:
-            if not keep:
-                from preflight_sdk.lifecycle.clean import clean as _clean
-
-                await _clean(self._ctx, force=True)
-
-        ids = [part.strip() for part in filter.split(",") if part.strip()] if filter else None
-        if shards is not None:
-            from preflight_sdk.runs.shard_plan import parse_shards
-
-            specs = parse_shards(shards)
-            parts = [fresh, [spec.name for spec in specs]]
-            return await self._test_run(
-                ids, parallel, wait, idempotency_key, progress, shards=specs, fresh=fresh, parts=parts
-            )
-        return await self._test_run(
-            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=[keep, fresh]
+        recording = await self._record_request(record, sharded=shards is not None)
+        request = RunRequest(
+            suites=_suite_ids(filter),
+            parallel=parallel,
+            prepare="none" if shards is not None else "up_to_date",
+            keep=keep,
+            fresh=fresh,
+            warm=self.keep_warm,
+            shards=tuple(shards) if shards is not None else None,
+            record=recording.upstreams if recording is not None else None,
+            idempotency_key=idempotency_key,
         )
+        return await self._test_run(request, wait, progress)
 
     async def watch(
         self, filter: str | None = None, keep: bool = False, progress: ProgressArg = None
@@ -548,7 +517,7 @@ class Project:
 
         `async for outcome in project.watch(): print(getattr(outcome, "summary", outcome))`
         """
-        from preflight_sdk.lifecycle.watch import affected_suites, changes, watched_roots
+        from preflight_sdk.runs.watching import watch_runs
 
         async def once(suites: str | None) -> RunResult | PreflightError:
             try:
@@ -556,31 +525,9 @@ class Project:
             except PreflightError as exc:
                 return exc
 
-        chosen = {part.strip() for part in filter.split(",") if part.strip()} if filter else None
-        try:
-            loaded = await self._ctx.ensure_loaded()
-            roots = await anyio.to_thread.run_sync(watched_roots, loaded)
-            async with aclosing(changes(roots)) as stream:
-                await anext(stream)  # the watcher runs: a change made during the first run is seen
-                yield await once(filter)
-                async for changed in stream:
-                    if not changed:
-                        continue
-                    try:
-                        affected = affected_suites(await self._ctx.ensure_loaded(), changed)
-                    except PreflightError as exc:  # a broken e2e.yaml: say so, wait for the fix
-                        yield exc
-                        continue
-                    suites = set(affected) & chosen if affected and chosen else set(affected or chosen or ())
-                    if affected and chosen and not suites:
-                        continue  # only suites outside `filter` changed
-                    yield await once(",".join(sorted(suites)) or None)
-        finally:
-            if not keep:
-                from preflight_sdk.lifecycle.clean import clean as _clean
-
-                with anyio.CancelScope(shield=True):
-                    await _clean(self._ctx, force=True)
+        async with aclosing(watch_runs(once, self._ctx, filter=filter, keep=keep)) as outcomes:
+            async for outcome in outcomes:
+                yield outcome
 
     @operation(title="Run one test suite", group="runs")
     async def run_suite(
@@ -606,9 +553,8 @@ class Project:
         Tips:
             SUITE_NOT_FOUND lists the valid suite ids.
         """
-        return await self._test_run(
-            [suite_id], None, wait, idempotency_key, progress, prepare=self._prepare_kept_run()
-        )
+        request = RunRequest(suites=(suite_id,), prepare="if_running", idempotency_key=idempotency_key)
+        return await self._test_run(request, wait, progress)
 
     @operation(title="Read a run", read_only=True, group="runs")
     async def get_run(self, run_id: str, wait: str | None = None) -> RunResult:
@@ -631,7 +577,7 @@ class Project:
         """
         from preflight_sdk.runs.queries import resolve_run_id
 
-        seconds = _wait_seconds(wait)
+        seconds = wait_seconds(wait)
         run_id = await resolve_run_id(self._runs, run_id)
         return await self._runs.get(run_id, seconds if seconds is not None else 0.0)
 
@@ -691,47 +637,17 @@ class Project:
 
         return await _cancel(self._runs, run_id)
 
-    def _prepare_run(self, *, keep: bool, fresh: bool) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
-        """What a test run does before its suites: the environment brought up to date (and reset
-        when an earlier run used it), the mocks reset, the run recorded as using it."""
-        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
-        from preflight_sdk.processes.groups import stop_groups
-
-        async def prepare(reporter: Reporter, run_id: str) -> SetupResult:
-            # -- inner loop: up to date, then run, then keep or clean --------------------------
-            # What suites of an earlier, killed process left running stops first.
-            await anyio.to_thread.run_sync(partial(stop_groups, self._ctx.state_root, orphans_only=True))
-            done = await bring_up_to_date(
-                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True, reset=True
+    async def _record_request(self, record: str | None, *, sharded: bool) -> Any:
+        """The mocks a run or setup records, checked against e2e.yaml before anything starts."""
+        if not record:
+            return None
+        if sharded:
+            raise InputError(
+                "`record` and `shards` do not go together", hint="record in a run without shards"
             )
-            await reset_mocks(self._ctx)
-            done = await serve_run(self._ctx, run_id, done)
-            if keep and self.keep_warm and self._ctx.pytest_servers is None:
-                from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
+        from .lifecycle.mockhost.recording import record_request
 
-                if warm_enabled():  # a next run is expected: its pytest suites may start warm
-                    self._ctx.pytest_servers = WarmPytest()
-            return done
-
-        return prepare
-
-    def _prepare_kept_run(self) -> Callable[[Reporter, str], Awaitable[SetupResult | None]]:
-        """What a run on the environment as it runs does first (`run_suite`, a saved test): when
-        it runs, it is brought up to date and reset as for `run` (nothing missing is built); when
-        it does not, nothing starts (the run says what it lacks)."""
-        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
-
-        async def prepare(reporter: Reporter, run_id: str) -> SetupResult | None:
-            await self._ctx.ensure_loaded()
-            if self._ctx.session is None or self._ctx.session.state != "running":
-                return None
-            done = await bring_up_to_date(
-                self._ctx, build=False, fresh=False, timeout=None, reporter=reporter, stage=True, reset=True
-            )
-            await reset_mocks(self._ctx)
-            return await serve_run(self._ctx, run_id, done)
-
-        return prepare
+        return record_request(await self._ctx.ensure_loaded(persist=False), record)
 
     @operation(title="Resume a run", group="runs")
     async def resume_run(
@@ -759,19 +675,17 @@ class Project:
         """
         from preflight_sdk.runs.queries import resume_selection
 
-        suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
+        run_id, suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
         test_id = await self._saved.test_of_run(run_id)  # a saved test's run resumes in its history
-        return await self._test_run(
-            suites,
-            None,
-            wait,
-            None,
-            progress,
-            selection=selection,
+        request = RunRequest(
+            suites=tuple(suites),
+            prepare="up_to_date",  # up to date, as `run` brings it
+            warm=self.keep_warm,
+            selection={suite: tuple(sorted(cases)) for suite, cases in selection.items()},
             resumed_from=run_id,
             test_id=test_id,
-            prepare=self._prepare_run(keep=True, fresh=False),  # up to date, as `run` brings it
         )
+        return await self._test_run(request, wait, progress)
 
     @operation(title="Read a run's file", read_only=True, group="runs")
     async def get_artifact(
@@ -779,9 +693,7 @@ class Project:
     ) -> ArtifactContent:
         """Read one file of a run (report.json, junit.xml, events.ndjson, cases/<caseId>.json).
 
-        A browser failure's screenshot (`cases/<caseId>/screenshot.png`, named in its
-        `failure.browser`) read whole comes back over MCP as an image too; its trace is
-        `cases/<caseId>/trace.zip`.
+        A screenshot (`failure.browser.screenshot`) read whole comes back as an image too.
 
         Args:
             run_id: the run.
@@ -861,8 +773,7 @@ class Project:
             name: a short title (the case's name).
             test: one case of the YAML test grammar (request or browser, expect, save, retry);
                 templates as in suites ({{services.api.url}}). A browser test:
-                {"browser": {"goto": "/index.html", "service": "web", "actions": [{"click": "#buy"}]},
-                "expect": {"text": "Thank you"}}.
+                {"browser": {"goto": "/", "actions": [{"click": "#buy"}]}, "expect": {"text": "Thanks"}}.
             description: free text.
             tags: labels to list by.
             overwrite: replace an existing test (createdAt is kept).
@@ -945,9 +856,8 @@ class Project:
             A test naming a service or mock needs setup first (NOT_RUNNING); absolute URLs run
             without it. TEST_NOT_FOUND lists the closest stored ids.
         """
-        seconds = _wait_seconds(wait)
         return await self._saved.run_test(
-            test, test_id, wait=seconds, sink=resolve_sink(progress, "run"), prepare=self._prepare_kept_run()
+            test, test_id, wait=wait_seconds(wait), sink=resolve_sink(progress, "run")
         )
 
     @operation(title="Read a test's newest run", read_only=True, group="tests")
@@ -1049,6 +959,70 @@ class Project:
 
         return await _import(self._saved, path=path, tags=tags, overwrite=overwrite)
 
+    @operation(
+        title="Check a response against a contract", read_only=True, idempotent=True, group="contracts"
+    )
+    async def check_response(
+        self,
+        service: str,
+        method: str,
+        path: str,
+        status: int,
+        body: str | None = None,
+        headers: list[str] | None = None,
+    ) -> ContractCheck:
+        """Check a response you hold against a service's OpenAPI contract (`contract:`).
+
+        Args:
+            service: its name in e2e.yaml.
+            method: e.g. "GET".
+            path: as sent, e.g. "/orders/42".
+            status: its status code.
+            body: the body as text (JSON is parsed).
+            headers: "Name: value" strings.
+
+        Returns:
+            The operation matched and each violation: JSON path, rule, expected, actual, the
+            document's file and line.
+
+        Example:
+            `await project.check_response("orders", "GET", "/orders/42", 200, body='{"id": 42}')`
+        """
+        from preflight_sdk.suites.contract_tools import check_held_response
+
+        loaded = await self._ctx.ensure_loaded()
+        return check_held_response(
+            loaded,
+            service=service,
+            method=method,
+            path=path,
+            status=status,
+            body=body,
+            headers=_header_pairs(headers or []),
+        )
+
+    @operation(title="Generate cases from a contract", group="contracts")
+    async def generate_cases(self, service: str, output: str | None = None) -> GeneratedCases:
+        """Write a new YAML test file of one case per operation of a service's contract.
+
+        Args:
+            service: its name in e2e.yaml.
+            output: the file, relative to e2e.yaml (default tests/generated/<service>.yaml); an
+                existing file is never written over.
+
+        Returns:
+            The file, its cases, and the suite entry for e2e.yaml's `tests.suites`.
+
+        Example:
+            `await project.generate_cases("orders")`
+        """
+        from preflight_sdk.suites.contract_tools import generate_starter_cases
+
+        loaded = await self._ctx.ensure_loaded()
+        return await anyio.to_thread.run_sync(
+            partial(generate_starter_cases, loaded, service=service, output=output)
+        )
+
     @operation(title="Import Postman, .http or Hurl tests", group="tests")
     async def import_file(
         self,
@@ -1123,6 +1097,33 @@ class Project:
         from preflight_sdk.lifecycle.mockhost.traffic import mock_requests
 
         return await mock_requests(self._ctx, mock_name=mock_name, since=since, clear=clear)
+
+    @operation(title="Check a mock against its real service", open_world=True, group="environment")
+    async def check_mock(
+        self,
+        mock_name: str,
+        upstream: str | None = None,
+        headers: list[str] | None = None,
+    ) -> MockCheckResult:
+        """Check a mock's routes against the real service: status, content type, JSON shape.
+
+        Each route's example request is sent as it is (POSTs too). Needs no environment.
+
+        Args:
+            mock_name: the mock.
+            upstream: the service's base URL (default: the recorded one, else `proxy:`).
+            headers: "Name: value" headers to send (credentials; never shown).
+
+        Returns:
+            status (ok, drift, error), a summary, and per route its differences.
+
+        Example:
+            `await project.check_mock("payments", headers=["Authorization: Bearer sk_test_1"])`
+        """
+        from preflight_sdk.lifecycle.mockhost.check import check_mock as _check
+
+        loaded = await self._ctx.ensure_loaded(persist=False)
+        return await _check(loaded, mock_name, upstream=upstream, headers=headers)
 
     @operation(title="Verify an MCP server", open_world=True, group="verify")
     async def verify(
@@ -1263,102 +1264,12 @@ class Project:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    async def _test_run(
-        self,
-        suite_ids: list[str] | None,
-        parallel: bool | None,
-        wait: str | None,
-        idempotency_key: str | None,
-        progress: ProgressArg,
-        *,
-        selection: dict[str, set[str]] | None = None,
-        resumed_from: str | None = None,
-        test_id: str | None = None,
-        prepare: Any = None,
-        after: Any = None,
-        parts: object = None,
-        shards: Any = (),
-        fresh: bool = False,
-    ) -> RunResult:
-        seconds = _wait_seconds(wait)
-        _check_key(idempotency_key)
-        synthetic, optional = await self._saved.expand(suite_ids, tests_too=resumed_from is not None)
+    async def _test_run(self, request: RunRequest, wait: str | None, progress: ProgressArg) -> RunResult:
+        """Start the test run `request` asks for, with the saved suites among its suites."""
+        seconds = wait_seconds(wait)
+        given = await self._saved.expand(request.suites, tests_too=request.resumed_from is not None)
         return await self._runs.run_tests(
-            synthetic=synthetic,
-            environment_optional=optional,
-            suite_ids=suite_ids,
-            parallel=parallel,
-            wait=seconds,
-            idempotency_key=idempotency_key,
-            sink=resolve_sink(progress, "run"),
-            selection=selection,
-            resumed_from=resumed_from,
-            test_id=test_id,
-            prepare=prepare,
-            after=after,
-            parts=parts,
-            shards=shards,
-            fresh=fresh,
-        )
-
-    async def _lifecycle_run(
-        self,
-        kind: str,
-        body: Any,
-        wait: str | None,
-        idempotency_key: str | None,
-        progress: ProgressArg,
-        *,
-        parts: object,
-    ) -> Any:
-        """Run a build or setup as a durable run: its result when it ended within `wait`, else a pending note."""
-        from preflight_sdk.core.results.lifecycle import BuildProgress
-        from preflight_sdk.runs.reading import snapshot_of
-
-        seconds = _wait_seconds(wait)
-        _check_key(idempotency_key)
-        outcome = await self._runs.run_lifecycle(
-            kind,
-            body,
-            wait=seconds,
-            idempotency_key=idempotency_key,
-            sink=resolve_sink(progress, kind),
-            parts=parts,
-        )
-        run: RunResult | None
-        if isinstance(outcome, str):  # an idempotency key replayed: the existing run
-            run = await self._runs.get(outcome, seconds)
-        elif outcome.done.is_set():
-            run = outcome.final
-            if outcome.error is not None and isinstance(outcome.error, PreflightError):
-                raise outcome.error
-            value = outcome.value
-            if value is not None:
-                return msgspec.structs.replace(value, run_id=outcome.run_id)
-        else:
-            run = snapshot_of(outcome)
-        assert run is not None
-        if run.finished:
-            value = run.build if kind == "build" else run.setup
-            if value is not None:
-                return msgspec.structs.replace(value, run_id=run.run_id)
-            if run.error is not None:
-                raise PreflightError(
-                    run.error.message,
-                    code=run.error.code,  # type: ignore[arg-type]
-                    hint=run.error.hint,
-                    details=run.error.details,
-                )
-        progress_info = run.progress
-        return _Pending(
-            run_id=run.run_id,
-            duration=run.duration,
-            pending=BuildProgress(
-                status="queued" if run.status == "queued" else "running",
-                phase=progress_info.phase if progress_info else None,
-                done=progress_info.done if progress_info else 0,
-                total=progress_info.total if progress_info else 0,
-            ),
+            request, wait=seconds, sink=resolve_sink(progress, "run"), given=given
         )
 
     async def _verify_source(self) -> tuple[Path, McpConfig | None]:
@@ -1407,3 +1318,16 @@ class Project:
             reporter.finish(ok=False, message=f"{name} failed: {message}")
             raise
         reporter.finish(ok=True)
+
+
+def _header_pairs(lines: list[str]) -> dict[str, str]:
+    """`["X-Id: 7"]` as `{"X-Id": "7"}`."""
+    pairs: dict[str, str] = {}
+    for line in lines:
+        name, found, value = line.partition(":")
+        if not found or not name.strip():
+            raise InputError(
+                f"header {line!r} is not `Name: value`", hint='write each header as "Name: value"'
+            )
+        pairs[name.strip()] = value.strip()
+    return pairs

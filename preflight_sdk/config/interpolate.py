@@ -20,9 +20,9 @@ from typing import Any
 
 from preflight_sdk.core.errors import ConfigProblem
 from preflight_sdk.core.templates import TEMPLATE, UnknownVariableError, lookup
+from preflight_sdk.core.yaml_source import ParsedYaml, PathKey, format_path
 
 from .validate import did_you_mean
-from .yaml_source import ParsedYaml, PathKey, format_path
 
 __all__ = ["LOAD_TIME_ROOTS", "interpolate", "is_container_setting", "is_mock_response"]
 

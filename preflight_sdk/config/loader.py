@@ -3,9 +3,9 @@
 Order of work, so that every problem is reported at once with its line:
 
 1. locate the file (`e2e.yaml`, then `e2e.yml`, or the explicit `config_file`); without one, a
-   compose file alone stands for the project (`compose_project`);
+   compose file alone stands for the project (`compose/project.py`);
 2. read `.env` beside it (it never overrides the real environment);
-3. parse YAML keeping positions (`yaml_source`);
+3. parse YAML keeping positions (`core/yaml_source`);
 4. substitute `{{env.X}}`, `{{config.X}}`, `{{uuid}}`, `{{timestamp}}`, `{{date}}` (`interpolate`);
    mock responses keep every other template for the mock server, which renders them per request;
 5. check types and keys (`validate`), then cross-field rules (`rules`), then the suites' test files;
@@ -25,18 +25,20 @@ import msgspec
 from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigError, ConfigProblem
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
+from preflight_sdk.core.yaml_source import parse_yaml
 
-from .compose_project import COMPOSE_NAMES, compose_project_text, is_compose_file
-from .compose_source import apply_compose
+from .compose.project import COMPOSE_NAMES, compose_project_text, is_compose_file
+from .compose.source import apply_compose
+from .contract_files import Contracts, load_contracts
 from .dotenv import read_dotenv
 from .host_access import host_access_warnings
 from .interpolate import interpolate
+from .mocks.recorded import attach_recorded
 from .model import ProjectConfig, ServiceConfig, SuiteConfig
 from .rules import check_rules
 from .steps import check_steps
-from .testfile import TestFile
+from .testfile import TestFile, sent_variables
 from .validate import Validator, describe_type
-from .yaml_source import parse_yaml
 
 __all__ = [
     "CONFIG_NAMES",
@@ -68,8 +70,12 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         shard: the name of the shard this copy of the environment serves (see `sharded`), or
             None for the project's own environment.
         warnings: what was read but set aside (compose keys that cannot change what a test
-            sees), once per key and file, and each setting that hands a container the host
-            (`privileged`, the engine's socket, ...: `host_access`); every face shows them.
+            sees), once per key and file, each setting that hands a container the host
+            (`privileged`, the engine's socket, ...: `host_access`), and the mock routes a
+            contract forbids under `tests.contract: warn`; every face shows them.
+        sent_secrets: the values YAML suites send under secret names (see `sent_secrets`),
+            found once at load: part of the redaction policy.
+        contracts: the OpenAPI documents the services and mocks name (`contract:`), loaded.
     """
 
     config: ProjectConfig
@@ -82,6 +88,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     sources: list[str] = msgspec.field(default_factory=list)
     shard: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
+    sent_secrets: tuple[str, ...] = ()
+    contracts: Contracts = msgspec.field(default_factory=Contracts)
 
     @property
     def label_root(self) -> str:
@@ -107,8 +115,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     def redactor(self) -> Redactor:
         """The redaction policy of this project: the built-in names plus its `redact:` list, and the
         values of its secret-named variables (services' `environment:` and build `args:`, suites'
-        and the MCP server's `env:`, `name=value` pairs in suites' commands), masked wherever they
-        appear."""
+        and the MCP server's `env:`, `name=value` pairs in suites' commands, what YAML suites send
+        under secret names), masked wherever they appear."""
         names = redactor_for(tuple(self.config.redact))
         variables: list[Mapping[str, Any]] = [s.container.environment for s in self.services]
         variables += [s.build.args for s in self.services]
@@ -118,7 +126,8 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
         commands = [
             s.command if isinstance(s.command, str) else " ".join(s.command or ()) for s in self.suites
         ]
-        return redactor_for(tuple(self.config.redact), tuple(secret_values(names, variables, commands)))
+        found = secret_values(names, variables, commands)
+        return redactor_for(tuple(self.config.redact), (*found, *self.sent_secrets))
 
     def resolve(self, relative: str) -> Path:
         """Return `relative` as an absolute path against the e2e.yaml directory."""
@@ -142,7 +151,7 @@ def config_candidates(path: str | os.PathLike[str], config_file: str | None = No
         return [explicit if explicit.is_absolute() else folder / explicit]
     if base.is_file():
         return [base]
-    # Without an e2e.yaml, a compose file alone is the project (`compose_project`).
+    # Without an e2e.yaml, a compose file alone is the project (`compose/project.py`).
     return [base / name for name in (*CONFIG_NAMES, *COMPOSE_NAMES)]
 
 
@@ -236,15 +245,24 @@ def load_config(
     composed = apply_compose(data, config_path.parent, merged_env, file)
     problems.extend(composed.problems)
     sources = composed.sources
-    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
     check_rules(data, validator, root=config_path.parent)
+    contracts = load_contracts(data, config_path.parent, validator)
+    # An edit of a contract file calls for a reload like an edit of e2e.yaml.
+    sources = [*composed.sources, *contracts.files]
+    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     test_files = _load_test_files(data, config_path.parent, validator)
     problems.extend(validator.problems)
     if problems:
         raise _invalid(file, problems)
     config = _convert(data, file)
+    # The mocks' recorded routes (after the hand-written ones) and body files: sources too.
+    config, recorded = attach_recorded(config, config_path, validator)
+    if validator.problems:
+        raise _invalid(file, validator.problems)
+    sources = [*sources, *recorded]
+    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     services = normalise_services(config)
     root = str(config_path.parent)
     return LoadedConfig(
@@ -256,7 +274,15 @@ def load_config(
         services=services,
         test_files=test_files,
         sources=sources,
-        warnings=[*composed.warnings, *host_access_warnings(services, root, composed.services, sources)],
+        warnings=[
+            *composed.warnings,
+            *host_access_warnings(services, root, composed.services, composed.sources),
+            *contracts.warnings,
+        ],
+        sent_secrets=tuple(
+            secret_values(redactor_for(tuple(config.redact)), sent_variables(test_files.values()))
+        ),
+        contracts=contracts,
     )
 
 

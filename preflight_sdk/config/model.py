@@ -28,6 +28,7 @@ __all__ = [
     "BuildConfig",
     "ComposeConfig",
     "ContainerConfig",
+    "ContractMode",
     "DashboardConfig",
     "DockerHealthcheckConfig",
     "HealthcheckConfig",
@@ -45,12 +46,14 @@ __all__ = [
     "PresetEndpoint",
     "ProjectConfig",
     "ProjectInfo",
+    "RecordedOrigin",
     "RepoConfig",
     "ResetMode",
     "ResetSteps",
     "ResilienceConfig",
     "RetryPolicy",
     "Scalar",
+    "ServedContract",
     "ServiceBody",
     "ServiceConfig",
     "ShellExpect",
@@ -225,6 +228,17 @@ class ResetSteps(_Config, frozen=True, kw_only=True):
 ResetMode = Literal["auto", "recreate", "snapshot", "none"]
 
 
+class ServedContract(_Config, frozen=True, kw_only=True):
+    """A contract the running service serves itself, read after setup."""
+
+    served: Annotated[str, Meta(pattern=r"^/", description="The path it is served at, e.g. `/openapi.json`.")]
+
+
+# What a contract violation does: fail its case (the default), be a warning of its suite while a
+# team adopts the contract, or nothing at all (`off`).
+ContractMode = Literal["fail", "warn", "off"]
+
+
 class _ServiceFields(_Config, frozen=True, kw_only=True):
     """What every form of a service has: its image, its container, its vars and its reset."""
 
@@ -245,6 +259,14 @@ class _ServiceFields(_Config, frozen=True, kw_only=True):
             "they depend on is recreated."
         ),
     ] = "auto"
+    contract: Annotated[
+        str | ServedContract | None,
+        Meta(
+            description="The service's OpenAPI 3.0/3.1 document (JSON or YAML, `$ref`s across files allowed): "
+            "a file relative to e2e.yaml, or `{served: /openapi.json}`, a path the running service serves "
+            "(fetched after setup). Every answer a YAML case receives from the service is checked against it."
+        ),
+    ] = None
 
 
 class ServiceBody(_ServiceFields, frozen=True, kw_only=True):
@@ -296,6 +318,27 @@ class MockResponse(_Config, frozen=True, kw_only=True):
     proxy: Annotated[
         str | None, Meta(description="Forward the request to this base URL and relay its answer.")
     ] = None
+    body_file: Annotated[
+        str | None,
+        Meta(
+            description="A file holding the body, relative to the file that declares the route: `.json` is "
+            "sent as JSON (templates allowed), anything else as it is (set `Content-Type`)."
+        ),
+    ] = None
+
+
+class RecordedOrigin(_Config, frozen=True, kw_only=True):
+    """Where a recorded route came from (`preflight run --record`): when, and one request it answered."""
+
+    at: Annotated[str, Meta(description="When the route was recorded (ISO 8601, UTC).")]
+    example: Annotated[
+        str | None, Meta(description="The path and query of one recorded request (`mocks check` sends it).")
+    ] = None
+    example_body: Annotated[
+        Any,
+        Meta(description="That request's JSON body (secrets masked), when the route has no body conditions."),
+    ] = None
+    calls: Annotated[int, Meta(ge=1, description="How many recorded calls the route stands for.")] = 1
 
 
 class MockWhen(_Config, frozen=True, kw_only=True):
@@ -329,6 +372,10 @@ class MockRoute(_Config, frozen=True, kw_only=True):
         | None
     ) = None
     name: Annotated[str | None, Meta(description="A name to refer to the route in reports.")] = None
+    recorded: Annotated[
+        RecordedOrigin | None,
+        Meta(description="Set on recorded routes: when and from what they were recorded."),
+    ] = None
 
 
 class MockConfig(_Config, frozen=True, kw_only=True):
@@ -352,6 +399,14 @@ class MockConfig(_Config, frozen=True, kw_only=True):
     header_timeout: Annotated[
         str | int, Duration("Time a client has to send a request's head before the connection is closed.")
     ] = "10s"
+    contract: Annotated[
+        str | None,
+        Meta(
+            description="The OpenAPI 3.0/3.1 document of the API this mock stands in for (a file relative to "
+            "e2e.yaml, e.g. the provider's published document): a route whose answer it forbids is reported "
+            "when the configuration loads, and each request the mock receives is checked against it."
+        ),
+    ] = None
 
 
 class RetryPolicy(_Config, frozen=True, kw_only=True):
@@ -385,9 +440,11 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         str | None, Meta(description="Test file or directory, relative to the e2e.yaml directory.")
     ] = None
     runner: Annotated[
-        Literal["yaml", "pytest", "shell", "exec"],
+        Literal["yaml", "pytest", "shell", "exec", "playwright", "fuzz"],
         Meta(
-            description="`yaml` (default), `pytest`, or `shell` (a script `file` or a `command`; `exec` too)."
+            description="`yaml` (default), `pytest`, `shell` (a script `file` or a `command`; `exec` too), "
+            "`playwright` (the project's Playwright tests: `file` is the directory of playwright.config.*), or "
+            "`fuzz`: property-based cases from a service's contract (needs `preflight-sdk[contracts]`)."
         ),
     ] = "yaml"
     command: Annotated[
@@ -412,6 +469,13 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         field(default_factory=dict)
     )
     expect: Annotated[ShellExpect | None, Meta(description="Shell runner expectations.")] = None
+    service: Annotated[
+        str | None,
+        Meta(
+            description="pytest, shell and playwright suites: the service whose URL is BASE_URL (default: the "
+            "first); fuzz suites: the service whose contract drives the cases."
+        ),
+    ] = None
     junit: Annotated[
         str | list[str] | None,
         Meta(
@@ -425,6 +489,15 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         Annotated[int, Meta(ge=1, description="Kept for compatibility (see tests.parallel).")] | None
     ) = None
     timeout: Annotated[str | int, Duration("Deadline for the whole suite (default 5m).")] | None = None
+    contract: Annotated[
+        ContractMode | None,
+        Meta(
+            description="Contract violations in this suite: `fail` their case, `warn`, or `off` (default: tests.contract)."
+        ),
+    ] = None
+    max_examples: Annotated[
+        int, Meta(ge=1, le=10000, description="Fuzz suites: examples tried per operation (default 50).")
+    ] = 50
 
 
 class ParallelConfig(_Config, frozen=True, kw_only=True):
@@ -444,6 +517,21 @@ class TestsConfig(_Config, frozen=True, kw_only=True):
     parallel: Annotated[
         ParallelConfig | bool | None, Meta(description="Parallel suites: `true` or `{enabled, concurrency}`.")
     ] = None
+    base_url_contract: Annotated[
+        str | None,
+        Meta(
+            description="Test-only mode: the OpenAPI 3.0/3.1 document of the API at BASE_URL (a file relative "
+            "to e2e.yaml); every answer of a `path` request is checked against it."
+        ),
+    ] = None
+    contract: Annotated[
+        ContractMode,
+        Meta(
+            description="What a contract violation does in every suite: `fail` its case (default), `warn` "
+            "(a suite warning, while a team adopts a contract; a mock route its contract forbids is then a "
+            "load warning), or `off`."
+        ),
+    ] = "fail"
 
 
 class NetworkConfig(_Config, frozen=True, kw_only=True):

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from preflight_sdk.core import decoding
+from preflight_sdk.core.yaml_source import PathKey, format_path
 
 from .model import (
     ContainerConfig,
@@ -29,7 +30,6 @@ from .model import (
 from .port_specs import PortSpec, parse_port
 from .reset_rules import check_resets
 from .validate import Validator, did_you_mean
-from .yaml_source import PathKey, format_path
 
 __all__ = ["ServiceEntry", "check_rules", "service_entries"]
 
@@ -105,7 +105,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
     tests = data.get("tests")
     suites = tests.get("suites") if isinstance(tests, dict) else None
     if isinstance(suites, list):
-        _check_suites(suites, out, root)
+        _check_suites(suites, out, root, services=_declared_names(data))
 
 
 def _convert(value: Any, typ: type[Any]) -> Any:
@@ -307,7 +307,7 @@ def _check_mock(
             out.add((*where, "loop"), "`loop` only applies to a `sequence`")
 
 
-def _check_suites(suites: list[Any], out: Validator, root: Path) -> None:
+def _check_suites(suites: list[Any], out: Validator, root: Path, *, services: set[str]) -> None:
     seen: dict[str, int] = {}
     for index, raw in enumerate(suites):
         where: PathKey = ("tests", "suites", index)
@@ -322,6 +322,13 @@ def _check_suites(suites: list[Any], out: Validator, root: Path) -> None:
         suite = _convert(raw, SuiteConfig)
         if suite is not None:
             _check_suite_target(suite, where, out, root)
+            if suite.service is not None and services and suite.service not in services:
+                guess = did_you_mean(suite.service, services)
+                out.add(
+                    (*where, "service"),
+                    f"no service `{suite.service}` (services: {', '.join(sorted(services)) or 'none'})",
+                    suggestion=guess,
+                )
 
 
 def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root: Path) -> None:
@@ -332,12 +339,19 @@ def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root
         out.add(where, f"suite `{suite.id}` (runner pytest) needs a `file` (a test file or directory)")
     if runner in ("shell", "exec") and not (suite.file or suite.command):
         out.add(where, f"suite `{suite.id}` (runner {runner}) needs a `command` or a script `file`")
-    if suite.python is not None and runner != "pytest":
+    if runner == "fuzz" and not suite.service:
+        out.add(where, f"suite `{suite.id}` (runner fuzz) needs a `service` (one with a `contract:`)")
+    if suite.python is not None and runner not in ("pytest", "playwright"):
         out.add((*where, "python"), f"`python` is for pytest suites; runner `{runner}` does not use it")
     if suite.junit is not None and runner not in ("shell", "exec"):
         out.add((*where, "junit"), f"`junit` is for shell suites; runner `{runner}` reads its own report")
-    if runner in ("yaml", "pytest") and suite.command:
+    if runner in ("yaml", "pytest", "playwright") and suite.command:
         out.add((*where, "command"), f"`command` is for shell suites; runner `{runner}` uses `file`")
+    if suite.service is not None and runner == "yaml":
+        out.add(
+            (*where, "service"),
+            "`service` is for pytest, shell and playwright suites (BASE_URL's service) and fuzz suites",
+        )
     if suite.file:
         target = Path(suite.file).expanduser()
         target = target if target.is_absolute() else root / target

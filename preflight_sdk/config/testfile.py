@@ -7,6 +7,7 @@ only `delay`), then checks its outcome with `expect` and keeps values with `save
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
 from msgspec import Meta, field
@@ -28,6 +29,7 @@ __all__ = [
     "TestStep",
     "WaitForPort",
     "WaitHealthy",
+    "sent_variables",
 ]
 
 
@@ -148,6 +150,10 @@ class MockExpect(Section, frozen=True, kw_only=True):
         Literal["case", "suite", "run"],
         Meta(description="Window of requests considered (default: this case)."),
     ] = "case"
+    contract: Annotated[
+        bool | None,
+        Meta(description="`true`: every matching request must conform to the mock's contract."),
+    ] = None
 
 
 class Expect(Section, frozen=True, kw_only=True):
@@ -237,6 +243,10 @@ class TestStep(Section, frozen=True, kw_only=True):
     retry: Annotated[StepRetry | None, Meta(description="Retry policy or poll.")] = None
     ignore_error: Annotated[bool, Meta(description="A failure counts as a pass (logged).")] = False
     skip: Annotated[bool | str, Meta(description="Skip this case (a string gives the reason).")] = False
+    contract: Annotated[
+        bool,
+        Meta(description="`false`: do not check this step's answer against its service's contract."),
+    ] = True
 
 
 class TestFile(Section, frozen=True, kw_only=True):
@@ -258,3 +268,49 @@ class TestFile(Section, frozen=True, kw_only=True):
         default_factory=list
     )
     service: Annotated[str | None, Meta(description="Default service for requests and exec.")] = None
+
+
+# -- the secret values the suites send ---------------------------------------------------------
+# A suite that sends `Authorization: Bearer sk_…` or `{card: {token: tok_…}}` hands a service a
+# credential, which the service may pass on under another name (`source: tok_…`) to a mock, into a
+# log line, or to a recording. The loader makes those values part of the redaction policy, so they
+# are masked by value wherever they appear (a recorded route file included).
+
+
+def sent_variables(test_files: Iterable[TestFile]) -> list[Mapping[str, Any]]:
+    """Name/value pairs the suites set or send (variables, request headers, query, form and JSON
+    leaves at any depth), for `secret_values` to keep those with secret names. Templates are left
+    out: they are filled in from elsewhere."""
+    found: list[Mapping[str, Any]] = []
+    for test in test_files:
+        found.append(_plain(test.variables))
+        for step in (*test.setup, *test.cases, *test.teardown):
+            found += _step(step)
+    return found
+
+
+def _step(step: TestStep) -> list[Mapping[str, Any]]:
+    request = step.request
+    if request is None:
+        return []
+    leaves: list[Mapping[str, Any]] = []
+    _leaves(request.json, leaves, 0)
+    return [_plain(request.headers), _plain(request.query), _plain(request.form or {}), *leaves]
+
+
+def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if isinstance(v, str | int) and "{{" not in str(v)}
+
+
+def _leaves(value: Any, out: list[Mapping[str, Any]], depth: int) -> None:
+    if depth > 32:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str | int) and not isinstance(item, bool) and "{{" not in str(item):
+                out.append({str(key): item})
+            else:
+                _leaves(item, out, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _leaves(item, out, depth + 1)

@@ -20,8 +20,7 @@ import msgspec.inspect as mi
 from preflight_sdk.core import decoding
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import ConfigProblem, InputError
-
-from .yaml_source import ParsedYaml, PathKey
+from preflight_sdk.core.yaml_source import ParsedYaml, PathKey
 
 __all__ = ["Validator", "describe_type", "did_you_mean"]
 
@@ -223,7 +222,6 @@ _LIST_TYPES = mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType | mi
 _LITERAL_NOTES = {
     "vitest": "; run it as a shell suite that reads its JUnit report: `runner: shell`, "
     "`command: npx vitest run --reporter=junit --outputFile=vitest.xml`, `junit: vitest.xml`",
-    "playwright": "; run it as a shell suite: `runner: shell`, `command: npx playwright test`",
 }
 
 

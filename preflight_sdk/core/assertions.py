@@ -71,8 +71,13 @@ _MISSING_TEXT = "<missing>"
 _COUNT = re.compile(r"\s*(>=|<=|==|!=|>|<|=)?\s*(-?\d+)\s*")
 
 
-class AssertionResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """One check: where (`path`), how (`operator`), what was wanted and what was found."""
+class AssertionResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """One check: where (`path`), how (`operator`), what was wanted and what was found.
+
+    A check against an OpenAPI contract has the operator `contract` and says more: the schema
+    `rule` broken (`type`, `required`, `status`…), the `operation` it was checked against, and the
+    `document` place (`contracts/orders.yaml:23`) where the contract states that rule.
+    """
 
     path: str
     operator: str
@@ -80,6 +85,9 @@ class AssertionResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     actual: Any
     passed: bool
     message: str
+    rule: str | None = None
+    operation: str | None = None
+    document: str | None = None
 
 
 _Handler = Callable[[Any, Any, str], list[AssertionResult]]

@@ -8,7 +8,7 @@ PreflightError                    code INTERNAL unless a subclass says otherwise
 ├── StateError                    INVALID_STATE, NOT_BUILT, NOT_RUNNING, SESSION_NOT_FOUND
 ├── EnvironmentError_             DOCKER_ERROR, BUILD_FAILED, DOCKERFILE_NOT_FOUND, PORT_CONFLICT,
 │                                 HEALTH_CHECK_TIMEOUT, CONTAINER_NOT_FOUND, CONTAINER_NOT_RUNNING,
-│                                 UNSUPPORTED_ON_ENGINE, SWARM_NOT_ACTIVE, BROWSER_UNAVAILABLE
+│                                 UNSUPPORTED_ON_ENGINE, SWARM_NOT_ACTIVE, STORE_UNAVAILABLE, BROWSER_UNAVAILABLE
 ├── MockError                     MOCK_NOT_FOUND, MOCKS_NOT_RUNNING
 └── CancelledError_               CANCELLED
 ```
@@ -64,12 +64,15 @@ ErrorCode = Literal[
     "RESET_FAILED",
     "MOCK_NOT_FOUND",
     "MOCKS_NOT_RUNNING",
+    "MOCK_UPSTREAM_UNREACHABLE",
     "INVALID_INPUT",
+    "EXTRA_NOT_INSTALLED",
     "RUN_NOT_FOUND",
     "TEST_NOT_FOUND",
     "ARTIFACT_NOT_FOUND",
     "PROJECT_NOT_ALLOWED",
     "IDEMPOTENCY_CONFLICT",
+    "STORE_UNAVAILABLE",
     "CANCELLED",
     "INTERNAL",
     # verify

@@ -20,6 +20,7 @@ from preflight_sdk.processes.groups import stop_groups
 from ..config.loader import find_config
 from ..engine.base import ContainerInfo, Engine, NetworkInfo, RemoveOutcome
 from .images.inputs import read_record
+from .mockhost.recording import end_setup_recording
 from .session.context import ProjectContext
 from .session.state import SessionState, read_state, remove_state
 from .setup.labels import LABEL_MANAGED, LABEL_ROOT
@@ -35,6 +36,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
     labelled = ctx.loaded.label_root if ctx.loaded is not None else root
     state_root = ctx.loaded.state_root if ctx.loaded is not None else root
     session = ctx.session or await anyio.to_thread.run_sync(read_state, state_root)
+    recordings = await end_setup_recording(ctx)  # written before the mocks stop
     mocks = await stop_mocks(ctx)
     await ctx.stop_pytest_servers()
     try:
@@ -67,6 +69,7 @@ async def clean(ctx: ProjectContext, *, force: bool, images: bool = False) -> Cl
         networks=networks,
         session_removed=removed,
         images=images_removed,
+        recordings=recordings,
     )
 
 

@@ -31,6 +31,7 @@ from .responses import Head, json_response, template_scope
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, MutableMapping
 
+    from .record.recorder import Recorder
     from .routes import CompiledMock
 
     Scope = MutableMapping[str, Any]
@@ -54,6 +55,8 @@ class MockApp:
         self.started = time.monotonic()
         self.forwarder = forwarder
         self.server: Any = None  # the uvicorn Server, set once it listens (used to find connections)
+        # While recording (`run --record`): keeps every exchange forwarded to the upstream.
+        self.recorder: Recorder | None = None
         self._waits: set[anyio.CancelScope] = set()
 
     # -- state -------------------------------------------------------------------------------
@@ -92,6 +95,7 @@ class MockApp:
         began = time.perf_counter()
         request = RequestView(scope["method"], path, scope["query_string"], scope["headers"])
         record = Record(request, scope.get("server"), time.time())
+        record.scheme = scope.get("scheme", "http")
         self.journal.arrived()
         message = await receive()
         body: bytes = message.get("body", b"")
@@ -138,7 +142,7 @@ class MockApp:
         found = self.mock.match(request, hits)
         if found is None:
             if self.mock.proxy is not None:
-                await self._proxy(scope, receive, send, request, record, self.mock.proxy, [])
+                await self._proxy(scope, receive, send, request, record, self.mock.proxy, [], self.recorder)
                 return
             await self._no_match(send, request, record, hits)
             return
@@ -147,6 +151,7 @@ class MockApp:
         hit = hits[route.index]
         record.route_index = route.index
         record.route_label = route.label
+        record.route_recorded = route.recorded_at
         record.sequence_step = route.step(hit)
         if params:
             record.params = params
@@ -184,7 +189,10 @@ class MockApp:
             else:
                 record.error = f"unknown template variable `{{{{{exc.name}}}}}`"
                 problem = {"error": "unknown template variable"}
-                hint = "templates may use request.{method,path,url,params,query,headers,body}, uuid, timestamp, now, counter"
+                hint = (
+                    "templates may use request.{method,path,url,params,query,headers,body}, "
+                    "uuid, timestamp, epoch, now, counter"
+                )
             head, payload = json_response(
                 {
                     **problem,
@@ -230,6 +238,7 @@ class MockApp:
         record: Record,
         base: str,
         extra: Head,
+        recorder: Recorder | None = None,
     ) -> None:
         target = base + scope.get("raw_path", request.path.encode()).decode("latin-1")
         if request.query_string:
@@ -249,10 +258,24 @@ class MockApp:
             return
         if failure:
             record.error = f"proxy to {target} failed: {failure[0]}"
+            if recorder is not None:
+                recorder.failure(record.error)
             head, payload = json_response({"error": "proxy failed", "target": target, "detail": failure[0]})
             await self._send(send, record, 502, head, payload)
             return
         status, head, payload = outcome[0]
+        if recorder is not None:
+            recorder.keep(
+                request.method,
+                request.path,
+                request.query_string,
+                request.raw_headers,
+                request.body,
+                status,
+                head,
+                payload,
+                record.epoch,
+            )
         if extra:
             names = {name for name, _ in extra if name not in (b"content-type", b"content-length")}
             head = [h for h in head if h[0] not in names] + [h for h in extra if h[0] in names]
@@ -310,7 +333,7 @@ def _url(scope: Scope) -> str:
         server = scope.get("server") or ("127.0.0.1", 0)
         host = f"{server[0]}:{server[1]}"
     query = scope.get("query_string", b"").decode("latin-1")
-    return f"http://{host}{scope['path']}" + (f"?{query}" if query else "")
+    return f"{scope.get('scheme', 'http')}://{host}{scope['path']}" + (f"?{query}" if query else "")
 
 
 def _unread_body(request: RequestView) -> str | None:

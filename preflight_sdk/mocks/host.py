@@ -31,7 +31,8 @@ from .app import MockApp
 from .journal import to_entry
 from .listeners import bind_all, check_bind_hosts
 from .proxy import Forwarder
-from .routes import CompiledMock, compile_all
+from .record.recorder import Recorder
+from .routes import CompiledMock, compile_all, compile_mock, recording_config
 
 logger = logging.getLogger("preflight_sdk.mocks")
 
@@ -220,8 +221,50 @@ class MockHost:
                 self._configs[name] = mocks[name]
                 self._compiled[name] = mock
                 app = self._apps.get(name)
-                if app is not None:
+                if app is not None and app.recorder is not None:  # still recording: from the new routes
+                    app.replace_routes(
+                        compile_mock(name, recording_config(mocks[name], app.recorder.upstream))
+                    )
+                elif app is not None:
                     app.replace_routes(mock)
+
+    def record(self, name: str, upstream: str) -> Recorder:
+        """Record mock `name`: e2e.yaml's own routes still answer, every other request is forwarded to
+        `upstream` and kept (its recorded routes are not served meanwhile).
+
+        Returns the recorder, which outlives `stop`. Recording again replaces the recorder.
+
+        Raises:
+            MockError: `MOCK_NOT_FOUND`, or `MOCKS_NOT_RUNNING` when the mocks do not serve.
+        """
+        app = self._running_app(name)
+        recorder = Recorder(upstream, limit=self._configs[name].journal_limit)
+        compiled = compile_mock(name, recording_config(self._configs[name], upstream))
+        with self._lock:
+            app.recorder = recorder
+            app.replace_routes(compiled)
+        return recorder
+
+    def stop_recording(self, name: str, config: MockConfig) -> None:
+        """End mock `name`'s recording and serve `config` from now on (the routes just recorded in it).
+
+        Raises:
+            ConfigError: a route of `config` is invalid (the recording goes on then).
+            MockError: `MOCK_NOT_FOUND`.
+        """
+        self._check_name(name)
+        compiled = compile_mock(name, config)
+        with self._lock:
+            self._configs[name] = config
+            self._compiled[name] = compiled
+            app = self._apps.get(name)
+            if app is not None:
+                app.recorder = None
+                app.replace_routes(compiled)
+
+    def recorders(self) -> dict[str, Recorder]:
+        """The mocks recording now, with their recorders."""
+        return {name: app.recorder for name, app in self._apps.items() if app.recorder is not None}
 
     def describe_routes(self, name: str) -> list[dict[str, Any]]:
         """Return mock `name`'s routes with their hit counts (as `GET /_mock/routes`)."""

@@ -59,6 +59,8 @@ class Record:
         "request",
         "route_index",
         "route_label",
+        "route_recorded",
+        "scheme",
         "sequence_step",
         "server",
         "status",
@@ -73,6 +75,8 @@ class Record:
         self.status: int | None = None
         self.route_index: int | None = None
         self.route_label: str | None = None
+        self.route_recorded: str | None = None  # when the route that answered was recorded
+        self.scheme = "http"
         self.params: dict[str, str] | None = None
         self.fault: str | None = None
         self.proxied_to: str | None = None
@@ -129,6 +133,8 @@ class Record:
             self.answer_body,
             self.answer_size,
             self.sequence_step,
+            self.route_recorded,
+            self.scheme,
         )
 
 
@@ -147,14 +153,14 @@ def to_entry(frozen: Frozen) -> RecordedRequest:
     """Return the journal entry of a stored tuple."""
     (epoch, method, path, query_string, wire, server, body, body_size, status, route_index, route_label,
      params, fault, proxied_to, error, duration, closest, answer_wire, answer_body, answer_size,
-     sequence_step) = frozen  # fmt: skip
+     sequence_step, route_recorded, scheme) = frozen  # fmt: skip
     headers = parse_headers(_headers(wire))
     parsed = parse_body(body, headers.get("content-type"))
     host = headers.get("host") or server or "localhost"
     query = query_string.decode("latin-1")
     return RecordedRequest(
         method=method,
-        url=f"http://{host}{path}" + (f"?{query}" if query else ""),
+        url=f"{scheme}://{host}{path}" + (f"?{query}" if query else ""),
         path=path,
         query=parse_query(query_string),
         headers=headers,
@@ -165,6 +171,7 @@ def to_entry(frozen: Frozen) -> RecordedRequest:
         body_size=body_size,
         body_truncated=body_size > len(body) or parsed.cut,
         matched_route=route_label,
+        route_recorded=route_recorded,
         closest_routes=decoding.decode(closest, list[ClosestRoute]) if closest else None,
         route_index=route_index,
         params=msgspec.json.decode(params) if params else None,

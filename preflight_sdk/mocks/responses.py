@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,15 +20,43 @@ import msgspec
 from preflight_sdk.config.model import MockResponse
 from preflight_sdk.core.assertions import MISSING
 from preflight_sdk.core.durations import parse_duration
+from preflight_sdk.core.errors import ConfigError
 from preflight_sdk.core.templates import has_template, render
 
 from .request import RequestView
 
-__all__ = ["CompiledResponse", "encode", "json_response", "template_scope"]
+__all__ = ["CompiledResponse", "encode", "json_response", "read_body_file", "template_scope"]
 
 Head = list[tuple[bytes, bytes]]
 _JSON = b"application/json"
 _TEXT = b"text/plain; charset=utf-8"
+_OCTETS = b"application/octet-stream"
+
+
+def read_body_file(path: str) -> Any:
+    """The body a `bodyFile` holds: its JSON value for a `.json` file, else its bytes.
+
+    The loader checked the file exists (and resolved its path); reading it is what a mock start
+    or reload pays, once.
+
+    Raises:
+        ConfigError: the file cannot be read, or a `.json` file is not JSON.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read body file {path}: {exc.strerror or exc}", hint="check the route's `bodyFile`"
+        ) from None
+    if not path.endswith(".json"):
+        return data
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ConfigError(
+            f"body file {path} is not JSON: {exc}",
+            hint="fix the file, or give it another extension to send it as it is",
+        ) from None
 
 
 class CompiledResponse:
@@ -50,7 +79,7 @@ class CompiledResponse:
         self.delay = parse_duration(response.delay, field="delay") if response.delay is not None else 0.0
         self.fault = response.fault
         self.proxy = response.proxy.rstrip("/") if response.proxy else None
-        self.body = response.body
+        self.body = response.body if response.body_file is None else read_body_file(response.body_file)
         self.headers = dict(response.headers)
         self.templated = has_template(self.body) or has_template(self.headers)
         self.static_head: Head = []
@@ -80,6 +109,8 @@ def encode(status: int, headers: Mapping[str, Any], body: Any) -> tuple[Head, by
     """
     if body is None:
         payload, content_type = b"", None
+    elif isinstance(body, bytes):  # a `bodyFile` that is not JSON: sent as it is
+        payload, content_type = body, _OCTETS
     elif isinstance(body, str):
         payload, content_type = body.encode("utf-8"), _TEXT
     else:
@@ -124,6 +155,10 @@ def _timestamp() -> int:
     return int(time.time() * 1000)
 
 
+def _epoch() -> int:
+    return int(time.time())
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -132,7 +167,8 @@ def template_scope(request: RequestView, params: Mapping[str, str], counter: int
     """Return what response templates may name for one request.
 
     `request.{method,path,url,params,query,headers,body}`, `uuid` (fresh per use), `timestamp`
-    (epoch milliseconds), `now` (ISO 8601 UTC) and `counter` (this route's hit number, from 1).
+    (epoch milliseconds), `epoch` (epoch seconds), `now` (ISO 8601 UTC) and `counter` (this
+    route's hit number, from 1).
     """
     body = request.body_value
     return {
@@ -147,6 +183,7 @@ def template_scope(request: RequestView, params: Mapping[str, str], counter: int
         },
         "uuid": _uuid,
         "timestamp": _timestamp,
+        "epoch": _epoch,
         "now": _now,
         "counter": counter,
     }

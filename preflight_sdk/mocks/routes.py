@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from preflight_sdk.config.model import MockConfig, MockResponse, MockRoute
 from preflight_sdk.core.durations import parse_duration
 from preflight_sdk.core.errors import ConfigError, ConfigProblem, PreflightError
@@ -18,13 +20,24 @@ from .matching import ANY_METHODS, Conditions, PathPattern, method_matches
 from .request import RequestView
 from .responses import CompiledResponse
 
-__all__ = ["CompiledMock", "CompiledRoute", "compile_mock"]
+__all__ = ["CompiledMock", "CompiledRoute", "compile_all", "compile_mock", "recording_config"]
 
 
 class CompiledRoute:
     """One route, ready to match: method, path pattern, conditions, answers and limits."""
 
-    __slots__ = ("conditions", "index", "label", "loop", "method", "name", "pattern", "responses", "times")
+    __slots__ = (
+        "conditions",
+        "index",
+        "label",
+        "loop",
+        "method",
+        "name",
+        "pattern",
+        "recorded_at",
+        "responses",
+        "times",
+    )
 
     def __init__(self, index: int, route: MockRoute) -> None:
         self.index = index
@@ -41,6 +54,7 @@ class CompiledRoute:
         self.loop = route.loop
         self.times = route.times
         self.label = route.name or f"{self.method or 'ANY'} {route.path}"
+        self.recorded_at = route.recorded.at if route.recorded is not None else None
 
     def answer(self, hit: int) -> CompiledResponse:
         """Return the answer for the `hit`-th match (1-based): the sequence position, or the only one."""
@@ -87,6 +101,8 @@ class CompiledRoute:
             info["status"] = self.responses[0].status
         if self.times is not None:
             info["times"] = self.times
+        if self.recorded_at is not None:
+            info["recorded"] = self.recorded_at
         info["hits"] = hits
         return info
 
@@ -159,3 +175,9 @@ def compile_mock(name: str, config: MockConfig) -> CompiledMock:
 def compile_all(mocks: Mapping[str, MockConfig]) -> dict[str, CompiledMock]:
     """Compile every mock (see `compile_mock`)."""
     return {name: compile_mock(name, config) for name, config in mocks.items()}
+
+
+def recording_config(config: MockConfig, upstream: str) -> MockConfig:
+    """What a mock serves while it records: its hand-written routes, everything else sent to `upstream`."""
+    hand_written = [route for route in config.routes if route.recorded is None]
+    return msgspec.structs.replace(config, routes=hand_written, proxy=upstream)

@@ -77,7 +77,9 @@ async def run_command(
                 tg.start_soon(drain, process.stdout, out)
                 tg.start_soon(drain, process.stderr, err)
                 if input is not None and process.stdin is not None:
-                    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    # A command that exits without reading its input is no error (anyio 4.11 lets
+                    # the pipe's ConnectionResetError through instead of BrokenResourceError).
+                    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                         await process.stdin.send(input)
                     await process.stdin.aclose()
                 await process.wait()

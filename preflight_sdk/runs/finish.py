@@ -17,6 +17,7 @@ from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import DEFAULT
 from preflight_sdk.core.results.lifecycle import BuildResult, SetupResult
 from preflight_sdk.core.results.run import GitState, ResumeOutcome, RunResult, Totals
+from preflight_sdk.lifecycle.mockhost.recording import finish_run_recordings, recording_warnings
 from preflight_sdk.suites.artifacts import write_artifacts
 
 from .history import case_rows, with_history
@@ -53,14 +54,13 @@ async def finish_test(
     *,
     config_hash: str,
     git: GitState | None,
-    idempotency_key: str | None,
-    resumed_from: str | None,
 ) -> RunResult:
     """Complete, write and record a test run; return it as recorded."""
     from preflight_sdk.suites.orchestrator import partial_result
 
-    plan = live.plan
+    plan = live.state
     assert plan is not None
+    idempotency_key, resumed_from = live.idempotency_key, live.resumed_from
     value = live.value
     error = live.error
     if isinstance(value, RunResult):
@@ -80,8 +80,13 @@ async def finish_test(
             result, status="interrupted", summary=f"interrupted: {live.interrupted}"[:400]
         )
     store = await sup.store()
+    recordings = await finish_run_recordings(
+        sup.ctx, live.run_id, completed=isinstance(value, RunResult) and value.status in ("passed", "failed")
+    )
     result = msgspec.structs.replace(
         result,
+        recordings=recordings,
+        warnings=[*result.warnings, *recording_warnings(recordings)],
         kind="test",
         setup=plan.setup,
         finished_at=_now(),
@@ -136,7 +141,7 @@ async def finish_test(
 
 
 async def finish_lifecycle(
-    sup: RunSupervisor, live: LiveRun, reporter: Reporter, *, config_hash: str, idempotency_key: str | None
+    sup: RunSupervisor, live: LiveRun, reporter: Reporter, *, config_hash: str
 ) -> RunResult:
     """Complete and record a build or setup run; return it as recorded."""
     value: Any = live.value
@@ -156,7 +161,7 @@ async def finish_lifecycle(
         status, summary = "error", f"{live.kind} error: {type(error).__name__ if error else 'unknown'}"
     result = RunResult(
         run_id=live.run_id,
-        kind=live.kind,  # type: ignore[arg-type]
+        kind=live.kind,
         status=status,  # type: ignore[arg-type]
         summary=summary[:400],
         totals=Totals(passed=0, failed=0, skipped=0, total=0),
@@ -165,7 +170,7 @@ async def finish_lifecycle(
         started_at=live.started_at,
         finished_at=_now(),
         config_hash=config_hash,
-        idempotency_key=idempotency_key,
+        idempotency_key=live.idempotency_key,
         trace_id=live.log.trace_id,
         error=info,
         build=value if isinstance(value, BuildResult) else None,

@@ -33,6 +33,7 @@ from preflight_sdk.store.runs import RunStore
 from preflight_sdk.suites.artifacts import content_type_of
 from preflight_sdk.suites.context import case_id
 
+from .coverage_diff import coverage_changes
 from .history import cause_of
 from .retention import limits
 from .supervisor import RunSupervisor
@@ -183,8 +184,9 @@ async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
 
 async def resume_selection(
     sup: RunSupervisor, run_id: str, saved: Collection[str] = ()
-) -> tuple[list[str], dict[str, set[str]]]:
-    """The suites and cases of `run_id` that did not pass (failed, errored, never finished).
+) -> tuple[str, list[str], dict[str, set[str]]]:
+    """The run `run_id` names (`latest`, a prefix), and its suites and cases that did not pass
+    (failed, errored, never finished).
 
     `saved` are the ids of saved tests and suites, YAML suites that e2e.yaml does not list.
     """
@@ -242,9 +244,7 @@ async def resume_selection(
                 "totals": msgspec.to_builtins(original.totals),
             },
         )
-    from .resume_values import carry_values
-
-    return suites, await carry_values(sup, run_id, loaded, selection)
+    return run_id, suites, selection
 
 
 async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
@@ -278,9 +278,15 @@ async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
         f"{len(newly)} newly failing, {len(fixed)} fixed, {len(still)} still failing"
         f" ({changed} with a new cause), {len(added)} added, {len(removed)} removed, {unchanged} unchanged"
     )
+    coverage = coverage_changes(old.contracts, new.contracts)
+    moved = [c for c in coverage if (c.base_covered, c.base_statuses) != (c.head_covered, c.head_statuses)]
+    if moved:
+        summary += "; coverage " + ", ".join(
+            f"{c.contract} {c.base_covered}→{c.head_covered}/{c.operations} operations" for c in moved
+        )
     return RunDiff(
         base=base, head=head, newly_failing=newly, fixed=fixed, still_failing=still, added=added,
-        removed=removed, unchanged=unchanged, summary=summary,
+        removed=removed, unchanged=unchanged, summary=summary, contracts=coverage,
     )  # fmt: skip
 
 

@@ -16,10 +16,10 @@ import msgspec
 from preflight_sdk.config import SuiteConfig, TestFile, TestStep
 from preflight_sdk.config.steps import check_case
 from preflight_sdk.config.validate import Validator
-from preflight_sdk.config.yaml_source import ParsedYaml
 from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigProblem, InputError
 from preflight_sdk.core.templates import find_templates
+from preflight_sdk.core.yaml_source import ParsedYaml
 
 __all__ = [
     "MAX_DEFINITION_BYTES",

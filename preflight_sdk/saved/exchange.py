@@ -16,9 +16,9 @@ import anyio
 import yaml
 
 from preflight_sdk.config import load_test_file
-from preflight_sdk.config.yaml_source import parse_yaml
 from preflight_sdk.core.errors import InputError
 from preflight_sdk.core.results.saved import ExportResult, ImportResult
+from preflight_sdk.core.yaml_source import parse_yaml
 from preflight_sdk.runs.supervisor import now_text
 from preflight_sdk.store import SavedTestRow
 

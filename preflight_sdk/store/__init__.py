@@ -9,9 +9,9 @@ May import: the core (`errors`, `results`, `durations`). Nothing above it.
 
 from __future__ import annotations
 
-from .database import Database, StoreError, StoreReplaced
+from .database import Database, StoreError, StoreReplaced, StoreUnavailable
 from .ids import is_run_id, new_run_id
-from .records import ArtifactRow, CaseRow, OperationRow, RunRow, RunSummaryRow
+from .records import ArtifactRow, CaseRow, NewRun, OperationRow, RunRow, RunSummaryRow
 from .runs import RunStore, store_path
 from .saved import SavedStore, SavedSuiteRow, SavedTestRow, TestLineRow
 
@@ -19,6 +19,7 @@ __all__ = [
     "ArtifactRow",
     "CaseRow",
     "Database",
+    "NewRun",
     "OperationRow",
     "RunRow",
     "RunStore",
@@ -28,6 +29,7 @@ __all__ = [
     "SavedTestRow",
     "StoreError",
     "StoreReplaced",
+    "StoreUnavailable",
     "TestLineRow",
     "is_run_id",
     "new_run_id",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import queue
+import sqlite3
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,7 +106,7 @@ def _write(calls: list[Call]) -> None:
             store = _stores[root] = RunStore(Path(root), create=False)
         try:
             store.record_operations(rows)
-        except (StoreError, OSError):
+        except (StoreError, OSError, sqlite3.Error):
             pass  # the log is best effort: an operation never fails because its log row did
 
 

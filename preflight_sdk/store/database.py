@@ -10,7 +10,10 @@ A file that is not a SQLite database, is damaged, or is another program's databa
 (`preflight.db.corrupt-<time>`) with a warning and a new store is created: the store keeps history,
 never the result a caller is waiting for. Damage found only later, by a query that reaches a bad
 page ("database disk image is malformed"), is handled the same way: the file is moved aside and
-the call raises `StoreReplaced`, which the caller may retry on the new store. `created` tells that
+the call raises `StoreReplaced`, which the caller may retry on the new store. A file system that
+refuses the writes (no space left, read-only, an I/O error) says nothing about the file: the store
+is left in place and the call raises `StoreUnavailable`, carrying STORE_UNAVAILABLE (retryable,
+the cause and the room left: `core/disk.py`). `created` tells that
 this process made the store's tables (a new, emptied or replaced file), so the history can be
 rebuilt from the run folders.
 """
@@ -27,9 +30,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from preflight_sdk.core.disk import is_no_room, store_unavailable
+
 from .schema import APPLICATION_ID, MIGRATIONS, OUR_TABLES
 
-__all__ = ["Database", "StoreError", "StoreReplaced"]
+__all__ = ["Database", "StoreError", "StoreReplaced", "StoreUnavailable"]
 
 logger = logging.getLogger("preflight_sdk.store")
 
@@ -43,6 +48,17 @@ class StoreError(Exception):
 
 class StoreReplaced(StoreError):
     """The store was found damaged while in use, moved aside and replaced by a new one."""
+
+
+class StoreUnavailable(StoreError):
+    """The store's file system refused a write (no space left, read-only): the store is as it was.
+
+    `error` is the STORE_UNAVAILABLE to raise where the store is needed.
+    """
+
+    def __init__(self, path: Path, cause: BaseException | str) -> None:
+        self.error = store_unavailable(path, cause)
+        super().__init__(self.error.message)
 
 
 class Database:
@@ -107,6 +123,8 @@ class Database:
             conn.close()
             if isinstance(exc, sqlite3.OperationalError) and _is_lock(exc):
                 raise StoreError(f"{self.path} stayed locked: {exc}") from exc
+            if is_no_room(exc, self.path):
+                raise StoreUnavailable(self.path, exc) from exc
             raise _Unusable(f"it is not a readable SQLite database ({exc})") from exc
         except _Unusable:
             conn.close()
@@ -139,6 +157,12 @@ class Database:
                 source.rename(Path(str(target) + suffix))
             except FileNotFoundError:
                 pass  # another process moved it first, or there was no such file
+            except OSError as exc:
+                raise (
+                    StoreUnavailable(self.path, exc)
+                    if is_no_room(exc, self.path)
+                    else StoreError(f"{self.path} could not be moved aside: {exc}")
+                ) from exc
         warning = (
             f"the run store {self.path} could not be used ({why}); it was moved aside to "
             f"{target.name} and a new, empty store was created"
@@ -165,6 +189,8 @@ class Database:
         try:
             yield
         except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and is_no_room(exc, self.path):
+                raise StoreUnavailable(self.path, exc) from exc
             if not _is_damage(exc):
                 raise
             opened, self._inode = self._inode, None
@@ -186,6 +212,8 @@ class Database:
                 except sqlite3.OperationalError as exc:
                     # busy_timeout already waited; a checkpoint or a crashed writer can still
                     # answer "database is locked" once: wait a little and try again.
+                    if is_no_room(exc, self.path):
+                        raise StoreUnavailable(self.path, exc) from exc
                     if not _is_lock(exc) or time.monotonic() > deadline:
                         raise StoreError(f"could not write to {self.path}: {exc}") from exc
                     time.sleep(0.05)
@@ -201,9 +229,11 @@ class Database:
     def _guarded_open(self) -> sqlite3.Connection:
         try:
             return self._open()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
+            if is_no_room(exc, self.path):
+                raise StoreUnavailable(self.path, exc) from exc
             raise StoreError(f"could not open {self.path}: {exc}") from exc
-        except OSError as exc:
+        except _Unusable as exc:  # still unusable once moved aside: another process keeps breaking it
             raise StoreError(f"could not open {self.path}: {exc}") from exc
 
     def close(self) -> None:

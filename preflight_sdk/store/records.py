@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["ArtifactRow", "CaseRow", "OperationRow", "RunRow", "RunSummaryRow"]
+__all__ = ["ArtifactRow", "CaseRow", "NewRun", "OperationRow", "RunRow", "RunSummaryRow"]
+
+
+class NewRun(msgspec.Struct, frozen=True, kw_only=True):
+    """What a run adds to its request when it is opened: its id, start, the suites it selected,
+    the hashes that tell the same request again, its trace, and the cases it expects."""
+
+    run_id: str
+    started_at: str
+    suites: tuple[str, ...] = ()
+    config_hash: str | None = None
+    request_hash: str | None = None
+    trace_id: str | None = None
+    total_cases: int = 0
 
 
 class CaseRow(msgspec.Struct, frozen=True, kw_only=True):

@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from preflight_sdk.core.run_request import RunRequest
+
 from .database import Database, rows_as_dicts
-from .records import ArtifactRow, CaseRow, OperationRow, RunRow, RunSummaryRow
+from .records import ArtifactRow, CaseRow, NewRun, OperationRow, RunRow, RunSummaryRow
 
 __all__ = ["LIVE", "STALE_AFTER", "RunStore", "store_path"]
 
@@ -52,29 +54,16 @@ class RunStore:
 
     # -- writing ---------------------------------------------------------------------------------
 
-    def create(
-        self,
-        *,
-        run_id: str,
-        kind: str,
-        started_at: str,
-        suites: Sequence[str] = (),
-        config_hash: str | None = None,
-        request_hash: str | None = None,
-        idempotency_key: str | None = None,
-        resumed_from: str | None = None,
-        test_id: str | None = None,
-        trace_id: str | None = None,
-        total_cases: int = 0,
-    ) -> tuple[RunRow, bool]:
-        """Insert a `queued` run owned by this process; return it and True.
+    def create(self, request: RunRequest, run: NewRun) -> tuple[RunRow, bool]:
+        """Insert a `queued` run of `request` owned by this process; return it and True.
 
-        With an `idempotency_key` already used, nothing is inserted: the existing run comes back
+        With an idempotency key already used, nothing is inserted: the existing run comes back
         with False (the caller compares its `request_hash`).
         """
+        key = request.idempotency_key
         with self.db.write() as conn:
-            if idempotency_key is not None:
-                existing = _one(conn, "SELECT * FROM runs WHERE idempotency_key = ?", (idempotency_key,))
+            if key is not None:
+                existing = _one(conn, "SELECT * FROM runs WHERE idempotency_key = ?", (key,))
                 if existing is not None:
                     return existing, False
             conn.execute(
@@ -82,16 +71,16 @@ class RunStore:
                 "idempotency_key, resumed_from, test_id, owner_pid, owner_host, heartbeat_at, trace_id, "
                 "total_cases) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    run_id, kind, started_at, json.dumps(list(suites)), config_hash, request_hash,
-                    idempotency_key, resumed_from, test_id, os.getpid(), _HOST, time.time(), trace_id,
-                    total_cases,
+                    run.run_id, request.kind, run.started_at, json.dumps(list(run.suites)), run.config_hash,
+                    run.request_hash, key, request.resumed_from, request.test_id, os.getpid(), _HOST,
+                    time.time(), run.trace_id, run.total_cases,
                 ),
             )  # fmt: skip
             conn.executemany(
                 "INSERT OR IGNORE INTO run_suites (run_id, suite) VALUES (?, ?)",
-                [(run_id, s) for s in suites],
+                [(run.run_id, s) for s in run.suites],
             )
-            row = _one(conn, "SELECT * FROM runs WHERE run_id = ?", (run_id,))
+            row = _one(conn, "SELECT * FROM runs WHERE run_id = ?", (run.run_id,))
         assert row is not None
         return row, True
 

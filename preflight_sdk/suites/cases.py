@@ -8,6 +8,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.core.assertions import AssertionResult
+from preflight_sdk.core.results.browser import BrowserEvidence
 from preflight_sdk.core.results.run import (
     ContainerLogInfo,
     DiagnosticReport,
@@ -117,11 +118,12 @@ def failure_from_text(
     assertions: list[AssertionResult] | None = None,
     fix: str | None = None,
     diagnostics: DiagnosticReport | None = None,
+    browser: BrowserEvidence | None = None,
 ) -> Failure:
-    """Return the failure of a case from another runner (pytest, shell) or of a stopped case.
+    """Return the failure of a case from another runner (pytest, shell, playwright) or of a stopped case.
 
     `diagnostics` is the complete report of the case's window (see `window_diagnostics`): kept
-    whole in the artifact, compact in the result.
+    whole in the artifact, compact in the result. `browser` is a Playwright test's page evidence.
     """
     artifact = f"cases/{identifier}.json"
     run.full_failures[identifier] = Failure(
@@ -132,6 +134,7 @@ def failure_from_text(
         suggested_fix=fix,
         diagnostics=diagnostics,
         artifact=artifact,
+        browser=browser,
     )
     short = "…" + output[-2_000:] if output and len(output) > 2_000 else output
     return Failure(
@@ -142,6 +145,7 @@ def failure_from_text(
         suggested_fix=fix,
         diagnostics=_compact(diagnostics) if diagnostics is not None else None,
         artifact=artifact,
+        browser=browser,
     )
 
 

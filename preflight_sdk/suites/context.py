@@ -21,6 +21,7 @@ from preflight_sdk.core.results.run import CaseResult, SuiteResult
 from preflight_sdk.core.tracing import format_traceparent, new_span_id, new_trace_id
 
 from .browser import BrowserHost
+from .contract_checks import RunContracts
 from .environment import RunEnvironment
 from .events import EventLog
 from .yaml.http import HttpSession
@@ -99,6 +100,8 @@ class RunContext:
         # case in `total_cases` until it ends, and while one is left the total is not shown, so
         # the progress never reads (5/5) and then (6/6).
         self.estimated = set(estimated)
+        # The contracts of the services and mocks: every answer and mock request checked, coverage kept.
+        self.contracts = RunContracts(env.loaded, {name: e.url for name, e in env.services.items()})
 
     def event(
         self,

@@ -148,6 +148,7 @@ def mock_request_info(entry: JournalEntry, limits: Limits, redactor: Redactor = 
         body=body,
         body_truncated=cut or entry.body_truncated,
         matched_route=entry.matched_route,
+        route_recorded=entry.route_recorded,
         closest_routes=entry.closest_routes,
         fault=entry.fault,
         error=entry.error,

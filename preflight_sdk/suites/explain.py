@@ -106,6 +106,10 @@ def _expected(result: AssertionResult) -> str:
         # The message goes on with the parts that are false and the values they read.
         reasons = result.message.removeprefix(f"expr: `{expected}` is false; ")
         return f"expected `{expected}` to hold" + (f" ({reasons})" if reasons != result.message else "")
+    if result.operator == "contract":
+        # "…, which its contract forbids: body.id: 3 is not of type 'string' (orders.yaml:23)"
+        where = f" ({result.document})" if result.document else ""
+        return f"which its contract forbids: {_short(result.message, 140)}{where}"
     if result.operator == "count" and result.path.startswith("mock."):
         # The check's own message already reads well ("expected 1 POST /charges request(s), got 0");
         # the list of received requests after it belongs to the assertion, not the sentence.
@@ -188,6 +192,14 @@ def _fix(
         return "the service refused the credentials: check the auth headers the request sends (failure.request.headers)"
     if "CONTAINER_NOT_FOUND" in text or "no running container" in text:
         return "name one of the project's services in the step's `container`"
+    broken = next((a for a in failed if a.operator == "contract"), None)
+    if broken is not None and all(a.operator == "contract" for a in failed):
+        where = f" ({broken.document})" if broken.document else ""
+        return (
+            f"the answer breaks `{target or 'the service'}`'s contract at {broken.path} (rule `{broken.rule}`"
+            f"{where}): fix the service so it answers as documented, or the document if it is the one "
+            "that is wrong; `contract: false` on the case skips the check"
+        )
     return None
 
 

@@ -4,9 +4,10 @@ Suites run in file order; when parallel runs are on (`tests.parallel`, or `paral
 suites marked `parallel: true` then run together, up to `concurrency` at a time, each with its own
 variables. A suite that declares cases but records none is failed, never an empty pass.
 
-A `TestPlan` ties the run to its owner (the run supervisor): the run id and event log, the cases
-to run when it resumes another run, a cancel scope the owner can trip (the finished cases are
-kept, the suite in flight runs its teardown), and what has finished so far, for live snapshots.
+A `TestRunState` is a test run's live state, shared with its owner (the run supervisor): the run
+id and event log, the cases to run when it resumes another run, the suites given beside e2e.yaml's,
+a cancel scope the owner can trip (the finished cases are kept, the suite in flight runs its
+teardown), and what has finished so far, for live snapshots.
 Writing the artifacts and recording the run are the owner's work, not this module's.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,38 +35,40 @@ from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, T
 from preflight_sdk.lifecycle.mockhost.host import ensure_mocks
 from preflight_sdk.lifecycle.session.context import ProjectContext
 
+from .browser.playwright_suite import run_playwright_suite
 from .commands.runners import run_pytest_suite, run_shell_suite
 from .commands.warm_pytest import WarmPytest
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
+from .fuzz_runner import run_fuzz_suite
+from .given import NO_SUITES, GivenSuites
 from .traffic import record_mock_traffic
 from .yaml.runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
-__all__ = ["TestPlan", "partial_result", "run_suites", "select_suites"]
+__all__ = ["TestRunState", "partial_result", "run_suites", "select_suites"]
 
 _DEFAULT_SUITE_TIMEOUT = 300.0
 _PROCESS_GRACE = 10.0
+_CONTRACT_BUDGET = 5.0  # seconds to check the requests mocks with a contract received
 
 
-class TestPlan:
-    """What the owner of a test run gives it, and sees of it while it runs."""
+class TestRunState:
+    """A test run's live state: what its owner gives it, and sees of it while it runs."""
 
     def __init__(
         self,
         run_id: str,
         log: EventLog,
         selection: dict[str, set[str]] | None = None,
-        synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
-        environment_optional: bool = False,
+        given: GivenSuites = NO_SUITES,
     ) -> None:
         self.run_id = run_id
         self.log = log
         self.selection = selection
-        # Suites that are not in e2e.yaml (saved tests and suites), with their test files, and
-        # whether they may run without the environment (they name no service and no mock).
-        self.synthetic = {suite.id: (suite, test) for suite, test in synthetic}
-        self.environment_optional = environment_optional
+        self.given = given
+        self.synthetic = {suite.id: (suite, test) for suite, test in given.suites}
+        self.environment_optional = given.environment_optional
         self.stop: anyio.CancelScope | None = None
         self.cancel_requested = False
         self.context: RunContext | None = None
@@ -74,7 +77,7 @@ class TestPlan:
         self.phase: str | None = None
         self.redactor: Redactor | None = None  # every output of the run shows secrets replaced
         self.began = time.perf_counter()  # the run's duration counts from here: set-up included
-        self.engine: str | None = None  # the engine this plan's suites run on, in a sharded run
+        self.engine: str | None = None  # the engine this run's suites run on, in a sharded run
         self.setup: SetupResult | None = None  # what bringing the environment up to date did
 
     def tagged(self, suite: SuiteResult) -> SuiteResult:
@@ -97,45 +100,45 @@ async def run_suites(
     suite_ids: list[str] | None,
     parallel: bool | None,
     reporter: Reporter,
-    plan: TestPlan,
+    state: TestRunState,
 ) -> RunResult:
     """Run the selected suites (all when `suite_ids` is None) and return the report (not yet written)."""
     loaded = await ctx.ensure_loaded()
-    suites = select_suites(loaded, suite_ids, {i: s for i, (s, _) in plan.synthetic.items()})
-    plan.suites = suites
-    plan.phase = "environment"
-    env = await _environment(ctx, loaded, reporter, optional=plan.environment_optional)
-    given = {i: test for i, (_, test) in plan.synthetic.items()}
-    total = sum(_declared_cases(loaded, s, plan.selection, given.get(s.id)) for s in suites)
-    estimated = [s.id for s in suites if not _counted_ahead(loaded, s, plan.selection, given.get(s.id))]
+    suites = select_suites(loaded, suite_ids, {i: s for i, (s, _) in state.synthetic.items()})
+    state.suites = suites
+    state.phase = "environment"
+    env = await _environment(ctx, loaded, reporter, optional=state.environment_optional)
+    given = {i: test for i, (_, test) in state.synthetic.items()}
+    total = sum(_declared_cases(loaded, s, state.selection, given.get(s.id)) for s in suites)
+    estimated = [s.id for s in suites if not _counted_ahead(loaded, s, state.selection, given.get(s.id))]
     run = RunContext(
-        run_id=plan.run_id,
+        run_id=state.run_id,
         env=env,
         reporter=reporter,
         retry=loaded.config.tests.retry if loaded.config.tests else None,
         total_cases=total,
-        log=plan.log,
-        selection=plan.selection,
+        log=state.log,
+        selection=state.selection,
         warm_pytest=ctx.pytest_servers if isinstance(ctx.pytest_servers, WarmPytest) else None,
         estimated=estimated,
     )
-    plan.context = run
-    plan.redactor = loaded.redactor
-    plan.log.redactor = loaded.redactor
-    results = plan.results
+    state.context = run
+    state.redactor = loaded.redactor
+    state.log.redactor = loaded.redactor
+    results = state.results
     taken: set[str] = set()
     enabled, concurrency = _parallel(loaded, parallel)
     serial = [s for s in suites if not (enabled and s.parallel)]
     together = [s for s in suites if enabled and s.parallel]
-    plan.phase = "suites"
-    plan.log.record("PHASE_STARTED", phase="suites")
+    state.phase = "suites"
+    state.log.record("PHASE_STARTED", phase="suites")
     try:
         with anyio.CancelScope() as stop:
-            plan.stop = stop
-            if plan.cancel_requested:
+            state.stop = stop
+            if state.cancel_requested:
                 stop.cancel()
             for suite in serial:
-                results[suite.id] = plan.tagged(
+                results[suite.id] = state.tagged(
                     await _run_one(run, loaded, suite, taken, given.get(suite.id))
                 )
             if together:
@@ -144,40 +147,42 @@ async def run_suites(
                 async def one(suite: SuiteConfig) -> None:
                     async with limiter:
                         done = await _run_one(run, loaded, suite, taken, given.get(suite.id))
-                        results[suite.id] = plan.tagged(done)
+                        results[suite.id] = state.tagged(done)
 
                 async with anyio.create_task_group() as tg:
                     for suite in together:
                         tg.start_soon(one, suite)
     finally:
-        plan.log.record("PHASE_FINISHED", phase="suites")
-        plan.phase = "teardown"
-        plan.log.record("PHASE_STARTED", phase="teardown")
+        state.log.record("PHASE_FINISHED", phase="suites")
+        state.phase = "teardown"
+        state.log.record("PHASE_STARTED", phase="teardown")
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
             await run.browser.aclose()
             await record_mock_traffic(run)
-        plan.log.record("PHASE_FINISHED", phase="teardown")
+            with anyio.move_on_after(_CONTRACT_BUDGET):
+                await run.contracts.check_mock_traffic(run.env.mock_entries, run.started, run.finished)
+        state.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {
         key: loaded.redactor.scrub(redact_failure(f, loaded.redactor)) for key, f in run.full_failures.items()
     }
-    cancelled = stop.cancelled_caught or plan.cancel_requested
-    return partial_result(plan, status="cancelled" if cancelled else None)
+    cancelled = stop.cancelled_caught or state.cancel_requested
+    return partial_result(state, status="cancelled" if cancelled else None)
 
 
-def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
+def partial_result(state: TestRunState, *, status: str | None = None) -> RunResult:
     """The run as it stands: finished suites, and the finished cases of the others.
 
     With `status` None the run is complete and its status follows its cases; otherwise (`running`,
     `cancelled`, …) the suites not finished are listed with the cases they finished.
     """
-    run = plan.context
+    run = state.context
     finished = run.finished if run is not None else []
     ordered: list[SuiteResult] = []
-    for suite in plan.suites:
-        done = plan.results.get(suite.id)
+    for suite in state.suites:
+        done = state.results.get(suite.id)
         if done is not None:
-            ordered.append(_redacted(done, plan.redactor) if plan.redactor else done)
+            ordered.append(_redacted(done, state.redactor) if state.redactor else done)
             continue
         cases = [c for c in finished if c.suite == suite.id]
         if status is None or (not cases and status == "running"):
@@ -192,13 +197,13 @@ def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
                 passed=sum(c.status == "passed" for c in cases),
                 failed=sum(c.status == "failed" for c in cases),
                 skipped=sum(c.status == "skipped" for c in cases),
-                cases=[_redacted_case(c, plan.redactor) for c in cases] if plan.redactor else cases,
+                cases=[_redacted_case(c, state.redactor) for c in cases] if state.redactor else cases,
                 error=None if status == "running" else f"not finished: the run was {status}",
             )
         )
         if status == "cancelled" and run is not None:
             run.log.record("SUITE_FINISHED", suite=suite.id, status="cancelled")
-    return _assemble(plan, ordered, status)
+    return _assemble(state, ordered, status)
 
 
 def select_suites(
@@ -295,10 +300,10 @@ def _parallel(loaded: LoadedConfig, override: bool | None) -> tuple[bool, int]:
 def _counted_ahead(
     loaded: LoadedConfig, suite: SuiteConfig, selection: dict[str, set[str]] | None, given: TestFile | None
 ) -> bool:
-    """Whether `_declared_cases` knows the suite's cases before it runs: a pytest suite's are
-    only known once it has collected them (it counts as one until then)."""
+    """Whether `_declared_cases` knows the suite's cases before it runs: a pytest or playwright
+    suite's are only known once it has collected them (it counts as one until then)."""
     chosen = selection.get(suite.id) if selection is not None else None
-    return chosen is not None or suite.runner != "pytest" or given is not None
+    return chosen is not None or suite.runner not in ("pytest", "playwright", "fuzz") or given is not None
 
 
 def _declared_cases(
@@ -335,8 +340,12 @@ async def _run_one(
                 if test is None:
                     test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
                 return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
+            if suite.runner == "playwright":
+                return await run_playwright_suite(run, loaded, suite, taken)
             if suite.runner == "pytest":
                 return await run_pytest_suite(run, loaded, suite, taken)
+            if suite.runner == "fuzz":
+                return await run_fuzz_suite(run, loaded, suite, taken, timeout=timeout)
             return await run_shell_suite(run, loaded, suite, taken)
     except TimeoutError:
         error = f"the suite did not finish within {timeout_text(suite)} and was stopped"
@@ -396,8 +405,8 @@ def _redacted(suite: SuiteResult, redactor: Redactor) -> SuiteResult:
     return redactor.scrub(msgspec.structs.replace(suite, cases=cases, error=error))
 
 
-def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | None) -> RunResult:
-    run = plan.context
+def _assemble(state: TestRunState, suites: list[SuiteResult], status_override: str | None) -> RunResult:
+    run = state.context
     cases: list[CaseResult] = [c for s in suites for c in s.cases]
     totals = Totals(
         passed=sum(c.status == "passed" for c in cases),
@@ -409,15 +418,16 @@ def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | 
     status = status_override or verdict
     started = run.started if run is not None else datetime.now(UTC)
     return RunResult(
-        run_id=plan.run_id,
+        run_id=state.run_id,
         status=status,  # type: ignore[arg-type]
         summary=_summary(suites, totals, status),
         totals=totals,
-        duration=int((time.perf_counter() - plan.began) * 1000),
+        duration=int((time.perf_counter() - state.began) * 1000),
         suites=suites,
         started_at=started.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        selected_suites=[s.id for s in plan.suites],
-        trace_id=plan.log.trace_id,
+        selected_suites=[s.id for s in state.suites],
+        trace_id=state.log.trace_id,
+        contracts=run.contracts.report() if run is not None and run.contracts.active else None,
     )
 
 

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from preflight_sdk.config.validate import Validator, did_you_mean
-from preflight_sdk.config.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
 from preflight_sdk.core.errors import ConfigError, InputError
+from preflight_sdk.core.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
 
 from .spec import CliContract, ExpectedTool, ServerSpec, load_schema_file, resolve_path, split_command
 

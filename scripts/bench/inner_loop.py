@@ -54,7 +54,7 @@ from preflight_sdk import Project
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.tracing import new_span_id, new_trace_id
 from preflight_sdk.suites.events import EventLog
-from preflight_sdk.suites.orchestrator import TestPlan, run_suites
+from preflight_sdk.suites.orchestrator import TestRunState, run_suites
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SHOP = EXAMPLES / "shop"
@@ -145,9 +145,9 @@ class Floor:
         )
         ctx.mocks.reset()  # the suites expect fresh mock sequences, as every run starts with
         run_id = f"floor-{time.monotonic_ns()}"
-        plan = TestPlan(run_id, EventLog(run_id, new_trace_id(), new_span_id(), None))
+        plan = TestRunState(run_id, EventLog(run_id, new_trace_id(), new_span_id(), None))
         result = await run_suites(
-            ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), plan=plan
+            ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), state=plan
         )
         assert result.status == "passed", result.summary
         return time.perf_counter() - begun

@@ -25,7 +25,7 @@ It also prints what the tool list costs an agent: the bytes of tools/list as a m
 turn), per tool and in all, next to the whole answer's size.
 
 Targets: start within 1.2x the floor, tools/list and cheap calls within 1.5x, the first call at
-most 1.5x a later one plus the work it must do, the list as a model reads it at most 32,000
+most 1.5x a later one plus the work it must do, the list as a model reads it at most 33,500
 bytes. `--update-docs` rewrites the "## MCP server" section of docs/performance.md with the
 numbers of this run.
 """
@@ -56,7 +56,7 @@ INTRO = (
     "`scripts/bench/`.\n\n"
 )
 FIRST_CALL_FACTOR = 1.5
-MODEL_BUDGET = 32_000  # bytes of tools/list as a model reads it, the tools added by every group included
+MODEL_BUDGET = 33_500  # bytes of tools/list as a model reads it, the tools added by every group included
 TARGETS = {
     "start": 1.2,
     "tools/list": 1.5,

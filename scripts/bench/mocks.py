@@ -11,6 +11,11 @@ the medians and the ratios to the floor.
 - preflight: `MockHost` serving from its background thread, journal on (default 10,000 entries).
 - floor: a bare Starlette app on uvicorn (httptools + uvloop) returning the same body.
 - wiremock: WireMock standalone (npm package `wiremock`, run with Java), request journal on.
+- preflight replayed: the route a recording of an upstream wrote (recorded at start, saved, read
+  back), served like a hand-written one: the goal is at most 1.1x the time of `preflight`.
+- preflight proxy / recording: a mock forwarding every request to an upstream of its own (a
+  second floor server), plainly and while recording (every exchange kept): the goal is a
+  recording proxy's request at most 1.3x a plain proxy's.
 
 wrk is installed with `apt-get install -y wrk` and WireMock with npm into ~/.cache when missing.
 """
@@ -31,6 +36,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 BODY = {
     "id": "ord_123",
@@ -74,6 +80,80 @@ def serve_preflight(port: int, templated: bool) -> None:
         anyio.run(main)
     except KeyboardInterrupt:
         pass
+
+
+def _serve_host(port: int, config: Any, *, record: str | None = None) -> None:
+    """Serve one mock `orders` with `config` on `port` until SIGTERM (recording from `record`)."""
+    import anyio
+
+    from preflight_sdk.mocks import MockHost
+
+    async def main() -> None:
+        host = MockHost({"orders": config})
+        await host.start()
+        if record is not None:
+            host.record("orders", record)
+        try:
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await host.stop()
+
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
+
+
+def serve_proxy(port: int, upstream: int, *, recording: bool) -> None:
+    """A mock with no route of its own whose `proxy:` is the floor; `recording`: it also records.
+
+    The journal and the recorder keep every request of the measurement (no bound is reached),
+    so the recording row pays for all it keeps."""
+    import msgspec
+
+    from preflight_sdk.config.model import MockConfig
+
+    url = f"http://127.0.0.1:{upstream}"
+    config = msgspec.convert({"port": port, "proxy": url, "journalLimit": 2_000_000}, MockConfig)
+    _serve_host(port, config, record=url if recording else None)
+
+
+def serve_replayed(port: int, upstream: int) -> None:
+    """The route a recording of the floor wrote (recorded here first: three calls, saved, read
+    back), served like any route."""
+    import tempfile
+
+    import anyio
+    import httpx
+    import msgspec
+    from preflight_sdk.config.recorded import read_route_file
+
+    from preflight_sdk.config.model import MockConfig
+    from preflight_sdk.core.redaction import DEFAULT
+    from preflight_sdk.mocks import MockHost
+    from preflight_sdk.mocks.record import save_recording
+
+    async def record() -> list[Any]:
+        host = MockHost({"orders": msgspec.convert({"port": 0}, MockConfig)})
+        await host.start()
+        try:
+            recorder = host.record("orders", f"http://127.0.0.1:{upstream}")
+            async with httpx.AsyncClient(trust_env=False) as client:
+                for _ in range(3):
+                    (await client.get(host.url("orders") + PATH)).raise_for_status()
+        finally:
+            await host.stop()
+        folder = Path(tempfile.mkdtemp(prefix="pf-bench-recorded-"))
+        path = folder / "orders.yaml"
+        save_recording(recorder, mock="orders", path=path, redactor=DEFAULT, at="2026-01-01T00:00:00Z")
+        loaded, problems = read_route_file(path)
+        assert loaded is not None and not problems, problems
+        return list(loaded.routes)
+
+    routes = anyio.run(record)
+    _serve_host(port, MockConfig(port=port, routes=routes))
 
 
 def serve_floor(port: int) -> None:
@@ -212,8 +292,9 @@ def summarise(name: str, runs: list[tuple[float, float, float]]) -> dict[str, fl
     return result
 
 
-def child(mode: str, port: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, __file__, "--serve", mode, "--port", str(port)])
+def child(mode: str, port: int, upstream: int | None = None) -> subprocess.Popen[bytes]:
+    extra = ["--upstream-port", str(upstream)] if upstream is not None else []
+    return subprocess.Popen([sys.executable, __file__, "--serve", mode, "--port", str(port), *extra])
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -234,13 +315,20 @@ def main() -> None:
     parser.add_argument("--skip-wiremock", action="store_true")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     parser.add_argument(
-        "--serve", choices=["preflight", "preflight-templated", "floor"], help=argparse.SUPPRESS
+        "--serve",
+        choices=["preflight", "preflight-templated", "floor", "proxy", "recording", "replayed"],
+        help=argparse.SUPPRESS,
     )
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--upstream-port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         if args.serve == "floor":
             serve_floor(args.port)
+        elif args.serve in ("proxy", "recording"):
+            serve_proxy(args.port, args.upstream_port, recording=args.serve == "recording")
+        elif args.serve == "replayed":
+            serve_replayed(args.port, args.upstream_port)
         else:
             serve_preflight(args.port, templated=args.serve == "preflight-templated")
         return
@@ -260,6 +348,18 @@ def main() -> None:
             ):
                 port = free_port()
                 servers[name] = (port, child(mode, port))
+            # The proxy rows forward to an upstream of their own (a second floor), so the floor
+            # row's server is not loaded by them; the replayed row records from it at start.
+            upstream = free_port()
+            servers["upstream (starlette)"] = (upstream, child("floor", upstream))
+            wait_ready(upstream, timeout=120)
+            for name, mode in (
+                ("preflight replayed (recorded route)", "replayed"),
+                ("preflight proxy", "proxy"),
+                ("preflight recording (proxy + keep)", "recording"),
+            ):
+                port = free_port()
+                servers[name] = (port, child(mode, port, upstream))
             if not args.skip_wiremock:
                 port = free_port()
                 servers[f"wiremock {WIREMOCK_VERSION}"] = (port, start_wiremock(port, Path(root)))
@@ -270,7 +370,7 @@ def main() -> None:
             # weighs on every server alike.
             for port, _ in servers.values():
                 run_wrk(wrk, port, args.warmup, args.connections)
-            names = list(servers)
+            names = [name for name in servers if name != "upstream (starlette)"]
             runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
             for round_ in range(args.runs):
                 for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
@@ -286,9 +386,20 @@ def main() -> None:
     for name, r in results.items():
         print(f"| {name} | {r['rps']:,.0f} | {r['rps'] / floor:.2f} | {r['p50']:.2f} | {r['p99']:.2f} |")
     ours = results["preflight"]
+    replayed = results["preflight replayed (recorded route)"]
+    proxy, recording = results["preflight proxy"], results["preflight recording (proxy + keep)"]
+    print()
+    print("| ratio (same run) | value | goal |")
+    print("|---|---:|---:|")
+    print(f"| recording / plain proxy, time per request | {proxy['rps'] / recording['rps']:.2f} | <= 1.30 |")
+    print(
+        f"| replayed recorded / hand-written route, time per request | {ours['rps'] / replayed['rps']:.2f} | <= 1.10 |"
+    )
     checks = [
         ("throughput >= 0.8 x floor", ours["rps"] >= 0.8 * floor),
         ("p99 <= 10 ms", ours["p99"] <= 10.0),
+        ("a recording proxy's request <= 1.3 x a plain proxy's", recording["rps"] * 1.3 >= proxy["rps"]),
+        ("a replayed recorded route <= 1.1 x a hand-written one", replayed["rps"] * 1.1 >= ours["rps"]),
     ]
     wiremock = next((r for n, r in results.items() if n.startswith("wiremock")), None)
     if wiremock is not None:

@@ -13,6 +13,9 @@ interleaved round by round, the script times:
 - preflight: `Project.run()` of a test-only project whose one YAML suite holds the N cases, on a
   project already initialized (as from a notebook or the MCP server), and `cold`: `Project.open`
   then `run` in a fresh process (loading and validating e2e.yaml and the test file included);
+- preflight (contract checks): the same project with an OpenAPI contract for the API at BASE_URL
+  (`tests.baseUrlContract`), so every answer is also matched to its operation and validated
+  against its schema (goal: at most 1.25x preflight without the checks);
 - Step CI (npm `stepci`): `stepci run` of a workflow with the same N steps;
 - tavern (PyPI `tavern`): `pytest` on a `.tavern.yaml` file with the same N tests.
 
@@ -110,13 +113,46 @@ def floor_async(url: str, cases: int) -> None:
     anyio.run(main)
 
 
-def write_preflight_project(folder: Path, url: str, cases: int) -> Path:
-    root = folder / "preflight"
+CONTRACT = {
+    "openapi": "3.1.0",
+    "info": {"title": "Items", "version": "1"},
+    "paths": {
+        "/items/{id}": {
+            "get": {
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "responses": {
+                    "200": {
+                        "description": "An item.",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["id", "name"],
+                                    "properties": {
+                                        "id": {"type": "integer", "minimum": 0},
+                                        "name": {"type": "string"},
+                                        "tags": {"type": "array", "items": {"type": "string"}},
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        }
+    },
+}
+
+
+def write_preflight_project(folder: Path, url: str, cases: int, *, contract: bool = False) -> Path:
+    root = folder / ("preflight-contract" if contract else "preflight")
     (root / "tests").mkdir(parents=True)
     suite = {"id": "bench", "file": "tests/bench.yaml"}
-    (root / "e2e.yaml").write_text(
-        json.dumps({"version": "1", "project": {"name": "bench"}, "tests": {"suites": [suite]}})
-    )
+    tests: dict[str, object] = {"suites": [suite]}
+    if contract:
+        (root / "openapi.json").write_text(json.dumps(CONTRACT))
+        tests["baseUrlContract"] = "openapi.json"
+    (root / "e2e.yaml").write_text(json.dumps({"version": "1", "project": {"name": "bench"}, "tests": tests}))
     (root / ".env").write_text(f"BASE_URL={url}\n")
     lines = ["name: Bench", "cases:"]
     for i in range(cases):
@@ -146,6 +182,8 @@ class Preflight:
 
         result = anyio.run(self.project.run)
         assert result.ok and result.totals.passed == cases, result.summary
+        for coverage in result.contracts or []:  # the checks ran: every answer was matched
+            assert sum(item.calls for item in coverage.items) == cases, coverage
 
 
 def preflight_cold(root: Path, cases: int) -> None:
@@ -285,10 +323,12 @@ def main() -> None:
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])
     folder = Path(tempfile.mkdtemp(prefix="preflight-bench-runner-"))
+    missed = False
     try:
         wait_ready(url)
         root = write_preflight_project(folder, url, args.cases)
         preflight = Preflight(root)
+        checked = Preflight(write_preflight_project(folder, url, args.cases, contract=True))
         if args.profile:
             preflight(args.cases)  # warm-up
             profile(preflight, args.cases, args.profile)
@@ -297,6 +337,7 @@ def main() -> None:
             "floor (sync httpx loop)": lambda: floor_sync(url, args.cases),
             "floor (async httpx loop)": lambda: floor_async(url, args.cases),
             "preflight": lambda: preflight(args.cases),
+            "preflight (contract checks)": lambda: checked(args.cases),
             "preflight (cold process)": lambda: preflight_cold(root, args.cases),
         }
         if not args.skip_stepci:
@@ -313,14 +354,17 @@ def main() -> None:
         for _ in range(args.runs):
             for name, action in contenders.items():
                 times[name].append(timed(action))
-        report(times, args.cases, args.runs)
+        missed = report(times, args.cases, args.runs)
     finally:
         server.terminate()
         server.wait(timeout=10)
         shutil.rmtree(folder, ignore_errors=True)
+    if missed:
+        sys.exit(1)
 
 
-def report(times: dict[str, list[float]], cases: int, runs: int) -> None:
+def report(times: dict[str, list[float]], cases: int, runs: int) -> bool:
+    """Print the table and the goals; return whether a goal was missed."""
     medians = {name: statistics.median(values) for name, values in times.items()}
     floor = medians["floor (sync httpx loop)"]
     ours = medians["preflight"]
@@ -331,6 +375,10 @@ def report(times: dict[str, list[float]], cases: int, runs: int) -> None:
         faster = "" if name.startswith(("floor", "preflight")) else f"{value / ours:.2f}x"
         print(f"| {name} | {value:.2f} s | {value / cases * 1000:.2f} ms | {value / floor:.2f}x | {faster} |")
     checks = [("preflight ≤ 2× the floor", ours / floor <= 2.0)]
+    if "preflight (contract checks)" in medians:
+        ratio = medians["preflight (contract checks)"] / ours
+        print(f"\ncontract checks: {ratio:.3f}x preflight without them (every answer matched and validated)")
+        checks.append(("contract checks ≤ 1.25× preflight without them", ratio <= 1.25))
     if "Step CI" in medians:
         checks.append(("≥ 2× faster than Step CI", medians["Step CI"] / ours >= 2.0))
     if "tavern" in medians:
@@ -338,6 +386,7 @@ def report(times: dict[str, list[float]], cases: int, runs: int) -> None:
     print()
     for label, ok in checks:
         print(f"{'✓' if ok else '✗'} {label}")
+    return not all(ok for _, ok in checks)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 

@@ -31,6 +31,7 @@ from mcp.client.stdio import stdio_client
 from support.browser import CHROMIUM, CHROMIUM_ARGS, REPO, ensure_chromium
 from support.cli import BIN, preflight_json
 from support.docker import force_clean
+from support.node import require_node_tools
 
 from preflight_sdk import Project
 from preflight_sdk.core.results.run import CaseResult, RunResult
@@ -71,6 +72,16 @@ def broken(shop: Path) -> Path:
     return shop
 
 
+@pytest.fixture(scope="module")
+def node_packages(shop: Path) -> Path:
+    """The shop's Playwright project with its Node packages (tests/node's, installed by scripts/ensure-node-tools)."""
+    modules = require_node_tools() / "node_modules"
+    assert (modules / ".bin" / "playwright").is_file(), "ensure-node-tools did not install @playwright/test"
+    project = shop / "playwright"
+    (project / "node_modules").symlink_to(modules)
+    return project
+
+
 def _cases(result: RunResult) -> dict[str, CaseResult]:
     return {c.id: c for s in result.suites for c in s.cases}
 
@@ -86,6 +97,41 @@ async def test_sdk_the_browser_suite_of_the_shop_passes(shop: Path) -> None:
         "orders.html",
     ]
     assert all(c.pages for c in cases.values())
+
+
+async def test_the_shops_own_playwright_tests_are_one_case_each_with_the_failures_files(
+    shop: Path, node_packages: Path
+) -> None:
+    async with Project.open(shop) as project:
+        result = await project.run_suite("playwright")
+    [suite] = result.suites
+    assert (suite.runner, suite.error, suite.warnings) == ("playwright", None, [])
+    cases = {c.name: c for c in suite.cases}
+    assert {name: c.status for name, c in cases.items()} == {
+        "tests/shop.spec.ts › the shop page has its title": "passed",
+        "tests/shop.spec.ts › an order is confirmed": "passed",  # BASE_URL is the `web` service's
+        "tests/shop.spec.ts › the API lists the orders": "passed",  # PREFLIGHT_API_URL is set
+        "tests/shop.spec.ts › the shop offers a gift card": "failed",
+    }
+    gift = cases["tests/shop.spec.ts › the shop offers a gift card"]
+    failure = gift.failure
+    assert failure is not None and failure.browser is not None
+    assert failure.summary == (
+        "tests/shop.spec.ts › the shop offers a gift card failed: expect(locator).toBeVisible() failed: "
+        "getByText('Gift card'): element(s) not found (tests/shop.spec.ts:25)"
+    )
+    assert "Timeout: 2000ms" in failure.error
+    page = failure.browser
+    folder = shop / ".preflight" / "runs" / result.run_id
+    assert page.screenshot == f"cases/{gift.id}/screenshot.png"
+    assert (folder / page.screenshot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.trace == f"cases/{gift.id}/trace.zip" and (folder / page.trace).read_bytes()[:2] == b"PK"
+    assert page.aria_snapshot is not None and '- button "Place order"' in page.aria_snapshot
+    assert {page.screenshot, page.trace} <= {a.name for a in result.artifacts}
+    assert failure.diagnostics is not None  # the web service's log lines of that test's own time
+    web = next(log for log in failure.diagnostics.container_logs if log.container_name == "web")
+    assert "GET /index.html -> 200" in web.lines and not any("orders" in line for line in web.lines)
+    assert not list(node_packages.glob(".preflight-*"))  # the run's config is gone with the run
 
 
 async def test_sdk_a_broken_button_fails_one_case_with_the_page_and_the_api_log_line(broken: Path) -> None:

@@ -105,6 +105,7 @@ class FakeEngine:
         builder: str = "legacy",
         address: str = "127.0.0.1",
         routable: bool = True,
+        first_port: int = 40000,
     ) -> None:
         self.images: set[str] = set(images)
         # Where published ports are reached (another machine's address stands for a remote engine).
@@ -132,7 +133,8 @@ class FakeEngine:
         self.detached: set[str] = set()
         self.prober = _FakeProber(self)
         self._ids = itertools.count(1)
-        self._ports = itertools.count(40000)
+        # Host ports given to `0:<port>` specs, in order (a test may serve a real server on the first).
+        self._ports = itertools.count(first_port)
         self._exits: list[tuple[str, dict[str, str]]] = []
         self._exit_event = anyio.Event()
         self._tg: TaskGroup | None = None

@@ -62,6 +62,7 @@ def test_lower_bounds_pins_each_runtime_dependency_at_its_lower_bound() -> None:
     pins = dict(line.split(" ;")[0].split("==") for line in done.stdout.splitlines())
     assert pins["msgspec"] == "0.23"
     assert pins["python-on-whales"] == "0.81"
+    assert pins["click"] == "8.4.2"
     assert done.stdout.count("\n") == len(
         tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     )

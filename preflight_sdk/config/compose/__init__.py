@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 
 from preflight_sdk.config.dotenv import read_dotenv
-from preflight_sdk.config.yaml_source import PathKey, format_path
 from preflight_sdk.core.errors import ConfigProblem
+from preflight_sdk.core.yaml_source import PathKey, format_path
 
 from .context import Context
 from .decisions import DECISIONS

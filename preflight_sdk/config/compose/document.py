@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from preflight_sdk.config.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
 from preflight_sdk.core.errors import ConfigProblem
+from preflight_sdk.core.yaml_source import ParsedYaml, PathKey, format_path, parse_yaml
 
 from .interpolate import interpolate_value
 from .schema import schema_problems

@@ -60,6 +60,8 @@ class BrowserEvidence(Part, frozen=True, kw_only=True):
         screenshot: the artifact with the screenshot at the failure (`cases/<caseId>/screenshot.png`);
             `get_artifact` returns it as an image.
         thumbnail: a small copy of the screenshot (a JPEG at 40%), the one report.html shows inline.
+        aria_snapshot: a Playwright test's page as its error context recorded it (the ARIA tree:
+            roles, names, values), cut at 4,000 characters.
         trace: the artifact with the Playwright trace (open it with `npx playwright show-trace`, or at
             trace.playwright.dev).
         attachments: other files the case left (a Playwright suite's video, its error context).
@@ -75,6 +77,7 @@ class BrowserEvidence(Part, frozen=True, kw_only=True):
     failed_requests: list[FailedRequest] = msgspec.field(default_factory=list)
     selector: str | None = None
     dom: str | None = None
+    aria_snapshot: str | None = None
     trace: str | None = None
     thumbnail: str | None = None
     attachments: list[str] = msgspec.field(default_factory=list)

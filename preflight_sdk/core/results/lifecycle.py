@@ -10,6 +10,7 @@ from typing import Literal
 import msgspec
 
 from .base import Part, Result
+from .recording import MockRecording
 
 __all__ = [
     "BuildProgress",
@@ -373,7 +374,8 @@ class CleanAction(Part, frozen=True, kw_only=True):
 
 
 class CleanResult(Result, frozen=True, kw_only=True):
-    """Everything clean removed (found by label, not only by memory)."""
+    """Everything clean removed (found by label, not only by memory); `recordings`: the routes
+    written by a recording that `setup(record=...)` began and the clean ended."""
 
     containers: list[CleanAction]
     mocks: list[CleanAction]
@@ -381,3 +383,4 @@ class CleanResult(Result, frozen=True, kw_only=True):
     networks: list[CleanAction]
     session_removed: bool
     images: list[CleanAction] = msgspec.field(default_factory=list)
+    recordings: list[MockRecording] = msgspec.field(default_factory=list)

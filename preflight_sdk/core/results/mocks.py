@@ -83,7 +83,10 @@ class RecordedRequest(Part, frozen=True, kw_only=True):
             closest to matching, closest first (at most 3), each with why it did not match (the
             404 body's `closestRoutes`); an empty list when the mock has no routes. Absent for
             matched requests and for unmatched ones forwarded to the mock's `proxy`.
-        route_index: that route's position in `mocks.<name>.routes` (0-based).
+        route_recorded: when the route that answered was recorded (`run --record`), ISO 8601;
+            absent for a route written by hand.
+        route_index: that route's position in `mocks.<name>.routes` (0-based; recorded routes
+            come after e2e.yaml's own).
         params: path parameters of the matched route (`:id` → `{"id": "42"}`).
         status: the status sent; null while the request is still being answered, and for
             `fault: reset` / `fault: timeout`, which send no response.
@@ -114,6 +117,7 @@ class RecordedRequest(Part, frozen=True, kw_only=True):
     body_truncated: bool = False
     body_note: str | None = None
     matched_route: str | None = None
+    route_recorded: str | None = None
     closest_routes: list[ClosestRoute] | None = None
     route_index: int | None = None
     params: dict[str, str] | None = None

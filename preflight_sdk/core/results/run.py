@@ -18,8 +18,10 @@ from preflight_sdk.core.errors import ErrorInfo
 
 from .base import Part, Result
 from .browser import BrowserEvidence
+from .contracts import ContractCoverage
 from .lifecycle import BuildResult, ContainerStatus, SetupResult
 from .mocks import ClosestRoute, MockAnswer
+from .recording import MockRecording
 
 __all__ = [
     "FINISHED",
@@ -104,6 +106,8 @@ class MockRequestInfo(Part, frozen=True, kw_only=True):
         headers: request headers, lower-case names, credentials redacted.
         body: the body (its JSON value, else text), capped in size (`bodyTruncated`).
         matched_route: the route that answered; absent when none did.
+        route_recorded: when that route was recorded (`run --record`, ISO 8601); absent for a
+            route written by hand in e2e.yaml.
         closest_routes: when no route matched (the mock answered 404): the closest routes, closest
             first, each with why it did not match.
         fault: `reset` or `timeout` when the route played a fault instead of answering.
@@ -121,6 +125,7 @@ class MockRequestInfo(Part, frozen=True, kw_only=True):
     body: Any = None
     body_truncated: bool = False
     matched_route: str | None = None
+    route_recorded: str | None = None
     closest_routes: list[ClosestRoute] | None = None
     fault: Literal["reset", "timeout"] | None = None
     error: str | None = None
@@ -314,7 +319,10 @@ class RunResult(Result, frozen=True, kw_only=True):
 
     `kind` is `test` for `run`, `run_suite` and `resume_run`; `build` and `setup` runs carry that
     operation's result in `build` or `setup`. While a run goes on (`queued`, `running`), `progress`
-    says how far it is and `suites` hold what has finished.
+    says how far it is and `suites` hold what has finished. `recordings` says which mocks recorded
+    (`run(record=...)`) or replayed recorded routes, and what was written. `contracts` gives, per
+    OpenAPI contract of a service or mock, the operations and statuses the run exercised and the
+    violations found.
     """
 
     run_id: str
@@ -341,6 +349,8 @@ class RunResult(Result, frozen=True, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
     truncated: bool = False
     shards: list[ShardResult] | None = None
+    recordings: list[MockRecording] = msgspec.field(default_factory=list)
+    contracts: list[ContractCoverage] | None = None
 
     @property
     def ok(self) -> bool:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+import msgspec
+
 from .base import Part, Result
+from .contracts import CoverageChange
 from .run import RunKind, RunResult, RunStatus, Totals
 
 __all__ = [
@@ -60,7 +63,7 @@ class CaseChange(Part, frozen=True, kw_only=True):
 
 
 class RunDiff(Result, frozen=True, kw_only=True):
-    """What changed from `base` to `head`, per case."""
+    """What changed from `base` to `head`, per case, and each contract's coverage (`contracts`)."""
 
     base: str
     head: str
@@ -71,6 +74,7 @@ class RunDiff(Result, frozen=True, kw_only=True):
     removed: list[CaseChange]
     unchanged: int
     summary: str
+    contracts: list[CoverageChange] = msgspec.field(default_factory=list)
 
 
 class ArtifactContent(Result, frozen=True, kw_only=True):

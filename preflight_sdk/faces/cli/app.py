@@ -56,8 +56,9 @@ ALIASES = {"architecture": "read-architecture", "import-file": "import"}
 
 SECTIONS = (
     ("Everyday", ("run", "up", "test", "run-suite", "watch", "status", "logs", "clean", "init")),
-    ("Environment", ("build", "setup", "mock-requests", "schema")),
+    ("Environment", ("build", "setup", "mocks", "mock-requests", "check-mock", "schema")),
     ("Runs", ("runs",)),
+    ("Contracts", ("check-response", "generate")),
     ("Saved tests", (
         "save-test", "run-test", "get-test", "list-tests", "delete-test", "get-latest-run",
         "save-suite", "list-suites", "delete-suite", "export-tests", "import-tests",
@@ -79,6 +80,9 @@ SHOWN_UNDER_RUNS = (
 )
 """Commands `preflight runs` also serves (`runs show` is `get-run`): left out of `--help`, so each
 appears once; they still run under their own names."""
+
+SHOWN_UNDER_GENERATE = ("generate-cases",)
+"""`preflight generate cases` is `generate-cases`, listed once (under `generate`)."""
 
 Work = Callable[[Any, Output], Awaitable[Any]]
 
@@ -348,6 +352,10 @@ def build_cli(registry: Registry | None = None, factory: ProjectFactory = defaul
     cli_composed.add_composed(group, reg)
     if "runs" in group.commands:
         for name in SHOWN_UNDER_RUNS:
+            if name in group.commands:
+                group.commands[name].hidden = True
+    if "generate" in group.commands:
+        for name in SHOWN_UNDER_GENERATE:
             if name in group.commands:
                 group.commands[name].hidden = True
     return group

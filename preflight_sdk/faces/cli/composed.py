@@ -46,6 +46,14 @@ def add_composed(group: click.Group, registry: Registry) -> None:
         from .runs import runs_group
 
         group.add_command(runs_group(ops))
+    if "check_mock" in ops:
+        from .mocks import mocks_group
+
+        group.add_command(mocks_group(ops))
+    if "generate_cases" in ops:
+        from .generate import generate_group
+
+        group.add_command(generate_group(ops))
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -237,7 +245,11 @@ def _up_command(ops: dict[str, Operation]) -> click.Command:
     return click.Command(
         "up",
         callback=callback,
-        params=[*_phase_params([build, setup]), *global_options()],
+        params=[
+            *_phase_params([build, setup]),
+            *(e.option for e in EXTENSIONS.get("setup", ())),
+            *global_options(),
+        ],
         short_help="Build and start the environment; keep it up until Ctrl-C.",
         help=(
             "Build the images and start the environment, print its URLs, then wait in the "

@@ -14,7 +14,7 @@ import click
 
 from .params import Extension
 
-__all__ = ["EXTENSIONS", "OPEN_REPORT", "SHARD_ON"]
+__all__ = ["EXTENSIONS", "HEADER", "OPEN_REPORT", "SHARD_ON", "UPSTREAM"]
 
 
 def _self(value: Any, args: dict[str, Any]) -> None:
@@ -77,9 +77,49 @@ OPEN_REPORT = Extension(
 )
 
 
+def _header(value: Any, args: dict[str, Any]) -> None:
+    """`--header "Name: value"` (repeatable): the readable `--headers`."""
+    if value:
+        args["headers"] = [*args.get("headers", []), *value]
+
+
+HEADER = Extension(
+    option=click.Option(
+        ["--header", "-H", "header"],
+        multiple=True,
+        metavar='"NAME: VALUE"',
+        help='A header for every request sent, e.g. -H "Authorization: Bearer sk_test_…" (repeatable).',
+    ),
+    apply=_header,
+    replaces="headers",
+)
+
+
+def _upstream(value: Any, args: dict[str, Any]) -> None:
+    """`--upstream URL` (or `mock=URL,…`): written into `record` as `mock=URL`."""
+    if value:
+        from preflight_sdk.lifecycle.mockhost.recording import with_upstream
+
+        args["record"] = with_upstream(args.get("record"), str(value))
+
+
+UPSTREAM = Extension(
+    option=click.Option(
+        ["--upstream"],
+        metavar="URL",
+        default=None,
+        help="The real service a recorded mock forwards to (default: its `proxy:`); with several "
+        "mocks, `mock=URL` pairs, comma-separated.",
+    ),
+    apply=_upstream,
+)
+
+
 EXTENSIONS: dict[str, tuple[Extension, ...]] = {
     # `preflight test --shard-on local,ssh://ci@builder` (and `preflight run`): the readable `--shards`.
-    "run": (SHARD_ON,),
+    "run": (SHARD_ON, UPSTREAM),
+    # `preflight setup --record payments --upstream URL` (and `preflight up`).
+    "setup": (UPSTREAM,),
     # `preflight init --from-compose FILE`: a starter e2e.yaml whose services come from FILE.
     "init": (
         Extension(
@@ -92,6 +132,8 @@ EXTENSIONS: dict[str, tuple[Extension, ...]] = {
             apply=_written_before,
         ),
     ),
+    # `preflight mocks check payments -H "Authorization: Bearer …"`: the readable `--headers`.
+    "check_mock": (HEADER,),
     # `preflight runs show ID --open` (and `preflight get-run ID --open`): the run's page in a browser.
     "get_run": (OPEN_REPORT,),
     # `preflight verify --self`: the spelling users know for `--self-check`.

@@ -25,7 +25,7 @@ from .app import command_help, execute, global_options, operation_command
 from .extensions import EXTENSIONS
 from .output import Output
 
-__all__ = ["runs_group"]
+__all__ = ["runs_group", "subcommand"]
 
 _SUBCOMMANDS = {
     "show": "get_run",
@@ -57,13 +57,20 @@ def runs_group(ops: dict[str, Operation]) -> click.Group:
     )
     for name, op_name in _SUBCOMMANDS.items():
         if op_name in ops:
-            command = operation_command(ops[op_name], EXTENSIONS.get(op_name, ()))
-            command.name = name
-            command.params = _positional(command.params)
-            command.help = command_help(ops[op_name], command.params, ["preflight", "runs", name])
-            group.add_command(command)
+            group.add_command(subcommand(ops[op_name], name, "runs", positional=True))
     group.add_command(_calls_command())
     return group
+
+
+def subcommand(op: Operation, name: str, group: str, *, positional: bool = False) -> click.Command:
+    """The generated command of `op` as `preflight GROUP NAME`; with `positional`, every required
+    option becomes a positional argument."""
+    command = operation_command(op, EXTENSIONS.get(op.name, ()))
+    command.name = name
+    if positional:
+        command.params = _positional(command.params)
+    command.help = command_help(op, command.params, ["preflight", group, name])
+    return command
 
 
 def _positional(params: list[click.Parameter]) -> list[click.Parameter]:

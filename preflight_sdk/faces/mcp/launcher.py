@@ -215,7 +215,8 @@ async def _on_signal(app: PreflightMcp, serving: anyio.CancelScope) -> None:
     "groups",
     metavar="GROUPS",
     default=None,
-    help="Serve only these tool groups, comma-separated (e.g. environment,runs,tests). Default: all.",
+    help="Serve only these tool groups, comma-separated (e.g. environment,runs,tests,contracts). "
+    "Default: all but contracts (served only when named).",
 )
 @click.option(
     "--without",

@@ -68,6 +68,13 @@ INSTRUCTIONS = (
 )
 
 
+# Groups served only when `--tools` names them. Every tool's schema is in the model's context at
+# every turn (the default list stays within its budget, tests/unit/faces/mcp/test_groups.py):
+# `contracts` (check a held response, write starter cases) is for occasional jobs, while every
+# run already checks its answers against the contracts and reports their coverage.
+OPT_IN_GROUPS = frozenset({"contracts"})
+
+
 class PreflightMcp:
     """The tools of one registry, served for a pool of projects.
 
@@ -82,7 +89,8 @@ class PreflightMcp:
             servers a project declares; see `verify_guard`).
         allow_other_projects: accept a `projectPath` outside `default_project` (by default a
             server with a default project serves only it and its subfolders).
-        groups: serve only the tools of these groups (default: every group).
+        groups: serve only the tools of these groups (default: every group but the opt-in ones,
+            `OPT_IN_GROUPS`, which are served only when named here).
         without: leave out the tools of these groups.
     """
 
@@ -142,7 +150,8 @@ class PreflightMcp:
         return self._tools
 
     def _serves(self, group: str) -> bool:
-        return (self._groups is None or group in self._groups) and group not in self._without
+        named = group in self._groups if self._groups is not None else group not in OPT_IN_GROUPS
+        return named and group not in self._without
 
     def listing(self) -> types.ListToolsResult:
         """The `tools/list` result (one page, in registry order)."""

@@ -11,6 +11,9 @@ changes no other pytest run. When on:
   it ran, and the requests the mocks received meanwhile;
 - under pytest-xdist the workers share one environment: the first to take the file lock in
   `.preflight/` sets it up and serves the mocks, and it cleans up after the last worker leaves;
+- `preflight_contract(service, response)` checks a response a test holds (httpx or requests)
+  against the service's OpenAPI contract (`contract:` in e2e.yaml) and fails the test with
+  every violation (JSON path, rule, the document's file and line);
 - a failed setup fails the session once, with preflight's error (code, hint, log tail);
 - the project's own pytest suites (e2e.yaml suites with `runner: pytest`) are not collected:
   preflight's runner runs them (`preflight run`), with the `PREFLIGHT_<NAME>_URL` variables they
@@ -25,18 +28,19 @@ import itertools
 import uuid
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .session import SetupFailed, SharedSession
 
 if TYPE_CHECKING:
+    from preflight_sdk.core.results.contracts import ContractCheck
     from preflight_sdk.core.results.lifecycle import LogsResult, StatusResult
     from preflight_sdk.core.results.mocks import RecordedRequest
     from preflight_sdk.sync import SyncProject
 
-__all__ = ["PreflightEnv", "PreflightMock", "preflight_env"]
+__all__ = ["ContractChecker", "PreflightEnv", "PreflightMock", "preflight_contract", "preflight_env"]
 
 _ACTIVE = "preflight-active"
 _WINDOW_LINES = 200
@@ -145,6 +149,42 @@ class PreflightEnv:
         """Return a service's recent output (see `Project.logs`)."""
         result: LogsResult = self.project.logs(service, lines=lines, since=since)
         return result
+
+
+class ContractChecker:
+    """Checks a response a test holds against a service's contract (the `preflight_contract` fixture)."""
+
+    def __init__(self, project: SyncProject) -> None:
+        self.project = project
+
+    def __call__(self, service: str, response: Any) -> ContractCheck:
+        """Check `response` (an httpx or requests response) against `service`'s contract.
+
+        Raises:
+            AssertionError: the response breaks the contract; the message lists each violation.
+        """
+        request = response.request
+        url = getattr(request, "url", "")
+        path = url.raw_path.decode() if hasattr(url, "raw_path") else getattr(request, "path_url", str(url))
+        headers = [f"{name}: {value}" for name, value in response.headers.items()]
+        result: ContractCheck = self.project.check_response(
+            service,
+            str(request.method),
+            path,
+            int(response.status_code),
+            body=response.text or None,
+            headers=headers,
+        )
+        if result.violations:
+            lines = [result.summary, *(f"  {v.message} ({v.place or 'no place'})" for v in result.violations)]
+            raise AssertionError("\n".join(lines))
+        return result
+
+
+@pytest.fixture
+def preflight_contract(preflight_env: PreflightEnv) -> ContractChecker:
+    """`preflight_contract("orders", response)`: fail the test when `response` breaks the contract."""
+    return ContractChecker(preflight_env.project)
 
 
 @pytest.fixture(scope="session")

@@ -1,2 +1,3 @@
 """The lifecycle's side of the mocks: the host that serves them (`host`), how containers reach it
-(`address`), and what they received (`traffic`)."""
+(`address`), what they received (`traffic`), recording them in a run or setup (`recording`), and
+checking them against their real services (`check`)."""

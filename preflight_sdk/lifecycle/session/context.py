@@ -59,6 +59,10 @@ class ProjectContext:
         # takes it; its awaits inside give other tasks their turn).
         self.lock = anyio.Lock(fast_acquire=True)
         self.mocks: Any = None  # preflight_sdk.mocks.MockHost once setup started mocks
+        # The mocks recording now (`lifecycle.mockhost.recording.ActiveRecording`), for the run or setup
+        # that began it; and what a recording setup left, ended by the next run (for its report).
+        self.recording: Any = None
+        self.ended_recordings: list[Any] = []
         # pytest interpreters kept warm for the next run, once a run kept its environment
         self.pytest_servers: Closable | None = None
         self.stale = False  # the file changed while an environment of the old one runs

@@ -9,6 +9,7 @@ process never leaves the project locked.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 from collections.abc import AsyncIterator, Callable
@@ -54,12 +55,16 @@ async def project_lock(
                 told = True
             await anyio.sleep(_POLL)
             waited += _POLL
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}, {operation}".encode(), 0)
+        with contextlib.suppress(
+            OSError
+        ):  # who holds it is for the waiters to read: a full disk keeps it blank
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}, {operation}".encode(), 0)
         try:
             yield
         finally:
-            os.ftruncate(fd, 0)
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

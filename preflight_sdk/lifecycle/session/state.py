@@ -16,7 +16,8 @@ from typing import Literal
 import msgspec
 
 from preflight_sdk.core import decoding
-from preflight_sdk.core.errors import StateError
+from preflight_sdk.core.disk import is_no_room, store_unavailable
+from preflight_sdk.core.errors import PreflightError, StateError
 
 __all__ = [
     "STATE_DIR",
@@ -120,6 +121,8 @@ def write_state(root: str | os.PathLike[str], state: SessionState) -> None:
     Raises:
         StateError: `INVALID_STATE` when `.preflight/` or its state file is not what it should
             be (a file where the folder belongs, a folder where the file belongs).
+        EnvironmentError_: `STORE_UNAVAILABLE` when its file system refuses the write (no space
+            left, read-only).
     """
     target = state_path(root)
     stamped = msgspec.structs.replace(state, owner_pid=os.getpid(), updated_at=time.time())
@@ -140,8 +143,11 @@ def write_state(root: str | os.PathLike[str], state: SessionState) -> None:
         raise
 
 
-def broken_state_dir(path: Path, exc: OSError) -> StateError:
-    """The error for a `.preflight/` entry that cannot be used (a file or folder in the way)."""
+def broken_state_dir(path: Path, exc: OSError) -> PreflightError:
+    """The error for a `.preflight/` entry that cannot be used: a file or folder in the way, or a
+    file system that refuses the write (STORE_UNAVAILABLE: no space left, read-only)."""
+    if is_no_room(exc):
+        return store_unavailable(path, exc)
     return StateError(
         f"{path} cannot be written: {exc.strerror or exc}",
         hint=f"something else is in the way under {path.parent}: remove it (clean still removes "

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from preflight_sdk.core.assertions import AssertionResult
 from preflight_sdk.core.results.run import CaseHistory, CaseResult, DiagnosticReport, Failure, MockRequestInfo
 
 from .page_evidence import browser_panel
@@ -66,13 +67,21 @@ def _assertions(failure: Failure) -> str:
         rows.append(
             f'<tr class="pfr-assert-{state}"><td><span class="pfr-badge pfr-b-{state}">'
             f"{'✓' if a.passed else '✗'}</span></td><td><code>{esc(a.path)}</code></td>"
-            f"<td>{esc(a.operator)}</td><td>{esc(json_text(a.expected, 600))}</td>"
+            f"<td>{_check(a)}</td><td>{esc(json_text(a.expected, 600))}</td>"
             f'<td class="pfr-actual">{esc(actual)}</td></tr>'
         )
     return (
         '<table class="pfr-assertions"><thead><tr><th></th><th>path</th><th>check</th><th>expected</th>'
         f"<th>actual</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _check(a: AssertionResult) -> str:
+    """The check column: the operator; for a contract, its rule and the document's line too."""
+    if a.operator != "contract" or a.rule is None:
+        return esc(a.operator)
+    where = f"<br><small>{esc(a.document)}</small>" if a.document else ""
+    return f"contract <code>{esc(a.rule)}</code>{where}"
 
 
 def _history(history: CaseHistory | None, run_id: str) -> str:
@@ -148,6 +157,10 @@ def _mock_row(mock: str, r: MockRequestInfo) -> str:
     status = f"fault: {r.fault}" if r.fault else str(r.status)
     state = "passed" if r.status and r.status < 400 and not r.fault else "failed"
     route = esc(r.matched_route) if r.matched_route else "<i>no route matched</i>"
+    if r.route_recorded:
+        route += (
+            f' <small class="pfr-recorded">recorded {esc(r.route_recorded[:16].replace("T", " "))}</small>'
+        )
     if r.closest_routes:
         closest = r.closest_routes[0]
         route += f"<br><small>closest: {esc(closest.route)}: {esc('; '.join(closest.why))}</small>"

@@ -19,8 +19,10 @@ from preflight_sdk.core.results.run import CaseResult, RunResult
 from preflight_sdk.runs.history import cause_of
 from preflight_sdk.suites.events import Event
 
+from .contracts_html import contracts_html
 from .evidence import anchor, case_article, esc, human_ms
 from .lists import PreviousRun, cases_html, changes_html, environment_html, files_html
+from .recordings import recordings_html
 from .timeline import build_timeline
 from .timeline_html import timeline_html
 
@@ -162,7 +164,9 @@ def _body(
     nav = (
         '<nav class="pfr-nav">'
         f'<a href="#pfr-failures">Failures {failures}</a><a href="#pfr-timeline">Timeline</a>'
-        f'<a href="#pfr-cases">All cases {result.totals.total}</a><a href="#pfr-changes">Changes</a>'
+        f'<a href="#pfr-cases">All cases {result.totals.total}</a>'
+        + ('<a href="#pfr-contracts">Contracts</a>' if result.contracts else "")
+        + '<a href="#pfr-changes">Changes</a>'
         '<a href="#pfr-environment">Environment</a><a href="#pfr-artifacts">Files</a>'
         '<span class="pfr-keys" hidden>keys: <b>j</b>/<b>k</b> next/previous failure · <b>/</b> search · '
         "<b>f</b> failed only · <b>a</b> all · <b>t</b> timeline</span></nav>"
@@ -172,8 +176,13 @@ def _body(
         ("pfr-timeline", f"Timeline <small>{human_ms(timeline.total)}</small>",
          timeline_html(timeline, max_spans=_COMPACT_SPANS if compact else 5000)),
         ("pfr-cases", "All cases", cases_html(result, previous, compact=compact)),
+        *(
+            [("pfr-contracts", "Contracts", contracts_html(result.contracts))]
+            if result.contracts
+            else []
+        ),
         ("pfr-changes", "Changes since the previous run", changes),
-        ("pfr-environment", "Environment", environment_html(result)),
+        ("pfr-environment", "Environment", environment_html(result) + recordings_html(result)),
         ("pfr-artifacts", "Files of this run", files_html(result)),
     ]  # fmt: skip
     body = "".join(

@@ -109,6 +109,11 @@ def browser_panel(evidence: BrowserEvidence, files: Mapping[str, str]) -> str:
             f" around <code>{_esc(evidence.selector)}</code>" if evidence.selector else " (the page's body)"
         )
         dom = f"<details><summary>DOM{around}</summary><pre>{_esc(evidence.dom)}</pre></details>"
+    if evidence.aria_snapshot:
+        dom += (
+            "<details><summary>the page (Playwright's ARIA snapshot)</summary>"
+            f"<pre>{_esc(evidence.aria_snapshot)}</pre></details>"
+        )
     return (
         f'<div class="pfr-panel pfr-browser"><h4>Page</h4><p class="pfr-note">{step}{where}{title}</p>'
         f'<div class="pfr-grid"><div>{_shot(evidence, files)}{_files(evidence)}</div>'

@@ -60,6 +60,9 @@ class Ran(msgspec.Struct, frozen=True, kw_only=True):
 
 def suite_environment(run: RunContext, loaded: LoadedConfig, suite: SuiteConfig) -> dict[str, str]:
     env = {**loaded.environ, **run.env.process_env()}
+    chosen = run.env.base_url(suite.service) if suite.service is not None else None
+    if chosen:
+        env["BASE_URL"] = chosen  # the suite's `service`, not the first one
     env.update({key: str(value) for key, value in suite.env.items()})
     env.setdefault("TRACEPARENT", run.traceparent(suite.id))
     return env

@@ -24,6 +24,7 @@ from preflight_sdk.core.results.run import AttemptResult, CaseResult, SuiteResul
 
 from ..cases import failure_for, failure_from_text, window_diagnostics
 from ..context import CURRENT_CASE, RunContext, case_id
+from ..contract_checks import Mode
 from ..retry import Policy, resolve_policy
 from .scope import Scope
 from .steps import Attempt, StepWindows, run_step, save_values
@@ -110,7 +111,7 @@ async def run_yaml_suite(
         cases=state.cases,
         seconds=time.perf_counter() - began,
         error=state.blocked,
-        warnings=state.warnings,
+        warnings=state.warnings + run.contracts.warnings.pop(suite.id, []),
     )
 
 
@@ -254,7 +255,10 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
     policy = resolve_policy(case.retry, suite.retry, global_retry)
     started = time.perf_counter()
     case_start = datetime.now(UTC)
-    last, attempts = await _attempts(run, state.scope, case, policy, state.test.service, state.windows)
+    mode = run.contracts.mode(suite.contract) if case.contract else "off"
+    last, attempts = await _attempts(
+        run, state.scope, case, policy, state.test.service, state.windows, contract=mode, suite=suite.id
+    )
     unsaved = save_values(state.scope, last, origin=f"case `{case.name or 'case'}`")
     if last.passed and case.save:
         saved = {name: state.scope.saved[name] for name in case.save if name in state.scope.saved}
@@ -294,6 +298,9 @@ async def _attempts(
     policy: Policy,
     default_service: str | None,
     windows: StepWindows,
+    *,
+    contract: Mode = "off",
+    suite: str = "",
 ) -> tuple[Attempt, list[AttemptResult]]:
     """Run `step` until it passes or `policy` is spent (its `delay` before each attempt).
 
@@ -310,7 +317,9 @@ async def _attempts(
             await anyio.sleep(parse_duration(step.delay))
         attempt_start = time.perf_counter()
         stamp = _now_ms()
-        last = await run_step(run, scope, step, default_service=default_service, windows=windows)
+        last = await run_step(
+            run, scope, step, default_service=default_service, windows=windows, contract=contract, suite=suite
+        )
         attempts.append(
             AttemptResult(
                 attempt=number,

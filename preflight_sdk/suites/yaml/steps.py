@@ -24,6 +24,7 @@ from preflight_sdk.mocks import evaluate_mock_expect
 
 from ..browser import BrowserRun, run_browser_step
 from ..context import CURRENT_CASE, RunContext
+from ..contract_checks import Mode
 from ..outcome import StepOutcome
 from .actions import run_exec, run_file, run_port, run_process, wait_for_port, wait_healthy
 from .expect import evaluate_expect
@@ -56,9 +57,20 @@ class StepWindows(msgspec.Struct, kw_only=True):
 
 
 async def run_step(
-    run: RunContext, scope: Scope, raw: TestStep, *, default_service: str | None, windows: StepWindows
+    run: RunContext,
+    scope: Scope,
+    raw: TestStep,
+    *,
+    default_service: str | None,
+    windows: StepWindows,
+    contract: Mode = "off",
+    suite: str = "",
 ) -> Attempt:
-    """Render `raw`, execute it (polling if asked) and check its expectations."""
+    """Render `raw`, execute it (polling if asked) and check its expectations.
+
+    With `contract` `fail` or `warn`, an answer of a service with a contract is also checked
+    against it: its violations are failed assertions, or warnings of `suite`.
+    """
     try:
         step = _render(scope, raw)
     except UnknownVariableError as exc:
@@ -75,8 +87,30 @@ async def run_step(
         )
     retry = step.retry
     if retry is not None and (retry.until is not None or retry.fail_if is not None):
-        return await _poll(run, step, default_service=default_service, windows=windows)
-    return await _once(run, step, default_service=default_service, windows=windows)
+        attempt = await _poll(run, step, default_service=default_service, windows=windows)
+    else:
+        attempt = await _once(run, step, default_service=default_service, windows=windows)
+    if contract != "off" and step.contract and step.request is not None and attempt.outcome is not None:
+        checks = await _contract_checks(run, step, attempt.outcome, default_service, suite, contract)
+        if checks:
+            attempt.assertions += checks
+            attempt.passed = attempt.passed and passed(checks)
+    return attempt
+
+
+async def _contract_checks(
+    run: RunContext, step: TestStep, outcome: StepOutcome, default: str | None, suite: str, mode: Mode
+) -> list[AssertionResult]:
+    if not run.contracts.active or outcome.error:
+        return []
+    request = step.request
+    assert request is not None
+    service = None
+    if request.path is not None:
+        service = request.service or default or next((n for n, e in run.env.services.items() if e.url), None)
+    return await run.contracts.check_answer(
+        outcome, service=service, path=request.path, suite=suite, mode=mode
+    )
 
 
 async def _once(
@@ -221,7 +255,10 @@ def _mock_checker(run: RunContext, windows: StepWindows) -> Any:
                     message=f"mock.{expect.name}: no such mock (mocks: {', '.join(run.env.mocks) or 'none'})",
                 )
             ]
-        return evaluate_mock_expect(expect, entries)
+        results = evaluate_mock_expect(expect, entries)
+        if expect.contract:
+            results += run.contracts.check_mock_expect(expect, entries)
+        return results
 
     return check
 

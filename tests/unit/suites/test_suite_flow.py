@@ -183,7 +183,7 @@ async def test_an_unknown_runner_cannot_be_configured(make_project: MakeProject)
     with pytest.raises(ConfigError) as raised:
         await run(root)
     assert raised.value.code == "CONFIG_INVALID"
-    assert "`vitest` is not one of `exec`, `pytest`, `shell`, `yaml`" in str(raised.value)
+    assert "`vitest` is not one of `exec`, `fuzz`, `playwright`, `pytest`, `shell`, `yaml`" in str(raised.value)
 
 
 def _two_suites(make_project: MakeProject) -> Path:

@@ -14,6 +14,7 @@ from preflight_sdk.core.results.lifecycle import (
 
 from ..kit import badge, block, columns, esc, human_ms, plural, row, shorten, table, wrap
 from . import renders
+from .recording_view import recording_html, recording_lines
 
 __all__ = ["level_of", "link", "logs_lines_html"]
 
@@ -384,4 +385,5 @@ def render_clean(r: CleanResult) -> tuple[str, str]:
     html = f"<div><b>{esc(head)}</b></div>" + (
         table(["kind", "name", "action", "error"], html_rows) if rows else ""
     )
-    return "\n".join([head, *columns(rows)]), wrap(html, cls="pf-clean")
+    html += recording_html(r.recordings)  # a recording setup began, written as the mocks stopped
+    return "\n".join([head, *columns(rows), *recording_lines(r.recordings)]), wrap(html, cls="pf-clean")

@@ -6,6 +6,7 @@ from preflight_sdk.core.results.mocks import MockRequestsResult, RecordedRequest
 
 from ..kit import badge, block, columns, esc, json_text, plural, row, shorten, table, wrap
 from . import renders
+from .recording_view import recorded_note
 
 __all__ = ["journal_html", "render_mock_requests"]
 
@@ -37,7 +38,7 @@ def journal_html(result: MockRequestsResult) -> str:
                         esc(_time(r)),
                         f"<code>{esc(r.method)} {esc(r.path + query)}</code>{note}",
                         badge("passed" if ok else "failed", _status(r)),
-                        esc(r.matched_route or "(no route: 404)"),
+                        esc((r.matched_route or "(no route: 404)") + recorded_note(r.route_recorded)),
                         body,
                     ],
                     cls="pf-mock-request",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from preflight_sdk.core.results.contracts import ContractCoverage
 from preflight_sdk.core.results.grouping import group_failures
 from preflight_sdk.core.results.run import CaseResult, DiagnosticReport, Failure, RunResult, SuiteResult
 from preflight_sdk.runs.report_html import embed_full_screenshots
@@ -19,6 +20,7 @@ from preflight_sdk.runs.report_html.page_evidence import browser_panel
 from ..kit import MARKS, badge, block, columns, esc, human_ms, json_text, plural, row, shorten, table, wrap
 from . import renders
 from .environment_view import environment_html, environment_lines
+from .recording_view import recorded_note, recording_html, recording_lines
 
 __all__ = [
     "artifact_path",
@@ -138,6 +140,11 @@ def run_text(result: RunResult) -> str:
     environment = environment_lines(result.setup)
     if environment:
         lines += ["", *environment]
+    recorded = recording_lines(result.recordings)
+    if recorded:
+        lines += ["", *recorded]
+    if result.contracts:
+        lines += ["", *contract_lines(result.contracts)]
     failures = result.failures()
     if failures:
         lines += ["", f"{plural(len(failures), 'failure')}:"]
@@ -250,7 +257,7 @@ def mocks_html(diagnostics: DiagnosticReport | None) -> str:
                 badge("failed", f"fault: {r.fault}")
                 if r.fault
                 else badge("passed" if r.status < 400 else "failed", str(r.status)),
-                esc(r.matched_route or "(no route)"),
+                esc((r.matched_route or "(no route)") + recorded_note(r.route_recorded)),
                 block(json_text(r.body, limit=600)) if r.body is not None else "",
             ],
             cls="pf-mock-request",
@@ -393,8 +400,27 @@ def run_html(result: RunResult) -> str:
     cut = ""
     if result.truncated:
         cut = "<div><i>the result was cut to stay small; the report holds everything</i></div>"
-    environment = environment_html(result.setup)
-    return wrap(head + suites_html(result) + environment + artifacts + cut, cls="pf-run-result")
+    environment = environment_html(result.setup) + recording_html(result.recordings)
+    contracts = ""
+    if result.contracts:
+        listing = "".join(f"<div>{esc(line)}</div>" for line in contract_lines(result.contracts))
+        contracts = f"<details><summary>contracts ({len(result.contracts)})</summary>{listing}</details>"
+    return wrap(head + suites_html(result) + environment + contracts + artifacts + cut, cls="pf-run-result")
+
+
+def contract_lines(contracts: list[ContractCoverage]) -> list[str]:
+    """One line per contract: coverage of operations and statuses, violations, and what no case reached."""
+    lines = []
+    for item in contracts:
+        missed = [op.operation for op in item.items if not op.calls]
+        text = (
+            f"contract {item.contract} ({item.kind}, {item.file}): {item.covered}/{item.operations} operations, "
+            f"{item.statuses_covered}/{item.statuses} statuses, {plural(item.violations, 'violation')}"
+        )
+        if missed:
+            text += f"; not reached: {shorten(', '.join(missed), 120)}"
+        lines.append(text)
+    return lines
 
 
 @renders(RunResult)

@@ -27,7 +27,9 @@ from preflight_sdk.faces.reflection.registry import reflect
 pytestmark = pytest.mark.anyio
 
 # Read once at collection: the same listing the server answers `tools/list` with.
-LISTED = [tool.name for tool in PreflightMcp(default_project=None).listing().tools]
+# Every group, the opt-in ones (`contracts`) included: each tool's schema is checked here.
+EVERY_GROUP = reflect().groups()
+LISTED = [tool.name for tool in PreflightMcp(default_project=None, groups=EVERY_GROUP).listing().tools]
 ALIASES = {alias.name: op.name for op in reflect() for alias in op.aliases}
 OPERATION_OF = {f"preflight_{op.name}": op.name for op in reflect()} | ALIASES
 
@@ -61,7 +63,7 @@ def app(engine: FakeEngine) -> PreflightMcp:
     def factory(path: str, config_file: str | None) -> Project:
         return Project.open(path, config_file, engine=engine)
 
-    return PreflightMcp(factory=factory, default_project=None)
+    return PreflightMcp(factory=factory, default_project=None, groups=EVERY_GROUP)
 
 
 @pytest.fixture

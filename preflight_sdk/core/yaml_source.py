@@ -85,14 +85,17 @@ def format_path(path: PathKey) -> str:
     return text
 
 
-def parse_yaml(text: str, *, file: str | None = None, local_tags: bool = False) -> ParsedYaml:
+def parse_yaml(
+    text: str, *, file: str | None = None, local_tags: bool = False, max_nodes: int = MAX_NODES
+) -> ParsedYaml:
     """Parse one YAML document.
 
     A syntax error does not raise: it comes back as a problem with its position, and `data` is None.
     With `local_tags`, a value tagged `!name` is read as if untagged and its tag kept in `tags`
-    (compose's `!reset` and `!override`); otherwise such a scalar is an error.
+    (compose's `!reset` and `!override`); otherwise such a scalar is an error. `max_nodes` bounds
+    the values walked (a published API document may hold far more than an e2e.yaml).
     """
-    walk = _Walk(file, local_tags)
+    walk = _Walk(file, local_tags, max_nodes)
     try:
         # The reader checks the characters as soon as it is created, so it belongs in the `try`.
         walk.loader = _LOADER(text)
@@ -159,7 +162,7 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class _Walk:
     """One walk over a composed node tree, building data and recording positions."""
 
-    def __init__(self, file: str | None, local_tags: bool = False) -> None:
+    def __init__(self, file: str | None, local_tags: bool = False, budget: int = MAX_NODES) -> None:
         self.loader: Any = None  # a yaml.SafeLoader once the text is accepted
         self.file = file
         self.local_tags = local_tags
@@ -167,7 +170,7 @@ class _Walk:
         self.values: dict[PathKey, Location] = {}
         self.keys: dict[PathKey, Location] = {}
         self.problems: list[ConfigProblem] = []
-        self.budget = MAX_NODES
+        self.budget = budget
         # Where each mapping's own keys start once flattened. A node reached again through an alias
         # is already flattened, so the split is remembered rather than recomputed.
         self.first_own: dict[int, int] = {}

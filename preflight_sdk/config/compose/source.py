@@ -17,7 +17,7 @@ import msgspec
 
 from preflight_sdk.core.errors import ConfigProblem
 
-from .compose import load_compose
+from . import load_compose
 
 __all__ = ["ComposeApplied", "ComposeSpec", "apply_compose", "compose_files"]
 

@@ -13,8 +13,9 @@ import json
 import re
 from pathlib import Path
 
-from .compose import COMPOSE_NAMES
-from .yaml_source import parse_yaml
+from preflight_sdk.core.yaml_source import parse_yaml
+
+from . import COMPOSE_NAMES
 
 __all__ = ["COMPOSE_NAMES", "SUITE_FOLDERS", "compose_project_text", "is_compose_file"]
 
