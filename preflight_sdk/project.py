@@ -511,13 +511,17 @@ class Project:
 
         Changes are grouped until the files are quiet (one save, or a formatter rewriting many
         files, is one re-run). Each re-run is `run`: only what changed is rebuilt or restarted;
-        a change to one suite's own file re-runs only that suite. Yields each run's result, or
-        the error that stopped it (a failing build, a crashing service): fix the file and it
-        runs again. When iteration stops the environment is removed, unless `keep`.
+        a change to one suite's own file re-runs only that suite. A file changed while a run
+        goes on (by its suites, most often) starts no run; the progress says which files did,
+        and which file started each run. Yields each run's result, or the error that stopped it
+        (a failing build, a crashing service): fix the file and it runs again. When iteration
+        stops the environment is removed, unless `keep`.
 
         `async for outcome in project.watch(): print(getattr(outcome, "summary", outcome))`
         """
         from preflight_sdk.runs.watching import watch_runs
+
+        reporter = Reporter(resolve_sink(progress, "watch"), "watch")
 
         async def once(suites: str | None) -> RunResult | PreflightError:
             try:
@@ -525,7 +529,8 @@ class Project:
             except PreflightError as exc:
                 return exc
 
-        async with aclosing(watch_runs(once, self._ctx, filter=filter, keep=keep)) as outcomes:
+        watching = watch_runs(once, self._ctx, filter=filter, keep=keep, reporter=reporter)
+        async with aclosing(watching) as outcomes:
             async for outcome in outcomes:
                 yield outcome
 
