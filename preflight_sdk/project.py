@@ -445,6 +445,9 @@ class Project:
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
         record: str | None = None,
+        affected: bool = False,
+        affected_within: str = "1d",
+        fail_fast: bool = False,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -472,6 +475,10 @@ class Project:
                 removed afterwards (`keep` is for the project's own environment).
             record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
                 later runs replay the routes written.
+            affected: run only the cases an edit since their last run can affect; the others
+                are `carried` with that run's verdict (never a failure). Affected cases run first.
+            affected_within: the oldest verdict `affected` carries, e.g. "1d".
+            fail_fast: stop at the first failure.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -481,6 +488,7 @@ class Project:
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
             `recordings`: mocks that recorded (routes added, replaced) or replayed.
+            `affected`: what the edit could affect, why, and where carried verdicts come from.
 
         Example:
             `await project.run(filter="orders")`
@@ -501,6 +509,9 @@ class Project:
             shards=tuple(shards) if shards is not None else None,
             record=recording.upstreams if recording is not None else None,
             idempotency_key=idempotency_key,
+            affected=affected,
+            affected_within=affected_within,
+            fail_fast=fail_fast,
         )
         return await self._test_run(request, wait, progress)
 

@@ -106,6 +106,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
     suites = tests.get("suites") if isinstance(tests, dict) else None
     if isinstance(suites, list):
         _check_suites(suites, out, root, services=_declared_names(data))
+        _check_touches(suites, out, _declared_names(data) | set(mocks if isinstance(mocks, dict) else ()))
 
 
 def _convert(value: Any, typ: type[Any]) -> Any:
@@ -328,6 +329,21 @@ def _check_suites(suites: list[Any], out: Validator, root: Path, *, services: se
                     (*where, "service"),
                     f"no service `{suite.service}` (services: {', '.join(sorted(services)) or 'none'})",
                     suggestion=guess,
+                )
+
+
+def _check_touches(suites: list[Any], out: Validator, names: set[str]) -> None:
+    """Every name a suite's `touches:` gives is a service or a mock."""
+    for index, raw in enumerate(suites):
+        touches = raw.get("touches") if isinstance(raw, dict) else None
+        if not isinstance(touches, list):
+            continue
+        for position, name in enumerate(touches):
+            if isinstance(name, str) and name not in names:
+                out.add(
+                    ("tests", "suites", index, "touches", position),
+                    f"`{name}` is neither a service nor a mock",
+                    suggestion=did_you_mean(name, sorted(names)),
                 )
 
 
