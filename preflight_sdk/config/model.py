@@ -399,6 +399,13 @@ class MockConfig(_Config, frozen=True, kw_only=True):
     header_timeout: Annotated[
         str | int, Duration("Time a client has to send a request's head before the connection is closed.")
     ] = "10s"
+    hosts: Annotated[
+        list[str],
+        Meta(
+            description="Real host names the mock stands in for over HTTPS (port 443), e.g. `api.stripe.com`: "
+            "containers resolve them to the mock and trust the project's CA."
+        ),
+    ] = field(default_factory=list)
     contract: Annotated[
         str | None,
         Meta(
@@ -489,6 +496,14 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         Annotated[int, Meta(ge=1, description="Kept for compatibility (see tests.parallel).")] | None
     ) = None
     timeout: Annotated[str | int, Duration("Deadline for the whole suite (default 5m).")] | None = None
+    touches: Annotated[
+        list[str] | None,
+        Meta(
+            description="The services and mocks this suite's cases reach (names). pytest and shell "
+            "cases count as reaching every service and mock without it, so any edit runs them "
+            "again; YAML cases are observed, and these are added to what they reach."
+        ),
+    ] = None
     contract: Annotated[
         ContractMode | None,
         Meta(

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .hints import SDK, Wording, word
+from .hints import RETRY, SDK, Wording, word
 
 __all__ = [
     "CancelledError_",
@@ -177,17 +177,21 @@ class PreflightError(Exception):
     def hint(self, value: str | None) -> None:
         self._hint = value
 
-    def hint_for(self, wording: Wording = SDK) -> str:
-        """Return the hint (or the class's default one) in a face's words (see `hints`)."""
-        return word(self._hint or self.default_hint, wording)
+    def hint_for(
+        self, wording: Wording = SDK, *, again: str | None = None, shown: frozenset[str] | None = None
+    ) -> str:
+        """Return the hint (or the class's default one) in a face's words (see `hints`: `again`
+        names the call that failed, `shown` the details the face prints with it)."""
+        return word(self._hint or self.default_hint, wording, again=again, shown=shown)
 
-    def to_info(self, wording: Wording = SDK) -> ErrorInfo:
-        """Return the envelope form of this error, its hint in `wording`'s words (the SDK's by default)."""
+    def to_info(self, wording: Wording = SDK, *, again: str | None = None) -> ErrorInfo:
+        """Return the envelope form of this error, its hint in `wording`'s words (the SDK's by
+        default; its details are in the envelope, not beside it)."""
         return ErrorInfo(
             code=self.code,
             message=self.message,
             retryable=self.retryable,
-            hint=self.hint_for(wording),
+            hint=self.hint_for(wording, again=again, shown=frozenset()),
             details=self.details,
         )
 
@@ -221,7 +225,7 @@ class ConfigError(PreflightError):
     """The configuration (or a test file) could not be found or is invalid."""
 
     default_code: ClassVar[ErrorCode] = "CONFIG_INVALID"
-    default_hint: ClassVar[str] = "fix the file named in the message, then call `init` again"
+    default_hint: ClassVar[str] = f"fix the file named in the message, {RETRY}"
 
     def __init__(
         self,

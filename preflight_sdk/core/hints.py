@@ -15,6 +15,11 @@ The core knows no face's words: each face passes its own `Wording` where it show
 an operation's tips. A name in backticks that is not an operation (a YAML key such as `ports`)
 is left as it is. The names are those `@operation` registered: any code that raises these errors
 runs a `Project`, so the class (and with it every name) is defined by then.
+
+Two things only the face knows, it says: what "the same call" was (`RETRY`, "then make the same
+call again": a config error met by the CLI's `run` names that command, not `init`), passed as
+`again`; and which details it shows beside the hint (`shown`: a detail it does not print stays
+`details.logTail`). Without them: "then try again", and `details.X`.
 """
 
 from __future__ import annotations
@@ -23,10 +28,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["OPERATION_NAMES", "SDK", "Wording", "word"]
+__all__ = ["OPERATION_NAMES", "RETRY", "SDK", "Wording", "word"]
 
 OPERATION_NAMES: set[str] = set()
 """The names of the `Project` operations (filled by `@operation` as the class is defined)."""
+
+RETRY = "then make the same call again"
+"""The neutral words for calling again whatever failed; the face names the call (`again`)."""
 
 _CALL = re.compile(r"\bcall `([a-z_]+)`")
 _NAME = re.compile(r"`([a-z_]+)`")
@@ -53,8 +61,16 @@ SDK = Wording(operation=lambda name: f"project.{name}()")
 """The SDK's words: operations as the methods a script calls."""
 
 
-def word(text: str, wording: Wording) -> str:
-    """Return `text` (a hint in the neutral form above) in `wording`'s words."""
+def word(
+    text: str, wording: Wording, *, again: str | None = None, shown: frozenset[str] | None = None
+) -> str:
+    """Return `text` (a hint in the neutral form above) in `wording`'s words.
+
+    `again` is how the face says the call that failed ("run `preflight run`"); `shown` the
+    details it prints beside the hint (None: every detail, where the face points at them).
+    """
+    if RETRY in text:
+        text = text.replace(RETRY, f"then {again} again" if again else "then try again")
     if "`" not in text and "details." not in text:
         return text
 
@@ -71,5 +87,11 @@ def word(text: str, wording: Wording) -> str:
     text = _NAME.sub(name, _CALL.sub(call, text))
     detail = wording.detail
     if detail is not None:
-        text = _DETAIL.sub(lambda m: detail(m.group(3) or m.group(1)), text)
+
+        def pointed(match: re.Match[str]) -> str:
+            if shown is not None and match.group(1) not in shown:
+                return match.group(0)
+            return detail(match.group(3) or match.group(1))
+
+        text = _DETAIL.sub(pointed, text)
     return text

@@ -15,6 +15,7 @@ from typing import Literal
 
 import msgspec
 
+from .durations import parse_duration
 from .errors import InputError
 from .results.run import RunKind
 
@@ -56,6 +57,9 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
         pull: a build that pulls ready-made images missing locally.
         timeout: a setup's readiness limit per service ("120s").
         record: the mocks to record in this run or setup, each with the upstream it forwards to.
+        affected: run only the cases an edit can affect; the others carry their last verdict.
+        affected_within: the oldest verdict `affected` carries ("1d").
+        fail_fast: stop the run at its first failure.
     """
 
     kind: RunKind = "test"
@@ -75,11 +79,19 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     pull: bool = False
     timeout: str | None = None
     record: dict[str, str] | None = None
+    affected: bool = False
+    affected_within: str = "1d"
+    fail_fast: bool = False
 
     def __post_init__(self) -> None:
         key = self.idempotency_key
         if key is not None and not 1 <= len(key) <= 200:
             raise InputError("idempotency_key must be 1 to 200 characters", hint=_KEY_HINT)
+        if parse_duration(self.affected_within, field="affectedWithin") <= 0:
+            raise InputError(
+                f"affected_within must be longer than 0s, not {self.affected_within!r}",
+                hint='e.g. "1d" or "6h"',
+            )
 
     def identity(self) -> bytes:
         """What makes two requests the same request: every field but the idempotency key, encoded."""

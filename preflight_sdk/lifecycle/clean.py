@@ -88,7 +88,7 @@ async def remove_environment(
     # A shard's copy has labels and a state file of its own (see `shard_copy`).
     labelled = loaded.label_root if loaded is not None else root
     state_root = loaded.state_root if loaded is not None else root
-    mocks = await stop_mocks(given.host, given.known.mocks if given.known is not None else [])
+    mocks = await stop_mocks(given.host, given.known.mocks if given.known is not None else [], state_root)
     try:
         with first_error():
             async with anyio.create_task_group() as tg:
@@ -117,11 +117,12 @@ async def remove_environment(
     )
 
 
-async def stop_mocks(host: MockHost | None, records: list[MockRecord]) -> list[CleanAction]:
-    """Stop the mocks this process serves for the project, and a detached mock host serving `records`."""
+async def stop_mocks(host: MockHost | None, records: list[MockRecord], root: str) -> list[CleanAction]:
+    """Stop the mocks this process serves for the project, and a detached mock host serving
+    `records` for the environment rooted at `root`."""
     from .mockhost.host import stop_detached_mocks
 
-    detached = await stop_detached_mocks(records) if records else 0
+    detached = await stop_detached_mocks(records, root) if records else 0
     if host is None:
         return [CleanAction(name=r.name, action="stopped") for r in records] if detached else []
     actions: list[CleanAction] = await host.stop()

@@ -388,7 +388,7 @@ class Environment:
         if self._mocks is not None and self._mocks.running():
             return self._mocks
         session = self.require_session()
-        await stop_detached_mocks(session.mocks)
+        await stop_detached_mocks(session.mocks, self.state_root)
         await self.ensure_mocks(reporter)
         if self._mocks is None or not self._mocks.running():
             raise not_served_here(session)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
+from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.templates import UnknownVariableError
 
 from .admin import handle_admin
@@ -46,7 +47,15 @@ _LINGER_RESET = struct.pack("ii", 1, 0)
 class MockApp:
     """One running mock: its compiled routes, journal and route state, served over ASGI."""
 
-    def __init__(self, mock: CompiledMock, port: int, forwarder: Forwarder) -> None:
+    def __init__(
+        self,
+        mock: CompiledMock,
+        port: int,
+        forwarder: Forwarder,
+        *,
+        redactor: Redactor = DEFAULT,
+        admin_token: str | None = None,
+    ) -> None:
         self.mock = mock
         self.name = mock.name
         self.port = port
@@ -54,9 +63,13 @@ class MockApp:
         self.hits: list[int] = [0] * len(mock.routes)
         self.started = time.monotonic()
         self.forwarder = forwarder
-        self.server: Any = None  # the uvicorn Server, set once it listens (used to find connections)
+        # The uvicorn servers it answers on (its own, and the HTTPS one of `hosts`), to find a
+        # request's connection for a `reset` fault.
+        self.servers: list[Any] = []
         # While recording (`run --record`): keeps every exchange forwarded to the upstream.
         self.recorder: Recorder | None = None
+        self.redactor = redactor  # what the admin endpoints show goes through it
+        self.admin_token = admin_token  # with it, `GET /_mock/requests` reads the journal as recorded
         self._waits: set[anyio.CancelScope] = set()
 
     # -- state -------------------------------------------------------------------------------
@@ -309,12 +322,10 @@ class MockApp:
 
     def _transport(self, scope: Scope) -> Any:
         client = scope.get("client")
-        server = self.server
-        if server is None:
-            return None
-        for connection in list(server.server_state.connections):
-            if getattr(connection, "client", None) == client:
-                return connection.transport
+        for server in list(self.servers):
+            for connection in list(server.server_state.connections):
+                if getattr(connection, "client", None) == client:
+                    return connection.transport
         return None
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from preflight_sdk.core.durations import wait_seconds
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.operations import operation
-from preflight_sdk.core.progress import ProgressArg
+from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
 from preflight_sdk.core.run_request import RunRequest
@@ -47,6 +47,9 @@ class RunOperations(Operations):
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
         record: str | None = None,
+        affected: bool = False,
+        affected_within: str = "1d",
+        fail_fast: bool = False,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -74,6 +77,10 @@ class RunOperations(Operations):
                 removed afterwards (`keep` is for the project's own environment).
             record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
                 later runs replay the routes written.
+            affected: run only the cases an edit since their last run can affect; the others
+                are `carried` with that run's verdict (never a failure). Affected cases run first.
+            affected_within: the oldest verdict `affected` carries, e.g. "1d".
+            fail_fast: stop at the first failure.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -83,6 +90,7 @@ class RunOperations(Operations):
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
             `recordings`: mocks that recorded (routes added, replaced) or replayed.
+            `affected`: what the edit could affect, why, and where carried verdicts come from.
 
         Example:
             `await project.run(filter="orders")`
@@ -103,6 +111,9 @@ class RunOperations(Operations):
             shards=tuple(shards) if shards is not None else None,
             record=recording.upstreams if recording is not None else None,
             idempotency_key=idempotency_key,
+            affected=affected,
+            affected_within=affected_within,
+            fail_fast=fail_fast,
         )
         return await self._test_run(request, wait, progress)
 
@@ -113,13 +124,17 @@ class RunOperations(Operations):
 
         Changes are grouped until the files are quiet (one save, or a formatter rewriting many
         files, is one re-run). Each re-run is `run`: only what changed is rebuilt or restarted;
-        a change to one suite's own file re-runs only that suite. Yields each run's result, or
-        the error that stopped it (a failing build, a crashing service): fix the file and it
-        runs again. When iteration stops the environment is removed, unless `keep`.
+        a change to one suite's own file re-runs only that suite. A file changed while a run
+        goes on (by its suites, most often) starts no run; the progress says which files did,
+        and which file started each run. Yields each run's result, or the error that stopped it
+        (a failing build, a crashing service): fix the file and it runs again. When iteration
+        stops the environment is removed, unless `keep`.
 
         `async for outcome in project.watch(): print(getattr(outcome, "summary", outcome))`
         """
         from preflight_sdk.runs.watching import watch_runs
+
+        reporter = Reporter(resolve_sink(progress, "watch"), "watch")
 
         async def once(suites: str | None) -> RunResult | PreflightError:
             try:
@@ -127,7 +142,8 @@ class RunOperations(Operations):
             except PreflightError as exc:
                 return exc
 
-        async with aclosing(watch_runs(once, self._env, filter=filter, keep=keep)) as outcomes:
+        watching = watch_runs(once, self._env, filter=filter, keep=keep, reporter=reporter)
+        async with aclosing(watching) as outcomes:
             async for outcome in outcomes:
                 yield outcome
 

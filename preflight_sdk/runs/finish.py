@@ -15,11 +15,13 @@ import msgspec
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import DEFAULT
+from preflight_sdk.core.results.affected import AffectedSummary
 from preflight_sdk.core.results.lifecycle import BuildResult, SetupResult
 from preflight_sdk.core.results.run import GitState, ResumeOutcome, RunResult, Totals
 from preflight_sdk.lifecycle.mockhost.recording import recording_warnings
 from preflight_sdk.suites.artifacts import write_artifacts
 
+from .affected.inputs import encode_inputs
 from .history import case_rows, with_history
 from .report import previous_run, report_writer
 from .resume_values import keep_values
@@ -95,6 +97,8 @@ async def finish_test(
         resumed_from=resumed_from,
         progress=None,
     )
+    if live.affected is not None:
+        result = msgspec.structs.replace(result, affected=_affected(live))
     commit = git.commit if git is not None and not git.dirty else None
     annotated = await sup.call(with_history, store, result, config_hash, commit)
     result = annotated or result
@@ -126,10 +130,11 @@ async def finish_test(
         totals=(result.totals.total, result.totals.passed, result.totals.failed, result.totals.skipped),
         result=msgspec.json.encode(result),
         error=msgspec.json.encode(result.error) if result.error else None,
-        cases=case_rows(result),
+        cases=case_rows(result, plan.context.touches.of if plan.context is not None else None),
         artifacts=_artifact_rows(result),
         git_commit=git.commit if git else None,
         git_dirty=git.dirty if git else None,
+        inputs=encode_inputs(live.inputs) if live.inputs is not None else None,
     )
     await prune_after_run(sup, store, keep_ids=[result.run_id])
     warnings += sup.take_warnings()
@@ -201,8 +206,17 @@ async def finish_lifecycle(
     return result
 
 
+def _affected(live: LiveRun) -> AffectedSummary | None:
+    """What the run knew about the edit, with where a failFast run stopped."""
+    summary = live.affected
+    context = live.state.context if live.state is not None else None
+    if summary is None or context is None or context.stopped_at is None:
+        return summary
+    return msgspec.structs.replace(summary, stopped_at=context.stopped_at)
+
+
 def _resume_outcome(result: RunResult, resumed_from: str) -> ResumeOutcome:
-    cases = [c for s in result.suites for c in s.cases]
+    cases = [c for s in result.suites for c in s.cases if c.status != "carried"]
     return ResumeOutcome(
         resumed_from=resumed_from,
         now_passing=[c.id for c in cases if c.status == "passed"],

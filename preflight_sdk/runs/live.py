@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from preflight_sdk.core.progress import ProgressEvent, ProgressSink
+from preflight_sdk.core.results.affected import AffectedSummary
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.orchestrator import TestRunState
+
+if TYPE_CHECKING:
+    from .affected.inputs import RunInputs
 
 __all__ = ["LiveRun", "Relay"]
 
@@ -75,6 +79,8 @@ class LiveRun:
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
         self.interrupted: str | None = None  # why the process that owns it stopped it (its end says so)
+        self.inputs: RunInputs | None = None  # what the run runs on (recorded for the next one)
+        self.affected: AffectedSummary | None = None  # what an edit could affect, and was carried
 
     @property
     def resumed_from(self) -> str | None:

@@ -34,6 +34,8 @@ from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.given import NO_SUITES, GivenSuites
 from preflight_sdk.suites.orchestrator import TestRunState, partial_result, select_suites
 
+from .affected.carry import resumed_order
+from .affected.stage import ask_of, weigh
 from .detached import Background
 from .finish import finish_lifecycle, finish_test, unwrap_error
 from .identity import config_hash, git_state, request_hash
@@ -178,6 +180,7 @@ class RunSupervisor:
                 )
             try:
                 await self._prepare(live, request, state, reporter)
+                await weigh(self, live, state, ask_of(request))
                 return await run_suites_on(
                     self.env, state, suite_ids=[s.id for s in suites], parallel=request.parallel,
                     reporter=reporter,
@@ -217,11 +220,16 @@ class RunSupervisor:
     ) -> TestRunState:
         """The run's live state; a sharded one splits the suites by their recorded durations."""
         selection = request.picked()
+        carried = None
         if selection is not None and request.resumed_from is not None:
-            # The values the original run's other cases saved, for the cases run again.
+            # The values the original run's other cases saved, for the cases run again, and the
+            # verdicts of the cases it does not run again, which it carries.
+            carried = resumed_order(await self.get(request.resumed_from, None), selection)
             selection = await carry_values(self, request.resumed_from, loaded, selection)
         if not shards:
-            return TestRunState(live.run_id, live.log, selection, given)
+            state = TestRunState(live.run_id, live.log, selection, given)
+            state.order = carried
+            return state
         ids = [s.id for s in suites]
         store = await self.store()
         durations = await self.call(store.suite_durations, ids) or {}

@@ -13,10 +13,8 @@ Writing the artifacts and recording the run are the owner's work, not this modul
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,10 +38,11 @@ from .environment import RunEnvironment
 from .events import EventLog
 from .fuzz_runner import run_fuzz_suite
 from .given import NO_SUITES, GivenSuites
+from .ordering import CaseOrder, carried_suite, suite_order
 from .traffic import record_mock_traffic
 from .yaml.runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
-__all__ = ["TestRunState", "partial_result", "run_suites", "select_suites"]
+__all__ = ["TestRunState", "carried_text", "partial_result", "run_suites", "select_suites", "test_file"]
 
 _DEFAULT_SUITE_TIMEOUT = 300.0
 _PROCESS_GRACE = 10.0
@@ -76,6 +75,7 @@ class TestRunState:
         self.began = time.perf_counter()  # the run's duration counts from here: set-up included
         self.engine: str | None = None  # the engine this run's suites run on, in a sharded run
         self.setup: SetupResult | None = None  # what bringing the environment up to date did
+        self.order: CaseOrder | None = None  # affected cases first, carried ones not run
 
     def tagged(self, suite: SuiteResult) -> SuiteResult:
         """`suite` and its cases marked with the engine they ran on (in a sharded run)."""
@@ -118,6 +118,7 @@ async def run_suites(
         selection=state.selection,
         warm_pytest=warm,
         estimated=estimated,
+        order=state.order,
     )
     state.context = run
     state.redactor = loaded.redactor
@@ -125,8 +126,13 @@ async def run_suites(
     results = state.results
     taken: set[str] = set()
     enabled, concurrency = _parallel(loaded, parallel)
-    serial = [s for s in suites if not (enabled and s.parallel)]
-    together = [s for s in suites if enabled and s.parallel]
+    order = state.order
+    for suite in suites:  # carried whole: nothing of it runs, not even its setup
+        if order is not None and suite.id in order.whole:
+            results[suite.id] = carried_suite(suite, list(order.carried.get(suite.id, {}).values()))
+    running = suite_order([s for s in suites if s.id not in results], order)
+    serial = [s for s in running if not (enabled and s.parallel)]
+    together = [s for s in running if enabled and s.parallel]
     state.phase = "suites"
     state.log.record("PHASE_STARTED", phase="suites")
     try:
@@ -263,6 +269,10 @@ async def _run_one(
     its start, including a suite whose file does not load.
     """
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_SUITE_TIMEOUT
+    stopped = run.stop_reason()
+    if stopped is not None:  # not started: skipped (a suite in flight skips its cases itself)
+        carried = run.order.carried.get(suite.id, {}) if run.order is not None else {}
+        return carried_suite(suite, list(carried.values()), stopped=stopped)
     started = time.perf_counter()
     run.reporter.step(f"suite {suite.id}", scope=suite.id)
     run.event("suite_start", suite=suite.id)
@@ -274,7 +284,7 @@ async def _run_one(
             if suite.runner == "yaml":
                 test = given
                 if test is None:
-                    test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
+                    test = await anyio.to_thread.run_sync(test_file, loaded.resolve(suite.file or ""))
                 return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
             if suite.runner == "playwright":
                 return await run_playwright_suite(run, loaded, suite, taken)
@@ -299,30 +309,10 @@ async def _run_one(
     )
 
 
-_PARSED: dict[str, tuple[bytes, TestFile]] = {}
-_PARSED_LIMIT = 64
-_PARSED_LOCK = threading.Lock()  # parallel suites load their files in worker threads
-
-
-def _test_file(path: Path) -> TestFile:
-    """Load a suite's test file, reusing the last parse while its content is unchanged (blocking).
-
-    Read at each run, so an edit made after `init` is picked up; parsed again only when it changed.
-    """
-    try:
-        digest = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
-    except OSError:
-        return load_test_file(path)  # raises CONFIG_NOT_FOUND with the path
-    with _PARSED_LOCK:
-        cached = _PARSED.get(str(path))
-    if cached is not None and cached[0] == digest:
-        return cached[1]
-    test = load_test_file(path)
-    with _PARSED_LOCK:
-        if len(_PARSED) >= _PARSED_LIMIT:
-            _PARSED.pop(next(iter(_PARSED)))
-        _PARSED[str(path)] = (digest, test)
-    return test
+def test_file(path: Path) -> TestFile:
+    """Load a suite's test file (blocking), read at each run so an edit made after `init` is seen;
+    parsed again only when its content changed (see `load_test_file`)."""
+    return load_test_file(path)
 
 
 def _redacted_case(case: CaseResult, redactor: Redactor) -> CaseResult:
@@ -348,7 +338,8 @@ def _assemble(state: TestRunState, suites: list[SuiteResult], status_override: s
         passed=sum(c.status == "passed" for c in cases),
         failed=sum(c.status == "failed" for c in cases),
         skipped=sum(c.status == "skipped" for c in cases),
-        total=len(cases),
+        total=sum(c.status != "carried" for c in cases),
+        carried=sum(c.status == "carried" for c in cases),
     )
     verdict = "failed" if totals.failed or any(s.status == "failed" for s in suites) else "passed"
     status = status_override or verdict
@@ -371,6 +362,8 @@ def _summary(suites: list[SuiteResult], totals: Totals, status: str) -> str:
     text = f"{status}: {len(suites)} suite(s), {totals.total} case(s): {totals.passed} passed, {totals.failed} failed"
     if totals.skipped:
         text += f", {totals.skipped} skipped"
+    if totals.carried:
+        text += f"; {carried_text(suites)}"
     broken = [s for s in suites if s.error]
     first = next((c for s in suites for c in s.cases if c.status == "failed" and c.failure), None)
     if first is not None and first.failure is not None:
@@ -378,6 +371,30 @@ def _summary(suites: list[SuiteResult], totals: Totals, status: str) -> str:
     elif broken:
         text += f". Suite {broken[0].id}: {broken[0].error}"
     return text[:400]
+
+
+def carried_text(suites: Sequence[SuiteResult]) -> str:
+    """`188 cases carried from run 01J… (3m old)`, or `… from 3 runs, the newest 01J… (3m old)`."""
+    sources: dict[str, int] = {}
+    ages: dict[str, int] = {}
+    for case in (c for s in suites for c in s.cases if c.carried is not None):
+        assert case.carried is not None
+        sources[case.carried.run_id] = sources.get(case.carried.run_id, 0) + 1
+        ages[case.carried.run_id] = case.carried.age
+    count = sum(sources.values())
+    newest = max(sources)
+    age = _age(ages[newest])
+    if len(sources) == 1:
+        return f"{count} case(s) carried from run {newest} ({age} old)"
+    return f"{count} case(s) carried from {len(sources)} runs, the newest {newest} ({age} old)"
+
+
+def _age(ms: int) -> str:
+    seconds = ms // 1000
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def _now() -> datetime:

@@ -37,8 +37,14 @@ def success(data: T, *, run_id: str | None = None) -> Envelope[T]:
     return Envelope(success=True, timestamp=int(time.time() * 1000), data=data, run_id=run_id)
 
 
-def failure(error: PreflightError, *, run_id: str | None = None, wording: Wording = SDK) -> Envelope[None]:
-    """Wrap an error, its hint in `wording`'s words (the SDK's by default)."""
+def failure(
+    error: PreflightError, *, run_id: str | None = None, wording: Wording = SDK, again: str | None = None
+) -> Envelope[None]:
+    """Wrap an error, its hint in `wording`'s words (the SDK's by default; `again`: how the face
+    names the call that failed)."""
     return Envelope(
-        success=False, timestamp=int(time.time() * 1000), error=error.to_info(wording), run_id=run_id
+        success=False,
+        timestamp=int(time.time() * 1000),
+        error=error.to_info(wording, again=again),
+        run_id=run_id,
     )

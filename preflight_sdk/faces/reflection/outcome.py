@@ -24,9 +24,10 @@ def told_once(result: Any) -> Any:
     return group_failures(result) if isinstance(result, RunResult) else result
 
 
-def error_envelope(error: PreflightError, wording: Wording) -> Envelope[None]:
-    """Wrap an error, its hint in the words of the face that shows it (`wording`)."""
-    return failure(error, wording=wording)
+def error_envelope(error: PreflightError, wording: Wording, *, again: str | None = None) -> Envelope[None]:
+    """Wrap an error, its hint in the words of the face that shows it (`wording`); `again` says
+    the call that failed as that face does ("run `preflight run`")."""
+    return failure(error, wording=wording, again=again)
 
 
 def unwrap(exc: BaseException) -> BaseException:

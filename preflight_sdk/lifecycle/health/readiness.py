@@ -18,7 +18,7 @@ from preflight_sdk.core.errors import EnvironmentError_, PreflightError
 from preflight_sdk.core.log_text import cause, excerpt
 from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import PortMapping, Readiness, ServiceSetup
-from preflight_sdk.engine.base import Engine
+from preflight_sdk.engine.base import ContainerInfo, Engine
 
 from .polling import ProbePlan, wait_docker_healthy, wait_ready
 from .probe import Prober
@@ -85,7 +85,7 @@ async def await_ready(
             f"service `{service.name}` did not become ready within {plan.deadline:.0f}s ({plan.target}; "
             f"last probe: {readiness.last_outcomes[-1].detail if readiness.last_outcomes else 'none'})",
             code="HEALTH_CHECK_TIMEOUT",
-            hint="read details.logTail; check the health path and port, or call `setup` with a longer timeout",
+            hint=_read(tail, "check the health path and port, or call `setup` with a longer timeout"),
             details={"service": service.name, "readiness": msgspec.to_builtins(readiness), "logTail": tail},
         )
     return ServiceSetup(
@@ -126,16 +126,18 @@ async def run_job(
         raise EnvironmentError_(
             f"job `{service.name}` did not finish within {deadline:.0f}s",
             code="HEALTH_CHECK_TIMEOUT",
-            hint="read details.logTail; call `setup` with a longer timeout if the job is just slow",
+            hint=_read(tail, "call `setup` with a longer timeout if the job is just slow"),
             details={"service": service.name, "logTail": tail},
         )
+    if code != 0 and _gone(await engine.inspect([container_id])):
+        raise removed_while_waiting(service, container_id)
     if code != 0:
         lines = await _output(engine, container_id, redactor)
         tail, why = excerpt(lines, limit=_SHOWN), cause(lines)
         raise EnvironmentError_(
             f"job `{service.name}` failed with exit status {code}" + (f": {why}" if why else ""),
             code="JOB_FAILED",
-            hint="read details.logTail: the services that depend on this job were not started",
+            hint=_read(tail, "the services that depend on this job were not started"),
             details={"service": service.name, "exitCode": code, "logTail": tail},
         )
     return ServiceSetup(
@@ -242,7 +244,9 @@ async def _exited_error(
             break
         await anyio.sleep(0.1)
         infos = await engine.inspect([container_id])
-    code = infos[0].exit_code if infos else None
+    if _gone(infos):
+        raise removed_while_waiting(service, container_id)
+    code = infos[0].exit_code
     oom = bool(infos and infos[0].oom_killed)
     lines = await _output(engine, container_id, redactor)
     tail, why = excerpt(lines, limit=_SHOWN), cause(lines)
@@ -250,7 +254,7 @@ async def _exited_error(
     return EnvironmentError_(
         f"service `{service.name}` {reason} while waiting for it to be ready" + (f": {why}" if why else ""),
         code="CONTAINER_EXITED",
-        hint="read details.logTail: the process in the container stopped (wrong command, crash, missing config)",
+        hint=_read(tail, "the process in the container stopped (wrong command, crash, missing config)"),
         details={
             "service": service.name,
             "exitCode": code,
@@ -259,6 +263,31 @@ async def _exited_error(
             "readiness": msgspec.to_builtins(readiness) if readiness else None,
             "probe": plan.target,
         },
+    )
+
+
+def _read(tail: list[str], then: str) -> str:
+    """Send the reader to the log tail, or, when the container printed nothing, say so."""
+    if tail:
+        return f"read details.logTail; {then}"
+    return f"the container printed nothing (no log tail to read); {then}"
+
+
+def _gone(infos: list[ContainerInfo]) -> bool:
+    """Whether the inspected container is removed, or being removed (`docker rm -f` kills it first)."""
+    return not infos or infos[0].status == "removing"
+
+
+def removed_while_waiting(service: ServiceConfig, container_id: str) -> EnvironmentError_:
+    """The container went while setup waited for it: removed by another run's reset, a clean, or by
+    hand. Its exit status (none, or 137 from the kill) says nothing of the service: no verdict."""
+    return EnvironmentError_(
+        f"the container of `{service.name}` was removed while setup waited for it (by another "
+        "preflight run's reset, a clean, or by hand): this says nothing about the service",
+        code="CONTAINER_NOT_FOUND",
+        hint="call `setup` again once the other operation is done; `status` shows what runs now",
+        details={"service": service.name, "containerId": container_id},
+        retryable=True,
     )
 
 

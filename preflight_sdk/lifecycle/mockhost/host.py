@@ -23,6 +23,7 @@ from preflight_sdk.engine.base import Engine
 from ..session.removal import SessionWatch
 from ..session.state import STATE_DIR, MockRecord, SessionState, read_state, state_path
 from .address import MockRoute, decide_mock_route
+from .tls import ensure_project_ca, hosts_changed, identity
 
 if TYPE_CHECKING:
     from preflight_sdk.config.engine_target import EngineTarget
@@ -41,6 +42,7 @@ __all__ = [
     "mock_records",
     "mock_route",
     "mocks_alive",
+    "mocks_folder",
     "mocks_served",
     "reset_served_mocks",
     "serve_mocks",
@@ -72,8 +74,19 @@ async def start_mock_host(
         else mock
         for name, mock in loaded.config.mocks.items()
     }
+    from preflight_sdk.mocks.admin import ensure_admin_token
+
+    token = await anyio.to_thread.run_sync(ensure_admin_token, mocks_folder(loaded.state_root))
+    # Mocks standing in for real host names answer HTTPS on 443 where containers reach them.
+    tls = await identity(loaded) if binds else None
     host = MockHost(
-        mocks, bind_hosts=["127.0.0.1", *binds], still_wanted=SessionWatch(loaded.state_root, session_id)
+        mocks,
+        bind_hosts=["127.0.0.1", *binds],
+        still_wanted=SessionWatch(loaded.state_root, session_id),
+        redactor=loaded.redactor,
+        admin_token=token,
+        tls=tls,
+        tls_binds=[b for b in binds if b != "127.0.0.1"],
     )
     await host.start()
     if keep_after_exit is not None and loaded.services:
@@ -100,7 +113,7 @@ def keep_after_exit(host: MockHost, root: str, session_id: str, record: Callable
             and bool(state.containers)
         )
 
-    folder = os.path.join(root, STATE_DIR, "mocks")
+    folder = mocks_folder(root)
     keep_on_exit(
         host,
         state_file=str(state_path(root)),
@@ -111,14 +124,21 @@ def keep_after_exit(host: MockHost, root: str, session_id: str, record: Callable
     )
 
 
-async def stop_detached_mocks(records: list[MockRecord]) -> int:
-    """Stop the detached mock hosts serving `records` (other processes are left alone); return how many."""
+def mocks_folder(root: str) -> str:
+    """`.preflight/mocks` of the environment rooted at `root`: the detached host's log, the admin token."""
+    return os.path.join(root, STATE_DIR, "mocks")
+
+
+async def stop_detached_mocks(records: list[MockRecord], root: str) -> int:
+    """Stop the detached mock hosts serving `records` for the environment rooted at `root` (a host
+    serving another checkout, and any other process, are left alone); return how many."""
     from preflight_sdk.mocks.detached import stop_detached
 
+    state_file = str(state_path(root))
     pids = {r.pid for r in records if r.pid != os.getpid()}
     stopped = 0
     for pid in pids:
-        stopped += await anyio.to_thread.run_sync(stop_detached, pid)
+        stopped += await anyio.to_thread.run_sync(partial(stop_detached, pid, state_file=state_file))
     return stopped
 
 
@@ -134,12 +154,20 @@ async def serve_mocks(
 ) -> tuple[MockHost | None, list[MockSetup]]:
     """Carry out the mocks' part of a plan; return the server this process runs now, and each mock."""
     configs = loaded.config.mocks
+    if plan.host == "keep" and host is not None and hosts_changed(host, loaded):
+        # A new host name may need the HTTPS listener (or none): start the mocks again, same ports.
+        ports = {**plan.ports, **{n: host.port(n) for n in host.names if n in configs}}
+        steps = [
+            msgspec.structs.replace(m, action="start", reason="its host names changed") for m in plan.mocks
+        ]
+        plan = msgspec.structs.replace(plan, host="start", ports=ports, mocks=steps)
+    await ensure_project_ca(loaded)  # before any container mounts the CA bundle
     if plan.host in ("stop", "start") and host is not None:
         await host.stop()
         host = None
     if plan.host in ("stop", "start"):
         # A detached host that kept the mocks of an earlier command: this process serves them now.
-        await stop_detached_mocks(session.mocks)
+        await stop_detached_mocks(session.mocks, loaded.state_root)
     if plan.host == "start":
         reporter.step(f"starting {len(configs)} mock(s)", scope="mocks")
         host = await start_mock_host(
@@ -166,6 +194,7 @@ async def serve_mocks(
             route_count=len(configs[step.name].routes),
             url=f"http://127.0.0.1:{port}",
             action=_REPORTED[step.action],
+            hosts=list(configs[step.name].hosts),
         )
         for step in plan.mocks
     ]

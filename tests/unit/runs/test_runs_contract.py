@@ -115,7 +115,7 @@ async def test_resume_runs_only_what_did_not_pass_and_says_what_now_passes(
     first = await project.run()
     assert sorted(c.id for c in first.failures()) == ["api.broken", "api.recovers"]
     resumed = await project.resume_run(first.run_id)
-    ran = sorted(c.id for s in resumed.suites for c in s.cases)
+    ran = sorted(c.id for s in resumed.suites for c in s.cases if c.status != "carried")
     assert ran == ["api.broken", "api.recovers"]  # not the two that passed
     assert resumed.resume is not None
     assert resumed.resume.now_passing == ["api.recovers"] and resumed.resume.still_failing == ["api.broken"]
