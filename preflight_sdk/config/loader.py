@@ -24,8 +24,8 @@ from typing import Any
 import msgspec
 
 from preflight_sdk.core import decoding
+from preflight_sdk.core.decoding import gc_paused
 from preflight_sdk.core.errors import ConfigError, ConfigProblem
-from preflight_sdk.core.gcpause import gc_paused
 from preflight_sdk.core.hints import RETRY
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 from preflight_sdk.core.yaml_source import parse_yaml

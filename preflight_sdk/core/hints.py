@@ -66,7 +66,7 @@ def word(
 ) -> str:
     """Return `text` (a hint in the neutral form above) in `wording`'s words.
 
-    `again` is how the face says the call that failed ("run `preflight run`"); `shown` the
+    `again` is how the face says the call that failed (its own command or tool); `shown` the
     details it prints beside the hint (None: every detail, where the face points at them).
     """
     if RETRY in text:

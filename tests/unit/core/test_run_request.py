@@ -40,6 +40,7 @@ def _another(name: str, value: object) -> object:
         "prepare": "if_running",
         "selection": {"api": ("api.one",)},
         "shards": ("local",),
+        "affected_within": "2h",
     }
     if name in others:
         return others[name]

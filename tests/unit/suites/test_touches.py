@@ -10,6 +10,7 @@ import pytest
 
 from preflight_sdk.config import TestStep, load_config
 from preflight_sdk.core.results.mocks import JournalEntry
+from preflight_sdk.lifecycle.health.probe import NetworkProber
 from preflight_sdk.suites.environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from preflight_sdk.suites.touches import Touches, step_touches
 
@@ -41,6 +42,7 @@ def env(tmp_path: Path) -> RunEnvironment:
         },
         mocks={"payments": MockEndpoint(name="payments", url="http://127.0.0.1:41009", port=41009)},
         engine=None,
+        prober=NetworkProber(),
     )  # fmt: skip
 
 
