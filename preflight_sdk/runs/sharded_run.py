@@ -31,6 +31,7 @@ from preflight_sdk.lifecycle.environment import Environment
 from preflight_sdk.suites.events import EventLog
 from preflight_sdk.suites.given import NO_SUITES, GivenSuites
 from preflight_sdk.suites.orchestrator import TestRunState, partial_result
+from preflight_sdk.suites.touches import UNKNOWN, Touches
 
 from .run_environment import run_suites_on
 from .shard_plan import ShardSpec
@@ -105,6 +106,11 @@ class _Merged:
         return _MergedContracts([run.contracts for _, run in self._contexts()])
 
     @property
+    def touches(self) -> _MergedTouches:
+        """What each case touched, as the shard that ran it saw (kept for the next affected run)."""
+        return _MergedTouches([run.touches for _, run in self._contexts()])
+
+    @property
     def total_cases(self) -> int:
         return sum(run.total_cases for _, run in self._contexts())
 
@@ -128,6 +134,19 @@ class _MergedContracts:
 
     def report(self) -> list[ContractCoverage]:
         return [item for part in self._parts for item in part.report()]
+
+
+class _MergedTouches:
+    """The touches of a sharded run: each case's, from the shard that ran it."""
+
+    def __init__(self, parts: list[Touches]) -> None:
+        self._parts = parts
+
+    def of(self, case: str) -> list[str]:
+        for part in self._parts:
+            if case in part.cases:
+                return part.of(case)
+        return [UNKNOWN]
 
 
 class ShardedRunState(TestRunState):

@@ -158,7 +158,7 @@ async def test_a_counter_in_a_named_volume_is_restored_from_the_snapshot_taken_a
     assert [r.status for r in (first, second, third)] == ["passed"] * 3, _failed(second) + _failed(third)
     assert _setup_of(second) == {"counter": ("reset", "snapshot")}
     assert caught.value.code == "RESET_FAILED" and "has no snapshot" in caught.value.message
-    assert "--fresh" in (caught.value.hint or "")
+    assert "fresh=true" in (caught.value.hint or "")
     assert kept == "2", "the volume keeps what the last run left"
     print(f"counter in a volume: a run with its reset took {took:.2f}s")
 
