@@ -40,7 +40,7 @@ from .commands.warm_pytest import WarmPytest
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
-from .fuzz_runner import run_fuzz_suite
+from .fuzz import run_fuzz_suite
 from .traffic import record_mock_traffic
 from .yaml.runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 

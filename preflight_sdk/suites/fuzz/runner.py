@@ -8,14 +8,18 @@ per operation: passed, or failed with the minimal request, the response, the che
 the service's log lines of that moment and the curl line that replays it.
 
 The suite is bounded by `maxExamples` (per operation) and its `timeout` (the whole suite): when
-the time is up, the operation in flight stops with what it found, and the rest are skipped.
+the time is up, the operation in flight stops with what it found (its request in flight is given
+up), the rest are skipped, and a suite warning says so. A cancelled run stops the fuzzing before
+its next request.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from functools import partial
 from urllib.parse import urlsplit
 
 import anyio
@@ -25,37 +29,18 @@ from preflight_sdk.config import LoadedConfig, SuiteConfig
 from preflight_sdk.core.errors import InputError
 from preflight_sdk.core.results.run import CaseResult, RequestInfo, ResponseInfo, SuiteResult
 
-from .cases import failure_from_text, window_diagnostics
-from .context import RunContext, case_id
-from .outcome import cap_body
+from ..cases import failure_from_text, window_diagnostics
+from ..context import RunContext, case_id
+from ..outcome import cap_body
+from ..yaml.runner import timeout_text
+from .explore import Budget, Found, explore
 
 __all__ = ["EXTRA", "run_fuzz_suite"]
 
 EXTRA = "preflight-sdk[contracts]"
-
-
-class _OutOfTime(BaseException):
-    """Raised inside a Hypothesis test when the suite's budget is spent (not a failure to shrink)."""
-
-
-class _Found(msgspec.Struct, kw_only=True):
-    """What one operation's fuzzing found: the minimal failing example, if any."""
-
-    operation: str
-    examples: int = 0
-    check: str | None = None
-    message: str | None = None
-    method: str = ""
-    url: str = ""
-    request_headers: dict[str, str] = msgspec.field(default_factory=dict)
-    request_body: Any = None
-    status: int | None = None
-    response_headers: dict[str, str] = msgspec.field(default_factory=dict)
-    response_body: Any = None
-    curl: str | None = None
-    started: float = 0.0
-    ended: float = 0.0
-    stopped: bool = False
+# How long a cancelled run waits for the worker to end its request in flight before going on
+# without it (it sends nothing more, and that request ends within its own timeout).
+_STOP_GRACE = 2.0
 
 
 async def run_fuzz_suite(
@@ -88,40 +73,86 @@ async def run_fuzz_suite(
             seconds=0.0,
             error=f"service `{name}` {why}",
         )
-    deadline = time.monotonic() + timeout
-    document = contract.sources.root.data
-    found = await anyio.to_thread.run_sync(
-        lambda: _fuzz(document, base, suite.max_examples, deadline), abandon_on_cancel=True
-    )
+    budget = Budget(timeout)
+    fuzz = partial(explore, contract.sources.root.data, base, suite.max_examples)
+    found = await _explore_within(budget, fuzz)
+    shown = timeout_text(suite)
     cases: list[CaseResult] = []
     for item in found:
         identifier = case_id(suite.id, item.operation, taken)
         run.event("case_start", suite=suite.id, case=identifier)
-        result = await _case(run, suite, identifier, item, name)
+        result = await _case(run, suite, identifier, item, name, shown)
         cases.append(result)
         run.case_finished(result)
-    stopped = any(item.stopped for item in found)
+    stopped = [item for item in found if item.stopped]
+    answered = sum(item.examples for item in found)
     return run.finish_suite(
         id=suite.id,
         name=suite.name or suite.id,
         runner="fuzz",
         cases=cases,
         seconds=time.perf_counter() - began,
-        warnings=[
-            f"the suite's time budget ran out: operations after the {sum(not i.stopped for i in found)}th were not fuzzed"
-        ]
-        if stopped
-        else [],
+        error=(
+            f"the suite's time budget ({shown}) ran out before `{name}` answered any request: "
+            "give the suite a longer `timeout`"
+        )
+        if stopped and not answered and not any(item.check for item in found)
+        else None,
+        warnings=[_budget_warning(found, stopped, shown)] if stopped else [],
+    )
+
+
+async def _explore_within(budget: Budget, work: Callable[[Budget], list[Found]]) -> list[Found]:
+    """Run the blocking fuzzing in a worker thread; a cancelled run tells it to stop, and waits a little."""
+    done = threading.Event()
+
+    def worker() -> list[Found]:
+        try:
+            return work(budget)
+        finally:
+            done.set()
+
+    try:
+        return await anyio.to_thread.run_sync(worker, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        budget.stop.set()  # no request starts after the one in flight
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(done.wait, _STOP_GRACE)
+        raise
+
+
+def _budget_warning(found: list[Found], stopped: list[Found], shown: str) -> str:
+    in_flight = next((item for item in stopped if item.began), None)
+    during = f" while fuzzing {in_flight.operation}" if in_flight is not None else ""
+    whole = sum(not item.stopped for item in found)
+    skipped = sum(not item.began for item in found)
+    return (
+        f"the suite's time budget ({shown}) ran out{during}: {whole} of {len(found)} operations "
+        f"fuzzed to the end, {skipped} not fuzzed"
     )
 
 
 async def _case(
-    run: RunContext, suite: SuiteConfig, identifier: str, item: _Found, service: str
+    run: RunContext, suite: SuiteConfig, identifier: str, item: Found, service: str, shown: str
 ) -> CaseResult:
     name = f"{item.operation} ({item.examples} examples)"
     duration = int((item.ended - item.started) * 1000)
     stamp = int(time.time() * 1000)
     if item.stopped and item.check is None:
+        if item.examples:  # every answer it checked conformed; the budget ended it early
+            return CaseResult(
+                id=identifier,
+                name=f"{item.operation} ({item.examples} examples, stopped by the time budget)",
+                suite=suite.id,
+                status="passed",
+                duration=duration,
+                timestamp=stamp,
+            )
+        reason = (
+            f"stopped by the suite's time budget ({shown}) before the service answered"
+            if item.began
+            else f"not fuzzed: the suite's time budget ({shown}) ran out first"
+        )
         return CaseResult(
             id=identifier,
             name=item.operation,
@@ -129,7 +160,7 @@ async def _case(
             status="skipped",
             duration=duration,
             timestamp=stamp,
-            skip_reason="not fuzzed: the suite's time budget ran out",
+            skip_reason=reason,
         )
     if item.check is None:
         return CaseResult(
@@ -188,89 +219,3 @@ async def _case(
         timestamp=stamp,
         failure=failure,
     )
-
-
-def _fuzz(document: dict[str, Any], base_url: str, max_examples: int, deadline: float) -> list[_Found]:
-    """Fuzz every operation of `document` at `base_url` (blocking: Hypothesis runs in this thread)."""
-    import schemathesis
-
-    schema = schemathesis.openapi.from_dict(document)
-    found: list[_Found] = []
-    out_of_time = False
-    from schemathesis.core.result import Ok
-
-    for result in schema.get_all_operations():
-        if not isinstance(result, Ok):
-            continue  # an operation Schemathesis cannot read; the contract's checks still cover it
-        operation = result.ok()
-        item = _Found(operation=f"{operation.method.upper()} {operation.path}", started=time.time())
-        found.append(item)
-        if out_of_time or time.monotonic() >= deadline:
-            item.stopped = True
-            item.ended = item.started
-            continue
-
-        test = _test_for(operation, item, base_url, max_examples, deadline)
-        try:
-            test()
-        except _OutOfTime:
-            out_of_time = item.stopped = True
-        except (Exception, BaseExceptionGroup) as exc:  # the minimal failing example, re-raised by Hypothesis
-            if item.check is None:
-                item.check, item.message = type(exc).__name__, str(exc)[:2000]
-        item.ended = time.time()
-    return found
-
-
-def _test_for(operation: Any, item: _Found, base_url: str, max_examples: int, deadline: float) -> Any:
-    """The Hypothesis test of one operation: send each generated case, check its answer."""
-    import hypothesis
-
-    @hypothesis.settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        derandomize=True,  # the same examples each run: a failure is reproducible, a pass stable
-        report_multiple_bugs=False,
-        suppress_health_check=list(hypothesis.HealthCheck),
-        phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate, hypothesis.Phase.shrink],
-    )
-    @hypothesis.given(case=operation.as_strategy())
-    def test(case: Any) -> None:
-        if time.monotonic() >= deadline:
-            raise _OutOfTime
-        item.examples += 1
-        response = case.call(base_url=base_url, timeout=10)
-        try:
-            case.validate_response(response)
-        except (Exception, BaseExceptionGroup) as exc:  # Schemathesis groups failures: a BaseExceptionGroup
-            _record(item, case, response, exc, base_url)
-            raise
-
-    return test
-
-
-def _record(item: _Found, case: Any, response: Any, exc: BaseException, base_url: str) -> None:
-    """Keep this failing example (Hypothesis replays the minimal one last, so it is what stays)."""
-    failures = list(getattr(exc, "exceptions", None) or [exc])
-    item.check = "; ".join(str(getattr(f, "title", None) or type(f).__name__) for f in failures)
-    item.message = "; ".join(
-        f"{getattr(f, 'title', type(f).__name__)}: {getattr(f, 'message', '') or ''}".strip(": ")
-        for f in failures
-    )[:2000]
-    request = response.request
-    item.method = str(request.method)
-    item.url = str(request.url)
-    item.request_headers = {str(k): str(v) for k, v in request.headers.items()}
-    raw = request.body
-    item.request_body = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-    item.status = int(response.status_code)
-    item.response_headers = {str(k): str(v) for k, v in response.headers.items()}
-    try:
-        item.response_body = response.json()
-    except Exception:
-        item.response_body = response.text[:4000] if isinstance(response.text, str) else None
-    try:
-        item.curl = case.as_curl_command(base_url=base_url)
-    except Exception:
-        item.curl = None
