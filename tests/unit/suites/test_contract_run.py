@@ -419,3 +419,48 @@ cases:
     [coverage] = [c for c in result.contracts or [] if c.contract == "payments"]
     [evidence] = coverage.requests
     assert evidence.case == "s.an-order-that-forgets-the-amount"
+
+
+SETUP_AND_TEARDOWN = """\
+name: Items
+service: items
+setup:
+  - name: read the item the cases need
+    request: {path: /items/2}
+teardown:
+  - name: read an item back
+    request: {path: /items/3}
+  - name: a legacy read, not checked
+    request: {path: /items/4}
+    contract: false
+cases:
+  - name: a good item
+    request: {path: /items/1}
+    expect: {status: 200}
+"""
+
+
+async def test_setup_and_teardown_answers_are_checked_like_a_cases(tmp_path: Path, service: int) -> None:
+    result = await run_project(project(tmp_path / "fail", service, SETUP_AND_TEARDOWN), service)
+    [suite] = result.suites
+    # A setup step whose answer breaks the contract fails, as a failed assertion would: no case runs.
+    assert suite.status == "failed" and suite.error is not None, wire(result)
+    assert suite.error.startswith("setup step 1 (read the item the cases need) failed: body.id: '2'")
+    assert "openapi.yaml:42" in suite.error
+    assert [c.status for c in suite.cases] == ["skipped"]
+    # A teardown step's violation is a suite warning, as its other failures are; `contract: false` opts out.
+    [teardown] = suite.warnings
+    assert teardown.startswith("teardown step read an item back failed: body: 'name' is a required property")
+    [coverage] = result.contracts or []
+    get = next(i for i in coverage.items if i.operation == "GET /items/{id}")
+    assert (get.calls, get.exercised) == (2, [200]), get
+    assert coverage.violations == 2
+
+    warned = await run_project(
+        project(tmp_path / "warn", service, SETUP_AND_TEARDOWN, suite={"contract": "warn"}), service
+    )
+    [suite] = warned.suites
+    assert suite.status == "passed" and [c.status for c in suite.cases] == ["passed"], wire(warned)
+    assert [w.split(": ", 1)[0] for w in suite.warnings] == ["contract of items", "contract of items"]
+    assert "body.id: '2' is not of type 'integer'" in suite.warnings[0]
+    assert "'name' is a required property" in suite.warnings[1]
