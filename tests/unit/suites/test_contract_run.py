@@ -464,3 +464,71 @@ async def test_setup_and_teardown_answers_are_checked_like_a_cases(tmp_path: Pat
     assert [w.split(": ", 1)[0] for w in suite.warnings] == ["contract of items", "contract of items"]
     assert "body.id: '2' is not of type 'integer'" in suite.warnings[0]
     assert "'name' is a required property" in suite.warnings[1]
+
+
+WRONG = {
+    "name": "wrong",
+    "method": "POST",
+    "path": "/charges",
+    "response": {"status": 201, "body": {"id": 7}},
+}
+CHARGE_CASE = """\
+name: S
+cases:
+  - name: a charge
+    request: {method: POST, url: "{{mocks.payments.url}}/charges", json: {amount: 5}}
+    expect: {status: 201}
+"""
+
+
+def with_suites(root: Path, suites: list[dict[str, Any]], **tests: Any) -> Path:
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["tests"] = {"suites": suites, **tests}
+    (root / "e2e.yaml").write_text(json.dumps(document, indent=2))
+    return root
+
+
+async def test_a_forbidden_mock_route_is_a_load_warning_where_no_suite_fails_on_violations(
+    tmp_path: Path,
+) -> None:
+    one = {"id": "s", "file": "tests/s.yaml"}
+    other = {"id": "t", "file": "tests/s.yaml"}
+    # A suite's own `warn` (the project's mode left at `fail`): the route is a warning with its line.
+    root = with_suites(mocked(tmp_path / "suite", [WRONG], CHARGE_CASE), [{**one, "contract": "warn"}])
+    async with environment(root) as opened:
+        setup = await opened.status()
+        result = await opened.run()
+    [warning] = [w for w in setup.warnings if "route `wrong`" in w]
+    line = int(warning.split(":")[1])
+    assert (
+        warning.startswith("e2e.yaml:")
+        and '"response"' in (root / "e2e.yaml").read_text().splitlines()[line - 1]
+    )
+    assert (
+        "answers what the contract of mock `payments` forbids: body.id: 7 is not of type 'string'" in warning
+    )
+    assert result.status == "passed" and result.setup is not None and warning in result.setup.warnings
+
+    # The project's `warn` and every suite's own `warn` or `off` likewise; every suite `off`: not checked.
+    for suites, tests, told in (
+        ([one, other], {"contract": "warn"}, True),
+        ([{**one, "contract": "warn"}, {**other, "contract": "off"}], {}, True),
+        ([{**one, "contract": "off"}, {**other, "contract": "off"}], {}, False),
+    ):
+        root = with_suites(
+            mocked(tmp_path / f"m{len(list(tmp_path.iterdir()))}", [WRONG], CHARGE_CASE), suites, **tests
+        )
+        initialized = await Project.open(root).init()
+        assert any("route `wrong`" in w for w in initialized.warnings) is told, (suites, tests)
+
+    # One suite that fails on violations (its own `fail`, or the project's default) makes it an error.
+    for suites, tests in (
+        ([{**one, "contract": "warn"}, other], {}),
+        ([one, {**other, "contract": "fail"}], {"contract": "warn"}),
+    ):
+        root = with_suites(
+            mocked(tmp_path / f"e{len(list(tmp_path.iterdir()))}", [WRONG], CHARGE_CASE), suites, **tests
+        )
+        with pytest.raises(PreflightError) as caught:
+            await Project.open(root).init()
+        assert caught.value.code == "CONFIG_INVALID", (suites, tests)
