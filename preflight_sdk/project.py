@@ -1109,11 +1109,12 @@ class Project:
         Example:
             `await project.check_response("orders", "GET", "/orders/42", 200, body='{"id": 42}')`
         """
-        from preflight_sdk.suites.contract_tools import check_held_response
+        from preflight_sdk.suites.contract_tools import check_held_response, contract_of
 
         loaded = await self._ctx.ensure_loaded()
         return check_held_response(
             loaded,
+            await contract_of(self._ctx, loaded, service),
             service=service,
             method=method,
             path=path,
@@ -1137,11 +1138,12 @@ class Project:
         Example:
             `await project.generate_cases("orders")`
         """
-        from preflight_sdk.suites.contract_tools import generate_starter_cases
+        from preflight_sdk.suites.contract_tools import contract_of, generate_starter_cases
 
         loaded = await self._ctx.ensure_loaded()
+        contract = await contract_of(self._ctx, loaded, service)
         return await anyio.to_thread.run_sync(
-            partial(generate_starter_cases, loaded, service=service, output=output)
+            partial(generate_starter_cases, loaded, contract, service=service, output=output)
         )
 
     @operation(title="Import Postman, .http or Hurl tests", group="tests")

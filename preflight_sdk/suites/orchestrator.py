@@ -137,6 +137,7 @@ async def run_suites(
             plan.stop = stop
             if plan.cancel_requested:
                 stop.cancel()
+            await run.contracts.fetch_served(suites)  # the contracts services serve, read after setup
             for suite in serial:
                 results[suite.id] = plan.tagged(
                     await _run_one(run, loaded, suite, taken, given.get(suite.id))
@@ -428,6 +429,7 @@ def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | 
         selected_suites=[s.id for s in plan.suites],
         trace_id=plan.log.trace_id,
         contracts=run.contracts.report() if run is not None and run.contracts.active else None,
+        warnings=list(run.contracts.run_warnings) if run is not None else [],
     )
 
 

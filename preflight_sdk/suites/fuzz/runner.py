@@ -59,9 +59,7 @@ async def run_fuzz_suite(
         ) from None
     began = time.perf_counter()
     name = suite.service or ""
-    contract = loaded.contracts.services.get(name)
-    if contract is None:
-        contract = await run.contracts.served_contract(name)  # a served contract, read after setup
+    contract = run.contracts.services.get(name)  # a file, or a served one fetched after setup
     base = run.env.base_url(name)
     if contract is None or base is None:
         why = "has no contract to fuzz from" if contract is None else "publishes no port"
