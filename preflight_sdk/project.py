@@ -8,18 +8,18 @@ docstring is also a tool description: it is written for the agent that will read
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing, asynccontextmanager
 from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 import anyio
-import msgspec
 
 from preflight_sdk.clarify.results import ArchitectureResult, ClarifyResult
 from preflight_sdk.config import LoadedConfig, McpConfig, find_config
 from preflight_sdk.core import face_hooks
+from preflight_sdk.core.durations import wait_seconds
 from preflight_sdk.core.errors import ConfigError, InputError, PreflightError
 from preflight_sdk.core.operations import operation
 from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
@@ -48,6 +48,7 @@ from preflight_sdk.core.results.saved import (
     SuiteList,
     TestList,
 )
+from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.lifecycle.session.context import ProjectContext
 from preflight_sdk.lifecycle.session.filelock import project_lock
 from preflight_sdk.lifecycle.session.init import initialize
@@ -61,19 +62,6 @@ if TYPE_CHECKING:
     from preflight_sdk.sync import SyncProject
 
 __all__ = ["Project"]
-
-
-class _Pending(msgspec.Struct, frozen=True, kw_only=True):
-    """A build or setup still going on when its caller's `wait` ran out."""
-
-    run_id: str
-    duration: int
-    pending: Any
-
-
-def _check_key(key: str | None) -> None:
-    if key is not None and not (1 <= len(key) <= 200):
-        raise InputError("idempotency_key must be 1 to 200 characters", hint="e.g. a task id or a commit sha")
 
 
 def _directory_of(path: str) -> Path:
@@ -92,16 +80,9 @@ def _self_check_target(root: str) -> tuple[list[str], list[Any]]:
     return hook(root)
 
 
-def _wait_seconds(wait: str | int | None) -> float | None:
-    """`wait` in seconds (None: to the end); INVALID_INPUT outside 0s..24h."""
-    if wait is None:
-        return None
-    from preflight_sdk.core.durations import MAX_WAIT, parse_duration
-
-    seconds = parse_duration(wait, field="wait")
-    if not 0 <= seconds <= MAX_WAIT:
-        raise InputError(f"wait must be between 0s and 24h, not {wait!r}", hint='e.g. wait="0s" or wait="2m"')
-    return seconds
+def _suite_ids(filter: str | None) -> tuple[str, ...] | None:
+    """The suite ids of a comma-separated `filter` (None: every suite)."""
+    return tuple(part.strip() for part in filter.split(",") if part.strip()) if filter else None
 
 
 class Project:
@@ -132,9 +113,10 @@ class Project:
 
     @cached_property
     def _runs(self) -> RunSupervisor:
+        from preflight_sdk.lifecycle.setup.serving import RunServing
         from preflight_sdk.runs.supervisor import RunSupervisor
 
-        return RunSupervisor(self._ctx)
+        return RunSupervisor(self._ctx, RunServing(self._ctx))
 
     @cached_property
     def _saved(self) -> SavedTests:
@@ -270,20 +252,13 @@ class Project:
             BUILD_FAILED has each failed service's last 30 build lines in
             details.services[].logTail; DOCKERFILE_NOT_FOUND lists the paths tried.
         """
-        from preflight_sdk.lifecycle.images import build as _build
+        from preflight_sdk.runs.lifecycle_runs import build_run
 
-        async def body(reporter: Reporter) -> BuildResult:
-            return await _build.build(
-                self._ctx, no_cache=no_cache, service=service, pull=pull, reporter=reporter
-            )
-
-        outcome = await self._lifecycle_run(
-            "build", body, wait, idempotency_key, progress, parts=[no_cache, service, pull]
+        request = RunRequest(
+            kind="build", no_cache=no_cache, service=service, pull=pull, idempotency_key=idempotency_key
         )
-        if isinstance(outcome, BuildResult):
-            return outcome
-        return BuildResult(
-            services=[], total_duration=outcome.duration, run_id=outcome.run_id, pending=outcome.pending
+        return await build_run(
+            self._runs, request, wait=wait_seconds(wait), sink=resolve_sink(progress, "build")
         )
 
     @operation(title="Start the environment", idempotent=True, group="environment")
@@ -323,31 +298,17 @@ class Project:
             details.logTail: read it first. PORT_CONFLICT: `0:<port>` in `ports` lets Docker pick
             a free host port.
         """
-        from preflight_sdk.lifecycle.mockhost.recording import begin_recording
-        from preflight_sdk.lifecycle.setup.up import bring_up_to_date
+        from preflight_sdk.runs.lifecycle_runs import setup_run
 
         recording = await self._record_request(record, sharded=False)
-
-        async def body(reporter: Reporter) -> SetupResult:
-            done = await bring_up_to_date(
-                self._ctx, build=False, fresh=False, timeout=timeout, reporter=reporter
-            )
-            if recording is not None:
-                await begin_recording(self._ctx, recording, owner="setup", reporter=reporter)
-            return done
-
-        parts = [timeout] + ([recording.upstreams] if recording is not None else [])
-        outcome = await self._lifecycle_run("setup", body, wait, idempotency_key, progress, parts=parts)
-        if isinstance(outcome, SetupResult):
-            # What the configuration set aside (compose keys), said with every environment started.
-            loaded = self._ctx.loaded
-            return msgspec.structs.replace(outcome, warnings=list(loaded.warnings)) if loaded else outcome
-        return SetupResult(
-            services=[],
-            mocks=[],
-            total_duration=outcome.duration,
-            run_id=outcome.run_id,
-            pending=outcome.pending,
+        request = RunRequest(
+            kind="setup",
+            timeout=timeout,
+            record=recording.upstreams if recording is not None else None,
+            idempotency_key=idempotency_key,
+        )
+        return await setup_run(
+            self._runs, request, wait=wait_seconds(wait), sink=resolve_sink(progress, "setup")
         )
 
     @operation(title="Show status", read_only=True, group="environment")
@@ -484,6 +445,9 @@ class Project:
         idempotency_key: str | None = None,
         shards: list[str] | None = None,
         record: str | None = None,
+        affected: bool = False,
+        affected_within: str = "1d",
+        fail_fast: bool = False,
         progress: ProgressArg = None,
     ) -> RunResult:
         """Bring the environment up to date, run the project's test suites and report every failure in full.
@@ -511,6 +475,10 @@ class Project:
                 removed afterwards (`keep` is for the project's own environment).
             record: mocks to record, comma-separated (`mock=URL`, else from its `proxy:`);
                 later runs replay the routes written.
+            affected: run only the cases an edit since their last run can affect; the others
+                are `carried` with that run's verdict (never a failure). Affected cases run first.
+            affected_within: the oldest verdict `affected` carries, e.g. "1d".
+            fail_fast: stop at the first failure.
 
         Returns:
             runId, status (passed, failed; queued or running past `wait`), a one-line summary,
@@ -520,6 +488,7 @@ class Project:
             it was reset first (each run starts from the state after setup). A sharded
             run adds `shards` (each engine's suites, status, setup time) and each case's `engine`.
             `recordings`: mocks that recorded (routes added, replaced) or replayed.
+            `affected`: what the edit could affect, why, and where carried verdicts come from.
 
         Example:
             `await project.run(filter="orders")`
@@ -530,27 +499,21 @@ class Project:
             the same code. resume_run re-runs only what did not pass.
         """
         recording = await self._record_request(record, sharded=shards is not None)
-        prepare = self._prepare_run(keep=keep, fresh=fresh, record=recording)
-
-        async def after() -> None:
-            if not keep:
-                from preflight_sdk.lifecycle.clean import clean as _clean
-
-                await _clean(self._ctx, force=True)
-
-        ids = [part.strip() for part in filter.split(",") if part.strip()] if filter else None
-        if shards is not None:
-            from preflight_sdk.runs.shard_plan import parse_shards
-
-            specs = parse_shards(shards)
-            parts = [fresh, [spec.name for spec in specs]]
-            return await self._test_run(
-                ids, parallel, wait, idempotency_key, progress, shards=specs, fresh=fresh, parts=parts
-            )
-        parts = [keep, fresh] + ([recording.upstreams] if recording is not None else [])
-        return await self._test_run(
-            ids, parallel, wait, idempotency_key, progress, prepare=prepare, after=after, parts=parts
+        request = RunRequest(
+            suites=_suite_ids(filter),
+            parallel=parallel,
+            prepare="none" if shards is not None else "up_to_date",
+            keep=keep,
+            fresh=fresh,
+            warm=self.keep_warm,
+            shards=tuple(shards) if shards is not None else None,
+            record=recording.upstreams if recording is not None else None,
+            idempotency_key=idempotency_key,
+            affected=affected,
+            affected_within=affected_within,
+            fail_fast=fail_fast,
         )
+        return await self._test_run(request, wait, progress)
 
     async def watch(
         self, filter: str | None = None, keep: bool = False, progress: ProgressArg = None
@@ -559,13 +522,17 @@ class Project:
 
         Changes are grouped until the files are quiet (one save, or a formatter rewriting many
         files, is one re-run). Each re-run is `run`: only what changed is rebuilt or restarted;
-        a change to one suite's own file re-runs only that suite. Yields each run's result, or
-        the error that stopped it (a failing build, a crashing service): fix the file and it
-        runs again. When iteration stops the environment is removed, unless `keep`.
+        a change to one suite's own file re-runs only that suite. A file changed while a run
+        goes on (by its suites, most often) starts no run; the progress says which files did,
+        and which file started each run. Yields each run's result, or the error that stopped it
+        (a failing build, a crashing service): fix the file and it runs again. When iteration
+        stops the environment is removed, unless `keep`.
 
         `async for outcome in project.watch(): print(getattr(outcome, "summary", outcome))`
         """
-        from preflight_sdk.lifecycle.watch import affected_suites, changes, watched_roots
+        from preflight_sdk.runs.watching import watch_runs
+
+        reporter = Reporter(resolve_sink(progress, "watch"), "watch")
 
         async def once(suites: str | None) -> RunResult | PreflightError:
             try:
@@ -573,31 +540,10 @@ class Project:
             except PreflightError as exc:
                 return exc
 
-        chosen = {part.strip() for part in filter.split(",") if part.strip()} if filter else None
-        try:
-            loaded = await self._ctx.ensure_loaded()
-            roots = await anyio.to_thread.run_sync(watched_roots, loaded)
-            async with aclosing(changes(roots)) as stream:
-                await anext(stream)  # the watcher runs: a change made during the first run is seen
-                yield await once(filter)
-                async for changed in stream:
-                    if not changed:
-                        continue
-                    try:
-                        affected = affected_suites(await self._ctx.ensure_loaded(), changed)
-                    except PreflightError as exc:  # a broken e2e.yaml: say so, wait for the fix
-                        yield exc
-                        continue
-                    suites = set(affected) & chosen if affected and chosen else set(affected or chosen or ())
-                    if affected and chosen and not suites:
-                        continue  # only suites outside `filter` changed
-                    yield await once(",".join(sorted(suites)) or None)
-        finally:
-            if not keep:
-                from preflight_sdk.lifecycle.clean import clean as _clean
-
-                with anyio.CancelScope(shield=True):
-                    await _clean(self._ctx, force=True)
+        watching = watch_runs(once, self._ctx, filter=filter, keep=keep, reporter=reporter)
+        async with aclosing(watching) as outcomes:
+            async for outcome in outcomes:
+                yield outcome
 
     @operation(title="Run one test suite", group="runs")
     async def run_suite(
@@ -623,9 +569,8 @@ class Project:
         Tips:
             SUITE_NOT_FOUND lists the valid suite ids.
         """
-        return await self._test_run(
-            [suite_id], None, wait, idempotency_key, progress, prepare=self._prepare_kept_run()
-        )
+        request = RunRequest(suites=(suite_id,), prepare="if_running", idempotency_key=idempotency_key)
+        return await self._test_run(request, wait, progress)
 
     @operation(title="Read a run", read_only=True, group="runs")
     async def get_run(self, run_id: str, wait: str | None = None) -> RunResult:
@@ -648,7 +593,7 @@ class Project:
         """
         from preflight_sdk.runs.queries import resolve_run_id
 
-        seconds = _wait_seconds(wait)
+        seconds = wait_seconds(wait)
         run_id = await resolve_run_id(self._runs, run_id)
         return await self._runs.get(run_id, seconds if seconds is not None else 0.0)
 
@@ -720,53 +665,6 @@ class Project:
 
         return record_request(await self._ctx.ensure_loaded(persist=False), record)
 
-    def _prepare_run(
-        self, *, keep: bool, fresh: bool, record: Any = None
-    ) -> Callable[[Reporter, str], Awaitable[SetupResult]]:
-        """What a test run does before its suites: the environment brought up to date (and reset
-        when an earlier run used it), the mocks reset (and recording when asked), the run recorded
-        as using it."""
-        from preflight_sdk.lifecycle.mockhost.recording import begin_recording
-        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
-        from preflight_sdk.processes.groups import stop_groups
-
-        async def prepare(reporter: Reporter, run_id: str) -> SetupResult:
-            # -- inner loop: up to date, then run, then keep or clean --------------------------
-            # What suites of an earlier, killed process left running stops first.
-            await anyio.to_thread.run_sync(partial(stop_groups, self._ctx.state_root, orphans_only=True))
-            done = await bring_up_to_date(
-                self._ctx, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True, reset=True
-            )
-            await reset_mocks(self._ctx)
-            await begin_recording(self._ctx, record, owner=run_id, reporter=reporter)
-            done = await serve_run(self._ctx, run_id, done)
-            if keep and self.keep_warm and self._ctx.pytest_servers is None:
-                from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
-
-                if warm_enabled():  # a next run is expected: its pytest suites may start warm
-                    self._ctx.pytest_servers = WarmPytest()
-            return done
-
-        return prepare
-
-    def _prepare_kept_run(self) -> Callable[[Reporter, str], Awaitable[SetupResult | None]]:
-        """What a run on the environment as it runs does first (`run_suite`, a saved test): when
-        it runs, it is brought up to date and reset as for `run` (nothing missing is built); when
-        it does not, nothing starts (the run says what it lacks)."""
-        from preflight_sdk.lifecycle.setup.up import bring_up_to_date, reset_mocks, serve_run
-
-        async def prepare(reporter: Reporter, run_id: str) -> SetupResult | None:
-            await self._ctx.ensure_loaded()
-            if self._ctx.session is None or self._ctx.session.state != "running":
-                return None
-            done = await bring_up_to_date(
-                self._ctx, build=False, fresh=False, timeout=None, reporter=reporter, stage=True, reset=True
-            )
-            await reset_mocks(self._ctx)
-            return await serve_run(self._ctx, run_id, done)
-
-        return prepare
-
     @operation(title="Resume a run", group="runs")
     async def resume_run(
         self, run_id: str, wait: str | None = None, progress: ProgressArg = None
@@ -793,19 +691,17 @@ class Project:
         """
         from preflight_sdk.runs.queries import resume_selection
 
-        suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
+        run_id, suites, selection = await resume_selection(self._runs, run_id, await self._saved.ids())
         test_id = await self._saved.test_of_run(run_id)  # a saved test's run resumes in its history
-        return await self._test_run(
-            suites,
-            None,
-            wait,
-            None,
-            progress,
-            selection=selection,
+        request = RunRequest(
+            suites=tuple(suites),
+            prepare="up_to_date",  # up to date, as `run` brings it
+            warm=self.keep_warm,
+            selection={suite: tuple(sorted(cases)) for suite, cases in selection.items()},
             resumed_from=run_id,
             test_id=test_id,
-            prepare=self._prepare_run(keep=True, fresh=False),  # up to date, as `run` brings it
         )
+        return await self._test_run(request, wait, progress)
 
     @operation(title="Read a run's file", read_only=True, group="runs")
     async def get_artifact(
@@ -976,9 +872,8 @@ class Project:
             A test naming a service or mock needs setup first (NOT_RUNNING); absolute URLs run
             without it. TEST_NOT_FOUND lists the closest stored ids.
         """
-        seconds = _wait_seconds(wait)
         return await self._saved.run_test(
-            test, test_id, wait=seconds, sink=resolve_sink(progress, "run"), prepare=self._prepare_kept_run()
+            test, test_id, wait=wait_seconds(wait), sink=resolve_sink(progress, "run")
         )
 
     @operation(title="Read a test's newest run", read_only=True, group="tests")
@@ -1387,102 +1282,12 @@ class Project:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    async def _test_run(
-        self,
-        suite_ids: list[str] | None,
-        parallel: bool | None,
-        wait: str | None,
-        idempotency_key: str | None,
-        progress: ProgressArg,
-        *,
-        selection: dict[str, set[str]] | None = None,
-        resumed_from: str | None = None,
-        test_id: str | None = None,
-        prepare: Any = None,
-        after: Any = None,
-        parts: object = None,
-        shards: Any = (),
-        fresh: bool = False,
-    ) -> RunResult:
-        seconds = _wait_seconds(wait)
-        _check_key(idempotency_key)
-        synthetic, optional = await self._saved.expand(suite_ids, tests_too=resumed_from is not None)
+    async def _test_run(self, request: RunRequest, wait: str | None, progress: ProgressArg) -> RunResult:
+        """Start the test run `request` asks for, with the saved suites among its suites."""
+        seconds = wait_seconds(wait)
+        given = await self._saved.expand(request.suites, tests_too=request.resumed_from is not None)
         return await self._runs.run_tests(
-            synthetic=synthetic,
-            environment_optional=optional,
-            suite_ids=suite_ids,
-            parallel=parallel,
-            wait=seconds,
-            idempotency_key=idempotency_key,
-            sink=resolve_sink(progress, "run"),
-            selection=selection,
-            resumed_from=resumed_from,
-            test_id=test_id,
-            prepare=prepare,
-            after=after,
-            parts=parts,
-            shards=shards,
-            fresh=fresh,
-        )
-
-    async def _lifecycle_run(
-        self,
-        kind: str,
-        body: Any,
-        wait: str | None,
-        idempotency_key: str | None,
-        progress: ProgressArg,
-        *,
-        parts: object,
-    ) -> Any:
-        """Run a build or setup as a durable run: its result when it ended within `wait`, else a pending note."""
-        from preflight_sdk.core.results.lifecycle import BuildProgress
-        from preflight_sdk.runs.reading import snapshot_of
-
-        seconds = _wait_seconds(wait)
-        _check_key(idempotency_key)
-        outcome = await self._runs.run_lifecycle(
-            kind,
-            body,
-            wait=seconds,
-            idempotency_key=idempotency_key,
-            sink=resolve_sink(progress, kind),
-            parts=parts,
-        )
-        run: RunResult | None
-        if isinstance(outcome, str):  # an idempotency key replayed: the existing run
-            run = await self._runs.get(outcome, seconds)
-        elif outcome.done.is_set():
-            run = outcome.final
-            if outcome.error is not None and isinstance(outcome.error, PreflightError):
-                raise outcome.error
-            value = outcome.value
-            if value is not None:
-                return msgspec.structs.replace(value, run_id=outcome.run_id)
-        else:
-            run = snapshot_of(outcome)
-        assert run is not None
-        if run.finished:
-            value = run.build if kind == "build" else run.setup
-            if value is not None:
-                return msgspec.structs.replace(value, run_id=run.run_id)
-            if run.error is not None:
-                raise PreflightError(
-                    run.error.message,
-                    code=run.error.code,  # type: ignore[arg-type]
-                    hint=run.error.hint,
-                    details=run.error.details,
-                )
-        progress_info = run.progress
-        return _Pending(
-            run_id=run.run_id,
-            duration=run.duration,
-            pending=BuildProgress(
-                status="queued" if run.status == "queued" else "running",
-                phase=progress_info.phase if progress_info else None,
-                done=progress_info.done if progress_info else 0,
-                total=progress_info.total if progress_info else 0,
-            ),
+            request, wait=seconds, sink=resolve_sink(progress, "run"), given=given
         )
 
     async def _verify_source(self) -> tuple[Path, McpConfig | None]:

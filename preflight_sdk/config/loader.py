@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import msgspec
 
 from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigError, ConfigProblem
+from preflight_sdk.core.gcpause import gc_paused
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 from preflight_sdk.core.yaml_source import parse_yaml
 
@@ -286,13 +288,43 @@ def load_config(
     )
 
 
+_PARSED: dict[str, tuple[bytes, TestFile]] = {}
+_PARSED_LIMIT = 64
+_PARSED_LOCK = threading.Lock()  # parallel suites load their files in worker threads
+
+
 def load_test_file(path: str | os.PathLike[str]) -> TestFile:
-    """Load and validate one YAML test file.
+    """Load and validate one YAML test file; the same content is parsed once per process.
+
+    Read every time (an edit made after `init` is seen): the last parse of a path is reused while
+    the file's bytes are the same (a blake2b digest of them is compared), so loading the project
+    and running its suites, or two runs in one process, read a large file once.
 
     Raises:
         ConfigError: `CONFIG_NOT_FOUND` or `CONFIG_INVALID` (every problem, with lines).
     """
     target = Path(path)
+    try:
+        raw = target.read_bytes() if target.is_file() else None
+    except OSError:
+        raw = None  # said below, with the reason
+    if raw is None:
+        return _load_test_file(target)
+    digest = hashlib.blake2b(raw, digest_size=16).digest()
+    with _PARSED_LOCK:
+        cached = _PARSED.get(str(target))
+    if cached is not None and cached[0] == digest:
+        return cached[1]
+    with gc_paused():
+        test = _load_test_file(target)
+    with _PARSED_LOCK:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[str(target)] = (digest, test)
+    return test
+
+
+def _load_test_file(target: Path) -> TestFile:
     file = str(target)
     if not target.is_file():
         raise ConfigError(

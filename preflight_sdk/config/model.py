@@ -489,6 +489,14 @@ class SuiteConfig(_Config, frozen=True, kw_only=True):
         Annotated[int, Meta(ge=1, description="Kept for compatibility (see tests.parallel).")] | None
     ) = None
     timeout: Annotated[str | int, Duration("Deadline for the whole suite (default 5m).")] | None = None
+    touches: Annotated[
+        list[str] | None,
+        Meta(
+            description="The services and mocks this suite's cases reach (names). pytest and shell "
+            "cases count as reaching every service and mock without it, so any edit runs them "
+            "again; YAML cases are observed, and these are added to what they reach."
+        ),
+    ] = None
     contract: Annotated[
         ContractMode | None,
         Meta(

@@ -106,6 +106,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
     suites = tests.get("suites") if isinstance(tests, dict) else None
     if isinstance(suites, list):
         _check_suites(suites, out, root, services=_declared_names(data))
+        _check_touches(suites, out, _declared_names(data) | set(mocks if isinstance(mocks, dict) else ()))
 
 
 def _convert(value: Any, typ: type[Any]) -> Any:
@@ -331,6 +332,21 @@ def _check_suites(suites: list[Any], out: Validator, root: Path, *, services: se
                 )
 
 
+def _check_touches(suites: list[Any], out: Validator, names: set[str]) -> None:
+    """Every name a suite's `touches:` gives is a service or a mock."""
+    for index, raw in enumerate(suites):
+        touches = raw.get("touches") if isinstance(raw, dict) else None
+        if not isinstance(touches, list):
+            continue
+        for position, name in enumerate(touches):
+            if isinstance(name, str) and name not in names:
+                out.add(
+                    ("tests", "suites", index, "touches", position),
+                    f"`{name}` is neither a service nor a mock",
+                    suggestion=did_you_mean(name, sorted(names)),
+                )
+
+
 def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root: Path) -> None:
     runner = suite.runner
     if runner == "yaml" and not suite.file:
@@ -341,7 +357,7 @@ def _check_suite_target(suite: SuiteConfig, where: PathKey, out: Validator, root
         out.add(where, f"suite `{suite.id}` (runner {runner}) needs a `command` or a script `file`")
     if runner == "fuzz" and not suite.service:
         out.add(where, f"suite `{suite.id}` (runner fuzz) needs a `service` (one with a `contract:`)")
-    if suite.python is not None and runner != "pytest":
+    if suite.python is not None and runner not in ("pytest", "playwright"):
         out.add((*where, "python"), f"`python` is for pytest suites; runner `{runner}` does not use it")
     if suite.junit is not None and runner not in ("shell", "exec"):
         out.add((*where, "junit"), f"`junit` is for shell suites; runner `{runner}` reads its own report")

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from .errors import InputError
 
-__all__ = ["MAX_WAIT", "Duration", "format_duration", "parse_duration", "parse_since"]
+__all__ = ["MAX_WAIT", "Duration", "format_duration", "parse_duration", "parse_since", "wait_seconds"]
 
 MAX_WAIT = 24 * 3600.0
 """The longest `wait` an operation accepts (24h); a longer one is INVALID_INPUT on every face."""
@@ -53,6 +53,16 @@ def parse_duration(value: Duration, *, field: str = "duration") -> float:
     # NaN, infinities and negatives would turn into timeouts that never or always fire.
     if not math.isfinite(seconds) or seconds < 0:
         raise _bad(field, value)
+    return seconds
+
+
+def wait_seconds(wait: str | int | None) -> float | None:
+    """An operation's `wait` in seconds (None: to the end); INVALID_INPUT outside 0s..24h."""
+    if wait is None:
+        return None
+    seconds = parse_duration(wait, field="wait")
+    if not 0 <= seconds <= MAX_WAIT:
+        raise InputError(f"wait must be between 0s and 24h, not {wait!r}", hint='e.g. wait="0s" or wait="2m"')
     return seconds
 
 

@@ -87,7 +87,7 @@ async def stop_mocks(ctx: ProjectContext) -> list[CleanAction]:
     host = ctx.mocks
     ctx.mocks = None
     records = ctx.session.mocks if ctx.session is not None else []
-    detached = await stop_detached_mocks(records) if records else 0
+    detached = await stop_detached_mocks(records, ctx.state_root) if records else 0
     if host is None:
         return [CleanAction(name=r.name, action="stopped") for r in records] if detached else []
     actions: list[CleanAction] = await host.stop()

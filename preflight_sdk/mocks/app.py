@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
+from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.templates import UnknownVariableError
 
 from .admin import handle_admin
@@ -46,7 +47,15 @@ _LINGER_RESET = struct.pack("ii", 1, 0)
 class MockApp:
     """One running mock: its compiled routes, journal and route state, served over ASGI."""
 
-    def __init__(self, mock: CompiledMock, port: int, forwarder: Forwarder) -> None:
+    def __init__(
+        self,
+        mock: CompiledMock,
+        port: int,
+        forwarder: Forwarder,
+        *,
+        redactor: Redactor = DEFAULT,
+        admin_token: str | None = None,
+    ) -> None:
         self.mock = mock
         self.name = mock.name
         self.port = port
@@ -57,6 +66,8 @@ class MockApp:
         self.server: Any = None  # the uvicorn Server, set once it listens (used to find connections)
         # While recording (`run --record`): keeps every exchange forwarded to the upstream.
         self.recorder: Recorder | None = None
+        self.redactor = redactor  # what the admin endpoints show goes through it
+        self.admin_token = admin_token  # with it, `GET /_mock/requests` reads the journal as recorded
         self._waits: set[anyio.CancelScope] = set()
 
     # -- state -------------------------------------------------------------------------------

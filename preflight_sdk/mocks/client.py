@@ -14,6 +14,8 @@ from preflight_sdk.core.durations import parse_since
 from preflight_sdk.core.errors import MockError
 from preflight_sdk.core.results.mocks import MockRequestsMock, RecordedRequest
 
+from .admin import TOKEN_HEADER
+
 __all__ = ["fetch_requests"]
 
 
@@ -24,7 +26,9 @@ class _Journal(msgspec.Struct, kw_only=True, rename="camel"):
     requests: list[RecordedRequest] = msgspec.field(default_factory=list)
 
 
-async def fetch_requests(port: int, name: str, since: str | None, clear: bool) -> MockRequestsMock:
+async def fetch_requests(
+    port: int, name: str, since: str | None, clear: bool, *, token: str | None = None
+) -> MockRequestsMock:
     """Return the requests mock `name` (listening on 127.0.0.1:`port`) recorded.
 
     Args:
@@ -32,6 +36,8 @@ async def fetch_requests(port: int, name: str, since: str | None, clear: bool) -
         name: the mock's name; the answer must come from that mock.
         since: only requests from then on: ISO 8601, or a duration back from now (`"30s"`).
         clear: empty the journal in the same call (nothing arriving meanwhile is lost).
+        token: the mocks' admin token: with it the journal comes as recorded (a run's checks
+            compare what was sent), without it with secrets masked.
 
     Raises:
         MockError: `MOCKS_NOT_RUNNING` when nothing (or another mock) answers on the port.
@@ -47,7 +53,8 @@ async def fetch_requests(port: int, name: str, since: str | None, clear: bool) -
     url = f"http://127.0.0.1:{port}/_mock/requests"
     try:
         async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
-            response = await client.get(url, params=params)
+            headers = {TOKEN_HEADER: token} if token else {}
+            response = await client.get(url, params=params, headers=headers)
     except httpx.HTTPError as exc:
         raise MockError(
             f"mock `{name}` does not answer on port {port} ({type(exc).__name__})",

@@ -46,19 +46,27 @@ _STOP_TIMEOUT = 5.0
 
 
 class DetachedSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """What a detached mock host serves, and the session it serves for."""
+    """What a detached mock host serves, the session it serves for, and how it shows what it holds.
+
+    Handed to the host on its standard input, never written to disk: the routes may hold values
+    interpolated from the environment (`{{env.API_KEY}}`), and `redact_values` are secrets.
+    """
 
     mocks: dict[str, MockConfig]
     bind_hosts: list[str]
     state_file: str  # `.preflight/state.json` of the checkout
     session_id: str  # the host stops once the state file names another session (or is gone)
+    redact_names: list[str] = msgspec.field(default_factory=list)  # the redaction policy's names
+    redact_values: list[str] = msgspec.field(default_factory=list)  # ...and its secret values
+    admin_token: str | None = None  # with it, the admin endpoints read the journal as recorded
 
 
 def spawn_detached(spec: DetachedSpec, folder: str | os.PathLike[str]) -> int:
     """Start a detached mock host serving `spec` and return its pid once every mock answers.
 
-    Every mock must have its port set (the ports the containers already use). The spec and the
-    host's log are written to `folder` (`mocks.json`, `mocks.log`). Blocking.
+    Every mock must have its port set (the ports the containers already use). The spec goes to
+    the host on its standard input; its command line names the state file and session it serves
+    (so `clean` can tell it from another checkout's), and its log is `folder/mocks.log`. Blocking.
 
     Raises:
         MockError: `MOCKS_NOT_RUNNING` when the host exited or did not answer in time (the last
@@ -66,19 +74,23 @@ def spawn_detached(spec: DetachedSpec, folder: str | os.PathLike[str]) -> int:
     """
     path = Path(folder)
     path.mkdir(parents=True, exist_ok=True)
-    spec_file = path / "mocks.json"
-    spec_file.write_bytes(msgspec.json.encode(spec))
+    (path / "mocks.json").unlink(missing_ok=True)  # where earlier versions wrote the spec, secrets and all
     log_file = path / "mocks.log"
     with open(log_file, "ab") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", SERVE_MODULE, str(spec_file)],
-            stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", SERVE_MODULE, "--state", spec.state_file, "--session", spec.session_id],
+            stdin=subprocess.PIPE,
             stdout=log,
             stderr=log,
             start_new_session=True,  # no SIGHUP/SIGINT of the caller's terminal reaches it
             close_fds=True,
             cwd=str(path),
         )
+    assert process.stdin is not None
+    with contextlib.suppress(BrokenPipeError):  # a host that died at once: said below
+        process.stdin.write(msgspec.json.encode(spec))
+    with contextlib.suppress(BrokenPipeError):
+        process.stdin.close()
     ports = {name: mock.port for name, mock in spec.mocks.items()}
     if _answers_in_time(process, ports):
         return process.pid
@@ -94,22 +106,30 @@ def spawn_detached(spec: DetachedSpec, folder: str | os.PathLike[str]) -> int:
     )
 
 
-def is_detached_host(pid: int) -> bool:
-    """Whether process `pid` is a detached mock host (its command line names the serve module)."""
+def is_detached_host(pid: int, state_file: str | None = None) -> bool:
+    """Whether process `pid` is a detached mock host (its command line names the serve module),
+    and, with `state_file`, one that serves the environment of that state file."""
     try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return SERVE_MODULE.encode() in command
+    if SERVE_MODULE.encode() not in argv:
+        return False
+    if state_file is None:
+        return True
+    served = argv[argv.index(b"--state") + 1] if b"--state" in argv[:-1] else None
+    return served is not None and os.path.abspath(os.fsdecode(served)) == os.path.abspath(state_file)
 
 
-def stop_detached(pid: int) -> bool:
-    """Stop the detached mock host `pid` (SIGTERM, then SIGKILL); False when none runs as `pid`.
+def stop_detached(pid: int, *, state_file: str) -> bool:
+    """Stop the detached mock host `pid` of the environment `state_file` (SIGTERM, then SIGKILL);
+    False when no such host runs as `pid`.
 
-    The pid is checked to be a mock host first, so a recorded pid reused by another process is
-    never signalled. Blocking (at most a few seconds).
+    The pid is checked first to be a mock host serving that very environment: a recorded pid
+    reused by another process, or the host of another checkout named in a stale or copied state
+    file, is never signalled. Blocking (at most a few seconds).
     """
-    if pid <= 0 or pid == os.getpid() or not is_detached_host(pid):
+    if pid <= 0 or pid == os.getpid() or not is_detached_host(pid, state_file):
         return False
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
@@ -177,6 +197,9 @@ def hand_off(
         bind_hosts=host.bind_hosts,
         state_file=state_file,
         session_id=session_id,
+        redact_names=list(host.redactor.words),
+        redact_values=list(host.redactor.values),
+        admin_token=host.admin_token,
     )
     host.stop_blocking()
     return spawn_detached(spec, folder)

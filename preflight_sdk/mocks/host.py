@@ -24,6 +24,7 @@ import anyio.to_thread
 from preflight_sdk.config.model import MockConfig
 from preflight_sdk.core.durations import parse_since
 from preflight_sdk.core.errors import EnvironmentError_, MockError, PreflightError, StateError
+from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.lifecycle import CleanAction, MockSetup
 from preflight_sdk.core.results.mocks import JournalEntry, MockRequestsMock, MockRequestsResult
 
@@ -58,12 +59,15 @@ class MockHost:
         bind_hosts: Sequence[str] = ("127.0.0.1",),
         still_wanted: Callable[[], bool] | None = None,
         watch_interval: float = 1.0,
+        redactor: Redactor = DEFAULT,
+        admin_token: str | None = None,
     ) -> None:
         """Compile the mocks' routes (no I/O; nothing listens until `start`).
 
         `still_wanted` (blocking, called every `watch_interval` seconds on a worker thread) lets
         the mocks stop by themselves once their environment is gone, e.g. cleaned by another
-        process: the first time it returns False they stop listening.
+        process: the first time it returns False they stop listening. The admin endpoints show
+        what they return through `redactor`; a request with `admin_token` reads the journal raw.
 
         Raises:
             ConfigError: a route is invalid (bad delay, path without a leading `/`…).
@@ -82,6 +86,8 @@ class MockHost:
         self._still_wanted = still_wanted
         self._watch_interval = watch_interval
         self._released = threading.Event()  # the environment went away: stopping by ourselves
+        self.redactor = redactor
+        self.admin_token = admin_token
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -309,7 +315,13 @@ class MockHost:
             apps = {}
             forwarder = Forwarder()
             for name, sockets in bound.items():
-                apps[name] = MockApp(self._compiled[name], sockets[0].getsockname()[1], forwarder)
+                apps[name] = MockApp(
+                    self._compiled[name],
+                    sockets[0].getsockname()[1],
+                    forwarder,
+                    redactor=self.redactor,
+                    admin_token=self.admin_token,
+                )
             self._apps = apps
             self._ready = threading.Event()
             self._failure = None

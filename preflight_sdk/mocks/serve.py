@@ -1,7 +1,9 @@
-"""`python -m preflight_sdk.mocks.serve SPEC.json`: a detached mock host (see `detached`).
+"""`python -m preflight_sdk.mocks.serve --state STATE --session ID`: a detached mock host (see `detached`).
 
-Serves the mocks of the spec until SIGTERM/SIGINT, or until the checkout's state file stops
-naming the session it serves (the environment was cleaned, or replaced by a new setup).
+Reads its spec (a `DetachedSpec` as JSON) from standard input, never from a file: it may hold
+secrets. Serves the spec's mocks until SIGTERM/SIGINT, or until the checkout's state file stops
+naming the session it serves (the environment was cleaned, or replaced by a new setup). The
+arguments name that state file and session, so the process can be told from another checkout's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.core import decoding
+from preflight_sdk.core.redaction import Redactor
 
 from .detached import DetachedSpec
 from .host import MockHost
@@ -47,6 +50,8 @@ async def _serve(spec: DetachedSpec) -> None:
         spec.mocks,
         bind_hosts=spec.bind_hosts,
         still_wanted=_SessionStillCurrent(spec.state_file, spec.session_id),
+        redactor=Redactor(spec.redact_names, spec.redact_values),
+        admin_token=spec.admin_token,
     )
     await host.start()
     logger.warning("serving %s for session %s", ", ".join(host.names), spec.session_id)
@@ -68,14 +73,22 @@ async def _serve(spec: DetachedSpec) -> None:
     await host.stop()
 
 
+_MAX_SPEC_BYTES = 64 * 1024 * 1024
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Serve the spec file named by the only argument; return the exit status."""
+    """Serve the spec read from standard input; return the exit status."""
     args = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
-    if len(args) != 1:
-        sys.stderr.write("usage: python -m preflight_sdk.mocks.serve SPEC.json\n")
+    if len(args) != 4 or args[0] != "--state" or args[2] != "--session":
+        sys.stderr.write(
+            "usage: python -m preflight_sdk.mocks.serve --state STATE --session ID < SPEC.json\n"
+        )
         return 2
-    spec = decoding.decode(Path(args[0]).read_bytes(), DetachedSpec)
+    spec = decoding.decode(sys.stdin.buffer.read(_MAX_SPEC_BYTES), DetachedSpec)
+    if spec.state_file != args[1] or spec.session_id != args[3]:
+        sys.stderr.write("the spec names another state file or session than the arguments\n")
+        return 2
     anyio.run(_serve, spec)
     return 0
 

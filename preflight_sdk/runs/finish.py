@@ -15,11 +15,13 @@ import msgspec
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import DEFAULT
+from preflight_sdk.core.results.affected import AffectedSummary
 from preflight_sdk.core.results.lifecycle import BuildResult, SetupResult
 from preflight_sdk.core.results.run import GitState, ResumeOutcome, RunResult, Totals
 from preflight_sdk.lifecycle.mockhost.recording import finish_run_recordings, recording_warnings
 from preflight_sdk.suites.artifacts import write_artifacts
 
+from .affected.inputs import encode_inputs
 from .history import case_rows, with_history
 from .report import previous_run, report_writer
 from .resume_values import keep_values
@@ -54,14 +56,13 @@ async def finish_test(
     *,
     config_hash: str,
     git: GitState | None,
-    idempotency_key: str | None,
-    resumed_from: str | None,
 ) -> RunResult:
     """Complete, write and record a test run; return it as recorded."""
     from preflight_sdk.suites.orchestrator import partial_result
 
-    plan = live.plan
+    plan = live.state
     assert plan is not None
+    idempotency_key, resumed_from = live.idempotency_key, live.resumed_from
     value = live.value
     error = live.error
     if isinstance(value, RunResult):
@@ -97,6 +98,8 @@ async def finish_test(
         resumed_from=resumed_from,
         progress=None,
     )
+    if live.affected is not None:
+        result = msgspec.structs.replace(result, affected=_affected(live))
     commit = git.commit if git is not None and not git.dirty else None
     annotated = await sup.call(with_history, store, result, config_hash, commit)
     result = annotated or result
@@ -128,10 +131,11 @@ async def finish_test(
         totals=(result.totals.total, result.totals.passed, result.totals.failed, result.totals.skipped),
         result=msgspec.json.encode(result),
         error=msgspec.json.encode(result.error) if result.error else None,
-        cases=case_rows(result),
+        cases=case_rows(result, plan.context.touches.of if plan.context is not None else None),
         artifacts=_artifact_rows(result),
         git_commit=git.commit if git else None,
         git_dirty=git.dirty if git else None,
+        inputs=encode_inputs(live.inputs) if live.inputs is not None else None,
     )
     await prune_after_run(sup, store, keep_ids=[result.run_id])
     warnings += sup.take_warnings()
@@ -142,7 +146,7 @@ async def finish_test(
 
 
 async def finish_lifecycle(
-    sup: RunSupervisor, live: LiveRun, reporter: Reporter, *, config_hash: str, idempotency_key: str | None
+    sup: RunSupervisor, live: LiveRun, reporter: Reporter, *, config_hash: str
 ) -> RunResult:
     """Complete and record a build or setup run; return it as recorded."""
     value: Any = live.value
@@ -162,7 +166,7 @@ async def finish_lifecycle(
         status, summary = "error", f"{live.kind} error: {type(error).__name__ if error else 'unknown'}"
     result = RunResult(
         run_id=live.run_id,
-        kind=live.kind,  # type: ignore[arg-type]
+        kind=live.kind,
         status=status,  # type: ignore[arg-type]
         summary=summary[:400],
         totals=Totals(passed=0, failed=0, skipped=0, total=0),
@@ -171,7 +175,7 @@ async def finish_lifecycle(
         started_at=live.started_at,
         finished_at=_now(),
         config_hash=config_hash,
-        idempotency_key=idempotency_key,
+        idempotency_key=live.idempotency_key,
         trace_id=live.log.trace_id,
         error=info,
         build=value if isinstance(value, BuildResult) else None,
@@ -203,8 +207,17 @@ async def finish_lifecycle(
     return result
 
 
+def _affected(live: LiveRun) -> AffectedSummary | None:
+    """What the run knew about the edit, with where a failFast run stopped."""
+    summary = live.affected
+    context = live.state.context if live.state is not None else None
+    if summary is None or context is None or context.stopped_at is None:
+        return summary
+    return msgspec.structs.replace(summary, stopped_at=context.stopped_at)
+
+
 def _resume_outcome(result: RunResult, resumed_from: str) -> ResumeOutcome:
-    cases = [c for s in result.suites for c in s.cases]
+    cases = [c for s in result.suites for c in s.cases if c.status != "carried"]
     return ResumeOutcome(
         resumed_from=resumed_from,
         now_passing=[c.id for c in cases if c.status == "passed"],

@@ -9,6 +9,7 @@ the outcome did.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -53,8 +54,9 @@ def _looks_bad(line: str) -> bool:
     return any(word in lowered for word in ("error", "exception", "traceback", "fatal", "panic"))
 
 
-def case_rows(result: RunResult) -> list[CaseRow]:
-    """The store rows of a run's cases."""
+def case_rows(result: RunResult, touches: Callable[[str], list[str]] | None = None) -> list[CaseRow]:
+    """The store rows of the cases a run ran (a carried verdict is no outcome of this run), with
+    what each touched (`touches`; None: not known)."""
     return [
         CaseRow(
             case_id=case.id,
@@ -65,9 +67,11 @@ def case_rows(result: RunResult) -> list[CaseRow]:
             attempts=len(case.attempts) if case.attempts else 1,
             passed_on_retry=case.status == "passed" and len(case.attempts or []) > 1,
             cause=cause_of(case),
+            touches=touches(case.id) if touches is not None else None,
         )
         for suite in result.suites
         for case in suite.cases
+        if case.status != "carried"
     ]
 
 

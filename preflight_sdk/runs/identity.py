@@ -2,7 +2,7 @@
 
 The config hash is the sha256 of the canonical JSON (sorted keys) of the loaded e2e.yaml plus the
 sha256 of each suite's test file, so two runs share it exactly when they ran the same definitions.
-The request hash adds what was asked (kind, suites, cases): an idempotency key replays a run only
+The request hash adds what was asked (the whole `RunRequest` but its key): an idempotency key replays a run only
 for the same request.
 """
 
@@ -16,6 +16,7 @@ import msgspec
 
 from preflight_sdk.config import LoadedConfig
 from preflight_sdk.core.results.run import GitState
+from preflight_sdk.core.run_request import RunRequest
 
 __all__ = ["config_hash", "git_state", "request_hash"]
 
@@ -36,9 +37,13 @@ def config_hash(loaded: LoadedConfig) -> str:
     return digest.hexdigest()
 
 
-def request_hash(kind: str, config: str, parts: object) -> str:
-    """The hash of one request: its kind, the config hash and what it selects."""
-    return hashlib.sha256(_canonical.encode([kind, config, parts])).hexdigest()
+def request_hash(config: str, request: RunRequest, given: bytes = b"") -> str:
+    """The hash of one request: the config hash, every field of the request but its idempotency
+    key, and `given` (the suites it brings beside e2e.yaml's, encoded)."""
+    digest = hashlib.sha256(config.encode())
+    digest.update(request.identity())
+    digest.update(given)
+    return digest.hexdigest()
 
 
 async def git_state(root: str) -> GitState | None:

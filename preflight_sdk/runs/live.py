@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from preflight_sdk.core.progress import ProgressEvent, ProgressSink
+from preflight_sdk.core.results.affected import AffectedSummary
 from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.suites.events import EventLog
-from preflight_sdk.suites.orchestrator import TestPlan
+from preflight_sdk.suites.orchestrator import TestRunState
+
+if TYPE_CHECKING:
+    from .affected.inputs import RunInputs
 
 __all__ = ["LiveRun", "Relay"]
 
@@ -56,9 +61,12 @@ class Relay:
 class LiveRun:
     """One run owned by this process, from `queued` to its end."""
 
-    def __init__(self, *, run_id: str, kind: str, log: EventLog, relay: Relay, started_at: str) -> None:
+    def __init__(
+        self, *, request: RunRequest, run_id: str, log: EventLog, relay: Relay, started_at: str
+    ) -> None:
+        self.request = request
         self.run_id = run_id
-        self.kind = kind
+        self.kind = request.kind
         self.log = log
         self.relay = relay
         self.started_at = started_at
@@ -67,21 +75,29 @@ class LiveRun:
         self.final: RunResult | None = None  # the run as recorded, once it ended
         self.value: Any = None  # what the operation returned (BuildResult, SetupResult, RunResult)
         self.error: BaseException | None = None
-        self.plan: TestPlan | None = None
+        self.state: TestRunState | None = None  # a test run's live state, once it has one
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
         self.interrupted: str | None = None  # why the process that owns it stopped it (its end says so)
-        self.resumed_from: str | None = None
-        self.idempotency_key: str | None = None
+        self.inputs: RunInputs | None = None  # what the run runs on (recorded for the next one)
+        self.affected: AffectedSummary | None = None  # what an edit could affect, and was carried
+
+    @property
+    def resumed_from(self) -> str | None:
+        return self.request.resumed_from
+
+    @property
+    def idempotency_key(self) -> str | None:
+        return self.request.idempotency_key
 
     def cancel(self) -> None:
         """Stop the run as soon as it can stop (idempotent)."""
         if self.cancel_requested:
             return
         self.cancel_requested = True
-        if self.plan is not None:
-            self.plan.cancel()
-        if self.scope is not None and (self.plan is None or self.plan.context is None):
+        if self.state is not None:
+            self.state.cancel()
+        if self.scope is not None and (self.state is None or self.state.context is None):
             self.scope.cancel()
 
     def interrupt(self, reason: str) -> None:
@@ -92,14 +108,14 @@ class LiveRun:
 
     @property
     def phase(self) -> str | None:
-        if self.plan is not None and self.plan.phase is not None:
-            return self.plan.phase
+        if self.state is not None and self.state.phase is not None:
+            return self.state.phase
         return self.relay.phase
 
     @property
     def progress(self) -> tuple[int, int]:
         """(done, total): cases for a test run, else what the operation last reported."""
-        if self.plan is not None and self.plan.context is not None:
-            ctx = self.plan.context
+        if self.state is not None and self.state.context is not None:
+            ctx = self.state.context
             return ctx.finished_cases, ctx.total_cases
         return self.relay.done, self.relay.total

@@ -14,7 +14,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.core.errors import InputError, StateError
-from preflight_sdk.core.results.run import Totals
+from preflight_sdk.core.results.run import CaseResult, RunResult, Totals
 from preflight_sdk.core.results.runs import (
     ArtifactContent,
     CancelResult,
@@ -33,6 +33,7 @@ from preflight_sdk.store.runs import RunStore
 from preflight_sdk.suites.artifacts import content_type_of
 from preflight_sdk.suites.context import case_id
 
+from .affected.carry import outcomes
 from .coverage_diff import coverage_changes
 from .history import cause_of
 from .retention import limits
@@ -57,6 +58,7 @@ _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/x-nd
 _MAX_ARTIFACT_NAME = 1024
 _MAX_NAME_PART = 255
 ARTIFACT_LIMIT = 200_000
+_NOT_RERUN_SHOWN = 500  # ids named in a diff's notRerun (all are counted in `unchanged`)
 
 
 def check_run_id(run_id: str, *, field: str = "runId") -> None:
@@ -184,8 +186,11 @@ async def cancel_run(sup: RunSupervisor, run_id: str) -> CancelResult:
 
 async def resume_selection(
     sup: RunSupervisor, run_id: str, saved: Collection[str] = ()
-) -> tuple[list[str], dict[str, set[str]]]:
-    """The suites and cases of `run_id` that did not pass (failed, errored, never finished).
+) -> tuple[str, list[str], dict[str, set[str]]]:
+    """The run `run_id` names (`latest`, a prefix), and its suites and cases that did not pass
+    (failed, errored, never finished): the cases a resumed run runs again. Its other suites come
+    too, each with no case to run again: the resumed run carries their verdicts (see
+    `affected.carry`), as it carries the other cases of the suites it runs again.
 
     `saved` are the ids of saved tests and suites, YAML suites that e2e.yaml does not list.
     """
@@ -211,7 +216,7 @@ async def resume_selection(
     for suite_id in original.selected_suites or [s.id for s in original.suites]:
         suite = known.get(suite_id)
         if suite is None and suite_id in saved:
-            left = {c.id for c in recorded.values() if c.suite == suite_id and c.status != "passed"}
+            left = {c.id for c in recorded.values() if c.suite == suite_id and c.verdict != "passed"}
             if left:
                 suites.append(suite_id)
                 selection[suite_id] = left
@@ -222,11 +227,11 @@ async def resume_selection(
         if suite.runner != "yaml" or test is None:
             # pytest and shell suites are re-run whole when any of their cases did not pass.
             cases = [c for c in recorded.values() if c.suite == suite_id]
-            if not cases or any(c.status != "passed" for c in cases):
+            if not cases or any(c.verdict != "passed" for c in cases):
                 suites.append(suite_id)
             continue
         ids = [case_id(suite_id, case.name or "case", taken) for case in test.cases]
-        left = {i for i in ids if (recorded.get(i) is None or recorded[i].status != "passed")}
+        left = {i for i in ids if (recorded.get(i) is None or recorded[i].verdict != "passed")}
         skipped_by_file = {i for i, case in zip(ids, test.cases, strict=True) if case.skip}
         left -= skipped_by_file
         if left:
@@ -243,9 +248,16 @@ async def resume_selection(
                 "totals": msgspec.to_builtins(original.totals),
             },
         )
-    from .resume_values import carry_values
-
-    return suites, await carry_values(sup, run_id, loaded, selection)
+    rerun = set(suites)
+    listed = [
+        sid
+        for sid in original.selected_suites or [s.id for s in original.suites]
+        if sid in rerun or (sid in known and any(c.suite == sid for c in recorded.values()))
+    ]
+    for sid in listed:
+        if sid not in rerun:
+            selection[sid] = set()  # every case of it passed: carried whole
+    return run_id, listed, selection
 
 
 async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
@@ -254,31 +266,39 @@ async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
     head = await resolve_run_id(sup, head, field="head")
     old = await sup.get(base, None)
     new = await sup.get(head, None)
-    before = {c.id: c for s in old.suites for c in s.cases}
-    after = {c.id: c for s in new.suites for c in s.cases}
-    newly, fixed, still, added, removed = [], [], [], [], []
+    before = outcomes(old, await _resumed(sup, old))
+    after = outcomes(new, await _resumed(sup, new))
+    newly, fixed, still, added, removed, not_rerun = [], [], [], [], [], []
     unchanged = 0
     for cid, case in after.items():
         prior = before.get(cid)
         if prior is None:
-            added.append(CaseChange(id=cid, head=case.status))
+            added.append(CaseChange(id=cid, head=case.verdict))
             continue
-        if case.status == "failed" and prior.status == "failed":
+        if (
+            case.status == "carried"
+            and case.carried is not None
+            and case.carried.run_id == _source(prior, base)
+        ):
+            not_rerun.append(cid)  # the head did not run it again: the same verdict, from the base
+        if case.verdict == "failed" and prior.verdict == "failed":
             was, now = cause_of(prior), cause_of(case)
             still.append(CaseChange(id=cid, base="failed", head="failed", cause_changed=was != now,
                                     base_cause=was, head_cause=now))  # fmt: skip
-        elif case.status == "failed":
-            newly.append(CaseChange(id=cid, base=prior.status, head="failed", head_cause=cause_of(case)))
-        elif prior.status == "failed":
-            fixed.append(CaseChange(id=cid, base="failed", head=case.status, base_cause=cause_of(prior)))
+        elif case.verdict == "failed":
+            newly.append(CaseChange(id=cid, base=prior.verdict, head="failed", head_cause=cause_of(case)))
+        elif prior.verdict == "failed":
+            fixed.append(CaseChange(id=cid, base="failed", head=case.verdict, base_cause=cause_of(prior)))
         else:
             unchanged += 1
-    removed = [CaseChange(id=cid, base=c.status) for cid, c in before.items() if cid not in after]
+    removed = [CaseChange(id=cid, base=c.verdict) for cid, c in before.items() if cid not in after]
     changed = sum(1 for c in still if c.cause_changed)
     summary = (
         f"{len(newly)} newly failing, {len(fixed)} fixed, {len(still)} still failing"
         f" ({changed} with a new cause), {len(added)} added, {len(removed)} removed, {unchanged} unchanged"
     )
+    if not_rerun:
+        summary += f" ({len(not_rerun)} not run again: the head carries the base's verdict)"
     coverage = coverage_changes(old.contracts, new.contracts)
     moved = [c for c in coverage if (c.base_covered, c.base_statuses) != (c.head_covered, c.head_statuses)]
     if moved:
@@ -288,7 +308,23 @@ async def diff_runs(sup: RunSupervisor, base: str, head: str) -> RunDiff:
     return RunDiff(
         base=base, head=head, newly_failing=newly, fixed=fixed, still_failing=still, added=added,
         removed=removed, unchanged=unchanged, summary=summary, contracts=coverage,
+        not_rerun=not_rerun[:_NOT_RERUN_SHOWN],
     )  # fmt: skip
+
+
+async def _resumed(sup: RunSupervisor, run: RunResult) -> RunResult | None:
+    """The run `run` resumed, when it resumed one that is still recorded."""
+    if run.resumed_from is None:
+        return None
+    try:
+        return await sup.get(run.resumed_from, None)
+    except InputError:
+        return None  # pruned since: what the resumed run listed is all there is
+
+
+def _source(case: CaseResult, run_id: str) -> str:
+    """The run whose verdict `case` (of run `run_id`) is: its own, or the one it carries."""
+    return case.carried.run_id if case.carried is not None else run_id
 
 
 async def get_artifact(

@@ -24,8 +24,8 @@ def snapshot_of(live: LiveRun) -> RunResult:
     done, total = live.progress
     progress = RunProgress(phase=live.phase, done=done, total=total)
     status = live.status if live.status in ("queued", "running") else "running"
-    if live.plan is not None and live.plan.context is not None:
-        partial = partial_result(live.plan, status="running")
+    if live.state is not None and live.state.context is not None:
+        partial = partial_result(live.state, status="running")
         return msgspec.structs.replace(
             partial,
             status=status,
@@ -37,7 +37,7 @@ def snapshot_of(live: LiveRun) -> RunResult:
         )
     return RunResult(
         run_id=live.run_id,
-        kind=live.kind,  # type: ignore[arg-type]
+        kind=live.kind,
         status=status,  # type: ignore[arg-type]
         summary=f"{live.kind} {status}" + (f": {live.phase}" if live.phase else ""),
         totals=Totals(passed=0, failed=0, skipped=0, total=0),
@@ -45,7 +45,7 @@ def snapshot_of(live: LiveRun) -> RunResult:
         suites=[],
         started_at=live.started_at,
         progress=progress,
-        selected_suites=[s.id for s in live.plan.suites] if live.plan else [],
+        selected_suites=[s.id for s in live.state.suites] if live.state else [],
         trace_id=live.log.trace_id,
         resumed_from=live.resumed_from,
         idempotency_key=live.idempotency_key,

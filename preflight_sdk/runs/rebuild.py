@@ -17,7 +17,8 @@ import msgspec
 
 from preflight_sdk.core import decoding
 from preflight_sdk.core.results.run import RunResult
-from preflight_sdk.store import ArtifactRow, RunStore
+from preflight_sdk.core.run_request import RunRequest
+from preflight_sdk.store import ArtifactRow, NewRun, RunStore
 
 from .history import case_rows
 
@@ -66,15 +67,17 @@ def rebuild_history(store: RunStore) -> list[str]:
 
 
 def _record(store: RunStore, result: RunResult) -> None:
+    request = RunRequest(kind=result.kind, resumed_from=result.resumed_from)
     store.create(
-        run_id=result.run_id,
-        kind=result.kind,
-        started_at=result.started_at,
-        suites=result.selected_suites or [s.id for s in result.suites],
-        config_hash=result.config_hash,
-        resumed_from=result.resumed_from,
-        trace_id=result.trace_id,
-        total_cases=result.totals.total,
+        request,
+        NewRun(
+            run_id=result.run_id,
+            started_at=result.started_at,
+            suites=tuple(result.selected_suites or [s.id for s in result.suites]),
+            config_hash=result.config_hash,
+            trace_id=result.trace_id,
+            total_cases=result.totals.total,
+        ),
     )
     totals = result.totals
     store.finish(

@@ -4,7 +4,7 @@ Each engine gets its own copy (`ProjectContext(..., shard=key)`: its own state f
 `.preflight/shards/<key>/`, session, labels, free host ports and mocks on free ports), brought up
 to date, given its share of the suites (see `sharding`), and removed afterwards whatever
 happened: failure, cancel, or a daemon that went away. All shards run at once; their suites
-land in one `TestPlan`'s results, each case marked with its engine, so the owner records one
+land in one `TestRunState`'s results, each case marked with its engine, so the owner records one
 run with one report, junit and event log.
 
 An engine that cannot be reached or whose environment does not come up fails its own suites
@@ -23,7 +23,6 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
-from preflight_sdk.config import SuiteConfig, TestFile
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.run import CaseResult, RunResult, ShardResult, SuiteResult
@@ -31,11 +30,12 @@ from preflight_sdk.lifecycle.clean import clean
 from preflight_sdk.lifecycle.session.context import ProjectContext
 from preflight_sdk.lifecycle.setup.up import bring_up_to_date
 from preflight_sdk.suites.events import EventLog
-from preflight_sdk.suites.orchestrator import TestPlan, partial_result, run_suites
+from preflight_sdk.suites.given import NO_SUITES, GivenSuites
+from preflight_sdk.suites.orchestrator import TestRunState, partial_result, run_suites
 
 from .shard_plan import ShardSpec
 
-__all__ = ["REACH_LIMIT", "Shard", "ShardedPlan", "run_sharded"]
+__all__ = ["REACH_LIMIT", "Shard", "ShardedRunState", "run_sharded"]
 
 REACH_LIMIT = 30.0  # seconds for an engine to answer at all (an ssh host that never replies)
 CLEAN_LIMIT = 120.0  # seconds for removing one shard's environment
@@ -44,11 +44,11 @@ CLEAN_LIMIT = 120.0  # seconds for removing one shard's environment
 class Shard:
     """One engine's part of a sharded run, and how it went."""
 
-    def __init__(self, spec: ShardSpec, suites: list[str], expected_ms: int, plan: TestPlan) -> None:
+    def __init__(self, spec: ShardSpec, suites: list[str], expected_ms: int, state: TestRunState) -> None:
         self.spec = spec
         self.suites = suites
         self.expected_ms = expected_ms
-        self.plan = plan
+        self.state = state
         self.prepare: anyio.CancelScope | None = None
         self.status: Literal["passed", "failed", "error", "cancelled"] = "passed"
         self.error: PreflightError | None = None
@@ -76,13 +76,13 @@ class Shard:
 class _Merged:
     """The shards' run contexts seen as one (what the owner reads for progress and snapshots)."""
 
-    def __init__(self, plan: ShardedPlan) -> None:
-        self.plan = plan
+    def __init__(self, state: ShardedRunState) -> None:
+        self.state = state
         self.started = datetime.now(UTC)
-        self.log = plan.log
+        self.log = state.log
 
     def _contexts(self) -> list[tuple[str, Any]]:
-        return [(s.spec.name, s.plan.context) for s in self.plan.shards if s.plan.context is not None]
+        return [(s.spec.name, s.state.context) for s in self.state.shards if s.state.context is not None]
 
     @property
     def finished(self) -> list[CaseResult]:
@@ -111,8 +111,8 @@ class _Merged:
         return merged
 
 
-class ShardedPlan(TestPlan):
-    """A test run's plan when its suites are split over engines: one sub-plan per shard."""
+class ShardedRunState(TestRunState):
+    """A test run's state when its suites are split over engines: one sub-state per shard."""
 
     def __init__(
         self,
@@ -121,14 +121,13 @@ class ShardedPlan(TestPlan):
         specs: Sequence[ShardSpec],
         split: tuple[list[list[str]], list[int]],
         selection: dict[str, set[str]] | None = None,
-        synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
-        environment_optional: bool = False,
+        given: GivenSuites = NO_SUITES,
     ) -> None:
-        super().__init__(run_id, log, selection, synthetic, environment_optional)
+        super().__init__(run_id, log, selection, given)
         self.shards: list[Shard] = []
         parts, loads = split
         for spec, suites, expected in zip(specs, parts, loads, strict=True):
-            sub = TestPlan(run_id, log, selection, synthetic, environment_optional)
+            sub = TestRunState(run_id, log, selection, given)
             sub.results = self.results  # every shard's suites land in the one run
             sub.engine = spec.name
             self.shards.append(Shard(spec, suites, expected, sub))
@@ -142,38 +141,38 @@ class ShardedPlan(TestPlan):
 
     @context.setter
     def context(self, value: Any) -> None:
-        pass  # each shard has its own; `TestPlan.__init__` sets None
+        pass  # each shard has its own; `TestRunState.__init__` sets None
 
     def cancel(self) -> None:
         """Stop every shard: setups are cancelled (and removed), suites in flight run their teardown."""
         super().cancel()
         for shard in self.shards:
-            shard.plan.cancel()
+            shard.state.cancel()
             if shard.prepare is not None:
                 shard.prepare.cancel()
 
 
 async def run_sharded(
-    ctx: ProjectContext, plan: ShardedPlan, *, parallel: bool | None, fresh: bool, reporter: Reporter
+    ctx: ProjectContext, state: ShardedRunState, *, parallel: bool | None, fresh: bool, reporter: Reporter
 ) -> RunResult:
     """Run each shard on its engine at once; return the one run they make together."""
     loaded = await ctx.ensure_loaded()
-    plan.redactor = loaded.redactor
-    plan.log.redactor = loaded.redactor
-    plan.began = time.perf_counter()
-    plan.merged = _Merged(plan)
-    plan.phase = "suites"
+    state.redactor = loaded.redactor
+    state.log.redactor = loaded.redactor
+    state.began = time.perf_counter()
+    state.merged = _Merged(state)
+    state.phase = "suites"
     async with anyio.create_task_group() as tg:
-        for shard in plan.shards:
-            tg.start_soon(_run_shard, ctx, plan, shard, parallel, fresh, reporter)
-    status = "cancelled" if plan.cancel_requested else None
-    result = partial_result(plan, status=status)
-    return msgspec.structs.replace(result, shards=[s.outcome() for s in plan.shards])
+        for shard in state.shards:
+            tg.start_soon(_run_shard, ctx, state, shard, parallel, fresh, reporter)
+    status = "cancelled" if state.cancel_requested else None
+    result = partial_result(state, status=status)
+    return msgspec.structs.replace(result, shards=[s.outcome() for s in state.shards])
 
 
 async def _run_shard(
     ctx: ProjectContext,
-    plan: ShardedPlan,
+    state: ShardedRunState,
     shard: Shard,
     parallel: bool | None,
     fresh: bool,
@@ -184,7 +183,7 @@ async def _run_shard(
         shard.warnings.append("no suite fell to this engine: nothing was started on it")
         return
     began = time.perf_counter()
-    plan.log.record("SHARD_STARTED", name=name, message=", ".join(shard.suites))
+    state.log.record("SHARD_STARTED", name=name, message=", ".join(shard.suites))
     copy = ProjectContext(
         ctx.path, ctx.config_file, None, shard.spec.target or ctx.caller_target, shard=shard.spec.key
     )
@@ -192,7 +191,7 @@ async def _run_shard(
     try:
         with anyio.CancelScope() as scope:
             shard.prepare = scope
-            if plan.cancel_requested:
+            if state.cancel_requested:
                 scope.cancel()
             reporter.step(f"{name}: bringing up its copy of the environment", scope=name)
             await _reach(copy, name)
@@ -200,24 +199,24 @@ async def _run_shard(
             await bring_up_to_date(copy, build=True, fresh=fresh, timeout=None, reporter=reporter, stage=True)
         shard.prepare = None
         shard.setup_ms = int((time.perf_counter() - began) * 1000)
-        if scope.cancelled_caught or plan.cancel_requested:
+        if scope.cancelled_caught or state.cancel_requested:
             shard.status = "cancelled"
             return
         await run_suites(
-            ctx=copy, suite_ids=shard.suites, parallel=parallel, reporter=reporter, plan=shard.plan
+            ctx=copy, suite_ids=shard.suites, parallel=parallel, reporter=reporter, state=shard.state
         )
-        failed = any(plan.results[s].status == "failed" for s in shard.suites if s in plan.results)
-        shard.status = "cancelled" if plan.cancel_requested else "failed" if failed else "passed"
+        failed = any(state.results[s].status == "failed" for s in shard.suites if s in state.results)
+        shard.status = "cancelled" if state.cancel_requested else "failed" if failed else "passed"
     except PreflightError as exc:
-        _engine_failed(plan, shard, exc)
+        _engine_failed(state, shard, exc)
     except Exception as exc:  # a bug must not take the other engines' suites down with it
-        _engine_failed(plan, shard, PreflightError(f"{type(exc).__name__}: {exc}", code="INTERNAL"))
+        _engine_failed(state, shard, PreflightError(f"{type(exc).__name__}: {exc}", code="INTERNAL"))
     finally:
         shard.prepare = None
         with anyio.CancelScope(shield=True):
             await _remove(copy, shard)
         shard.duration = int((time.perf_counter() - began) * 1000)
-        plan.log.record("SHARD_FINISHED", name=name, status=shard.status, duration=shard.duration)
+        state.log.record("SHARD_FINISHED", name=name, status=shard.status, duration=shard.duration)
 
 
 async def _reach(copy: ProjectContext, name: str) -> None:
@@ -237,20 +236,20 @@ async def _reach(copy: ProjectContext, name: str) -> None:
         ) from None
 
 
-def _engine_failed(plan: ShardedPlan, shard: Shard, error: PreflightError) -> None:
+def _engine_failed(state: ShardedRunState, shard: Shard, error: PreflightError) -> None:
     """Fail the shard's suites that did not finish with the reason its engine gave."""
     shard.status, shard.error = "error", error
     reason = f"[{error.code}] engine {shard.spec.name}: {error.message}"
     if error.hint:
         reason += f" (hint: {error.hint})"
-    by_id = {s.id: s for s in plan.suites}
+    by_id = {s.id: s for s in state.suites}
     for suite_id in shard.suites:
-        if suite_id in plan.results:
+        if suite_id in state.results:
             continue
         suite = by_id[suite_id]
-        plan.log.record("SUITE_STARTED", suite=suite_id)
-        plan.log.record("SUITE_FINISHED", suite=suite_id, status="failed", duration=0)
-        plan.results[suite_id] = SuiteResult(
+        state.log.record("SUITE_STARTED", suite=suite_id)
+        state.log.record("SUITE_FINISHED", suite=suite_id, status="failed", duration=0)
+        state.results[suite_id] = SuiteResult(
             id=suite_id, name=suite.name or suite_id, runner=suite.runner, status="failed", duration=0,
             passed=0, failed=0, skipped=0, cases=[], error=reason, engine=shard.spec.name,
         )  # fmt: skip

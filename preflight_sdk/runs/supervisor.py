@@ -19,26 +19,32 @@ from typing import Any
 import anyio
 import msgspec
 
-from preflight_sdk.config import SuiteConfig, TestFile
+from preflight_sdk.config import LoadedConfig, SuiteConfig
 from preflight_sdk.core.errors import InputError, PreflightError
 from preflight_sdk.core.progress import ProgressSink, Reporter
-from preflight_sdk.core.results.lifecycle import SetupResult
 from preflight_sdk.core.results.run import RunResult
+from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.core.tracing import current_parent, new_span_id, new_trace_id
 from preflight_sdk.lifecycle.session.context import ProjectContext
 from preflight_sdk.lifecycle.session.filelock import project_lock
-from preflight_sdk.store import RunStore, StoreError, StoreReplaced, StoreUnavailable, new_run_id
+from preflight_sdk.store import NewRun, RunStore, StoreError, StoreReplaced, StoreUnavailable, new_run_id
+from preflight_sdk.suites.commands.warm_pytest import WarmPytest, warm_enabled
 from preflight_sdk.suites.events import EventLog
-from preflight_sdk.suites.orchestrator import TestPlan, partial_result, run_suites, select_suites
+from preflight_sdk.suites.given import NO_SUITES, GivenSuites
+from preflight_sdk.suites.orchestrator import TestRunState, partial_result, run_suites, select_suites
 
+from .affected.carry import resumed_order
+from .affected.stage import ask_of, weigh
 from .detached import Background
 from .finish import finish_lifecycle, finish_test, unwrap_error
 from .identity import config_hash, git_state, request_hash
 from .live import LiveRun, Relay
+from .preparation import RunPreparation
 from .reading import result_of_row, snapshot_of
 from .rebuild import rebuild_history
-from .shard_plan import ShardSpec, split_suites
-from .sharded_run import ShardedPlan, run_sharded
+from .resume_values import carry_values
+from .shard_plan import ShardSpec, parse_shards, split_suites
+from .sharded_run import ShardedRunState, run_sharded
 
 __all__ = ["HEARTBEAT", "RunSupervisor"]
 
@@ -54,8 +60,9 @@ def now_text() -> str:
 class RunSupervisor:
     """The runs of one project that this process owns, and its door to the project's store."""
 
-    def __init__(self, ctx: ProjectContext) -> None:
+    def __init__(self, ctx: ProjectContext, preparation: RunPreparation) -> None:
         self.ctx = ctx
+        self.preparation = preparation  # what the environment does before and after a test run
         self.live: dict[str, LiveRun] = {}
         self._background = Background()
         self._store: RunStore | None = None
@@ -134,150 +141,128 @@ class RunSupervisor:
 
     async def run_tests(
         self,
+        request: RunRequest,
         *,
-        suite_ids: list[str] | None,
-        parallel: bool | None,
         wait: float | None,
-        idempotency_key: str | None,
         sink: ProgressSink | None,
-        selection: dict[str, set[str]] | None = None,
-        resumed_from: str | None = None,
-        test_id: str | None = None,
-        prepare: Callable[[Reporter, str], Awaitable[SetupResult | None]] | None = None,
-        after: Callable[[], Awaitable[None]] | None = None,
-        parts: object = None,
-        synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
-        environment_optional: bool = False,
-        shards: Sequence[ShardSpec] = (),
-        fresh: bool = False,
+        given: GivenSuites = NO_SUITES,
     ) -> RunResult:
-        """Start a test run and wait for it up to `wait` seconds (None: to its end).
+        """Start the test run `request` asks for and wait for it up to `wait` seconds (None: to its end).
 
-        `prepare` runs first, under the run's locks (bringing the environment up to date: what it
-        did becomes the result's `setup`); `after`
-        runs last whatever happened, shielded (removing it when it is not kept). `synthetic` are
-        suites that e2e.yaml does not list (saved tests and suites) with their test files;
-        `environment_optional` lets them run without a running environment. With `shards` the
-        suites are split over those engines, each with its own copy of the environment (`fresh`:
-        built without cache), instead of `prepare` and the project's environment.
+        The environment is prepared first as `request.prepare` says, under the run's locks (what
+        that did becomes the result's `setup`), and concluded last whatever happened, shielded
+        (removed when it is not kept). `given` are suites that e2e.yaml does not list (saved tests
+        and suites) with their test files. With `request.shards` the suites are split over those
+        engines, each with its own copy of the environment, instead of the project's environment.
         """
+        shards = parse_shards(request.shards) if request.shards is not None else []
         loaded = await self.ctx.ensure_loaded()
-        suites = select_suites(loaded, suite_ids, {s.id: s for s, _ in synthetic})
+        suites = select_suites(loaded, _listed(request.suites), given.by_id())
         chash = await anyio.to_thread.run_sync(config_hash, loaded)
-        picked = {k: sorted(v) for k, v in (selection or {}).items()}
-        rhash = request_hash("test", chash, [[s.id for s in suites], parallel, picked, test_id, parts])
-        live, existing = await self._create(
-            kind="test",
-            suites=[s.id for s in suites],
-            config_hash=chash,
-            request_hash=rhash,
-            idempotency_key=idempotency_key,
-            resumed_from=resumed_from,
-            test_id=test_id,
-            sink=sink,
-        )
+        rhash = request_hash(chash, request, given.digest())
+        live, existing = await self._create(request, [s.id for s in suites], chash, rhash, sink)
         if live is None:
             assert existing is not None
             return await self.get(existing, wait)
-        plan = await self._plan(live, suites, shards, selection, synthetic, environment_optional)
-        live.plan = plan
-        plan.suites = suites
+        state = await self._state(live, request, loaded, suites, shards, given)
+        live.state = state
+        state.suites = suites
         git = _Later(git_state(loaded.root))
         self._background.spawn(git.fill, name=f"git-{live.run_id}")
 
         async def body(reporter: Reporter) -> Any:
-            if isinstance(plan, ShardedPlan):
-                return await run_sharded(self.ctx, plan, parallel=parallel, fresh=fresh, reporter=reporter)
-            try:
-                if prepare is not None:
-                    plan.phase = "setup"
-                    live.log.record("PHASE_STARTED", phase="setup")
-                    plan.setup = await prepare(reporter, live.run_id)
-                    live.log.record("PHASE_FINISHED", phase="setup")
-                return await run_suites(
-                    self.ctx,
-                    suite_ids=[s.id for s in suites],
-                    parallel=parallel,
-                    reporter=reporter,
-                    plan=plan,
+            if isinstance(state, ShardedRunState):
+                return await run_sharded(
+                    self.ctx, state, parallel=request.parallel, fresh=request.fresh, reporter=reporter
                 )
+            try:
+                await self._prepare(live, request, state, reporter)
+                await weigh(self, live, state, ask_of(request))
+                return await run_suites(
+                    self.ctx, suite_ids=[s.id for s in suites], parallel=request.parallel, reporter=reporter,
+                    state=state,
+                )  # fmt: skip
             finally:
-                if after is not None:
-                    with anyio.CancelScope(shield=True):
-                        await after()
+                with anyio.CancelScope(shield=True):
+                    await self.preparation.conclude(request)
 
         async def finish(run: LiveRun, reporter: Reporter) -> RunResult:
-            return await finish_test(
-                self, run, reporter, config_hash=chash, git=await git.get(), idempotency_key=idempotency_key,
-                resumed_from=resumed_from,
-            )  # fmt: skip
+            return await finish_test(self, run, reporter, config_hash=chash, git=await git.get())
 
         self._launch(live, "run", body, finish)
         return await self.wait_started(live, wait)
 
-    async def _plan(
+    async def _prepare(
+        self, live: LiveRun, request: RunRequest, state: TestRunState, reporter: Reporter
+    ) -> None:
+        """The run's setup phase: the environment prepared as the request says (nothing for `none`)."""
+        if request.prepare == "none":
+            return
+        state.phase = "setup"
+        live.log.record("PHASE_STARTED", phase="setup")
+        state.setup = await self.preparation.prepare(request, live.run_id, reporter)
+        live.log.record("PHASE_FINISHED", phase="setup")
+        if request.prepare == "up_to_date" and request.keep and request.warm and warm_enabled():
+            # A next run is expected on the kept environment: its pytest suites may start warm.
+            self.ctx.pytest_servers = self.ctx.pytest_servers or WarmPytest()
+
+    async def _state(
         self,
         live: LiveRun,
+        request: RunRequest,
+        loaded: LoadedConfig,
         suites: list[SuiteConfig],
         shards: Sequence[ShardSpec],
-        selection: dict[str, set[str]] | None,
-        synthetic: Sequence[tuple[SuiteConfig, TestFile]],
-        environment_optional: bool,
-    ) -> TestPlan:
-        """The run's plan; a sharded one splits the suites by their recorded durations."""
+        given: GivenSuites,
+    ) -> TestRunState:
+        """The run's live state; a sharded one splits the suites by their recorded durations."""
+        selection = request.picked()
+        carried = None
+        if selection is not None and request.resumed_from is not None:
+            # The values the original run's other cases saved, for the cases run again, and the
+            # verdicts of the cases it does not run again, which it carries.
+            carried = resumed_order(await self.get(request.resumed_from, None), selection)
+            selection = await carry_values(self, request.resumed_from, loaded, selection)
         if not shards:
-            return TestPlan(live.run_id, live.log, selection, synthetic, environment_optional)
+            state = TestRunState(live.run_id, live.log, selection, given)
+            state.order = carried
+            return state
         ids = [s.id for s in suites]
         store = await self.store()
         durations = await self.call(store.suite_durations, ids) or {}
         split = split_suites(ids, durations, len(shards))
-        return ShardedPlan(live.run_id, live.log, shards, split, selection, synthetic, environment_optional)
+        return ShardedRunState(live.run_id, live.log, shards, split, selection, given)
 
     async def run_lifecycle(
         self,
-        kind: str,
+        request: RunRequest,
         body: Callable[[Reporter], Awaitable[Any]],
         *,
         wait: float | None,
-        idempotency_key: str | None,
         sink: ProgressSink | None,
-        parts: object = None,
     ) -> LiveRun | str:
         """Start a build or setup as a run; return it once it ended or `wait` passed (or an existing run id)."""
         loaded = await self.ctx.ensure_loaded()
         chash = await anyio.to_thread.run_sync(config_hash, loaded)
-        live, existing = await self._create(
-            kind=kind,
-            suites=[],
-            config_hash=chash,
-            request_hash=request_hash(kind, chash, parts),
-            idempotency_key=idempotency_key,
-            sink=sink,
-        )
+        live, existing = await self._create(request, [], chash, request_hash(chash, request), sink)
         if live is None:
             assert existing is not None
             return existing
 
         async def finish(run: LiveRun, reporter: Reporter) -> RunResult:
-            return await finish_lifecycle(
-                self, run, reporter, config_hash=chash, idempotency_key=idempotency_key
-            )
+            return await finish_lifecycle(self, run, reporter, config_hash=chash)
 
-        self._launch(live, kind, body, finish)
+        self._launch(live, request.kind, body, finish)
         await self._wait(live, wait, started_here=True)
         return live
 
     async def _create(
         self,
-        *,
-        kind: str,
+        request: RunRequest,
         suites: list[str],
         config_hash: str,
         request_hash: str,
-        idempotency_key: str | None,
         sink: ProgressSink | None,
-        resumed_from: str | None = None,
-        test_id: str | None = None,
     ) -> tuple[LiveRun | None, str | None]:
         run_id = new_run_id()
         parent = current_parent()
@@ -291,34 +276,25 @@ class RunSupervisor:
             log.redactor = self.ctx.loaded.redactor  # every event of the run, setup's included
         started = now_text()
         store = await self.store()
-        created = await self.need(
-            store.create,
-            run_id=run_id,
-            kind=kind,
-            started_at=started,
-            suites=suites,
-            config_hash=config_hash,
-            request_hash=request_hash,
-            idempotency_key=idempotency_key,
-            resumed_from=resumed_from,
-            test_id=test_id,
-            trace_id=log.trace_id,
-        )
+        opening = NewRun(
+            run_id=run_id, started_at=started, suites=tuple(suites), config_hash=config_hash,
+            request_hash=request_hash, trace_id=log.trace_id,
+        )  # fmt: skip
+        created = await self.need(store.create, request, opening)
         if created is not None and not created[1]:
             row = created[0]
             if row.request_hash != request_hash:
                 raise InputError(
-                    f"idempotency key {idempotency_key!r} was used by run {row.run_id} for a different "
-                    "request (another config, or other suites)",
+                    f"idempotency key {request.idempotency_key!r} was used by run {row.run_id} for a "
+                    "different request (another config, or other suites)",
                     code="IDEMPOTENCY_CONFLICT",
                     hint="use a new idempotencyKey for a new request, or get_run the existing run",
                     details={"runId": row.run_id, "status": row.status},
                 )
             return None, row.run_id
         log.path = store.runs_folder(run_id) / "events.ndjson"
-        live = LiveRun(run_id=run_id, kind=kind, log=log, relay=Relay(sink, log), started_at=started)
-        live.resumed_from, live.idempotency_key = resumed_from, idempotency_key
-        log.record("RUN_CREATED", name=kind, status="queued")
+        live = LiveRun(request=request, run_id=run_id, log=log, relay=Relay(sink, log), started_at=started)
+        log.record("RUN_CREATED", name=request.kind, status="queued")
         self.live[run_id] = live
         return live, None
 
@@ -392,8 +368,8 @@ class RunSupervisor:
     async def _beat(self, live: LiveRun, *, snapshot: bool = False) -> None:
         done, total = live.progress
         partial = None
-        if snapshot and live.plan is not None and live.plan.context is not None:
-            partial = msgspec.json.encode(partial_result(live.plan, status="running"))
+        if snapshot and live.state is not None and live.state.context is not None:
+            partial = msgspec.json.encode(partial_result(live.state, status="running"))
         store = self._store
         if store is None:
             return
@@ -481,6 +457,10 @@ class RunSupervisor:
         for live in list(self.live.values()):
             with anyio.CancelScope(shield=True), anyio.move_on_after(60):
                 await live.done.wait()
+
+
+def _listed(suites: tuple[str, ...] | None) -> list[str] | None:
+    return list(suites) if suites is not None else None
 
 
 class _Later:

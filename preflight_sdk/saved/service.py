@@ -26,6 +26,7 @@ from preflight_sdk.core.results.saved import (
     TestLine,
     TestList,
 )
+from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.core.templates import has_template
 from preflight_sdk.runs.supervisor import RunSupervisor, now_text
 from preflight_sdk.store import (
@@ -36,6 +37,7 @@ from preflight_sdk.store import (
     StoreUnavailable,
     TestLineRow,
 )
+from preflight_sdk.suites.given import NO_SUITES, GivenSuites
 
 from .definition import check_id, needs_environment, parse_case, suite_of
 
@@ -151,11 +153,11 @@ class SavedTests:
         *,
         wait: float | None,
         sink: ProgressSink | None,
-        prepare: Any = None,
     ) -> RunResult:
         """Run a saved test (recorded under its id) or an inline one (an ad-hoc run).
 
-        `prepare` runs first when the test needs the environment (it resets a kept one).
+        A test that needs the environment finds it brought up to date and reset first, as for
+        `run_suite`; one that only uses absolute URLs runs without it.
         """
         if (test is None) == (test_id is None):
             raise InputError(
@@ -174,12 +176,9 @@ class SavedTests:
         needs = needs_environment(step)
         if needs:
             await self._require_running()
-        suite = suite_of(suite_id, name, [definition])
-        return await self.runs.run_tests(
-            suite_ids=[suite_id], parallel=None, wait=wait, idempotency_key=None, sink=sink,
-            test_id=test_id, synthetic=[suite], environment_optional=not needs, parts=[definition],
-            prepare=prepare if needs else None,
-        )  # fmt: skip
+        request = RunRequest(suites=(suite_id,), prepare="if_running" if needs else "none", test_id=test_id)
+        given = GivenSuites(suites=(suite_of(suite_id, name, [definition]),), environment_optional=not needs)
+        return await self.runs.run_tests(request, wait=wait, sink=sink, given=given)
 
     async def latest_run(self, test_id: str) -> RunResult | None:
         """The newest run of a saved test, or None."""
@@ -190,22 +189,20 @@ class SavedTests:
             return None
         return await self.runs.get(rows[0].run_id, 0.0)
 
-    async def expand(
-        self, suite_ids: Sequence[str] | None, *, tests_too: bool = False
-    ) -> tuple[list[tuple[SuiteConfig, TestFile]], bool]:
+    async def expand(self, suite_ids: Sequence[str] | None, *, tests_too: bool = False) -> GivenSuites:
         """The saved suites among `suite_ids` (those e2e.yaml does not define) as runnable suites.
 
         With `tests_too` (resuming a run), a saved test's id is its one-case suite, as `run_test`
-        ran it. Returns them and whether they may run without the environment (no case names a
-        service or a mock, and e2e.yaml's suites are not among the ids).
+        ran it. They may run without the environment when no case names a service or a mock,
+        and e2e.yaml's suites are not among the ids.
         """
         if not suite_ids:
-            return [], False
+            return NO_SUITES
         loaded = await self.runs.ctx.ensure_loaded()
         configured = {s.id for s in loaded.suites}
         wanted = [i for i in dict.fromkeys(suite_ids) if i not in configured]
         if not wanted:
-            return [], False
+            return NO_SUITES
         store = await self.store()
         out: list[tuple[SuiteConfig, TestFile]] = []
         needs = any(i in configured for i in suite_ids)
@@ -223,7 +220,7 @@ class SavedTests:
                 needs = needs or needs_environment(step)
                 cases.append(definition)
             out.append(suite_of(suite_id, name, cases))
-        return out, not needs
+        return GivenSuites(suites=tuple(out), environment_optional=not needs)
 
     async def test_of_run(self, run_id: str) -> str | None:
         """The saved test a run was recorded under, if any."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .database import Database, StoreError, StoreReplaced, StoreUnavailable
 from .ids import is_run_id, new_run_id
-from .records import ArtifactRow, CaseRow, OperationRow, RunRow, RunSummaryRow
+from .records import ArtifactRow, CaseRow, LatestCaseRow, NewRun, OperationRow, RunRow, RunSummaryRow
 from .runs import RunStore, store_path
 from .saved import SavedStore, SavedSuiteRow, SavedTestRow, TestLineRow
 
@@ -19,6 +19,8 @@ __all__ = [
     "ArtifactRow",
     "CaseRow",
     "Database",
+    "LatestCaseRow",
+    "NewRun",
     "OperationRow",
     "RunRow",
     "RunStore",

@@ -4,11 +4,28 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["ArtifactRow", "CaseRow", "OperationRow", "RunRow", "RunSummaryRow"]
+__all__ = ["ArtifactRow", "CaseRow", "LatestCaseRow", "NewRun", "OperationRow", "RunRow", "RunSummaryRow"]
+
+
+class NewRun(msgspec.Struct, frozen=True, kw_only=True):
+    """What a run adds to its request when it is opened: its id, start, the suites it selected,
+    the hashes that tell the same request again, its trace, and the cases it expects."""
+
+    run_id: str
+    started_at: str
+    suites: tuple[str, ...] = ()
+    config_hash: str | None = None
+    request_hash: str | None = None
+    trace_id: str | None = None
+    total_cases: int = 0
 
 
 class CaseRow(msgspec.Struct, frozen=True, kw_only=True):
-    """One case's outcome in one run. `cause` is a short signature of why it failed."""
+    """One case's outcome in one run. `cause` is a short signature of why it failed.
+
+    `touches`: what the case touched (`service:orders`, `mock:payments`, `page:…`, `all`), None
+    when it is not known (a run recorded before touches were, or rebuilt from its files).
+    """
 
     case_id: str
     suite: str
@@ -18,6 +35,15 @@ class CaseRow(msgspec.Struct, frozen=True, kw_only=True):
     attempts: int = 1
     passed_on_retry: bool = False
     cause: str | None = None
+    touches: list[str] | None = None
+
+
+class LatestCaseRow(CaseRow, frozen=True, kw_only=True):
+    """A case in the newest run that ran it, with that run's start and inputs (JSON, or None)."""
+
+    run_id: str
+    started_at: str
+    inputs: str | None = None
 
 
 class ArtifactRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,6 +92,7 @@ class RunRow(RunSummaryRow, frozen=True, kw_only=True):
     trace_id: str | None
     result: bytes | None
     error: bytes | None
+    inputs: str | None = None
 
 
 class OperationRow(msgspec.Struct, frozen=True, kw_only=True):

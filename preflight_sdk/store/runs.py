@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from preflight_sdk.core.run_request import RunRequest
+
 from .database import Database, rows_as_dicts
-from .records import ArtifactRow, CaseRow, OperationRow, RunRow, RunSummaryRow
+from .records import ArtifactRow, CaseRow, LatestCaseRow, NewRun, OperationRow, RunRow, RunSummaryRow
 
 __all__ = ["LIVE", "STALE_AFTER", "RunStore", "store_path"]
 
@@ -52,29 +54,16 @@ class RunStore:
 
     # -- writing ---------------------------------------------------------------------------------
 
-    def create(
-        self,
-        *,
-        run_id: str,
-        kind: str,
-        started_at: str,
-        suites: Sequence[str] = (),
-        config_hash: str | None = None,
-        request_hash: str | None = None,
-        idempotency_key: str | None = None,
-        resumed_from: str | None = None,
-        test_id: str | None = None,
-        trace_id: str | None = None,
-        total_cases: int = 0,
-    ) -> tuple[RunRow, bool]:
-        """Insert a `queued` run owned by this process; return it and True.
+    def create(self, request: RunRequest, run: NewRun) -> tuple[RunRow, bool]:
+        """Insert a `queued` run of `request` owned by this process; return it and True.
 
-        With an `idempotency_key` already used, nothing is inserted: the existing run comes back
+        With an idempotency key already used, nothing is inserted: the existing run comes back
         with False (the caller compares its `request_hash`).
         """
+        key = request.idempotency_key
         with self.db.write() as conn:
-            if idempotency_key is not None:
-                existing = _one(conn, "SELECT * FROM runs WHERE idempotency_key = ?", (idempotency_key,))
+            if key is not None:
+                existing = _one(conn, "SELECT * FROM runs WHERE idempotency_key = ?", (key,))
                 if existing is not None:
                     return existing, False
             conn.execute(
@@ -82,16 +71,16 @@ class RunStore:
                 "idempotency_key, resumed_from, test_id, owner_pid, owner_host, heartbeat_at, trace_id, "
                 "total_cases) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    run_id, kind, started_at, json.dumps(list(suites)), config_hash, request_hash,
-                    idempotency_key, resumed_from, test_id, os.getpid(), _HOST, time.time(), trace_id,
-                    total_cases,
+                    run.run_id, request.kind, run.started_at, json.dumps(list(run.suites)), run.config_hash,
+                    run.request_hash, key, request.resumed_from, request.test_id, os.getpid(), _HOST,
+                    time.time(), run.trace_id, run.total_cases,
                 ),
             )  # fmt: skip
             conn.executemany(
                 "INSERT OR IGNORE INTO run_suites (run_id, suite) VALUES (?, ?)",
-                [(run_id, s) for s in suites],
+                [(run.run_id, s) for s in run.suites],
             )
-            row = _one(conn, "SELECT * FROM runs WHERE run_id = ?", (run_id,))
+            row = _one(conn, "SELECT * FROM runs WHERE run_id = ?", (run.run_id,))
         assert row is not None
         return row, True
 
@@ -130,29 +119,41 @@ class RunStore:
         artifacts: Sequence[ArtifactRow] = (),
         git_commit: str | None = None,
         git_dirty: bool | None = None,
+        inputs: str | None = None,
     ) -> None:
-        """Complete a run with its outcome, cases and artifacts, in one transaction."""
+        """Complete a run with its outcome, cases and artifacts, in one transaction.
+
+        `cases` are the cases that ran (a carried verdict is no outcome of this run); each becomes
+        its case's newest run, unless a newer run already recorded it. `inputs` is what the run ran
+        on (JSON), compared by the next run to find what an edit can affect.
+        """
         total, passed, failed, skipped = totals
         with self.db.write() as conn:
             conn.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, duration_ms = ?, summary = ?, total = ?, "
                 "passed = ?, failed = ?, skipped = ?, result = ?, error = ?, git_commit = ?, git_dirty = ?, "
-                "heartbeat_at = ?, phase = NULL, done_cases = ? WHERE run_id = ?",
+                "heartbeat_at = ?, phase = NULL, done_cases = ?, inputs = COALESCE(?, inputs) WHERE run_id = ?",
                 (
                     status, finished_at, duration_ms, summary[:400], total, passed, failed, skipped, result,
                     error, git_commit, None if git_dirty is None else int(git_dirty), time.time(),
-                    passed + failed + skipped, run_id,
+                    passed + failed + skipped, inputs, run_id,
                 ),
             )  # fmt: skip
             conn.executemany(
                 "INSERT OR REPLACE INTO cases (run_id, case_id, suite, name, status, duration_ms, attempts, "
-                "passed_on_retry, cause) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "passed_on_retry, cause, touches) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (run_id, c.case_id, c.suite, c.name, c.status, c.duration_ms, c.attempts,
-                     int(c.passed_on_retry), c.cause)
+                     int(c.passed_on_retry), c.cause, None if c.touches is None else json.dumps(c.touches))
                     for c in cases
                 ],
             )  # fmt: skip
+            conn.executemany(
+                "INSERT INTO case_latest (case_id, suite, run_id) VALUES (?, ?, ?) ON CONFLICT (case_id) "
+                "DO UPDATE SET suite = excluded.suite, run_id = excluded.run_id "
+                "WHERE excluded.run_id > case_latest.run_id",
+                [(c.case_id, c.suite, run_id) for c in cases],
+            )
             conn.executemany(
                 "INSERT OR REPLACE INTO artifacts (run_id, name, size, content_type, sha256) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -246,11 +247,20 @@ class RunStore:
     def cases(self, run_id: str) -> list[CaseRow]:
         """The recorded cases of a run, in run order."""
         rows = self.db.select(
-            "SELECT case_id, suite, name, status, duration_ms, attempts, passed_on_retry, cause "
+            "SELECT case_id, suite, name, status, duration_ms, attempts, passed_on_retry, cause, touches "
             "FROM cases WHERE run_id = ?",
             (run_id,),
         )
-        return [CaseRow(**{**r, "passed_on_retry": bool(r["passed_on_retry"])}) for r in rows]
+        return [
+            CaseRow(
+                **{
+                    **r,
+                    "passed_on_retry": bool(r["passed_on_retry"]),
+                    "touches": None if r["touches"] is None else json.loads(r["touches"]),
+                }
+            )
+            for r in rows
+        ]
 
     def artifacts(self, run_id: str) -> list[ArtifactRow]:
         """The files a run wrote."""
@@ -275,6 +285,34 @@ class RunStore:
                     )
                 )
         return out
+
+    def latest_cases(self, suites: Sequence[str]) -> list[LatestCaseRow]:
+        """Each case of `suites` as the newest test run that ran it recorded it, with that run's
+        start and inputs (one read: the newest run of each case is kept as runs finish)."""
+        if not suites:
+            return []
+        rows: list[LatestCaseRow] = []
+        with self.db.read() as conn:
+            for start in range(0, len(suites), 500):
+                chunk = list(suites[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                found = conn.execute(
+                    "SELECT c.case_id, c.suite, c.name, c.status, c.duration_ms, c.attempts, c.passed_on_retry, "
+                    "c.cause, c.touches, c.run_id, r.started_at, r.inputs FROM case_latest l "
+                    "JOIN cases c ON c.run_id = l.run_id AND c.case_id = l.case_id "
+                    f"JOIN runs r ON r.run_id = l.run_id WHERE l.suite IN ({marks}) AND r.kind = 'test'",
+                    chunk,
+                )
+                for row in found:
+                    rows.append(
+                        LatestCaseRow(
+                            case_id=row[0], suite=row[1], name=row[2], status=row[3], duration_ms=row[4],
+                            attempts=row[5], passed_on_retry=bool(row[6]), cause=row[7],
+                            touches=None if row[8] is None else json.loads(row[8]),
+                            run_id=row[9], started_at=row[10], inputs=row[11],
+                        )
+                    )  # fmt: skip
+        return rows
 
     def last_passed(self, case_ids: Sequence[str]) -> dict[str, str]:
         """The newest run in which each case passed."""

@@ -129,6 +129,22 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (run_id, seq)
     ) WITHOUT ROWID
     """,
+    # 5: what each case touched (services, mocks, pages: a JSON list, NULL when unknown), the inputs
+    # a run ran on (e2e.yaml, engine, each service's container, each mock's routes, each suite's
+    # files: JSON), and each case's newest run, so a run finds what an edit can affect in one read.
+    """
+    ALTER TABLE cases ADD COLUMN touches TEXT;
+    ALTER TABLE runs ADD COLUMN inputs TEXT;
+    CREATE TABLE case_latest (
+        case_id TEXT PRIMARY KEY,
+        suite   TEXT NOT NULL,
+        run_id  TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE
+    ) WITHOUT ROWID;
+    CREATE INDEX case_latest_by_suite ON case_latest(suite);
+    CREATE INDEX case_latest_by_run ON case_latest(run_id);
+    INSERT INTO case_latest (case_id, suite, run_id)
+        SELECT case_id, suite, MAX(run_id) FROM cases GROUP BY case_id
+    """,
 ]
 
 OUR_TABLES = frozenset(
@@ -143,5 +159,6 @@ OUR_TABLES = frozenset(
         "saved_test_tags",
         "saved_suites",
         "run_values",
+        "case_latest",
     }
 )

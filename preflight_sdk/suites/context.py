@@ -24,6 +24,8 @@ from .browser import BrowserHost
 from .contract_checks import RunContracts
 from .environment import RunEnvironment
 from .events import EventLog
+from .ordering import CaseOrder
+from .touches import Touches
 from .yaml.http import HttpSession
 
 if TYPE_CHECKING:
@@ -78,6 +80,7 @@ class RunContext:
         selection: dict[str, set[str]] | None = None,
         warm_pytest: WarmPytest | None = None,
         estimated: Collection[str] = (),
+        order: CaseOrder | None = None,
     ) -> None:
         self.run_id = run_id
         self.warm_pytest = warm_pytest  # where a next run is expected: pytest kept warm for it
@@ -100,6 +103,10 @@ class RunContext:
         # case in `total_cases` until it ends, and while one is left the total is not shown, so
         # the progress never reads (5/5) and then (6/6).
         self.estimated = set(estimated)
+        self.touches = Touches()  # what each case touched, for the next run's affected cases
+        self._case_starts: dict[str, float] = {}  # epoch ms each case started at (its touches' window)
+        self.order = order  # affected cases first, carried ones left out (see `ordering`)
+        self.stopped_at: str | None = None  # with fail_fast: the first failed case
         # The contracts of the services and mocks: every answer and mock request checked, coverage kept.
         self.contracts = RunContracts(env.loaded, {name: e.url for name, e in env.services.items()})
 
@@ -122,6 +129,13 @@ class RunContext:
             kind_name = "CASE_FAILED" if status == "failed" else "CASE_FINISHED"
         else:
             kind_name = _TYPES.get(kind, kind)
+            moment = (at or datetime.now(UTC)).timestamp() * 1000
+            if kind == "case_start" and case is not None:
+                self._case_starts[case] = moment  # a failure's evidence is gathered after its end
+            elif suite is not None and kind == "suite_start":
+                self.touches.suite_started(suite, moment)
+            elif suite is not None and kind == "suite_end":
+                self.touches.suite_ended(suite, moment)
         self.log.record(kind_name, suite=suite, case=case, status=status, duration=duration, at=at)
 
     def selected(self, suite: str, case: str) -> bool:
@@ -130,6 +144,12 @@ class RunContext:
             return True
         chosen = self.selection.get(suite)
         return chosen is None or case in chosen
+
+    def stop_reason(self) -> str | None:
+        """Why a case not started yet is skipped: the run stopped at its first failure (fail_fast)."""
+        if self.stopped_at is None:
+            return None
+        return f"not run: the run stopped at its first failure ({self.stopped_at}; failFast)"
 
     def carried(self, suite: str, case: str) -> list[tuple[str, Any]]:
         """The values case `case` saved in the run this one resumes (it is not run again here)."""
@@ -174,7 +194,8 @@ class RunContext:
             self.estimated.discard(id)
             self.total_cases += len(cases) - 1
         counts = {
-            status: sum(1 for c in cases if c.status == status) for status in ("passed", "failed", "skipped")
+            status: sum(1 for c in cases if c.status == status)
+            for status in ("passed", "failed", "skipped", "carried")
         }
         status: Literal["passed", "failed"] = "failed" if counts["failed"] or error or not cases else "passed"
         duration = int(seconds * 1000)
@@ -191,12 +212,19 @@ class RunContext:
             cases=cases,
             error=error,
             warnings=warnings or [],
+            carried=counts["carried"],
         )
 
     def case_finished(self, result: CaseResult, *, at: datetime | None = None) -> None:
         """Report a finished case as progress and as an event (at `at`, default now)."""
         self.finished_cases += 1
         self.finished.append(result)
+        if result.status == "failed" and self.order is not None and self.order.fail_fast:
+            self.stopped_at = self.stopped_at or result.id
+        start = self._case_starts.pop(result.id, result.timestamp - result.duration)
+        self.touches.window(
+            result.id, result.suite, start, result.timestamp, span=self.log.case_span(result.id)
+        )
         # Suites of other runners are counted as one case until they report theirs.
         self.total_cases = max(self.total_cases, self.finished_cases)
         self.event(

@@ -179,9 +179,15 @@ class RunEnvironment:
         if mock is None:
             return []
         from preflight_sdk.mocks import fetch_requests
+        from preflight_sdk.mocks.admin import read_admin_token
 
+        # With the mocks' admin token the journal comes as recorded: a check of what was sent
+        # compares the same values here as in the process that serves the mocks.
+        token = read_admin_token(Path(self.loaded.state_root) / ".preflight" / "mocks")
         try:
-            fetched = await fetch_requests(mock.port, name, since.isoformat() if since else None, False)
+            fetched = await fetch_requests(
+                mock.port, name, since.isoformat() if since else None, False, token=token
+            )
         except PreflightError:
             return []
         return list(fetched.requests)

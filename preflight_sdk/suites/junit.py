@@ -63,3 +63,12 @@ def _write_suite(root: ET.Element, suite: SuiteResult) -> None:
             failure.text = case.failure.error
         elif case.status == "skipped":
             ET.SubElement(element, "skipped", message=case.skip_reason or "skipped")
+        elif case.carried is not None:  # a pass (or skip) not run here: where its verdict comes from
+            carried = case.carried
+            ET.SubElement(element, "properties").append(
+                ET.Element("property", name="preflight.carriedFrom", value=carried.run_id)
+            )
+            if carried.status == "skipped":
+                ET.SubElement(element, "skipped", message=f"carried from run {carried.run_id}")
+            out = ET.SubElement(element, "system-out")
+            out.text = f"not run: {carried.status} in run {carried.run_id} ({carried.started_at}), carried"

@@ -4,16 +4,15 @@ Suites run in file order; when parallel runs are on (`tests.parallel`, or `paral
 suites marked `parallel: true` then run together, up to `concurrency` at a time, each with its own
 variables. A suite that declares cases but records none is failed, never an empty pass.
 
-A `TestPlan` ties the run to its owner (the run supervisor): the run id and event log, the cases
-to run when it resumes another run, a cancel scope the owner can trip (the finished cases are
-kept, the suite in flight runs its teardown), and what has finished so far, for live snapshots.
+A `TestRunState` is a test run's live state, shared with its owner (the run supervisor): the run
+id and event log, the cases to run when it resumes another run, the suites given beside e2e.yaml's,
+a cancel scope the owner can trip (the finished cases are kept, the suite in flight runs its
+teardown), and what has finished so far, for live snapshots.
 Writing the artifacts and recording the run are the owner's work, not this module's.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -41,34 +40,34 @@ from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
 from .fuzz import run_fuzz_suite
+from .given import NO_SUITES, GivenSuites
+from .ordering import CaseOrder, carried_suite, suite_order
 from .traffic import record_mock_traffic
 from .yaml.runner import TEARDOWN_LIMIT, run_yaml_suite, timeout_text
 
-__all__ = ["TestPlan", "partial_result", "run_suites", "select_suites"]
+__all__ = ["TestRunState", "carried_text", "partial_result", "run_suites", "select_suites", "test_file"]
 
 _DEFAULT_SUITE_TIMEOUT = 300.0
 _PROCESS_GRACE = 10.0
 _CONTRACT_BUDGET = 5.0  # seconds to check the requests mocks with a contract received
 
 
-class TestPlan:
-    """What the owner of a test run gives it, and sees of it while it runs."""
+class TestRunState:
+    """A test run's live state: what its owner gives it, and sees of it while it runs."""
 
     def __init__(
         self,
         run_id: str,
         log: EventLog,
         selection: dict[str, set[str]] | None = None,
-        synthetic: Sequence[tuple[SuiteConfig, TestFile]] = (),
-        environment_optional: bool = False,
+        given: GivenSuites = NO_SUITES,
     ) -> None:
         self.run_id = run_id
         self.log = log
         self.selection = selection
-        # Suites that are not in e2e.yaml (saved tests and suites), with their test files, and
-        # whether they may run without the environment (they name no service and no mock).
-        self.synthetic = {suite.id: (suite, test) for suite, test in synthetic}
-        self.environment_optional = environment_optional
+        self.given = given
+        self.synthetic = {suite.id: (suite, test) for suite, test in given.suites}
+        self.environment_optional = given.environment_optional
         self.stop: anyio.CancelScope | None = None
         self.cancel_requested = False
         self.context: RunContext | None = None
@@ -77,8 +76,9 @@ class TestPlan:
         self.phase: str | None = None
         self.redactor: Redactor | None = None  # every output of the run shows secrets replaced
         self.began = time.perf_counter()  # the run's duration counts from here: set-up included
-        self.engine: str | None = None  # the engine this plan's suites run on, in a sharded run
+        self.engine: str | None = None  # the engine this run's suites run on, in a sharded run
         self.setup: SetupResult | None = None  # what bringing the environment up to date did
+        self.order: CaseOrder | None = None  # affected cases first, carried ones not run
 
     def tagged(self, suite: SuiteResult) -> SuiteResult:
         """`suite` and its cases marked with the engine they ran on (in a sharded run)."""
@@ -100,46 +100,52 @@ async def run_suites(
     suite_ids: list[str] | None,
     parallel: bool | None,
     reporter: Reporter,
-    plan: TestPlan,
+    state: TestRunState,
 ) -> RunResult:
     """Run the selected suites (all when `suite_ids` is None) and return the report (not yet written)."""
     loaded = await ctx.ensure_loaded()
-    suites = select_suites(loaded, suite_ids, {i: s for i, (s, _) in plan.synthetic.items()})
-    plan.suites = suites
-    plan.phase = "environment"
-    env = await _environment(ctx, loaded, reporter, optional=plan.environment_optional)
-    given = {i: test for i, (_, test) in plan.synthetic.items()}
-    total = sum(_declared_cases(loaded, s, plan.selection, given.get(s.id)) for s in suites)
-    estimated = [s.id for s in suites if not _counted_ahead(loaded, s, plan.selection, given.get(s.id))]
+    suites = select_suites(loaded, suite_ids, {i: s for i, (s, _) in state.synthetic.items()})
+    state.suites = suites
+    state.phase = "environment"
+    env = await _environment(ctx, loaded, reporter, optional=state.environment_optional)
+    given = {i: test for i, (_, test) in state.synthetic.items()}
+    total = sum(_declared_cases(loaded, s, state.selection, given.get(s.id)) for s in suites)
+    estimated = [s.id for s in suites if not _counted_ahead(loaded, s, state.selection, given.get(s.id))]
     run = RunContext(
-        run_id=plan.run_id,
+        run_id=state.run_id,
         env=env,
         reporter=reporter,
         retry=loaded.config.tests.retry if loaded.config.tests else None,
         total_cases=total,
-        log=plan.log,
-        selection=plan.selection,
+        log=state.log,
+        selection=state.selection,
         warm_pytest=ctx.pytest_servers if isinstance(ctx.pytest_servers, WarmPytest) else None,
         estimated=estimated,
+        order=state.order,
     )
-    plan.context = run
-    plan.redactor = loaded.redactor
-    plan.log.redactor = loaded.redactor
-    results = plan.results
+    state.context = run
+    state.redactor = loaded.redactor
+    state.log.redactor = loaded.redactor
+    results = state.results
     taken: set[str] = set()
     enabled, concurrency = _parallel(loaded, parallel)
-    serial = [s for s in suites if not (enabled and s.parallel)]
-    together = [s for s in suites if enabled and s.parallel]
-    plan.phase = "suites"
-    plan.log.record("PHASE_STARTED", phase="suites")
+    order = state.order
+    for suite in suites:  # carried whole: nothing of it runs, not even its setup
+        if order is not None and suite.id in order.whole:
+            results[suite.id] = carried_suite(suite, list(order.carried.get(suite.id, {}).values()))
+    running = suite_order([s for s in suites if s.id not in results], order)
+    serial = [s for s in running if not (enabled and s.parallel)]
+    together = [s for s in running if enabled and s.parallel]
+    state.phase = "suites"
+    state.log.record("PHASE_STARTED", phase="suites")
     try:
         with anyio.CancelScope() as stop:
-            plan.stop = stop
-            if plan.cancel_requested:
+            state.stop = stop
+            if state.cancel_requested:
                 stop.cancel()
-            await run.contracts.fetch_served(suites)  # the contracts services serve, read after setup
+            await run.contracts.fetch_served(running)  # the contracts services serve, read after setup
             for suite in serial:
-                results[suite.id] = plan.tagged(
+                results[suite.id] = state.tagged(
                     await _run_one(run, loaded, suite, taken, given.get(suite.id))
                 )
             if together:
@@ -148,42 +154,42 @@ async def run_suites(
                 async def one(suite: SuiteConfig) -> None:
                     async with limiter:
                         done = await _run_one(run, loaded, suite, taken, given.get(suite.id))
-                        results[suite.id] = plan.tagged(done)
+                        results[suite.id] = state.tagged(done)
 
                 async with anyio.create_task_group() as tg:
                     for suite in together:
                         tg.start_soon(one, suite)
     finally:
-        plan.log.record("PHASE_FINISHED", phase="suites")
-        plan.phase = "teardown"
-        plan.log.record("PHASE_STARTED", phase="teardown")
+        state.log.record("PHASE_FINISHED", phase="suites")
+        state.phase = "teardown"
+        state.log.record("PHASE_STARTED", phase="teardown")
         with anyio.CancelScope(shield=True):
             await run.http.aclose()
             await run.browser.aclose()
             await record_mock_traffic(run)
             with anyio.move_on_after(_CONTRACT_BUDGET):
                 await run.contracts.check_mock_traffic(run.env.mock_entries, run.started, run.finished)
-        plan.log.record("PHASE_FINISHED", phase="teardown")
+        state.log.record("PHASE_FINISHED", phase="teardown")
     run.full_failures = {
         key: loaded.redactor.scrub(redact_failure(f, loaded.redactor)) for key, f in run.full_failures.items()
     }
-    cancelled = stop.cancelled_caught or plan.cancel_requested
-    return partial_result(plan, status="cancelled" if cancelled else None)
+    cancelled = stop.cancelled_caught or state.cancel_requested
+    return partial_result(state, status="cancelled" if cancelled else None)
 
 
-def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
+def partial_result(state: TestRunState, *, status: str | None = None) -> RunResult:
     """The run as it stands: finished suites, and the finished cases of the others.
 
     With `status` None the run is complete and its status follows its cases; otherwise (`running`,
     `cancelled`, …) the suites not finished are listed with the cases they finished.
     """
-    run = plan.context
+    run = state.context
     finished = run.finished if run is not None else []
     ordered: list[SuiteResult] = []
-    for suite in plan.suites:
-        done = plan.results.get(suite.id)
+    for suite in state.suites:
+        done = state.results.get(suite.id)
         if done is not None:
-            ordered.append(_redacted(done, plan.redactor) if plan.redactor else done)
+            ordered.append(_redacted(done, state.redactor) if state.redactor else done)
             continue
         cases = [c for c in finished if c.suite == suite.id]
         if status is None or (not cases and status == "running"):
@@ -198,13 +204,13 @@ def partial_result(plan: TestPlan, *, status: str | None = None) -> RunResult:
                 passed=sum(c.status == "passed" for c in cases),
                 failed=sum(c.status == "failed" for c in cases),
                 skipped=sum(c.status == "skipped" for c in cases),
-                cases=[_redacted_case(c, plan.redactor) for c in cases] if plan.redactor else cases,
+                cases=[_redacted_case(c, state.redactor) for c in cases] if state.redactor else cases,
                 error=None if status == "running" else f"not finished: the run was {status}",
             )
         )
         if status == "cancelled" and run is not None:
             run.log.record("SUITE_FINISHED", suite=suite.id, status="cancelled")
-    return _assemble(plan, ordered, status)
+    return _assemble(state, ordered, status)
 
 
 def select_suites(
@@ -328,6 +334,10 @@ async def _run_one(
     its start, including a suite whose file does not load.
     """
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else _DEFAULT_SUITE_TIMEOUT
+    stopped = run.stop_reason()
+    if stopped is not None:  # not started: skipped (a suite in flight skips its cases itself)
+        carried = run.order.carried.get(suite.id, {}) if run.order is not None else {}
+        return carried_suite(suite, list(carried.values()), stopped=stopped)
     started = time.perf_counter()
     run.reporter.step(f"suite {suite.id}", scope=suite.id)
     run.event("suite_start", suite=suite.id)
@@ -339,7 +349,7 @@ async def _run_one(
             if suite.runner == "yaml":
                 test = given
                 if test is None:
-                    test = await anyio.to_thread.run_sync(_test_file, loaded.resolve(suite.file or ""))
+                    test = await anyio.to_thread.run_sync(test_file, loaded.resolve(suite.file or ""))
                 return await run_yaml_suite(run, loaded, suite, test, taken, timeout=timeout)
             if suite.runner == "playwright":
                 return await run_playwright_suite(run, loaded, suite, taken)
@@ -364,30 +374,10 @@ async def _run_one(
     )
 
 
-_PARSED: dict[str, tuple[bytes, TestFile]] = {}
-_PARSED_LIMIT = 64
-_PARSED_LOCK = threading.Lock()  # parallel suites load their files in worker threads
-
-
-def _test_file(path: Path) -> TestFile:
-    """Load a suite's test file, reusing the last parse while its content is unchanged (blocking).
-
-    Read at each run, so an edit made after `init` is picked up; parsed again only when it changed.
-    """
-    try:
-        digest = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
-    except OSError:
-        return load_test_file(path)  # raises CONFIG_NOT_FOUND with the path
-    with _PARSED_LOCK:
-        cached = _PARSED.get(str(path))
-    if cached is not None and cached[0] == digest:
-        return cached[1]
-    test = load_test_file(path)
-    with _PARSED_LOCK:
-        if len(_PARSED) >= _PARSED_LIMIT:
-            _PARSED.pop(next(iter(_PARSED)))
-        _PARSED[str(path)] = (digest, test)
-    return test
+def test_file(path: Path) -> TestFile:
+    """Load a suite's test file (blocking), read at each run so an edit made after `init` is seen;
+    parsed again only when its content changed (see `load_test_file`)."""
+    return load_test_file(path)
 
 
 def _redacted_case(case: CaseResult, redactor: Redactor) -> CaseResult:
@@ -406,28 +396,29 @@ def _redacted(suite: SuiteResult, redactor: Redactor) -> SuiteResult:
     return redactor.scrub(msgspec.structs.replace(suite, cases=cases, error=error))
 
 
-def _assemble(plan: TestPlan, suites: list[SuiteResult], status_override: str | None) -> RunResult:
-    run = plan.context
+def _assemble(state: TestRunState, suites: list[SuiteResult], status_override: str | None) -> RunResult:
+    run = state.context
     cases: list[CaseResult] = [c for s in suites for c in s.cases]
     totals = Totals(
         passed=sum(c.status == "passed" for c in cases),
         failed=sum(c.status == "failed" for c in cases),
         skipped=sum(c.status == "skipped" for c in cases),
-        total=len(cases),
+        total=sum(c.status != "carried" for c in cases),
+        carried=sum(c.status == "carried" for c in cases),
     )
     verdict = "failed" if totals.failed or any(s.status == "failed" for s in suites) else "passed"
     status = status_override or verdict
     started = run.started if run is not None else datetime.now(UTC)
     return RunResult(
-        run_id=plan.run_id,
+        run_id=state.run_id,
         status=status,  # type: ignore[arg-type]
         summary=_summary(suites, totals, status),
         totals=totals,
-        duration=int((time.perf_counter() - plan.began) * 1000),
+        duration=int((time.perf_counter() - state.began) * 1000),
         suites=suites,
         started_at=started.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        selected_suites=[s.id for s in plan.suites],
-        trace_id=plan.log.trace_id,
+        selected_suites=[s.id for s in state.suites],
+        trace_id=state.log.trace_id,
         contracts=run.contracts.report() if run is not None and run.contracts.active else None,
         warnings=list(run.contracts.run_warnings) if run is not None else [],
     )
@@ -437,6 +428,8 @@ def _summary(suites: list[SuiteResult], totals: Totals, status: str) -> str:
     text = f"{status}: {len(suites)} suite(s), {totals.total} case(s): {totals.passed} passed, {totals.failed} failed"
     if totals.skipped:
         text += f", {totals.skipped} skipped"
+    if totals.carried:
+        text += f"; {carried_text(suites)}"
     broken = [s for s in suites if s.error]
     first = next((c for s in suites for c in s.cases if c.status == "failed" and c.failure), None)
     if first is not None and first.failure is not None:
@@ -444,6 +437,30 @@ def _summary(suites: list[SuiteResult], totals: Totals, status: str) -> str:
     elif broken:
         text += f". Suite {broken[0].id}: {broken[0].error}"
     return text[:400]
+
+
+def carried_text(suites: Sequence[SuiteResult]) -> str:
+    """`188 cases carried from run 01J… (3m old)`, or `… from 3 runs, the newest 01J… (3m old)`."""
+    sources: dict[str, int] = {}
+    ages: dict[str, int] = {}
+    for case in (c for s in suites for c in s.cases if c.carried is not None):
+        assert case.carried is not None
+        sources[case.carried.run_id] = sources.get(case.carried.run_id, 0) + 1
+        ages[case.carried.run_id] = case.carried.age
+    count = sum(sources.values())
+    newest = max(sources)
+    age = _age(ages[newest])
+    if len(sources) == 1:
+        return f"{count} case(s) carried from run {newest} ({age} old)"
+    return f"{count} case(s) carried from {len(sources)} runs, the newest {newest} ({age} old)"
+
+
+def _age(ms: int) -> str:
+    seconds = ms // 1000
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def _now() -> datetime:

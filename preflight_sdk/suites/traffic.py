@@ -22,13 +22,19 @@ _BUDGET = 2.0  # seconds: a mock that does not answer costs the run no more than
 
 
 async def record_mock_traffic(run: RunContext) -> None:
-    """Record what every mock received during the run (best effort, bounded in time and size)."""
+    """Record what every mock received during the run (best effort, bounded in time and size),
+    and give each request to the case it belongs to (what each case touched)."""
     env = run.env
     if not env.mocks:
         return
+    read: set[str] = set()
 
     async def one(name: str) -> None:
         entries = await env.mock_entries(name, run.started)
+        mock = env.loaded.config.mocks.get(name)
+        limit = mock.journal_limit if mock is not None else None
+        run.touches.mock_traffic(name, entries, complete=limit is None or len(entries) < limit)
+        read.add(name)
         for entry in entries[-LIMIT:]:
             outcome = str(entry.status) if entry.status else (entry.fault or "no answer")
             run.log.record(
@@ -43,3 +49,6 @@ async def record_mock_traffic(run: RunContext) -> None:
         async with anyio.create_task_group() as tg:
             for name in env.mocks:
                 tg.start_soon(one, name)
+    for name in env.mocks:
+        if name not in read:  # not answered in time: every case may have reached it
+            run.touches.mock_unknown(name)

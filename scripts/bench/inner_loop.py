@@ -26,10 +26,20 @@ orders/app.py, three more copies:
   db cold      Project.clean(), then Project.run(): a fresh environment every time
   (and, for the record, Project.run() with the reset and nothing edited: what the reset costs)
 
+On tests/fixtures/projects/four-services (four services, 192 cases; each handler given 50 ms of
+work of its own, DELAY_MS, about what an end-to-end case costs a real service), an edit of
+one service (audit, whose cases are a third of the project's), three more copies:
+
+  four full      Project.run(): audit rebuilt and recreated, every case run (the affected ones first)
+  four affected  Project.run(affected=True): only the cases the edit can affect run, the rest carried
+  four fail fast an edit that breaks an audit case, Project.run(fail_fast=True): the affected cases
+                 first, the run stops at the first failure (the edit is undone after each, untimed)
+
 Goals: incremental <= 1.15x the floor, >= 3x faster than cold, faster than compose; a no-change
 re-run within 10% of the suites' own time; db reset <= 1.5x db no reset and >= 3x faster than db
-cold. Prints the medians as markdown tables; exits 1 when a goal is missed.
-Usage: scripts/bench/inner_loop.py [--runs 5] [--skip compose,shop-db]
+cold; four affected <= 0.4x four full, four fail fast <= 0.3x four full. Prints the medians as
+markdown tables; exits 1 when a goal is missed.
+Usage: scripts/bench/inner_loop.py [--runs 5] [--skip compose,shop-db,four]
 Needs: scripts/ensure-docker, scripts/base-images; docker-compose is installed with apt on first use.
 """
 
@@ -54,11 +64,13 @@ from preflight_sdk import Project
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.tracing import new_span_id, new_trace_id
 from preflight_sdk.suites.events import EventLog
-from preflight_sdk.suites.orchestrator import TestPlan, run_suites
+from preflight_sdk.suites.orchestrator import TestRunState, run_suites
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SHOP = EXAMPLES / "shop"
 SHOP_DB = EXAMPLES / "shop-db"
+FOUR = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "projects" / "four-services"
+HANDLER_MS = "50"
 
 
 def copy_shop(base: Path, name: str, example: Path = SHOP) -> Path:
@@ -145,9 +157,9 @@ class Floor:
         )
         ctx.mocks.reset()  # the suites expect fresh mock sequences, as every run starts with
         run_id = f"floor-{time.monotonic_ns()}"
-        plan = TestPlan(run_id, EventLog(run_id, new_trace_id(), new_span_id(), None))
+        plan = TestRunState(run_id, EventLog(run_id, new_trace_id(), new_span_id(), None))
         result = await run_suites(
-            ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), plan=plan
+            ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), state=plan
         )
         assert result.status == "passed", result.summary
         return time.perf_counter() - begun
@@ -205,6 +217,60 @@ class ShopDb:
             await Project.open(root).clean()
 
 
+class FourServices:
+    """An edit of one of four services: every case, only the affected ones, to the first failure."""
+
+    def __init__(self, base: Path) -> None:
+        self.roots = {name: self._copy(base, name) for name in ("fourfull", "fouraffected", "fourfast")}
+        self.projects = {name: Project.open(root) for name, root in self.roots.items()}
+
+    @staticmethod
+    def _copy(base: Path, name: str) -> Path:
+        root = base / name
+        shutil.copytree(FOUR, root, ignore=shutil.ignore_patterns(".preflight"))
+        config = root / "e2e.yaml"
+        data = yaml.safe_load(config.read_text().replace("preflight-test/", f"bench-{name}-{os.getpid()}/"))
+        for service in data["services"].values():
+            service.setdefault("container", {}).setdefault("environment", {})["DELAY_MS"] = HANDLER_MS
+        config.write_text(yaml.safe_dump(data, sort_keys=False))
+        return root
+
+    async def prepare(self) -> None:
+        for project in self.projects.values():
+            result = await project.run()
+            assert result.status == "passed", result.summary
+
+    async def once(self, counter: list[int]) -> dict[str, float]:
+        times = {}
+        for name, options in (("fourfull", {}), ("fouraffected", {"affected": True})):
+            edit_service(self.roots[name], counter)
+            begun = time.perf_counter()
+            result = await self.projects[name].run(**options)
+            times[name] = time.perf_counter() - begun
+            assert result.status == "passed", result.summary
+        app = self.roots["fourfast"] / "audit" / "app.py"
+        good = app.read_text()
+        app.write_text(good.replace('"login" if number % 3 == 0', '"login" if number % 4 == 0'))
+        begun = time.perf_counter()
+        result = await self.projects["fourfast"].run(fail_fast=True)
+        times["fourfast"] = time.perf_counter() - begun
+        assert result.status == "failed" and result.affected is not None and result.affected.stopped_at
+        app.write_text(good)
+        assert (await self.projects["fourfast"].run(affected=True)).status == "passed"  # untimed
+        return times
+
+    async def clean(self) -> None:
+        for project in self.projects.values():
+            await project.clean()
+
+
+def edit_service(root: Path, counter: list[int]) -> None:
+    """A one-line edit of audit/app.py that changes no verdict."""
+    counter[0] += 1
+    with (root / "audit" / "app.py").open("a") as handle:
+        handle.write(f"# edit {counter[0]}\n")
+
+
 class Compose:
     """docker-compose v1 on its own copy: `up --build -d`, then orders polled until healthy."""
 
@@ -245,11 +311,12 @@ async def main(runs: int, skip: set[str]) -> int:
     cold_root = copy_shop(base, "cold")
     compose = Compose(copy_shop(base, "compose")) if "compose" not in skip else None
     shop_db = ShopDb(base) if "shop-db" not in skip else None
+    four = FourServices(base) if "four" not in skip else None
     times: dict[str, list[float]] = {
         k: []
         for k in (
             *("floor", "incremental", "cold", "compose", "nochange", "suites"),
-            *("dbreset", "dbnoreset", "dbcold", "dbresetonly"),
+            *("dbreset", "dbnoreset", "dbcold", "dbresetonly", "fourfull", "fouraffected", "fourfast"),
         )
     }
     counter = [0]
@@ -260,6 +327,8 @@ async def main(runs: int, skip: set[str]) -> int:
             await anyio.to_thread.run_sync(compose.up)
         if shop_db is not None:
             await shop_db.prepare()
+        if four is not None:
+            await four.prepare()
 
         async def timed(step: Callable[[], Awaitable[object]]) -> float:
             begun = time.perf_counter()
@@ -303,6 +372,9 @@ async def main(runs: int, skip: set[str]) -> int:
             if shop_db is not None:
                 for key, value in (await shop_db.once(counter)).items():
                     times[key].append(value)
+            if four is not None:
+                for key, value in (await four.once(counter)).items():
+                    times[key].append(value)
             print(
                 f"rep {rep + 1}/{runs}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items() if v),
                 file=sys.stderr,
@@ -315,6 +387,8 @@ async def main(runs: int, skip: set[str]) -> int:
             compose.down()
         if shop_db is not None:
             await shop_db.clean()
+        if four is not None:
+            await four.clean()
         images = [
             line
             for line in docker("images", "--format", "{{.Repository}}:{{.Tag}}").splitlines()
@@ -380,6 +454,22 @@ async def main(runs: int, skip: set[str]) -> int:
             ),
             ("db cold >= 3x db reset", med["dbcold"] >= 3 * med["dbreset"], med["dbcold"] / med["dbreset"]),
         ]
+    if four is not None:
+        print(f"\nAn edit of one of four services (median of {runs}, seconds from the edit to the verdict)\n")
+        print("| path | median | vs every case |")
+        print("|---|---:|---:|")
+        for key, label in (
+            ("fourfull", "preflight run (every case, the affected first)"),
+            ("fouraffected", "preflight run --affected (only the affected cases)"),
+            ("fourfast", "preflight run --fail-fast, a breaking edit (to the first failure)"),
+        ):
+            print(f"| {label} | {med[key]:.2f} | {med[key] / med['fourfull']:.2f}x |")
+        goals += [
+            ("four affected <= 0.4x four full", med["fouraffected"] <= 0.4 * med["fourfull"],
+             med["fouraffected"] / med["fourfull"]),
+            ("four fail fast <= 0.3x four full", med["fourfast"] <= 0.3 * med["fourfull"],
+             med["fourfast"] / med["fourfull"]),
+        ]  # fmt: skip
     print()
     missed = 0
     for name, ok, ratio in goals:
@@ -401,7 +491,9 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=5, help="repetitions (median reported; default 5)")
-    parser.add_argument("--skip", default="", help="paths to leave out, comma-separated (compose, shop-db)")
+    parser.add_argument(
+        "--skip", default="", help="paths to leave out, comma-separated (compose, shop-db, four)"
+    )
     options = parser.parse_args()
     skipped = {s for s in options.skip.split(",") if s}
     if "compose" not in skipped and not ensure_compose():

@@ -47,7 +47,7 @@ def record_rounds(root: Path, cases: int, runs: int) -> tuple[list[float], list[
     from preflight_sdk.store import new_run_id
     from preflight_sdk.suites.artifacts import write_artifacts
     from preflight_sdk.suites.events import EventLog
-    from preflight_sdk.suites.orchestrator import TestPlan, run_suites
+    from preflight_sdk.suites.orchestrator import TestRunState, run_suites
 
     project = Project.open(root)
     anyio.run(project.init)
@@ -56,9 +56,9 @@ def record_rounds(root: Path, cases: int, runs: int) -> tuple[list[float], list[
     async def baseline() -> None:
         run_id = new_run_id()
         log = EventLog(run_id, new_trace_id(), new_span_id(), None)
-        plan = TestPlan(run_id, log)
+        plan = TestRunState(run_id, log)
         result = await run_suites(
-            ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), plan=plan
+            ctx, suite_ids=None, parallel=None, reporter=Reporter(None, "run"), state=plan
         )
         assert plan.context is not None
         pages = report_writer(None, DEFAULT)  # the run's page is one of its files (scripts/bench/report.py)
@@ -87,7 +87,8 @@ def fill_store(root: Path, count: int) -> list[str]:
     import msgspec
 
     from preflight_sdk.core.results.run import CaseResult, RunResult, SuiteResult, Totals
-    from preflight_sdk.store import CaseRow, RunStore, new_run_id
+    from preflight_sdk.core.run_request import RunRequest
+    from preflight_sdk.store import CaseRow, NewRun, RunStore, new_run_id
 
     store = RunStore(root)
     ids: list[str] = []
@@ -110,7 +111,7 @@ def fill_store(root: Path, count: int) -> list[str]:
         result = RunResult(run_id=run_id, status="passed", summary="passed: 1 suite(s), 20 case(s)",
                            totals=Totals(passed=20, failed=0, skipped=0, total=20), duration=60, suites=[suite],
                            started_at="2026-01-01T00:00:00.000Z")  # fmt: skip
-        store.create(run_id=run_id, kind="test", started_at=result.started_at, suites=["bench"])
+        store.create(RunRequest(), NewRun(run_id=run_id, started_at=result.started_at, suites=("bench",)))
         store.finish(
             run_id, status="passed", finished_at=result.started_at, duration_ms=60, summary=result.summary,
             totals=(20, 20, 0, 0), result=msgspec.json.encode(result),

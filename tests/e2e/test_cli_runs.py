@@ -62,8 +62,10 @@ def test_runs_lists_diffs_resumes_and_shows_every_call(tmp_path: Path) -> None:
 
     resumed = _json(root, "runs", "resume", first["data"]["runId"])
     assert resumed["data"]["resumedFrom"] == first["data"]["runId"]
-    assert [s["id"] for s in resumed["data"]["suites"]] == ["flip"]  # only what did not pass
-    assert resumed["data"]["resume"]["nowPassing"] == [c["id"] for c in resumed["data"]["suites"][0]["cases"]]
+    good, flip = resumed["data"]["suites"]  # only what did not pass ran; the rest is carried
+    assert good["id"] == "good" and [c["status"] for c in good["cases"]] == ["carried"]
+    assert good["cases"][0]["carried"]["runId"] == first["data"]["runId"]
+    assert resumed["data"]["resume"]["nowPassing"] == [c["id"] for c in flip["cases"]]
 
     nothing = _preflight(root, "runs", "resume", second["data"]["runId"])
     assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr

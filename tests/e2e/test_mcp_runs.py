@@ -112,12 +112,18 @@ async def test_an_agent_follows_cancels_resumes_and_diffs_runs(broken: Path, tmp
                     else await finished(resumed["data"]["runId"])
                 )
                 assert data["resumedFrom"] == first["runId"]
-                assert sorted(c["id"] for s in data["suites"] for c in s["cases"]) == failed
+                ran = [c for s in data["suites"] for c in s["cases"] if c["status"] != "carried"]
+                assert sorted(c["id"] for c in ran) == failed
+                carried = [c for s in data["suites"] for c in s["cases"] if c["status"] == "carried"]
+                assert sorted(c["id"] for c in carried) == passed  # the resume carries the passes
+                assert {c["carried"]["runId"] for c in carried} == {first["runId"]}
                 assert sorted(data["resume"]["stillFailing"]) == failed
+                assert all(c["history"]["recent"] == "FF" for c in ran)
 
                 diff = (await call("diff_runs", {"base": first["runId"], "head": data["runId"]}))["data"]
                 assert sorted(c["id"] for c in diff["stillFailing"]) == failed
-                assert sorted(c["id"] for c in diff["removed"]) == passed
+                assert diff["removed"] == [] and sorted(diff["notRerun"]) == passed
+                assert diff["unchanged"] == len(passed)
                 assert diff["newlyFailing"] == [] and diff["fixed"] == []
 
                 events = (await call("get_artifact", {"runId": first["runId"], "name": "events.ndjson"}))[

@@ -4,10 +4,14 @@ The project's config names a Chromium and a Firefox project: the Chromium one ru
 machine's Chromium (no browser is downloaded), the Firefox one is left out with a warning. A
 project without its Node packages, and a test file that does not compile, are suite errors that
 say so. Node packages come from tests/node (scripts/ensure-node-tools; in CI a missing node fails).
+A directory of pytest-playwright tests (no playwright.config.*) runs with pytest, on the same
+Chromium; pytest-playwright is installed for the suite's interpreter only (its PYTHONPATH).
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +92,78 @@ async def test_a_test_file_that_does_not_compile_is_a_suite_error(tmp_path: Path
     assert suite.status == "failed" and suite.cases == []
     assert suite.error is not None and suite.error.startswith("Playwright: ")
     assert "hello.spec.ts" in suite.error
+
+
+PY_TESTS = """from playwright.sync_api import expect
+
+
+def test_the_heading_is_there(page):
+    page.set_content("<h1>hello</h1>")
+    assert page.inner_text("h1") == "hello"
+    assert "HeadlessChrome" in page.evaluate("navigator.userAgent")
+
+
+def test_the_heading_says_goodbye(page):
+    page.set_content("<h1>hello</h1>")
+    expect(page.locator("h1")).to_have_text("goodbye", timeout=500)
+"""
+
+
+@pytest.fixture(scope="module")
+def pytest_playwright(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pytest-playwright for the suite's interpreter only (through its PYTHONPATH), not for this session."""
+    target = tmp_path_factory.mktemp("pytest-playwright")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+         "pytest-playwright==0.10.0", "python-slugify==9.2.0", "text-unidecode==1.3"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return target
+
+
+@pytest.mark.slow
+async def test_pytest_playwright_tests_run_on_the_machines_chromium_one_case_each(
+    tmp_path: Path, pytest_playwright: Path
+) -> None:
+    ensure_chromium()
+    root = tmp_path / "p"
+    (root / "ui").mkdir(parents=True)
+    (root / "ui" / "test_page.py").write_text(PY_TESTS)
+    (root / "e2e.yaml").write_text(
+        'version: "1"\nproject: {name: pwpy}\ntests:\n  suites:\n'
+        f"    - {{id: ui, runner: playwright, file: ui, env: {{PYTHONPATH: '{pytest_playwright}'}}}}\n"
+    )
+    async with Project.open(root) as project:
+        result = await project.run()
+    [suite] = result.suites
+    assert suite.error is None, suite.error
+    assert [(c.name, c.status) for c in suite.cases] == [
+        ("ui/test_page.py::test_the_heading_is_there[chromium]", "passed"),
+        ("ui/test_page.py::test_the_heading_says_goodbye[chromium]", "failed"),
+    ]
+    failure = suite.cases[1].failure
+    assert failure is not None and failure.browser is not None
+    assert "goodbye" in failure.error
+    folder = root / ".preflight" / "runs" / result.run_id
+    assert failure.browser.screenshot is not None and failure.browser.trace is not None
+    assert (folder / failure.browser.screenshot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (folder / failure.browser.trace).read_bytes()[:2] == b"PK"
+    assert {failure.browser.screenshot, failure.browser.trace} <= {a.name for a in result.artifacts}
+
+
+async def test_without_pytest_playwright_the_suite_error_says_where_to_install_it(tmp_path: Path) -> None:
+    ensure_chromium()
+    root = tmp_path / "p"
+    (root / "ui").mkdir(parents=True)
+    (root / "ui" / "test_page.py").write_text(PY_TESTS)
+    (root / "e2e.yaml").write_text(
+        'version: "1"\nproject: {name: pwpy}\ntests:\n  suites:\n    - {id: ui, runner: playwright, file: ui}\n'
+    )
+    async with Project.open(root) as project:
+        result = await project.run()
+    [suite] = result.suites
+    assert suite.cases == [] and suite.error is not None
+    assert suite.error.startswith(
+        f"pytest-playwright is not installed for {sys.executable}: install it there"
+    )

@@ -1,11 +1,16 @@
 """A service that does not start, on a real Docker daemon: what the error says and shows.
 
 A crash's summary quotes the line that says why (a traceback's last line, never a blank one); a
-failed health check's log tail folds the probe's own access lines and keeps the start-up lines.
+failed health check's log tail folds the probe's own access lines and keeps the start-up lines;
+a container removed while setup waits for it (another run's reset, a clean) is no verdict on the
+service: CONTAINER_NOT_FOUND, retryable, never CONTAINER_EXITED or JOB_FAILED.
 """
 
 from __future__ import annotations
 
+import subprocess
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,4 +74,53 @@ async def test_a_failed_health_checks_tail_folds_the_probes_lines_and_keeps_the_
     assert 1 <= len(probes) <= 2, tail
     assert any(line.startswith("… ") and "more lines like these" in line for line in tail), tail
     assert len(tail) <= 30
+    assert labelled(root) == ([], [])
+
+
+SLOW = """
+project: {name: removed}
+services:
+  api:
+    build: {image: preflight-base/busybox}
+    container:
+      ports: ["0:8080"]
+      command: ["sh", "-c", "mkdir -p /w && exec httpd -f -p 8080 -h /w"]
+      healthcheck: {path: /health}
+  migrate:
+    kind: job
+    build: {image: preflight-base/busybox}
+    container:
+      command: ["sleep", "60"]
+"""
+
+
+def _remove_when_started(root: Path, service: str) -> None:
+    """Remove the service's container (as another run's reset or a clean would) once it runs."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = subprocess.run(
+            ["docker", "ps", "-q", "--filter", f"label=preflight.root={root}", "--filter", f"label=preflight.service={service}"],
+            capture_output=True, text=True,
+        ).stdout.split()  # fmt: skip
+        if found:
+            time.sleep(0.5)
+            subprocess.run(["docker", "rm", "-f", *found], capture_output=True)
+            return
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize(("service", "verdict"), [("api", "CONTAINER_EXITED"), ("migrate", "JOB_FAILED")])
+async def test_a_container_removed_while_setup_waits_is_no_verdict_on_the_service(
+    project_dir: Callable[..., Path], service: str, verdict: str
+) -> None:
+    root = project_dir(config=SLOW)
+    remover = threading.Thread(target=_remove_when_started, args=(root, service), daemon=True)
+    remover.start()
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(root).setup(timeout="30s")
+    remover.join(5)
+    error = caught.value
+    assert error.code != verdict, error
+    assert error.code == "CONTAINER_NOT_FOUND" and error.retryable, error
+    assert f"`{service}` was removed while setup waited for it" in error.message
     assert labelled(root) == ([], [])

@@ -21,7 +21,7 @@ def labelled(root: Path, cli: str = "docker") -> tuple[list[str], list[str]]:
 
 def force_clean(root: Path, cli: str = "docker") -> None:
     """Remove what the checkout at `root` left on the engine, and stop its detached mock host."""
-    from preflight_sdk.lifecycle.session.state import read_state
+    from preflight_sdk.lifecycle.session.state import read_state, state_path
     from preflight_sdk.mocks.detached import stop_detached
 
     try:
@@ -29,7 +29,7 @@ def force_clean(root: Path, cli: str = "docker") -> None:
     except Exception:  # a broken state file: nothing to read pids from
         state = None
     for pid in {m.pid for m in state.mocks} if state is not None else ():
-        stop_detached(pid)
+        stop_detached(pid, state_file=str(state_path(root)))
     # Without its state file the checkout has no kept environment: nothing hands its mocks to a
     # detached host when the test process exits.
     # (A test may have made it a folder, or .preflight a file: those are the test's to keep.)

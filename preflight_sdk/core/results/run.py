@@ -16,6 +16,7 @@ import msgspec
 from preflight_sdk.core.assertions import AssertionResult
 from preflight_sdk.core.errors import ErrorInfo
 
+from .affected import AffectedSummary, CarriedVerdict
 from .base import Part, Result
 from .browser import BrowserEvidence
 from .contracts import ContractCoverage
@@ -221,12 +222,16 @@ class CaseHistory(Part, frozen=True, kw_only=True):
 
 
 class CaseResult(Part, frozen=True, kw_only=True):
-    """One test case. `id` is stable across runs (`<suite>.<case-slug>`)."""
+    """One test case. `id` is stable across runs (`<suite>.<case-slug>`).
+
+    `carried`: the case did not run in this run (nothing it touched changed since it last ran, or
+    a resumed run did not need it); `carried` says which run's verdict it carries.
+    """
 
     id: str
     name: str
     suite: str
-    status: Literal["passed", "failed", "skipped"]
+    status: Literal["passed", "failed", "skipped", "carried"]
     duration: int
     timestamp: int
     failure: Failure | None = None
@@ -235,6 +240,14 @@ class CaseResult(Part, frozen=True, kw_only=True):
     history: CaseHistory | None = None
     engine: str | None = None  # where it ran, in a sharded run (`local`, `unix:///…`, `context:ci`)
     pages: list[str] = msgspec.field(default_factory=list)  # the URLs a browser case opened, in order
+    carried: CarriedVerdict | None = None
+
+    @property
+    def verdict(self) -> Literal["passed", "failed", "skipped"]:
+        """The case's verdict: its own, or the one it carries from an earlier run."""
+        if self.status == "carried":
+            return self.carried.status if self.carried is not None else "passed"
+        return self.status
 
 
 class SuiteResult(Part, frozen=True, kw_only=True):
@@ -252,6 +265,7 @@ class SuiteResult(Part, frozen=True, kw_only=True):
     error: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
     engine: str | None = None  # where it ran, in a sharded run
+    carried: int = 0  # cases that did not run here and carry an earlier verdict
 
 
 class ShardResult(Part, frozen=True, kw_only=True):
@@ -273,12 +287,14 @@ class ShardResult(Part, frozen=True, kw_only=True):
 
 
 class Totals(Part, frozen=True, kw_only=True):
-    """Case counts over the run."""
+    """Case counts over the run: `total` counts the cases that ran (passed, failed, skipped);
+    `carried` the others, whose verdict comes from an earlier run."""
 
     passed: int
     failed: int
     skipped: int
     total: int
+    carried: int = 0
 
 
 class Artifact(Part, frozen=True, kw_only=True):
@@ -322,7 +338,8 @@ class RunResult(Result, frozen=True, kw_only=True):
     says how far it is and `suites` hold what has finished. `recordings` says which mocks recorded
     (`run(record=...)`) or replayed recorded routes, and what was written. `contracts` gives, per
     OpenAPI contract of a service or mock, the operations and statuses the run exercised and the
-    violations found.
+    violations found. `affected` says which cases an edit could affect (they ran first) and, with
+    `affected=True`, which verdicts were carried.
     """
 
     run_id: str
@@ -350,6 +367,7 @@ class RunResult(Result, frozen=True, kw_only=True):
     truncated: bool = False
     shards: list[ShardResult] | None = None
     recordings: list[MockRecording] = msgspec.field(default_factory=list)
+    affected: AffectedSummary | None = None
     contracts: list[ContractCoverage] | None = None
 
     @property

@@ -63,7 +63,12 @@ class CaseChange(Part, frozen=True, kw_only=True):
 
 
 class RunDiff(Result, frozen=True, kw_only=True):
-    """What changed from `base` to `head`, per case, and each contract's coverage (`contracts`)."""
+    """What changed from `base` to `head`, per case, and each contract's coverage (`contracts`).
+
+    A case that a run carries (it did not run it: a resumed run, `affected=True`) counts with the
+    verdict it carries. `notRerun` names the cases `head` did not run again and whose verdict it
+    carries from `base` (they count as unchanged): between a run and its resume, those that passed.
+    """
 
     base: str
     head: str
@@ -74,6 +79,7 @@ class RunDiff(Result, frozen=True, kw_only=True):
     removed: list[CaseChange]
     unchanged: int
     summary: str
+    not_rerun: list[str] = msgspec.field(default_factory=list)
     contracts: list[CoverageChange] = msgspec.field(default_factory=list)
 
 

@@ -312,7 +312,9 @@ def _watch_command(run: Operation) -> click.Command:
             "Bring the environment up to date and run the suites, then again each time a file of "
             "the project or of a build context changes (grouped until the files are quiet). Only "
             "what changed is rebuilt or restarted; a change to one suite's file re-runs that suite "
-            "alone. The verdict is printed each time; a failing build or crashing service is "
+            "alone. A file changed while a run goes on (by its suites, most often) starts no "
+            "run: a line says so, and another names the file that started each run. The verdict "
+            "is printed each time; a failing build or crashing service is "
             "printed too, and the next change retries. Ctrl-C (or SIGTERM) stops and cleans up, "
             "as `up` does, unless --keep. The exit code is the last verdict's."
         ),

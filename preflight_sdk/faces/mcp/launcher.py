@@ -52,9 +52,9 @@ async def serve(app: PreflightMcp) -> None:
     async with anyio.create_task_group() as tg:
         serving = anyio.CancelScope()
         tg.start_soon(_on_signal, app, serving)
-        handshake = anyio.Event()
-        app.server.middleware.append(partial(_after_initialize, handshake))
-        tg.start_soon(_warm_up, app, handshake)
+        handshake, warmed = anyio.Event(), anyio.Event()
+        app.server.middleware.append(partial(_after_initialize, handshake, warmed))
+        tg.start_soon(_warm_up, app, handshake, warmed)
         async with stdio_server() as (read, write):
             # Inside stdio_server: it has claimed the real stdout for the protocol by then, and a
             # buffered print() flushed at exit would otherwise land on the wire.
@@ -67,22 +67,43 @@ async def serve(app: PreflightMcp) -> None:
         tg.cancel_scope.cancel()
 
 
-async def _after_initialize(handshake: anyio.Event, ctx: Any, call_next: Any) -> Any:
-    """Middleware: set `handshake` once `initialize` is answered (the warm-up waits for it, so
-    that it never slows the handshake down)."""
-    answer = await call_next(ctx)
-    if ctx.method == "initialize":
+# The warm-up is waited for at most this long by a request that needs it (it never takes that long).
+WARM_UP_WAIT = 10.0
+
+
+# How a session opens: 2025 clients send `initialize`; a 2026-07-28 client may ask `server/discover`,
+# or send its first request straight away (the protocol version in each request's `_meta`).
+HANDSHAKES = frozenset({"initialize", "server/discover"})
+
+
+async def _after_initialize(handshake: anyio.Event, warmed: anyio.Event, ctx: Any, call_next: Any) -> Any:
+    """Middleware: set `handshake` once the session's opening request is answered (the warm-up
+    waits for it, so that it never slows the handshake down), or at a first request that is none;
+    a `tools/list` or `tools/call` that comes while the warm-up is under way waits for it rather
+    than doing its parts again beside it."""
+    if ctx.method in HANDSHAKES and not handshake.is_set():
+        answer = await call_next(ctx)
         handshake.set()
-    return answer
+        return answer
+    handshake.set()
+    if ctx.method in ("tools/list", "tools/call") and not warmed.is_set():
+        with anyio.move_on_after(WARM_UP_WAIT):
+            await warmed.wait()
+    return await call_next(ctx)
 
 
-async def _warm_up(app: PreflightMcp, handshake: anyio.Event) -> None:
-    """Do, while the client is still connecting and listing, what the first tool call would pay for.
+async def _warm_up(app: PreflightMcp, handshake: anyio.Event, warmed: anyio.Event) -> None:
+    """Do, while the client is still connecting, what the first tools/list and tool call would pay for.
 
-    Loading the operations and building the tool specs (about 1 s), importing the Docker and HTTP
-    clients (about 1 s more) and describing the config's types (tens of ms), once per process: done
-    here, in a worker thread, the first call costs what a later one does plus its own work. A call
-    that comes sooner only waits for the imports under way (Python's import lock), never does them twice.
+    Loading the operations and building the tool specs (70 ms of CPU), importing what a call on the
+    engine's socket needs (the HTTP client and its transport, the engine, the lifecycle, the store:
+    about 100 ms) and describing the config's types (about 90 ms), once per process: done here, in
+    a worker thread,
+    the first call costs what a later one does plus its own work. A tools/list or call that comes
+    sooner waits for the warm-up to end (a client that lists the tools right after `initialize`,
+    as the Inspector CLI and the SDK clients do, gets its answer once everything is ready), so
+    nothing is done twice at once on one interpreter lock. python-on-whales (0.15 s more) is left to
+    the engines that use it (remote, Podman). `warmed` is set at the end, whatever happened.
     """
 
     def work() -> None:
@@ -92,10 +113,11 @@ async def _warm_up(app: PreflightMcp, handshake: anyio.Event) -> None:
 
         app.tools  # noqa: B018  (builds the specs, with the registry of Project)
         for module in (
-            "python_on_whales",
             "httpx",
+            "httpcore",  # httpx imports it (and h11) only when the first transport is made
             "preflight_sdk.engine.docker",
             "preflight_sdk.lifecycle.status",
+            "preflight_sdk.store.calls",
         ):
             importlib.import_module(module)
         prepare()  # the config's types described for validation (the first load's own cost)
@@ -108,6 +130,8 @@ async def _warm_up(app: PreflightMcp, handshake: anyio.Event) -> None:
     except Exception:  # a warm-up is an optimisation: the first call reports what is wrong
         logger.debug("warm-up failed", exc_info=True)
         return
+    finally:
+        warmed.set()
     elapsed = round((anyio.current_time() - started) * 1000)
     logger.debug("warmed up in %d ms: tool specs, Docker and HTTP clients ready for the first call", elapsed)
 

@@ -11,7 +11,7 @@ written by `scripts/gen-schema`); each outline's `description` names its type th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
@@ -26,8 +26,10 @@ __all__ = [
     "RESULTS_FILE",
     "RESULTS_ID",
     "envelope_schema",
+    "envelope_schemas",
     "outline",
     "output_schema",
+    "output_schemas",
     "result_name",
     "result_types",
     "results_schema",
@@ -48,18 +50,37 @@ def envelope_schema(result: Any) -> dict[str, Any]:
     `code`, `message`, `retryable` and `hint` are always there (what a client reads when `success`
     is false); its `details`, like every deeper object, is left to the results schema.
     """
-    schema = output_schema(_ENVELOPE[result], levels=1)
-    properties = schema["properties"]
-    properties["data"] = output_schema(result | None, levels=1)
-    properties["error"]["required"] = [f.encode_name for f in msgspec.structs.fields(ErrorInfo) if f.required]
-    schema["description"] = f"data: {result_name(result)} in {RESULTS_FILE}"
-    return schema
+    return envelope_schemas([result])[0]
+
+
+def envelope_schemas(results: Sequence[Any]) -> list[dict[str, Any]]:
+    """`envelope_schema` of each of `results`, the types described once for all of them.
+
+    The result types share most of their parts (a run's cases, failures, setup): one pass of
+    msgspec over all of them costs a quarter of one pass per type, which is most of what building
+    the tool list costs a server's first `tools/list`.
+    """
+    outlines = output_schemas([t for result in results for t in (_ENVELOPE[result], result | None)], levels=1)
+    required = [f.encode_name for f in msgspec.structs.fields(ErrorInfo) if f.required]
+    schemas = []
+    for result, schema, data in zip(results, outlines[::2], outlines[1::2], strict=True):
+        schema["properties"]["data"] = data
+        schema["properties"]["error"]["required"] = list(required)
+        schema["description"] = f"data: {result_name(result)} in {RESULTS_FILE}"
+        schemas.append(schema)
+    return schemas
 
 
 def output_schema(typ: Any, *, levels: int) -> dict[str, Any]:
     """Return the outline of `typ`: `levels` levels of object properties, then types only."""
-    schema = decoding.schema(typ)
-    return outline(schema, schema.get("$defs", {}), levels)
+    return output_schemas([typ], levels=levels)[0]
+
+
+def output_schemas(types: Sequence[Any], *, levels: int) -> list[dict[str, Any]]:
+    """`output_schema` of each of `types`, from one pass of msgspec over all of them (an outline
+    keeps no description, so msgspec's own are not normalised here)."""
+    found, defs = msgspec.json.schema_components(list(types), ref_template=_DEFS + "{name}")
+    return [outline(schema, defs, levels) for schema in found]
 
 
 def outline(node: Any, defs: dict[str, Any], levels: int) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from preflight_sdk.faces.reflection.examples import mcp_example
 from preflight_sdk.faces.reflection.registry import Operation, Registry
 
 from .aliases import AliasSpec
-from .outputs import RESULTS_FILE, envelope_schema, output_schema, result_name
+from .outputs import RESULTS_FILE, envelope_schemas, output_schema, result_name
 
 __all__ = ["CONFIG_FILE_OPERATIONS", "TOOL_PREFIX", "ToolSpec", "build_tools"]
 
@@ -92,14 +92,16 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
 
 def build_tools(registry: Registry, *, project_required: bool) -> tuple[ToolSpec, ...]:
     """Return every tool of `registry`: one per operation, then its aliases, in registry order."""
+    operations = list(registry)
+    outputs = envelope_schemas([op.return_type for op in operations])  # one pass over every type
     tools: list[ToolSpec] = []
-    for op in registry:
-        tools.append(_operation_tool(op, project_required=project_required))
+    for op, output in zip(operations, outputs, strict=True):
+        tools.append(_operation_tool(op, output, project_required=project_required))
         tools.extend(_alias_tool(op, alias) for alias in op.aliases)
     return tuple(tools)
 
 
-def _operation_tool(op: Operation, *, project_required: bool) -> ToolSpec:
+def _operation_tool(op: Operation, output: dict[str, Any], *, project_required: bool) -> ToolSpec:
     extra = [_project_parameter(required=project_required)]
     if op.name in CONFIG_FILE_OPERATIONS:
         extra.append(
@@ -123,7 +125,7 @@ def _operation_tool(op: Operation, *, project_required: bool) -> ToolSpec:
         title=op.title,
         description=op.described(mcp_example(op)),
         input_schema=input_schema(arguments),
-        output_schema=envelope_schema(op.return_type),
+        output_schema=output,
         read_only=op.meta.read_only,
         destructive=op.meta.destructive and not op.meta.read_only,
         idempotent=op.meta.idempotent or op.meta.read_only,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -112,6 +113,9 @@ class PreflightMcp:
         self._groups = frozenset(groups) if groups is not None else None
         self._without = frozenset(without)
         self._tools: dict[str, ToolSpec] | None = None
+        # The launcher's warm-up builds the tools in a worker thread while the first tools/list may
+        # already want them: one builds, the other waits (never both at once, on one GIL).
+        self._tools_lock = threading.Lock()
         self._listed: types.ListToolsResult | None = None
         self.pool = ProjectPool(
             factory, default_path=default_project, allow_other_projects=allow_other_projects
@@ -137,10 +141,12 @@ class PreflightMcp:
     def tools(self) -> dict[str, ToolSpec]:
         """The tools by name (built on first use)."""
         if self._tools is None:
-            source = self._registry_source
-            registry = source if isinstance(source, Registry) else source()
-            specs = build_tools(registry, project_required=self.pool.default_path is None)
-            self._tools = {spec.name: spec for spec in specs if self._serves(spec.group)}
+            with self._tools_lock:
+                if self._tools is None:
+                    source = self._registry_source
+                    registry = source if isinstance(source, Registry) else source()
+                    specs = build_tools(registry, project_required=self.pool.default_path is None)
+                    self._tools = {spec.name: spec for spec in specs if self._serves(spec.group)}
         return self._tools
 
     def _serves(self, group: str) -> bool:

@@ -45,13 +45,14 @@ COLOURS = {
     "dead": "#cf222e",
     "missing": "#cf222e",
     "skipped": "#9a6700",
+    "carried": "#0969da",
     "warning": "#9a6700",
     "starting": "#9a6700",
     "queued": "#0969da",
     "cancelled": "#9a6700",
     "interrupted": "#bc4c00",
 }
-MARKS = {"passed": "✓", "failed": "✗", "skipped": "-"}
+MARKS = {"passed": "✓", "failed": "✗", "skipped": "-", "carried": "↺"}
 _NEUTRAL = "#57606a"
 _ONE_LINE = 72
 _CELL = "text-align:left;vertical-align:top;padding:2px 8px"

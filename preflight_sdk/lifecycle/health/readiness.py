@@ -18,7 +18,7 @@ from preflight_sdk.core.errors import EnvironmentError_, PreflightError
 from preflight_sdk.core.log_text import cause, excerpt
 from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import PortMapping, Readiness, ServiceSetup
-from preflight_sdk.engine.base import Engine
+from preflight_sdk.engine.base import ContainerInfo, Engine
 
 from .polling import ProbePlan, wait_docker_healthy, wait_ready
 from .probe import Prober
@@ -129,6 +129,8 @@ async def run_job(
             hint="read details.logTail; give setup a longer timeout if the job is just slow",
             details={"service": service.name, "logTail": tail},
         )
+    if code != 0 and _gone(await engine.inspect([container_id])):
+        raise removed_while_waiting(service, container_id)
     if code != 0:
         lines = await _output(engine, container_id, redactor)
         tail, why = excerpt(lines, limit=_SHOWN), cause(lines)
@@ -242,7 +244,9 @@ async def _exited_error(
             break
         await anyio.sleep(0.1)
         infos = await engine.inspect([container_id])
-    code = infos[0].exit_code if infos else None
+    if _gone(infos):
+        raise removed_while_waiting(service, container_id)
+    code = infos[0].exit_code
     oom = bool(infos and infos[0].oom_killed)
     lines = await _output(engine, container_id, redactor)
     tail, why = excerpt(lines, limit=_SHOWN), cause(lines)
@@ -259,6 +263,24 @@ async def _exited_error(
             "readiness": msgspec.to_builtins(readiness) if readiness else None,
             "probe": plan.target,
         },
+    )
+
+
+def _gone(infos: list[ContainerInfo]) -> bool:
+    """Whether the inspected container is removed, or being removed (`docker rm -f` kills it first)."""
+    return not infos or infos[0].status == "removing"
+
+
+def removed_while_waiting(service: ServiceConfig, container_id: str) -> EnvironmentError_:
+    """The container went while setup waited for it: removed by another run's reset, a clean, or by
+    hand. Its exit status (none, or 137 from the kill) says nothing of the service: no verdict."""
+    return EnvironmentError_(
+        f"the container of `{service.name}` was removed while setup waited for it (by another "
+        "preflight run's reset, a clean, or by hand): this says nothing about the service",
+        code="CONTAINER_NOT_FOUND",
+        hint="call `setup` again once the other operation is done; `status` shows what runs now",
+        details={"service": service.name, "containerId": container_id},
+        retryable=True,
     )
 
 

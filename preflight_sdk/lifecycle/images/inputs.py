@@ -36,6 +36,7 @@ __all__ = [
     "ServiceInputs",
     "build_inputs",
     "build_reasons",
+    "file_digest",
     "mock_digest",
     "read_record",
     "service_inputs",
@@ -98,8 +99,8 @@ def build_inputs(spec: BuildSpec, project_root: str | os.PathLike[str] | None = 
         path = context / relative
         if path.resolve() == dockerfile:
             continue  # hashed on its own, so a change of it is named as such
-        files[relative] = _file_digest(path)
-    dockerfile_digest = _file_digest(dockerfile)
+        files[relative] = file_digest(path)
+    dockerfile_digest = file_digest(dockerfile)
     args = _digest(msgspec.json.encode({"args": dict(sorted(spec.args.items())), "target": spec.target}))
     whole = _digest(msgspec.json.encode({"files": files, "dockerfile": dockerfile_digest, "args": args}))
     return BuildInputs(digest=whole, files=files, dockerfile=dockerfile_digest, args=args)
@@ -170,7 +171,11 @@ def mock_digest(config: object) -> str:
     return _digest(msgspec.json.encode(config))
 
 
-def _file_digest(path: Path) -> str:
+def file_digest(path: Path) -> str:
+    """The digest of a file's content (and exec bit); `missing`, `link:<target>` or `unreadable` otherwise.
+
+    Cached by (path, mtime, size, inode): only files that changed since the last look are read.
+    """
     try:
         stat = path.lstat()
     except OSError:

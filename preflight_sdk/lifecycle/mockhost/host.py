@@ -42,6 +42,7 @@ __all__ = [
     "mock_records",
     "mock_route",
     "mocks_alive",
+    "mocks_folder",
     "serve_mocks",
     "start_mock_host",
     "stop_detached_mocks",
@@ -70,8 +71,15 @@ async def start_mock_host(
         else mock
         for name, mock in loaded.config.mocks.items()
     }
+    from preflight_sdk.mocks.admin import ensure_admin_token
+
+    token = await anyio.to_thread.run_sync(ensure_admin_token, mocks_folder(loaded.state_root))
     host = MockHost(
-        mocks, bind_hosts=["127.0.0.1", *binds], still_wanted=SessionWatch(loaded.state_root, session_id)
+        mocks,
+        bind_hosts=["127.0.0.1", *binds],
+        still_wanted=SessionWatch(loaded.state_root, session_id),
+        redactor=loaded.redactor,
+        admin_token=token,
     )
     await host.start()
     if detach_at_exit and loaded.services:
@@ -100,7 +108,7 @@ def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
             mocks = [msgspec.structs.replace(m, pid=pid) for m in state.mocks]
             write_state(root, msgspec.structs.replace(state, mocks=mocks))
 
-    folder = os.path.join(root, STATE_DIR, "mocks")
+    folder = mocks_folder(root)
     keep_on_exit(
         host,
         state_file=str(state_path(root)),
@@ -111,14 +119,21 @@ def _keep_after_exit(host: MockHost, root: str, session_id: str) -> None:
     )
 
 
-async def stop_detached_mocks(records: list[MockRecord]) -> int:
-    """Stop the detached mock hosts serving `records` (other processes are left alone); return how many."""
+def mocks_folder(root: str) -> str:
+    """`.preflight/mocks` of the environment rooted at `root`: the detached host's log, the admin token."""
+    return os.path.join(root, STATE_DIR, "mocks")
+
+
+async def stop_detached_mocks(records: list[MockRecord], root: str) -> int:
+    """Stop the detached mock hosts serving `records` for the environment rooted at `root` (a host
+    serving another checkout, and any other process, are left alone); return how many."""
     from preflight_sdk.mocks.detached import stop_detached
 
+    state_file = str(state_path(root))
     pids = {r.pid for r in records if r.pid != os.getpid()}
     stopped = 0
     for pid in pids:
-        stopped += await anyio.to_thread.run_sync(stop_detached, pid)
+        stopped += await anyio.to_thread.run_sync(partial(stop_detached, pid, state_file=state_file))
     return stopped
 
 
@@ -139,7 +154,7 @@ async def serve_mocks(
         host = None
     if plan.host in ("stop", "start"):
         # A detached host that kept the mocks of an earlier command: this process serves them now.
-        await stop_detached_mocks(session.mocks)
+        await stop_detached_mocks(session.mocks, loaded.state_root)
     if plan.host == "start":
         reporter.step(f"starting {len(configs)} mock(s)", scope="mocks")
         host = await start_mock_host(

@@ -181,7 +181,7 @@ async def _served_here(ctx: ProjectContext, reporter: Reporter) -> MockHost:
     if host is not None and host.running():
         return host
     session = ctx.require_session()
-    await stop_detached_mocks(session.mocks)
+    await stop_detached_mocks(session.mocks, ctx.state_root)
     await ensure_mocks(ctx, reporter)
     host = cast("MockHost | None", ctx.mocks)
     if host is None or not host.running():

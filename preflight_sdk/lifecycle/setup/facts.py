@@ -109,7 +109,7 @@ async def observe(given: Given) -> Observed:
     if running is not None and served is None and session.mocks and loaded.config.mocks:
         alive = await mocks_alive(session.mocks)
         elsewhere = all(alive.get(name) for name in loaded.config.mocks)
-        detached = elsewhere and await anyio.to_thread.run_sync(_detached, session.mocks)
+        detached = elsewhere and await anyio.to_thread.run_sync(_detached, session.mocks, loaded.state_root)
     observed = Observed(
         loaded=loaded,
         session=session,
@@ -211,7 +211,10 @@ def _free_port() -> int:
         return port
 
 
-def _detached(records: list[MockRecord]) -> bool:
+def _detached(records: list[MockRecord], root: str) -> bool:
+    """Whether a detached mock host serving this very environment serves the mocks."""
     from preflight_sdk.mocks.detached import is_detached_host
 
-    return any(is_detached_host(r.pid) for r in records if r.pid)
+    from ..session.state import state_path
+
+    return any(is_detached_host(r.pid, str(state_path(root))) for r in records if r.pid)

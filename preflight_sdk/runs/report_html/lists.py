@@ -28,12 +28,27 @@ def _change_of(case: CaseResult, previous: PreviousRun | None) -> tuple[str, str
         return "", ""
     before = previous.statuses.get(case.id)
     if before is None:
-        return "new", "new case"
+        return ("", "") if case.status == "carried" else ("new", "new case")
     if case.status == "failed" and before != "failed":
         return "new", "newly failing"
     if case.status != "failed" and before == "failed":
         return "fixed", "fixed"
     return "", ""
+
+
+_MARKS = {"passed": "✓", "failed": "✗", "skipped": "–", "carried": "↺"}
+
+
+def carried_note(case: CaseResult) -> str:
+    """`carried from run <id> (3m old)`, linked to that run's page (a sibling folder of this one)."""
+    verdict = case.carried
+    if verdict is None:
+        return ""
+    return (
+        f'<br><small class="pfr-carried">{esc(verdict.status)}, carried from run '
+        f'<a href="../{esc(verdict.run_id)}/report.html"><code>{esc(verdict.run_id)}</code></a>'
+        f" ({human_ms(verdict.age)} old)</small>"
+    )
 
 
 def cases_html(result: RunResult, previous: PreviousRun | None, *, compact: bool) -> str:
@@ -53,8 +68,8 @@ def cases_html(result: RunResult, previous: PreviousRun | None, *, compact: bool
                 if case.status == "failed"
                 else esc(case.name)
             )
-            note = f"<br><small>{esc(case.skip_reason)}</small>" if case.skip_reason else ""
-            mark = {"passed": "✓", "failed": "✗", "skipped": "–"}[case.status]
+            note = f"<br><small>{esc(case.skip_reason)}</small>" if case.skip_reason else carried_note(case)
+            mark = _MARKS.get(case.status, "•")
             rows.append(
                 f'<tr class="pfr-r-{case.status}" data-status="{case.status}" data-suite="{esc(case.suite)}">'
                 f'<td><span class="pfr-badge pfr-b-{case.status}">{mark} {case.status}</span></td>'
@@ -69,6 +84,7 @@ def cases_html(result: RunResult, previous: PreviousRun | None, *, compact: bool
         '<button type="button" data-status="failed" aria-pressed="false">failed</button>'
         '<button type="button" data-status="passed" aria-pressed="false">passed</button>'
         '<button type="button" data-status="skipped" aria-pressed="false">skipped</button>'
+        '<button type="button" data-status="carried" aria-pressed="false">carried</button>'
         f'<select class="pfr-suite" aria-label="suite"><option value="">every suite</option>{suites}</select>'
         '<span class="pfr-shown pfr-dim"></span></div>'
     )

@@ -86,13 +86,36 @@ def _header(result: RunResult, changes: str) -> str:
         f" · {t.skipped} skipped · {human_ms(result.duration)} · run <code>{esc(result.run_id)}</code>"
         f" · started {esc(result.started_at.replace('T', ' ')[:19])} UTC{git}"
     )
+    if t.carried:
+        meta += f" · <b>{t.carried}</b> carried"
     mark = {"passed": "✓ PASSED", "failed": "✗ FAILED"}.get(result.status, result.status.upper())
     return (
         f'<header class="pfr-head pfr-s-{esc(result.status)}"><div class="pfr-verdict">{esc(mark)}</div><div>'
         f"<h1>{esc(_headline(result))}</h1>"
         f'<p class="pfr-summary-line">{esc(result.summary)}</p>{_error(result)}<p class="pfr-meta">{meta}</p>'
-        f"{changes}</div></header>"
+        f"{_affected(result)}{changes}</div></header>"
     )
+
+
+def _affected(result: RunResult) -> str:
+    """The line saying how many cases the edit could affect, why, and where carried verdicts come from."""
+    summary = result.affected
+    if summary is None:
+        return ""
+    how = "ran first" if summary.mode == "first" else "ran (only they)"
+    parts = [f"{summary.affected} of {summary.considered} cases could be affected and {how}"]
+    why = [f"{esc(c.name)} ({esc(c.why)}: {c.cases})" for c in summary.changes[:6]]
+    why += [f"{esc(reason)}: {count}" for reason, count in list(summary.reasons.items())[:4]]
+    if why:
+        parts[0] += ": " + "; ".join(why)
+    parts += [
+        f'{s.cases} carried from <a href="../{esc(s.run_id)}/report.html"><code>{esc(s.run_id)}</code></a> '
+        f"({human_ms(s.age)} old)"
+        for s in summary.carried_from[:3]
+    ]
+    if summary.stopped_at:
+        parts.append(f"stopped at <code>{esc(summary.stopped_at)}</code>")
+    return f'<p class="pfr-affected-line">{" · ".join(parts)}</p>'
 
 
 def _error(result: RunResult) -> str:

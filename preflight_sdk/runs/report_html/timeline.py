@@ -244,6 +244,8 @@ def _suites(
     for suite in result.suites:
         spans: list[Span] = []
         for case in suite.cases:
+            if case.status == "carried":
+                continue  # it did not run here: nothing of it is on this run's timeline
             end = case_end.get(case.id)
             if end is None and case.timestamp:
                 end = clock.at(case.timestamp)

@@ -19,7 +19,15 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["CONFIG_NAMES", "WrapperFiles", "find_cli", "find_config", "wrapper_environment", "write_wrapper"]
+__all__ = [
+    "CONFIG_NAMES",
+    "WrapperFiles",
+    "chromium_environment",
+    "find_cli",
+    "find_config",
+    "wrapper_environment",
+    "write_wrapper",
+]
 
 CONFIG_NAMES = tuple(f"playwright.config.{ext}" for ext in ("ts", "js", "mjs", "cjs", "mts", "cts"))
 _OPTIONS = "PREFLIGHT_PLAYWRIGHT"
@@ -105,11 +113,11 @@ def write_wrapper(config: Path, files: WrapperFiles) -> None:
 
 def wrapper_environment(files: WrapperFiles, executable: str, args: tuple[str, ...]) -> dict[str, str]:
     """The variables the wrapper reads (one, JSON), and no browser download ever."""
-    options = {
-        "executablePath": executable,
-        "args": list(args),
-        "outputDir": str(files.output),
-        "report": str(files.report),
-        "skipped": str(files.skipped),
-    }
+    places = {"outputDir": str(files.output), "report": str(files.report), "skipped": str(files.skipped)}
+    return chromium_environment(executable, args, **places)
+
+
+def chromium_environment(executable: str, args: tuple[str, ...], **more: str) -> dict[str, str]:
+    """`PREFLIGHT_PLAYWRIGHT`: the Chromium to launch and its flags (and `more`), as JSON."""
+    options = {"executablePath": executable, "args": list(args), **more}
     return {_OPTIONS: json.dumps(options), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}

@@ -1,7 +1,8 @@
 """`runner: playwright`: the project's own Playwright Test suite, one case per test.
 
 `file` is the directory of the project's `playwright.config.*` (or the config itself; default:
-the e2e.yaml directory). The suite runs the project's `playwright test` (its
+the e2e.yaml directory); a test file or directory without one is a pytest-playwright suite
+(`playwright_python`). The suite runs the project's `playwright test` (its
 `node_modules/.bin/playwright`, what `npx playwright test` runs) in that directory, through a
 config of the run's (`playwright_config`): the machine's Chromium, evidence on failure, the JSON
 report. The environment is a pytest or shell suite's: `PREFLIGHT_<NAME>_URL` of every service
@@ -41,6 +42,7 @@ from ..retry import suite_policy
 from .evidence import DOM_CHARS
 from .host import CHROMIUM_ARGS, find_chromium
 from .playwright_config import WrapperFiles, find_cli, find_config, wrapper_environment, write_wrapper
+from .playwright_python import run_pytest_playwright
 from .playwright_report import PlaywrightReport, PlaywrightResult, PlaywrightTest, read_report
 
 __all__ = ["run_playwright_suite"]
@@ -63,9 +65,19 @@ async def run_playwright_suite(
     timeout = parse_duration(suite.timeout) if suite.timeout is not None else DEFAULT_TIMEOUT
     target = loaded.resolve(suite.file or ".")
     config = find_config(target)
-    problem = _unrunnable(target, config)
+    python_tests = config is None and (target.suffix == ".py" or target.is_dir())
+    problem = None if python_tests else _unrunnable(target, config)
     if problem is not None:
         return _suite_error(run, suite, began, problem)
+    try:
+        chromium = find_chromium(loaded.environ)
+    except PreflightError as exc:
+        return _suite_error(run, suite, began, f"[{exc.code}] {exc.message} ({exc.hint})")
+    if python_tests:
+        cases, error = await run_pytest_playwright(
+            run, loaded, suite, target, chromium, taken, timeout=timeout
+        )
+        return _finish(run, suite, began, cases, error)
     assert config is not None
     cli = find_cli(config.parent)
     if cli is None:
@@ -75,26 +87,13 @@ async def run_playwright_suite(
             "there (`npm ci`, or `npm install -D @playwright/test`); preflight runs the project's own "
             "`playwright test` and never downloads a browser",
         )  # fmt: skip
-    try:
-        chromium = find_chromium(loaded.environ)
-    except PreflightError as exc:
-        return _suite_error(run, suite, began, f"[{exc.code}] {exc.message} ({exc.hint})")
     with tempfile.TemporaryDirectory(prefix="preflight-playwright-") as scratch:
         files = WrapperFiles(config, Path(scratch), run.run_id)
         ran = await _run_tests(run, loaded, suite, cli, config, files, chromium, timeout)
         report = await anyio.to_thread.run_sync(read_report, files.report)
         cases = await _cases(run, suite, config, report, ran, taken) if report is not None else []
         warnings = _left_out(files)
-    error = _error(report, ran, timeout, cli)
-    return run.finish_suite(
-        id=suite.id,
-        name=suite.name or suite.id,
-        runner="playwright",
-        cases=cases,
-        seconds=time.perf_counter() - began,
-        error=error,
-        warnings=warnings,
-    )
+    return _finish(run, suite, began, cases, _error(report, ran, timeout, cli), warnings)
 
 
 def _unrunnable(target: Path, config: Path | None) -> str | None:
@@ -328,11 +327,21 @@ def _left_out(files: WrapperFiles) -> list[str]:
 
 
 def _suite_error(run: RunContext, suite: SuiteConfig, began: float, error: str) -> SuiteResult:
+    return _finish(run, suite, began, [], error)
+
+
+def _finish(
+    run: RunContext, suite: SuiteConfig, began: float, cases: list[CaseResult], error: str | None,
+    warnings: list[str] | None = None,
+) -> SuiteResult:  # fmt: skip
+    seconds = time.perf_counter() - began
+    name = suite.name or suite.id
     return run.finish_suite(
         id=suite.id,
-        name=suite.name or suite.id,
+        name=name,
         runner="playwright",
-        cases=[],
-        seconds=time.perf_counter() - began,
+        cases=cases,
+        seconds=seconds,
         error=error,
+        warnings=warnings,
     )

@@ -15,6 +15,7 @@ from typing import Literal
 
 import msgspec
 
+from preflight_sdk.core.results.browser import BrowserEvidence
 from preflight_sdk.core.results.run import AttemptResult, CaseResult, DiagnosticReport
 
 from ..cases import failure_from_text
@@ -142,10 +143,12 @@ def junit_case(
     diagnostics: DiagnosticReport | None,
     attempts: list[AttemptResult] | None = None,
     identifier: str | None = None,
+    browser: BrowserEvidence | None = None,
 ) -> CaseResult:
     """Record one testcase as a case of `suite` (its start and end events included).
 
-    `ended` is when the command finished: a case never ends after it.
+    `ended` is when the command finished: a case never ends after it. `browser` is a failed
+    browser test's page evidence (its screenshot and trace).
     """
     name = run.env.redactor.text(name)
     identifier = identifier or case_id(suite, name, taken)
@@ -162,6 +165,7 @@ def junit_case(
             summary=f"{name} failed: {first.splitlines()[0] if first else 'see output'}"[:300],
             output="\n".join(part for part in (test.detail, test.stdout, test.stderr) if part) or None,
             diagnostics=diagnostics,
+            browser=browser,
         )
     case = CaseResult(
         id=identifier,

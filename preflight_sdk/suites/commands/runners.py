@@ -128,6 +128,7 @@ async def run_pytest_suite(
         _pytest_case(run, suite, root, tries, test, start, taken, diagnostics)
         for test, start in zip(last.tests, last.junit().starts(), strict=True)
     ]
+    run.touches.declare(suite, [case.id for case in cases], run.env)
     error = _pytest_error(root, last, timeout)
     if error is not None and len(tries) > 1:
         error += f" (after {len(tries)} attempts)"
@@ -363,6 +364,7 @@ async def run_shell_suite(
         attempts=[_shell_attempt(n, t) for n, t in enumerate(tries, start=1)] if len(tries) > 1 else None,
     )
     run.case_finished(case)
+    run.touches.declare(suite, [case.id], run.env)
     return run.finish_suite(
         id=suite.id, name=suite.name or suite.id, runner="shell", cases=[case], seconds=seconds
     )

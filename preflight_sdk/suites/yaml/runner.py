@@ -27,7 +27,9 @@ from preflight_sdk.core.results.run import AttemptResult, CaseResult, SuiteResul
 from ..cases import failure_for, failure_from_text, window_diagnostics
 from ..context import CURRENT_CASE, RunContext, case_id
 from ..contract_checks import Mode
+from ..ordering import case_order
 from ..retry import Policy, resolve_policy
+from ..touches import step_touches
 from .scope import Scope
 from .steps import Attempt, StepWindows, run_step, save_values
 
@@ -63,7 +65,8 @@ class _SuiteRun:
         self.warnings: list[str] = []
         self.blocked: str | None = None
         self.running: _Running | None = None
-        self.reached = 0  # cases of the file reached so far (selected or not)
+        self.reached = 0  # cases of `order` reached so far (selected or not)
+        self.order: list[tuple[TestStep, str]] = []  # (case, its id) in the order they run
 
     def add(self, result: CaseResult) -> None:
         self.cases.append(result)
@@ -91,13 +94,16 @@ async def run_yaml_suite(
     """
     began = time.perf_counter()
     state = _SuiteRun(run, loaded, suite, test)
+    identifiers = [case_id(suite.id, case.name or "case", taken) for case in test.cases]
+    indices = case_order(identifiers, suite.id, test.sequential, run.order)
+    state.order = [(test.cases[i], identifiers[i]) for i in indices]
     try:
         with anyio.move_on_after(timeout) as limit:
             _define_variables(state)
             await _setup(state)
-            await _cases(state, taken)
+            await _cases(state)
         if limit.cancelled_caught:
-            await _stopped(state, taken)
+            await _stopped(state)
     finally:
         # Shielded: a timeout or a cancelled run must not skip the clean-up, but it gets a deadline.
         with anyio.CancelScope(shield=True, deadline=anyio.current_time() + TEARDOWN_LIMIT) as shield:
@@ -137,6 +143,7 @@ async def _setup(state: _SuiteRun) -> None:
         attempt, _ = await _attempts(
             state.run, state.scope, step, own, state.test.service, state.windows, **_contract(state, step)
         )
+        state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
         save_values(state.scope, attempt, origin=f"setup step {index + 1}")
         if not attempt.passed and not step.ignore_error:
             state.blocked = (
@@ -145,15 +152,12 @@ async def _setup(state: _SuiteRun) -> None:
             return
 
 
-async def _cases(state: _SuiteRun, taken: set[str]) -> None:
+async def _cases(state: _SuiteRun) -> None:
     failed_before = False
-    for case in state.test.cases:
+    for case, identifier in state.order:
         state.reached += 1
-        identifier = case_id(state.suite.id, case.name or "case", taken)
         if not state.run.selected(state.suite.id, identifier):
-            # Not run again (a resumed run): what it saved the first time, later cases still see.
-            for name, value in state.run.carried(state.suite.id, identifier):
-                state.scope.save(name, value)
+            _not_run(state, identifier)
             continue
         CURRENT_CASE.set(identifier)
         state.run.event("case_start", suite=state.suite.id, case=identifier)
@@ -167,6 +171,17 @@ async def _cases(state: _SuiteRun, taken: set[str]) -> None:
         state.add(result)
 
 
+def _not_run(state: _SuiteRun, identifier: str) -> None:
+    """A case this run does not run: what it saved the time it ran, later cases still see (a
+    resumed run); its earlier verdict stands at its place when the run carries it."""
+    for name, value in state.run.carried(state.suite.id, identifier):
+        state.scope.save(name, value)
+    order = state.run.order
+    carried = order.carried_case(state.suite.id, identifier) if order is not None else None
+    if carried is not None:
+        state.cases.append(carried)
+
+
 def _skip_reason(state: _SuiteRun, case: TestStep, *, failed_before: bool) -> str | None:
     if state.blocked is not None:
         return state.blocked
@@ -174,20 +189,20 @@ def _skip_reason(state: _SuiteRun, case: TestStep, *, failed_before: bool) -> st
         return case.skip if isinstance(case.skip, str) else "marked skip"
     if state.test.sequential and failed_before:
         return "an earlier case failed and the suite is sequential"
-    return None
+    return state.run.stop_reason()
 
 
-async def _stopped(state: _SuiteRun, taken: set[str]) -> None:
+async def _stopped(state: _SuiteRun) -> None:
     """Record the suite's timeout: the case in flight fails, the cases not reached are skipped."""
     shown = timeout_text(state.suite)
     state.blocked = f"the suite did not finish within {shown} and was stopped"
-    remaining = state.test.cases[state.reached :]
+    remaining = state.order[state.reached :]
     running = state.running
     if running is not None:
         state.add(await _timed_out(state, running, shown))
-    for case in remaining:
-        identifier = case_id(state.suite.id, case.name or "case", taken)
+    for case, identifier in remaining:
         if not state.run.selected(state.suite.id, identifier):
+            _not_run(state, identifier)
             continue
         state.run.event("case_start", suite=state.suite.id, case=identifier)
         reason = f"not run: the suite was stopped at its timeout ({shown})"
@@ -230,6 +245,7 @@ async def _teardown(state: _SuiteRun) -> None:
         attempt, _ = await _attempts(
             state.run, state.scope, step, own, state.test.service, state.windows, **_contract(state, step)
         )
+        state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
         if not attempt.passed and not step.ignore_error:
             state.warnings.append(f"teardown step {step.name or _action(step)} failed: {_reason(attempt)}")
 
@@ -280,6 +296,7 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
     last, attempts = await _attempts(
         run, state.scope, case, policy, state.test.service, state.windows, **_contract(state, case)
     )
+    run.touches.note_case(identifier, suite.id, _touched(state, last))
     unsaved = save_values(state.scope, last, origin=f"case `{case.name or 'case'}`")
     if last.passed and case.save:
         saved = {name: state.scope.saved[name] for name in case.save if name in state.scope.saved}
@@ -354,6 +371,15 @@ async def _attempts(
             break
     assert last is not None
     return last, attempts
+
+
+def _touched(state: _SuiteRun, attempt: Attempt) -> set[str]:
+    """What a step reached: its service or mock, its container (see `touches`)."""
+    outcome = attempt.outcome
+    sent = outcome.request.url if outcome and outcome.request else None
+    return step_touches(
+        attempt.step, state.run.env, state.test.service, sent, outcome.pages if outcome else ()
+    )
 
 
 def _target(case: TestStep, default_service: str | None, run: RunContext) -> str | None:

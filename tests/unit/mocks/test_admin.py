@@ -191,3 +191,64 @@ async def test_why_no_route_matched_travels_over_http_to_another_process(
             "body.k: expected 1, got 2"
         ]
         assert answered.closest_routes is None
+
+
+async def _asgi(app: object, method: str, path: str, server: str, client_address: str) -> tuple[int, bytes]:
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "query_string": b"",
+        "headers": [],
+        "server": (server, 9081),
+        "client": (client_address, 40000),
+    }
+    await app(scope, receive, send)  # type: ignore[operator]
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")  # type: ignore[misc]
+    return int(status), body  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/_mock/requests"),
+        ("DELETE", "/_mock/requests"),
+        ("POST", "/_mock/reset"),
+        ("GET", "/_mock/routes"),
+    ],
+)
+async def test_the_admin_endpoints_refuse_a_connection_that_is_not_from_this_machine(
+    serve, method: str, path: str
+) -> None:
+    async with serve(pay=ROUTES) as host:
+        app = host._apps["pay"]
+        async with httpx.AsyncClient(trust_env=False) as client:
+            await client.get(f"{host.url('pay')}/a")
+        status, body = await _asgi(app, method, path, server="172.17.0.1", client_address="172.18.0.5")
+        assert status == 403 and b"this machine only" in body
+        assert len(host.entries("pay")) == 1  # neither emptied nor reset
+        status, _ = await _asgi(app, "GET", "/_mock/requests", server="127.0.0.1", client_address="127.0.0.1")
+        assert status == 200
+
+
+async def test_what_the_admin_endpoints_show_goes_through_the_redaction_policy(serve) -> None:
+    routes = [
+        {"method": "POST", "path": "/c", "when": {"headers": {"X-Api-Key": "k-1234567"}}, "response": {}}
+    ]
+    async with serve(pay=routes) as host:
+        url = host.url("pay")
+        async with httpx.AsyncClient(trust_env=False) as client:
+            await client.post(f"{url}/c", headers={"X-Api-Key": "k-1234567"}, json={"password": "hunter22"})
+            journal = (await client.get(f"{url}/_mock/requests")).text
+            described = (await client.get(f"{url}/_mock/routes")).text
+    assert "k-1234567" not in journal and "hunter22" not in journal and "[redacted]" in journal
+    assert "k-1234567" not in described

@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 
 from preflight_sdk.config.model import MockConfig
@@ -36,16 +37,64 @@ def _spec(tmp_path: Path, port: int) -> DetachedSpec:
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_detached_host_answers_as_its_mock_once_spawned_and_stops_by_pid(tmp_path: Path) -> None:
     port = _free_port()
-    pid = spawn_detached(_spec(tmp_path, port), tmp_path / "mocks")
+    spec = _spec(tmp_path, port)
+    pid = spawn_detached(spec, tmp_path / "mocks")
     try:
-        assert is_detached_host(pid)
+        assert is_detached_host(pid) and is_detached_host(pid, spec.state_file)
         health = httpx.get(f"http://127.0.0.1:{port}/_mock/health", timeout=2.0, trust_env=False)
         assert health.status_code == 200
         assert health.json()["name"] == "payments"
+        # Another checkout's state file does not make this host its own: it is not signalled.
+        assert not is_detached_host(pid, str(tmp_path / "elsewhere" / "state.json"))
+        assert not stop_detached(pid, state_file=str(tmp_path / "elsewhere" / "state.json"))
+        assert is_detached_host(pid)
     finally:
-        assert stop_detached(pid)
+        assert stop_detached(pid, state_file=spec.state_file)
     assert not is_detached_host(pid)
-    assert not stop_detached(pid)  # nothing runs as that pid any more: nothing is signalled
+    assert not stop_detached(pid, state_file=spec.state_file)  # nothing runs as that pid any more
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_the_spec_reaches_the_host_on_its_input_and_no_file_holds_its_secrets(tmp_path: Path) -> None:
+    port = _free_port()
+    secret = "sk_live_spec_only_on_stdin_42"
+    route = {
+        "method": "GET",
+        "path": "/k",
+        "when": {"headers": {"x-api-key": secret}},
+        "response": {"body": "ok"},
+    }
+    spec = msgspec.structs.replace(
+        _spec(tmp_path, port),
+        mocks={"payments": msgspec.convert({"port": port, "routes": [route]}, MockConfig)},
+        redact_values=[secret],
+        admin_token="t0k3n-for-the-test",
+    )
+    folder = tmp_path / "mocks"
+    folder.mkdir()
+    (folder / "mocks.json").write_text(json.dumps({"left": secret}))  # an earlier version's spec file
+    pid = spawn_detached(spec, folder)
+    try:
+        answer = httpx.get(
+            f"http://127.0.0.1:{port}/k", headers={"x-api-key": secret}, timeout=2.0, trust_env=False
+        )
+        assert answer.status_code == 200 and answer.text == "ok"
+        shown = httpx.get(f"http://127.0.0.1:{port}/_mock/requests", timeout=2.0, trust_env=False)
+        assert (
+            secret not in shown.text and shown.json()["requests"][0]["headers"]["x-api-key"] == "[redacted]"
+        )
+        raw = httpx.get(
+            f"http://127.0.0.1:{port}/_mock/requests",
+            headers={"X-Preflight-Token": "t0k3n-for-the-test"},
+            timeout=2.0,
+            trust_env=False,
+        )
+        assert raw.json()["requests"][0]["headers"]["x-api-key"] == secret
+        assert secret.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        for path in tmp_path.rglob("*"):
+            assert not path.is_file() or secret.encode() not in path.read_bytes(), path
+    finally:
+        stop_detached(pid, state_file=spec.state_file)
 
 
 def test_a_host_that_cannot_serve_is_an_error_with_its_log_and_leaves_nothing_running(tmp_path: Path) -> None:

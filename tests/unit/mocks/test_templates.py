@@ -179,7 +179,9 @@ async def test_a_template_on_a_body_that_could_not_be_parsed_says_so_and_why(
         nested = await client.post(
             f"{host.url('m')}/echo", content=deep, headers={"content-type": "application/json"}
         )
-        text = await client.post(f"{host.url('m')}/echo", content=b"a=1", headers={"content-type": "text/plain"})
+        text = await client.post(
+            f"{host.url('m')}/echo", content=b"a=1", headers={"content-type": "text/plain"}
+        )
         fine = await client.post(f"{host.url('m')}/echo", json={"a": 1})
         entries = host.entries("m")
     assert nested.status_code == 500

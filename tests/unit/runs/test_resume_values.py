@@ -56,7 +56,7 @@ async def test_resumed_cases_see_the_values_earlier_cases_saved_and_fail_on_thei
 
     resumed = await project.resume_run(first.run_id)
 
-    ran = sorted(c.id for s in resumed.suites for c in s.cases)
+    ran = sorted(c.id for s in resumed.suites for c in s.cases if c.status != "carried")
     # `make account` is not run again: its accountId comes from the store. `make token` is: the
     # token is redacted, so it was never stored.
     assert ran == [

@@ -113,10 +113,11 @@ async def test_a_killed_owner_leaves_a_run_that_reads_interrupted(make_project: 
 
 
 def test_the_store_files_are_where_the_docs_say(tmp_path: Path) -> None:
-    from preflight_sdk.store import RunStore
+    from preflight_sdk.core.run_request import RunRequest
+    from preflight_sdk.store import NewRun, RunStore
 
     store = RunStore(tmp_path)
-    store.create(run_id="01ARZ3NDEKTSV4RRFFQ69G5FAV", kind="test", started_at="2026-01-01T00:00:00.000Z")
+    store.create(RunRequest(), NewRun(run_id="01ARZ3NDEKTSV4RRFFQ69G5FAV", started_at="2026-01-01T00:00:00.000Z"))
     assert (tmp_path / ".preflight" / "preflight.db").is_file()
     import sqlite3
 
@@ -129,7 +130,8 @@ def test_the_store_files_are_where_the_docs_say(tmp_path: Path) -> None:
 def test_another_program_s_database_is_moved_aside_not_used(tmp_path: Path) -> None:
     import sqlite3
 
-    from preflight_sdk.store import RunStore
+    from preflight_sdk.core.run_request import RunRequest
+    from preflight_sdk.store import NewRun, RunStore
 
     folder = tmp_path / ".preflight"
     folder.mkdir()
@@ -139,7 +141,7 @@ def test_another_program_s_database_is_moved_aside_not_used(tmp_path: Path) -> N
     foreign.commit()
     foreign.close()
     store = RunStore(tmp_path)
-    store.create(run_id="01ARZ3NDEKTSV4RRFFQ69G5FAV", kind="test", started_at="2026-01-01T00:00:00.000Z")
+    store.create(RunRequest(), NewRun(run_id="01ARZ3NDEKTSV4RRFFQ69G5FAV", started_at="2026-01-01T00:00:00.000Z"))
     warnings = store.db.pop_warnings()
     assert len(warnings) == 1 and "tables preflight did not make (invoices)" in warnings[0]
     aside = list(folder.glob("preflight.db.corrupt-*"))

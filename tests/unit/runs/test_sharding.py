@@ -8,16 +8,16 @@ import pytest
 
 from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import InputError
+from preflight_sdk.core.run_request import RunRequest
 from preflight_sdk.runs.shard_plan import DEFAULT_SUITE_MS, parse_shards, split_suites
-from preflight_sdk.store import CaseRow, RunStore, new_run_id
+from preflight_sdk.store import CaseRow, NewRun, RunStore, new_run_id
 
 
-def _record(store: RunStore, durations: dict[str, list[int]], **run: object) -> str:
+def _record(store: RunStore, durations: dict[str, list[int]], **asked: str) -> str:
     """One finished test run whose suites' cases took `durations` (ms each)."""
     run_id = new_run_id()
-    store.create(
-        run_id=run_id, kind="test", started_at="2026-01-01T00:00:00.000Z", suites=list(durations), **run
-    )  # type: ignore[arg-type]
+    opened = NewRun(run_id=run_id, started_at="2026-01-01T00:00:00.000Z", suites=tuple(durations))
+    store.create(RunRequest(**asked), opened)
     cases = [
         CaseRow(case_id=f"{suite}.c{i}", suite=suite, name=f"c{i}", status="passed", duration_ms=ms)
         for suite, each in durations.items()
@@ -44,7 +44,7 @@ def test_the_store_gives_each_suite_the_mean_of_its_newest_whole_runs(tmp_path: 
     _record(store, {"api": [10]}, resumed_from="01JDQ8ZK5X7N3V9G2H4M6P8R0T")
     _record(store, {"api": [20]}, test_id="saved-one")
     cancelled = new_run_id()
-    store.create(run_id=cancelled, kind="test", started_at="2026-01-01T00:00:00.000Z", suites=["api"])
+    store.create(RunRequest(), NewRun(run_id=cancelled, started_at="2026-01-01T00:00:00.000Z", suites=("api",)))
     store.finish(cancelled, status="cancelled", finished_at="x", duration_ms=1, summary="",
                  cases=[CaseRow(case_id="api.c0", suite="api", name="c0", status="passed", duration_ms=5)])  # fmt: skip
 

@@ -40,10 +40,12 @@ _MAX_ASSERTIONS_TEXT = 6
 _MAX_OUTPUT_TEXT = 8
 
 
-def _counts(passed: int, failed: int, skipped: int) -> str:
+def _counts(passed: int, failed: int, skipped: int, carried: int = 0) -> str:
     parts = [f"{passed} passed", f"{failed} failed"]
     if skipped:
         parts.append(f"{skipped} skipped")
+    if carried:
+        parts.append(f"{carried} carried")
     return ", ".join(parts)
 
 
@@ -52,8 +54,28 @@ def headline(result: RunResult) -> str:
     t = result.totals
     return (
         f"{result.status.upper()} · {plural(len(result.suites), 'suite')}, {plural(t.total, 'case')}: "
-        f"{_counts(t.passed, t.failed, t.skipped)} · {human_ms(result.duration)} · run {result.run_id}"
+        f"{_counts(t.passed, t.failed, t.skipped, t.carried)} · {human_ms(result.duration)} · run {result.run_id}"
     )
+
+
+def affected_lines(result: RunResult) -> list[str]:
+    """What the edit could affect (and ran first), and where the carried verdicts come from."""
+    summary = result.affected
+    if summary is None:
+        return []
+    how = "ran first" if summary.mode == "first" else "ran; the others are carried"
+    lines = [f"affected: {summary.affected} of {summary.considered} cases {how}"]
+    lines += [f"  {c.kind} {c.name}: {c.why} ({plural(c.cases, 'case')})" for c in summary.changes[:8]]
+    lines += [f"  {reason}: {count}" for reason, count in list(summary.reasons.items())[:6]]
+    lines += [
+        f"  {plural(s.cases, 'case')} carried from run {s.run_id} ({human_ms(s.age)} old)"
+        for s in summary.carried_from[:3]
+    ]
+    if summary.blocked:
+        lines.append(f"  nothing carried: {summary.blocked}")
+    if summary.stopped_at:
+        lines.append(f"  stopped at the first failure: {summary.stopped_at} (failFast)")
+    return lines
 
 
 def artifact_path(result: RunResult, failure: Failure) -> str | None:
@@ -125,7 +147,7 @@ def run_text(result: RunResult) -> str:
             s.id,
             shorten(s.name, 48),
             s.runner,
-            _counts(s.passed, s.failed, s.skipped),
+            _counts(s.passed, s.failed, s.skipped, s.carried),
             human_ms(s.duration),
             *([f"on {s.engine or '?'}"] if result.shards else []),
         ]
@@ -137,6 +159,9 @@ def run_text(result: RunResult) -> str:
             lines.append(f"      ! {shorten(suite.error, 160)}")
         lines.extend(f"      ! {shorten(w, 160)}" for w in suite.warnings)
     lines += _shards_text(result)
+    affected = affected_lines(result)
+    if affected:
+        lines += ["", *affected]
     environment = environment_lines(result.setup)
     if environment:
         lines += ["", *environment]
@@ -352,16 +377,23 @@ def _suite_rows(result: RunResult, suite: SuiteResult, *, details: bool) -> list
     if others:
         items = "".join(
             f'<div class="pf-case pf-{esc(c.status)}">{badge(c.status, MARKS.get(c.status))} {esc(c.name)}'
-            f" <small>{esc(c.skip_reason or human_ms(c.duration))}"
+            f" <small>{esc(c.skip_reason or _carried_from(c) or human_ms(c.duration))}"
             f"{' on ' + esc(c.engine) if c.engine else ''}</small></div>"
             for c in others
         )
-        label = _counts(suite.passed, 0, suite.skipped).replace(", 0 failed", "")
+        label = _counts(suite.passed, 0, suite.skipped, suite.carried).replace(", 0 failed", "")
         rows.append(
             f'<tr class="pf-cases"><td></td><td colspan="6" style="text-align:left">'
             f"<details><summary>{esc(label)}</summary>{items}</details></td></tr>"
         )
     return rows
+
+
+def _carried_from(case: CaseResult) -> str:
+    verdict = case.carried
+    if verdict is None:
+        return ""
+    return f"{verdict.status}, carried from run {verdict.run_id} ({human_ms(verdict.age)} old)"
 
 
 def suites_html(result: RunResult, *, details: bool = True, id_prefix: str = "pf-run-") -> str:
@@ -405,7 +437,10 @@ def run_html(result: RunResult) -> str:
     if result.contracts:
         listing = "".join(f"<div>{esc(line)}</div>" for line in contract_lines(result.contracts))
         contracts = f"<details><summary>contracts ({len(result.contracts)})</summary>{listing}</details>"
-    return wrap(head + suites_html(result) + environment + contracts + artifacts + cut, cls="pf-run-result")
+    affected = "".join(f"<div>{esc(line)}</div>" for line in affected_lines(result))
+    affected = f'<div class="pf-affected" style="margin:4px 0">{affected}</div>' if affected else ""
+    body = head + affected + suites_html(result) + environment + contracts + artifacts + cut
+    return wrap(body, cls="pf-run-result")
 
 
 def contract_lines(contracts: list[ContractCoverage]) -> list[str]:
