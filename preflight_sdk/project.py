@@ -989,6 +989,9 @@ class Project:
     ) -> ContractCheck:
         """Check a response you hold against a service's OpenAPI contract (`contract:`).
 
+        A served contract is read from the running environment. Over MCP it is in the opt-in
+        group `contracts`: `preflight-mcp --tools environment,runs,contracts`.
+
         Args:
             service: its name in e2e.yaml.
             method: e.g. "GET".
@@ -1021,6 +1024,9 @@ class Project:
     @operation(title="Generate cases from a contract", group="contracts")
     async def generate_cases(self, service: str, output: str | None = None) -> GeneratedCases:
         """Write a new YAML test file of one case per operation of a service's contract.
+
+        A served contract is read from the running environment. Over MCP it is in the opt-in
+        group `contracts`: `preflight-mcp --tools environment,runs,contracts`.
 
         Args:
             service: its name in e2e.yaml.
