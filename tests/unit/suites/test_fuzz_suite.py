@@ -6,6 +6,7 @@ handler crashes on an empty name, a request no case of ours thought of; the cont
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+import yaml
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -75,7 +77,16 @@ def app(*, fixed: bool) -> Starlette:
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True})
 
-    return Starlette(routes=[Route("/greet", greet, methods=["POST"]), Route("/health", health)])
+    async def document(request: Request) -> Response:
+        return JSONResponse(yaml.safe_load(CONTRACT))
+
+    return Starlette(
+        routes=[
+            Route("/greet", greet, methods=["POST"]),
+            Route("/health", health),
+            Route("/openapi.json", document),  # for a contract the service serves itself
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +162,19 @@ async def test_the_fixed_service_passes_the_same_fuzz_suite(tmp_path: Path, fixe
     result = await run_on(project(tmp_path / "p"), fixed)
     assert result.status == "passed", wire(result)
     assert [c.status for c in result.suites[0].cases] == ["passed", "passed"]
+
+
+async def test_a_contract_the_service_serves_drives_the_fuzzing_too(tmp_path: Path, buggy: int) -> None:
+    root = project(tmp_path / "p")
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["services"]["greeter"]["contract"] = {"served": "/openapi.json"}
+    (root / "e2e.yaml").write_text(json.dumps(document))
+    result = await run_on(root, buggy)
+    [suite] = result.suites
+    assert {c.name.split(" (")[0]: c.status for c in suite.cases} == {
+        "POST /greet": "failed",
+        "GET /health": "passed",
+    }, wire(result)
 
 
 async def test_without_the_extra_a_fuzz_suite_is_a_clear_error_naming_it(
