@@ -138,12 +138,7 @@ async def _setup(state: _SuiteRun) -> None:
     for index, step in enumerate(state.test.setup):
         if await _bare_delay_done(step):
             continue
-        # setup and teardown steps retry by their own policy only (not the suite's or run's)
-        own = resolve_policy(step.retry, None, None)
-        attempt, _ = await _attempts(
-            state.run, state.scope, step, own, state.test.service, state.windows, **_contract(state, step)
-        )
-        state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
+        attempt = await _suite_step(state, step)
         save_values(state.scope, attempt, origin=f"setup step {index + 1}")
         if not attempt.passed and not step.ignore_error:
             state.blocked = (
@@ -241,13 +236,20 @@ async def _teardown(state: _SuiteRun) -> None:
     for step in state.test.teardown:
         if await _bare_delay_done(step):
             continue
-        own = resolve_policy(step.retry, None, None)
-        attempt, _ = await _attempts(
-            state.run, state.scope, step, own, state.test.service, state.windows, **_contract(state, step)
-        )
-        state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
+        attempt = await _suite_step(state, step)
         if not attempt.passed and not step.ignore_error:
             state.warnings.append(f"teardown step {step.name or _action(step)} failed: {_reason(attempt)}")
+
+
+async def _suite_step(state: _SuiteRun, step: TestStep) -> Attempt:
+    """Run a setup or teardown step: by its own retry policy only (not the suite's or the run's),
+    its answers held to their contracts like a case's, what it touched counted for the suite."""
+    own = resolve_policy(step.retry, None, None)
+    attempt, _ = await _attempts(
+        state.run, state.scope, step, own, state.test.service, state.windows, **_contract(state, step)
+    )
+    state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
+    return attempt
 
 
 class _ContractArgs(TypedDict):
