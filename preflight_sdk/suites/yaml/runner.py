@@ -309,6 +309,9 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
                 name, f"case `{case.name or 'case'}`, which should have saved `{name}`, failed"
             )
     duration = int((time.perf_counter() - started) * 1000)
+    # the case's window ends here, not after its diagnosis below, which can take seconds: what a mock
+    # received in [timestamp - duration, timestamp] is attributed to this case
+    ended = _now_ms()
     multi = attempts if len(attempts) > 1 else None
     if not last.passed and case.ignore_error:
         state.warnings.append(f"case `{case.name or 'case'}` failed (ignoreError): {_reason(last)}")
@@ -324,7 +327,7 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
         suite=suite.id,
         status="passed" if failure is None else "failed",
         duration=duration,
-        timestamp=_now_ms(),
+        timestamp=ended,
         failure=failure,
         attempts=multi,
         pages=last.outcome.pages if last.outcome is not None else [],
