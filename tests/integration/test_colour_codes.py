@@ -30,7 +30,9 @@ services:
       command:
         - sh
         - -c
-        - "mkdir -p /w && echo ok > /w/health && httpd -p 8080 -h /w && while true; do printf '\\\\033[31mERROR\\\\033[0m red tick\\\\n'; sleep 0.1; done"
+        - >-
+          mkdir -p /w && echo ok > /w/health && httpd -p 8080 -h /w &&
+          while true; do printf '\\033[31mERROR\\033[0m red tick\\n'; sleep 0.1; done
       healthcheck: {path: /health}
 tests:
   suites:
