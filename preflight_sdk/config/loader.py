@@ -26,6 +26,7 @@ import msgspec
 from preflight_sdk.core import decoding
 from preflight_sdk.core.errors import ConfigError, ConfigProblem
 from preflight_sdk.core.gcpause import gc_paused
+from preflight_sdk.core.hints import RETRY
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 from preflight_sdk.core.yaml_source import parse_yaml
 
@@ -430,7 +431,7 @@ def _invalid(file: str, problems: list[ConfigProblem], *, kind: str = "configura
         f"{kind} {file} is invalid: {count} problem{'s' if count != 1 else ''}"
         + (f"; first: {first}" if first else ""),
         code="CONFIG_INVALID",
-        hint="fix every problem listed in details.problems, each with its line, then call `init` again",
+        hint=f"fix every problem listed in details.problems, each with its line, {RETRY}",
         problems=problems,
     )
 

@@ -399,6 +399,13 @@ class MockConfig(_Config, frozen=True, kw_only=True):
     header_timeout: Annotated[
         str | int, Duration("Time a client has to send a request's head before the connection is closed.")
     ] = "10s"
+    hosts: Annotated[
+        list[str],
+        Meta(
+            description="Real host names the mock stands in for over HTTPS (port 443), e.g. `api.stripe.com`: "
+            "containers resolve them to the mock and trust the project's CA."
+        ),
+    ] = field(default_factory=list)
     contract: Annotated[
         str | None,
         Meta(

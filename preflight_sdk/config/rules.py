@@ -17,6 +17,7 @@ import msgspec
 from preflight_sdk.core import decoding
 from preflight_sdk.core.yaml_source import PathKey, format_path
 
+from .mocks.hosts import check_mock_hosts
 from .model import (
     ContainerConfig,
     MockConfig,
@@ -102,6 +103,7 @@ def check_rules(data: dict[str, Any], out: Validator, *, root: Path) -> None:
             mock = _convert(raw, MockConfig)
             if mock is not None:
                 _check_mock(str(name), mock, services, host_ports, out)
+        check_mock_hosts(data, out)
     tests = data.get("tests")
     suites = tests.get("suites") if isinstance(tests, dict) else None
     if isinstance(suites, list):

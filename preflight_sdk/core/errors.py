@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .hints import Face, for_face
+from .hints import RETRY, Face, for_face
 
 __all__ = [
     "CancelledError_",
@@ -177,17 +177,19 @@ class PreflightError(Exception):
     def hint(self, value: str | None) -> None:
         self._hint = value
 
-    def hint_for(self, face: Face) -> str:
-        """Return the hint (or the class's default one) in the words of `face` (see `hints`)."""
-        return for_face(self._hint or self.default_hint, face)
+    def hint_for(self, face: Face, *, again: str | None = None, shown: frozenset[str] | None = None) -> str:
+        """Return the hint (or the class's default one) in the words of `face` (see `hints`: `again`
+        names the call that failed, `shown` the details the face prints with it)."""
+        return for_face(self._hint or self.default_hint, face, again=again, shown=shown)
 
-    def to_info(self, face: Face = "sdk") -> ErrorInfo:
-        """Return the envelope form of this error, its hint worded for `face`."""
+    def to_info(self, face: Face = "sdk", *, again: str | None = None) -> ErrorInfo:
+        """Return the envelope form of this error, its hint worded for `face` (its details are
+        in the envelope, not beside it)."""
         return ErrorInfo(
             code=self.code,
             message=self.message,
             retryable=self.retryable,
-            hint=self.hint_for(face),
+            hint=self.hint_for(face, again=again, shown=frozenset()),
             details=self.details,
         )
 
@@ -221,7 +223,7 @@ class ConfigError(PreflightError):
     """The configuration (or a test file) could not be found or is invalid."""
 
     default_code: ClassVar[ErrorCode] = "CONFIG_INVALID"
-    default_hint: ClassVar[str] = "fix the file named in the message, then call `init` again"
+    default_hint: ClassVar[str] = f"fix the file named in the message, {RETRY}"
 
     def __init__(
         self,

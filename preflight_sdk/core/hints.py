@@ -14,6 +14,12 @@ reads it:
 A name in backticks that is not an operation (a YAML key such as `ports`) is left as it is. The
 names are those `@operation` registered: any code that raises these errors runs a `Project`, so
 the class (and with it every name) is defined by then.
+
+Two things only the face knows, it says: what "the same call" was (`RETRY`, "then make the same
+call again": a config error met by `preflight run` says "then run `preflight run` again", not
+`init`), passed as `again`; and which details it shows beside the hint (`shown`: the CLI prints
+non-empty lists such as `logTail` under the error, and a detail it does not print stays
+`details.logTail`). Without them: "then try again", and `details.X`.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["OPERATION_NAMES", "Face", "for_face"]
+__all__ = ["OPERATION_NAMES", "RETRY", "Face", "for_face"]
 
 Face = Literal["sdk", "mcp", "cli"]
 
@@ -38,13 +44,22 @@ _CLI_COMMANDS = {
     "get_artifact": "runs artifact",
     "prune_runs": "runs prune",
 }
+RETRY = "then make the same call again"
+"""The neutral words for calling again whatever failed; the face names the call (`again`)."""
+
 _CALL = re.compile(r"\bcall `([a-z_]+)`")
 _NAME = re.compile(r"`([a-z_]+)`")
 _DETAIL = re.compile(r"\bdetails\.([A-Za-z_]+)(\[\])?(?:\.([A-Za-z_]+))?")
 
 
-def for_face(text: str, face: Face) -> str:
-    """Return `text` (a hint in the neutral form above) as `face` says it."""
+def for_face(text: str, face: Face, *, again: str | None = None, shown: frozenset[str] | None = None) -> str:
+    """Return `text` (a hint in the neutral form above) as `face` says it.
+
+    `again` is how the face says the call that failed ("run `preflight run`"); `shown` the
+    details it prints beside the hint (None: the CLI's default, every detail).
+    """
+    if RETRY in text:
+        text = text.replace(RETRY, f"then {again} again" if again else "then try again")
     if "`" not in text and "details." not in text:
         return text
 
@@ -60,7 +75,13 @@ def for_face(text: str, face: Face) -> str:
 
     text = _NAME.sub(name, _CALL.sub(call, text))
     if face == "cli":
-        text = _DETAIL.sub(lambda m: f"{m.group(3) or m.group(1)} (shown with this error)", text)
+
+        def detail(match: re.Match[str]) -> str:
+            if shown is not None and match.group(1) not in shown:
+                return match.group(0)
+            return f"{match.group(3) or match.group(1)} (shown with this error)"
+
+        text = _DETAIL.sub(detail, text)
     return text
 
 

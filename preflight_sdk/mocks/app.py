@@ -63,7 +63,9 @@ class MockApp:
         self.hits: list[int] = [0] * len(mock.routes)
         self.started = time.monotonic()
         self.forwarder = forwarder
-        self.server: Any = None  # the uvicorn Server, set once it listens (used to find connections)
+        # The uvicorn servers it answers on (its own, and the HTTPS one of `hosts`), to find a
+        # request's connection for a `reset` fault.
+        self.servers: list[Any] = []
         # While recording (`run --record`): keeps every exchange forwarded to the upstream.
         self.recorder: Recorder | None = None
         self.redactor = redactor  # what the admin endpoints show goes through it
@@ -320,12 +322,10 @@ class MockApp:
 
     def _transport(self, scope: Scope) -> Any:
         client = scope.get("client")
-        server = self.server
-        if server is None:
-            return None
-        for connection in list(server.server_state.connections):
-            if getattr(connection, "client", None) == client:
-                return connection.transport
+        for server in list(self.servers):
+            for connection in list(server.server_state.connections):
+                if getattr(connection, "client", None) == client:
+                    return connection.transport
         return None
 
 

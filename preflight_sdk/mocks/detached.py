@@ -59,6 +59,9 @@ class DetachedSpec(msgspec.Struct, frozen=True, kw_only=True):
     redact_names: list[str] = msgspec.field(default_factory=list)  # the redaction policy's names
     redact_values: list[str] = msgspec.field(default_factory=list)  # ...and its secret values
     admin_token: str | None = None  # with it, the admin endpoints read the journal as recorded
+    tls_folder: str | None = None  # the project's CA (`.preflight/tls`), for the mocks with `hosts`
+    tls_binds: list[str] = msgspec.field(default_factory=list)  # where they answer HTTPS
+    tls_port: int = 443
 
 
 def spawn_detached(spec: DetachedSpec, folder: str | os.PathLike[str]) -> int:
@@ -200,6 +203,9 @@ def hand_off(
         redact_names=list(host.redactor.words),
         redact_values=list(host.redactor.values),
         admin_token=host.admin_token,
+        tls_folder=str(Path(host.tls.ca.cert).parent) if host.tls is not None else None,
+        tls_binds=host.tls_binds,
+        tls_port=host.tls_port or 443,
     )
     host.stop_blocking()
     return spawn_detached(spec, folder)

@@ -34,6 +34,7 @@ from .listeners import bind_all, check_bind_hosts
 from .proxy import Forwarder
 from .record.recorder import Recorder
 from .routes import CompiledMock, compile_all, compile_mock, recording_config
+from .tls import HostDispatch, TlsIdentity, bind_tls, hosts_of
 
 logger = logging.getLogger("preflight_sdk.mocks")
 
@@ -42,6 +43,7 @@ __all__ = ["MockHost"]
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 10.0
 _DATE_TICK = 1.0
+_TLS_HEADER_TIMEOUT = 10.0
 
 
 class MockHost:
@@ -61,6 +63,9 @@ class MockHost:
         watch_interval: float = 1.0,
         redactor: Redactor = DEFAULT,
         admin_token: str | None = None,
+        tls: TlsIdentity | None = None,
+        tls_binds: Sequence[str] = (),
+        tls_port: int = 443,
     ) -> None:
         """Compile the mocks' routes (no I/O; nothing listens until `start`).
 
@@ -68,6 +73,8 @@ class MockHost:
         the mocks stop by themselves once their environment is gone, e.g. cleaned by another
         process: the first time it returns False they stop listening. The admin endpoints show
         what they return through `redactor`; a request with `admin_token` reads the journal raw.
+        With `tls`, the mocks with `hosts` also answer HTTPS on `tls_port` of each of `tls_binds`
+        (one listener for all of them: each request goes to the mock its `Host` names).
 
         Raises:
             ConfigError: a route is invalid (bad delay, path without a leading `/`…).
@@ -88,6 +95,11 @@ class MockHost:
         self._released = threading.Event()  # the environment went away: stopping by ourselves
         self.redactor = redactor
         self.admin_token = admin_token
+        self.tls = tls
+        self.tls_binds = list(tls_binds) if tls is not None else []
+        self._tls_wanted = tls_port
+        self.tls_port: int | None = None  # the HTTPS port once it listens
+        self._by_host = hosts_of(self._configs)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -222,6 +234,10 @@ class MockHost:
         for name in mocks:
             self._check_name(name)
         compiled = compile_all(mocks)  # every mock compiles before any changes
+        by_host = hosts_of({**self._configs, **mocks})
+        if self.tls is not None and set(by_host) != set(self._by_host):
+            self.tls.cover(by_host)  # a certificate for the names added (new connections get it)
+        self._by_host = by_host
         with self._lock:
             for name, mock in compiled.items():
                 self._configs[name] = mocks[name]
@@ -311,6 +327,14 @@ class MockHost:
             if self.running():
                 raise StateError("the mocks are already running", hint="stop them first, or keep using them")
             bound = bind_all({name: c.port for name, c in self._configs.items()}, self._hosts)
+            try:
+                secure = bind_tls(self.tls_binds, self._tls_wanted) if self.tls_binds else []
+            except BaseException:
+                for sockets in bound.values():
+                    for sock in sockets:
+                        sock.close()
+                raise
+            self.tls_port = secure[0].getsockname()[1] if secure else None
             self._released.clear()
             apps = {}
             forwarder = Forwarder()
@@ -326,7 +350,10 @@ class MockHost:
             self._ready = threading.Event()
             self._failure = None
             thread = threading.Thread(
-                target=self._thread_main, args=(apps, bound, forwarder), name="preflight-mocks", daemon=True
+                target=self._thread_main,
+                args=(apps, bound, secure, forwarder),
+                name="preflight-mocks",
+                daemon=True,
             )
             self._thread = thread
             thread.start()
@@ -335,7 +362,7 @@ class MockHost:
                 self._request_stop()
                 thread.join(_STOP_TIMEOUT)
                 self._thread = None
-                for sockets in bound.values():
+                for sockets in [*bound.values(), secure]:
                     for sock in sockets:
                         sock.close()
                 if isinstance(failure, PreflightError):
@@ -351,6 +378,7 @@ class MockHost:
                     status="running",
                     route_count=len(app.mock.routes),
                     url=f"http://127.0.0.1:{app.port}",
+                    hosts=list(self._configs[name].hosts),
                 )
                 for name, app in apps.items()
             ]
@@ -379,11 +407,21 @@ class MockHost:
             pass  # the loop already ended
 
     def _thread_main(
-        self, apps: dict[str, MockApp], bound: dict[str, list[socket.socket]], forwarder: Forwarder
+        self,
+        apps: dict[str, MockApp],
+        bound: dict[str, list[socket.socket]],
+        secure: list[socket.socket],
+        forwarder: Forwarder,
     ) -> None:
         try:
             anyio.run(
-                self._serve, apps, bound, forwarder, backend="asyncio", backend_options={"use_uvloop": True}
+                self._serve,
+                apps,
+                bound,
+                secure,
+                forwarder,
+                backend="asyncio",
+                backend_options={"use_uvloop": True},
             )
         except BaseException as exc:  # reported to the thread that waits in start()
             self._failure = exc
@@ -392,36 +430,26 @@ class MockHost:
             self._ready.set()
 
     async def _serve(
-        self, apps: dict[str, MockApp], bound: dict[str, list[socket.socket]], forwarder: Forwarder
+        self,
+        apps: dict[str, MockApp],
+        bound: dict[str, list[socket.socket]],
+        secure: list[socket.socket],
+        forwarder: Forwarder,
     ) -> None:
-        import uvicorn
-
-        from .limits import protocol_with_header_deadline
-
         self._token = anyio.lowlevel.current_token()
         stop = self._stop_event = anyio.Event()
         servers: list[tuple[Any, list[socket.socket]]] = []
         try:
             for name, app in apps.items():
-                config = uvicorn.Config(
-                    app,
-                    http=protocol_with_header_deadline(app.mock.header_timeout),
-                    loop="uvloop",
-                    ws="none",
-                    lifespan="off",
-                    interface="asgi3",
-                    proxy_headers=False,
-                    log_config=None,
-                    access_log=False,
-                    timeout_graceful_shutdown=2,
-                )
-                config.load()
-                server = uvicorn.Server(config)
-                server.lifespan = config.lifespan_class(config)
-                await server.startup(sockets=bound[name])
-                await server.on_tick(0)  # sets the Date/Server headers before the first answer
-                app.server = server
+                server = await _listen(app, bound[name], app.mock.header_timeout)
+                app.servers.append(server)
                 servers.append((server, bound[name]))
+            if secure and self.tls is not None:
+                dispatch = HostDispatch(apps, lambda: self._by_host)
+                server = await _listen(dispatch, secure, _TLS_HEADER_TIMEOUT, ssl=self.tls.context)
+                for app in apps.values():
+                    app.servers.append(server)  # a fault over HTTPS finds its connection there
+                servers.append((server, secure))
             self._ready.set()
             async with anyio.create_task_group() as group:
                 group.start_soon(_tick, [s for s, _ in servers])
@@ -437,6 +465,33 @@ class MockHost:
                     for server, sockets in servers:
                         group.start_soon(server.shutdown, sockets)
                 await forwarder.aclose()
+
+
+async def _listen(app: Any, sockets: list[socket.socket], header_timeout: float, *, ssl: Any = None) -> Any:
+    """Start a uvicorn server for `app` on `sockets` (TLS with the `ssl` context) and return it."""
+    import uvicorn
+
+    from .limits import protocol_with_header_deadline
+
+    config = uvicorn.Config(
+        app,
+        http=protocol_with_header_deadline(header_timeout),
+        loop="uvloop",
+        ws="none",
+        lifespan="off",
+        interface="asgi3",
+        proxy_headers=False,
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=2,
+    )
+    config.load()
+    config.ssl = ssl  # set after load: uvicorn reads it when the server starts
+    server = uvicorn.Server(config)
+    server.lifespan = config.lifespan_class(config)
+    await server.startup(sockets=sockets)
+    await server.on_tick(0)  # sets the Date/Server headers before the first answer
+    return server
 
 
 async def _watch(

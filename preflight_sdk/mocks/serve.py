@@ -46,12 +46,22 @@ class _SessionStillCurrent:
 
 
 async def _serve(spec: DetachedSpec) -> None:
+    tls = None
+    if spec.tls_folder is not None:
+        from .tls import TlsIdentity, hosts_of, project_ca
+
+        tls = await anyio.to_thread.run_sync(
+            lambda: TlsIdentity(project_ca(spec.tls_folder or ""), hosts_of(spec.mocks))
+        )
     host = MockHost(
         spec.mocks,
         bind_hosts=spec.bind_hosts,
         still_wanted=_SessionStillCurrent(spec.state_file, spec.session_id),
         redactor=Redactor(spec.redact_names, spec.redact_values),
         admin_token=spec.admin_token,
+        tls=tls,
+        tls_binds=spec.tls_binds,
+        tls_port=spec.tls_port,
     )
     await host.start()
     logger.warning("serving %s for session %s", ", ".join(host.names), spec.session_id)

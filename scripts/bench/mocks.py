@@ -13,9 +13,11 @@ the medians and the ratios to the floor.
 - wiremock: WireMock standalone (npm package `wiremock`, run with Java), request journal on.
 - preflight replayed: the route a recording of an upstream wrote (recorded at start, saved, read
   back), served like a hand-written one: the goal is at most 1.1x the time of `preflight`.
+- preflight over TLS: the same route over HTTPS at a host name (`hosts:`), reported against the
+  plain `preflight` row (no goal: it is what TLS costs here).
 - preflight proxy / recording: a mock forwarding every request to an upstream of its own (a
   second floor server), plainly and while recording (every exchange kept): the goal is a
-  recording proxy's request at most 1.3x a plain proxy's.
+  recording proxy's request at most 1.3x a plain proxy's. Both load with at most 8 connections.
 
 wrk is installed with `apt-get install -y wrk` and WireMock with npm into ~/.cache when missing.
 """
@@ -46,6 +48,9 @@ BODY = {
     "items": [{"sku": "A-1", "qty": 2}],
 }
 PATH = "/api/orders/ord_123"
+TLS_HOST = "api.orders.test"  # the name the TLS row's mock stands in for
+TLS_ROW = "preflight over TLS (hosts:)"
+PROXY_ROWS = ("preflight proxy", "preflight recording (proxy + keep)")
 CACHE = Path(os.environ.get("PREFLIGHT_BENCH_CACHE", Path.home() / ".cache" / "preflight-bench"))
 WIREMOCK_VERSION = "3.13.2"
 
@@ -128,8 +133,8 @@ def serve_replayed(port: int, upstream: int) -> None:
     import anyio
     import httpx
     import msgspec
-    from preflight_sdk.config.recorded import read_route_file
 
+    from preflight_sdk.config.mocks.recorded import read_route_file
     from preflight_sdk.config.model import MockConfig
     from preflight_sdk.core.redaction import DEFAULT
     from preflight_sdk.mocks import MockHost
@@ -154,6 +159,37 @@ def serve_replayed(port: int, upstream: int) -> None:
 
     routes = anyio.run(record)
     _serve_host(port, MockConfig(port=port, routes=routes))
+
+
+def serve_tls(port: int) -> None:
+    """The `preflight` row's route, reached over HTTPS at a host name (`hosts:`), certificate and all."""
+    import tempfile
+
+    import anyio
+    import msgspec
+
+    from preflight_sdk.config.model import MockConfig
+    from preflight_sdk.mocks import MockHost
+    from preflight_sdk.mocks.tls import TlsIdentity, project_ca
+
+    route = {"method": "GET", "path": "/api/orders/:id", "response": {"body": BODY}}
+    config = msgspec.convert({"port": 0, "hosts": [TLS_HOST], "routes": [route]}, MockConfig)
+    identity = TlsIdentity(project_ca(Path(tempfile.mkdtemp(prefix="pf-bench-tls-"))), [TLS_HOST])
+
+    async def main() -> None:
+        host = MockHost({"orders": config}, tls=identity, tls_binds=["127.0.0.1"], tls_port=port)
+        await host.start()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await host.stop()
+
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
 
 
 def serve_floor(port: int) -> None:
@@ -188,11 +224,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_ready(port: int, timeout: float = 60.0) -> None:
+def wait_ready(port: int, timeout: float = 60.0, *, tls: bool = False) -> None:
+    import ssl
+
     deadline = time.monotonic() + timeout
+    unverified = ssl._create_unverified_context()  # the TLS row's certificate is checked by its tests
+    scheme, headers = ("https", {"Host": TLS_HOST}) if tls else ("http", {})
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{PATH}", timeout=2) as response:
+            request = urllib.request.Request(f"{scheme}://127.0.0.1:{port}{PATH}", headers=headers)
+            with urllib.request.urlopen(request, timeout=2, context=unverified if tls else None) as response:
                 if response.status == 200:
                     return
         except OSError:
@@ -259,10 +300,17 @@ def start_wiremock(port: int, root: Path) -> subprocess.Popen[bytes]:
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 
-def run_wrk(wrk: str, port: int, duration: int, connections: int) -> tuple[float, float, float]:
-    """Return (requests/s, p50 ms, p99 ms) of one wrk pass."""
+def run_wrk(
+    wrk: str, port: int, duration: int, connections: int, *, tls: bool = False
+) -> tuple[float, float, float]:
+    """Return (requests/s, p50 ms, p99 ms) of one wrk pass (over HTTPS, at `TLS_HOST`, with `tls`)."""
+    target = (
+        [f"https://127.0.0.1:{port}{PATH}", "-H", f"Host: {TLS_HOST}"]
+        if tls
+        else [f"http://127.0.0.1:{port}{PATH}"]
+    )
     done = subprocess.run(
-        [wrk, "-t1", f"-c{connections}", f"-d{duration}s", "--latency", f"http://127.0.0.1:{port}{PATH}"],
+        [wrk, "-t1", f"-c{connections}", f"-d{duration}s", "--latency", *target],
         capture_output=True,
         text=True,
         check=True,
@@ -316,7 +364,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     parser.add_argument(
         "--serve",
-        choices=["preflight", "preflight-templated", "floor", "proxy", "recording", "replayed"],
+        choices=["preflight", "preflight-templated", "floor", "proxy", "recording", "replayed", "tls"],
         help=argparse.SUPPRESS,
     )
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -329,6 +377,8 @@ def main() -> None:
             serve_proxy(args.port, args.upstream_port, recording=args.serve == "recording")
         elif args.serve == "replayed":
             serve_replayed(args.port, args.upstream_port)
+        elif args.serve == "tls":
+            serve_tls(args.port)
         else:
             serve_preflight(args.port, templated=args.serve == "preflight-templated")
         return
@@ -360,21 +410,32 @@ def main() -> None:
             ):
                 port = free_port()
                 servers[name] = (port, child(mode, port, upstream))
+            port = free_port()
+            servers[TLS_ROW] = (port, child("tls", port))
             if not args.skip_wiremock:
                 port = free_port()
                 servers[f"wiremock {WIREMOCK_VERSION}"] = (port, start_wiremock(port, Path(root)))
-            for port, _ in servers.values():
-                wait_ready(port, timeout=120)
+            for name, (port, _) in servers.items():
+                wait_ready(port, timeout=120, tls=name == TLS_ROW)
+
             # Every server gets a warm-up pass (the JVM needs it most), then the measured passes
             # run in rounds, each round in a rotated order, so a noisy neighbour on the machine
             # weighs on every server alike.
-            for port, _ in servers.values():
-                run_wrk(wrk, port, args.warmup, args.connections)
+            # The proxy rows wait on an upstream that shares the machine: fewer connections keep
+            # their latency under wrk's 2 s timeout on a loaded machine (both rows alike).
+            def connections(name: str) -> int:
+                return min(args.connections, 8) if name in PROXY_ROWS else args.connections
+
+            for name, (port, _) in servers.items():
+                if name != "upstream (starlette)":
+                    run_wrk(wrk, port, args.warmup, connections(name), tls=name == TLS_ROW)
             names = [name for name in servers if name != "upstream (starlette)"]
             runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
             for round_ in range(args.runs):
                 for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
-                    runs[name].append(run_wrk(wrk, servers[name][0], args.duration, args.connections))
+                    runs[name].append(
+                        run_wrk(wrk, servers[name][0], args.duration, connections(name), tls=name == TLS_ROW)
+                    )
         finally:
             for _, process in servers.values():
                 stop(process)
@@ -395,6 +456,8 @@ def main() -> None:
     print(
         f"| replayed recorded / hand-written route, time per request | {ours['rps'] / replayed['rps']:.2f} | <= 1.10 |"
     )
+    secure = results[TLS_ROW]
+    print(f"| HTTPS (hosts:) / HTTP, requests per second | {secure['rps'] / ours['rps']:.2f} | reported |")
     checks = [
         ("throughput >= 0.8 x floor", ours["rps"] >= 0.8 * floor),
         ("p99 <= 10 ms", ours["p99"] <= 10.0),

@@ -204,3 +204,33 @@ async def test_an_agent_records_replays_and_checks_a_mock_over_mcp(project: Path
             assert not bad["success"] and bad["error"]["code"] == "INVALID_INPUT"
     text = (project / "e2e.recorded" / "payments.yaml").read_text()
     assert "sk_test_faces_71cc0e" not in text
+
+
+@pytest.mark.anyio
+async def test_a_recording_setup_began_is_written_when_clean_stops_the_mocks(project: Path) -> None:
+    import httpx
+
+    from preflight_sdk import Project
+
+    folder = project / "e2e.recorded"
+    with upstream() as real:
+        sdk = Project.open(project)
+        started = await sdk.setup(record=f"payments={real.url}")
+        (payments,) = [m for m in started.mocks if m.name == "payments"]
+        async with httpx.AsyncClient(trust_env=False) as client:
+            answer = await client.get(
+                f"{payments.url}/v1/balance", headers={"Authorization": "Bearer sk_test_up_91b2"}
+            )
+        assert answer.status_code == 200 and answer.json()["calls"] == 1
+        assert not folder.exists()  # nothing is written while the environment is up
+        cleaned = await sdk.clean()
+    (recording,) = cleaned.recordings
+    assert (recording.mock, recording.mode, recording.written, recording.exchanges) == (
+        "payments",
+        "recorded",
+        True,
+        1,
+    )
+    assert recording.added == ["GET /v1/balance"]
+    text = (folder / "payments.yaml").read_text()
+    assert "/v1/balance" in text and "sk_test_up_91b2" not in text

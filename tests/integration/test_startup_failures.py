@@ -124,3 +124,26 @@ async def test_a_container_removed_while_setup_waits_is_no_verdict_on_the_servic
     assert error.code == "CONTAINER_NOT_FOUND" and error.retryable, error
     assert f"`{service}` was removed while setup waited for it" in error.message
     assert labelled(root) == ([], [])
+
+
+async def test_a_container_that_printed_nothing_is_not_sent_to_its_log_tail(
+    project_dir: Callable[..., Path],
+) -> None:
+    root = project_dir(
+        config="""
+        project: {name: silent}
+        services:
+          api:
+            build: {image: preflight-base/busybox}
+            container:
+              ports: ["0:8000"]
+              command: ["sh", "-c", "exit 3"]
+              healthcheck: {path: /health}
+        """
+    )
+    with pytest.raises(PreflightError) as caught:
+        await Project.open(root).setup(timeout="20s")
+    error = caught.value
+    assert error.code == "CONTAINER_EXITED" and error.details["logTail"] == []
+    hint = error.hint_for("cli")
+    assert "printed nothing" in hint and "logTail" not in hint, hint

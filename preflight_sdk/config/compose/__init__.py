@@ -88,9 +88,13 @@ def load_compose(
     merged = untagged(merged)
     if override:
         merged = overridden(merged, override)
-        for where, message, _ in schema_problems(merged):
+        for where, message, _, suggestion in schema_problems(merged):
             state.problems.append(
-                ConfigProblem(path=format_path(where), message=f"after `compose.override`: {message}")
+                ConfigProblem(
+                    path=format_path(where),
+                    message=f"after `compose.override`: {message}",
+                    suggestion=suggestion,
+                )
             )
             state.schema_paths.add(where)
     services = merged.get("services")

@@ -33,7 +33,15 @@ class Files:
         self.sources: list[str] = []  # files read besides the compose files named (extended ones)
         self._warned: dict[tuple[str, str], list[Any]] = {}
 
-    def report(self, path: PathKey, message: str, *, key: bool = False, hint: str | None = None) -> None:
+    def report(
+        self,
+        path: PathKey,
+        message: str,
+        *,
+        key: bool = False,
+        hint: str | None = None,
+        suggestion: str | None = None,
+    ) -> None:
         if any(path[: len(known)] == known for known in self.schema_paths):
             return  # the schema already said what is wrong here
         file, line, column = self._locate(path, key)
@@ -44,6 +52,7 @@ class Files:
                 file=file or None,
                 line=line,
                 column=column,
+                suggestion=suggestion,
             )
         )
 
@@ -116,9 +125,9 @@ def read_file(path: Path, env: Mapping[str, str], files: Files) -> dict[str, Any
             files.report(where, f"unknown tag `{tag}`", hint="compose knows `!reset` and `!override`")
     data = _tagged(data, source.tags, ())
     found = list(schema_problems(untagged(data)))
-    for where, message, is_key in found:
-        files.report(where, message, key=is_key)
-    files.schema_paths.update(where for where, _, _ in found)
+    for where, message, is_key, suggestion in found:
+        files.report(where, message, key=is_key, suggestion=suggestion)
+    files.schema_paths.update(where for where, *_ in found)
     return data if isinstance(data, dict) else None
 
 

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 
+from ..validate import did_you_mean
+
 __all__ = ["compose_schema", "schema_problems"]
 
 _MAX_PROBLEMS = 50
@@ -33,8 +35,9 @@ def _validator() -> Any:
     return jsonschema.Draft7Validator(compose_schema())
 
 
-def schema_problems(data: Any) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
-    """Yield (JSON path, message, names a key) for each way `data` breaks the schema."""
+def schema_problems(data: Any) -> Iterator[tuple[tuple[str | int, ...], str, bool, str | None]]:
+    """Yield (JSON path, message, names a key, the key it most likely means) for each way `data`
+    breaks the schema: one for each unknown key, at its own line, with a did-you-mean as e2e.yaml's."""
     from jsonschema.exceptions import best_match
 
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
@@ -44,24 +47,22 @@ def schema_problems(data: Any) -> Iterator[tuple[tuple[str | int, ...], str, boo
         if error.context:
             error = best_match(error.context)
         path = tuple(error.absolute_path)
-        extra = _unknown_keys(error)
+        extra, allowed = _unknown_keys(error)
         if extra:
-            plural = "s" if len(extra) > 1 else ""
-            yield (
-                (*path, extra[0]),
-                f"compose schema: unknown key{plural} {', '.join(f'`{k}`' for k in extra)}",
-                True,
-            )
+            for key in extra:
+                yield (*path, key), f"compose schema: unknown key `{key}`", True, did_you_mean(key, allowed)
         else:
             message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
-            yield path, f"compose schema: {message}", False
+            yield path, f"compose schema: {message}", False, None
 
 
-def _unknown_keys(error: Any) -> list[str]:
+def _unknown_keys(error: Any) -> tuple[list[str], list[str]]:
+    """(the keys `error` finds unknown, the keys allowed there)."""
     if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
-        return []
-    allowed = set(error.schema.get("properties", {}))
+        return [], []
+    allowed = sorted(error.schema.get("properties", {}))
     patterns = list(error.schema.get("patternProperties", {}))
-    return sorted(
+    unknown = sorted(
         str(k) for k in error.instance if k not in allowed and not any(re.search(p, str(k)) for p in patterns)
     )
+    return unknown, allowed

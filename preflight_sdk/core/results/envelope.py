@@ -37,8 +37,13 @@ def success(data: T, *, run_id: str | None = None) -> Envelope[T]:
     return Envelope(success=True, timestamp=int(time.time() * 1000), data=data, run_id=run_id)
 
 
-def failure(error: PreflightError, *, run_id: str | None = None, face: Face = "sdk") -> Envelope[None]:
-    """Wrap an error, its hint worded for `face`."""
+def failure(
+    error: PreflightError, *, run_id: str | None = None, face: Face = "sdk", again: str | None = None
+) -> Envelope[None]:
+    """Wrap an error, its hint worded for `face` (`again`: how it names the call that failed)."""
     return Envelope(
-        success=False, timestamp=int(time.time() * 1000), error=error.to_info(face), run_id=run_id
+        success=False,
+        timestamp=int(time.time() * 1000),
+        error=error.to_info(face, again=again),
+        run_id=run_id,
     )

@@ -241,7 +241,7 @@ class EnvironmentUse(Part, frozen=True, kw_only=True):
 
 
 class MockSetup(Part, frozen=True, kw_only=True):
-    """One started mock."""
+    """One started mock; `hosts`: the real host names it answers over HTTPS (port 443) for containers."""
 
     name: str
     port: int
@@ -249,6 +249,7 @@ class MockSetup(Part, frozen=True, kw_only=True):
     route_count: int
     url: str
     action: Literal["started", "reused", "reloaded"] | None = None
+    hosts: list[str] = msgspec.field(default_factory=list)
 
 
 class NetworkSetup(Part, frozen=True, kw_only=True):

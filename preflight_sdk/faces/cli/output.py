@@ -103,10 +103,11 @@ class Output:
 
     def error(self, error: PreflightError) -> int:
         """Print an error; return its exit code."""
+        again = _command()
         if self.json:
-            click.echo(msgspec.json.encode(error_envelope(error, "cli")).decode())
+            click.echo(msgspec.json.encode(error_envelope(error, "cli", again=again)).decode())
         else:
-            click.echo(click.style(f"error: {error_text(error)}", fg="red"), err=True)
+            click.echo(click.style(f"error: {error_text(error, again=again)}", fg="red"), err=True)
         return exit_code_of(error)
 
     def cancelled(self) -> int:
@@ -114,13 +115,34 @@ class Output:
         return self.error(CancelledError_("cancelled", hint="`preflight status` shows what still runs"))
 
 
-def error_text(error: PreflightError) -> str:
+def _command() -> str | None:
+    """How the hint says the command that failed: run `preflight run` (None outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    return f"run `{ctx.command_path}`" if ctx is not None else None
+
+
+def _shown(error: PreflightError) -> frozenset[str]:
+    """The details `error_text` prints under the error (a hint may say they are shown)."""
+    details = error.details or {}
+    shown = {key for key in _SHOWN_DETAILS if isinstance(details.get(key), list) and details[key]}
+    if isinstance(error, ConfigError) and error.problems:
+        shown.add("problems")
+    services = details.get("services")
+    if isinstance(services, list) and any(isinstance(s, dict) and s.get("logTail") for s in services):
+        shown.add("services")
+    return frozenset(shown)
+
+
+def error_text(error: PreflightError, *, again: str | None = None) -> str:
     """The error as the CLI prints it: code, message, problems, the hint in CLI words, and the
-    details a hint may point at (log lines, stderr), which the text form would otherwise hide."""
+    details a hint may point at (log lines, stderr), which the text form would otherwise hide.
+
+    `again` names the command that failed, for a hint that says to make the same call again.
+    """
     lines = [f"[{error.code}] {error.message}"]
     if isinstance(error, ConfigError):
         lines.extend(f"  - {p.render()}" for p in error.problems)
-    lines.append(f"hint: {error.hint_for('cli')}")
+    lines.append(f"hint: {error.hint_for('cli', again=again, shown=_shown(error))}")
     for key, value in (error.details or {}).items():
         if key in _SHOWN_DETAILS and isinstance(value, list) and value:
             lines.append(f"{key}:" if len(value) <= 30 else f"{key} (the last 30 of {len(value)} lines):")

@@ -24,9 +24,10 @@ def told_once(result: Any) -> Any:
     return group_failures(result) if isinstance(result, RunResult) else result
 
 
-def error_envelope(error: PreflightError, face: Face = "mcp") -> Envelope[None]:
-    """Wrap an error, its hint in the words of `face` (tool names unless the CLI says otherwise)."""
-    return failure(error, face=face)
+def error_envelope(error: PreflightError, face: Face = "mcp", *, again: str | None = None) -> Envelope[None]:
+    """Wrap an error, its hint in the words of `face` (tool names unless the CLI says otherwise);
+    `again` says the call that failed as that face does ("run `preflight run`")."""
+    return failure(error, face=face, again=again)
 
 
 def unwrap(exc: BaseException) -> BaseException:

@@ -85,7 +85,7 @@ async def await_ready(
             f"service `{service.name}` did not become ready within {plan.deadline:.0f}s ({plan.target}; "
             f"last probe: {readiness.last_outcomes[-1].detail if readiness.last_outcomes else 'none'})",
             code="HEALTH_CHECK_TIMEOUT",
-            hint="read details.logTail; check the health path and port, or give setup a longer timeout",
+            hint=_read(tail, "check the health path and port, or give setup a longer timeout"),
             details={"service": service.name, "readiness": msgspec.to_builtins(readiness), "logTail": tail},
         )
     return ServiceSetup(
@@ -126,7 +126,7 @@ async def run_job(
         raise EnvironmentError_(
             f"job `{service.name}` did not finish within {deadline:.0f}s",
             code="HEALTH_CHECK_TIMEOUT",
-            hint="read details.logTail; give setup a longer timeout if the job is just slow",
+            hint=_read(tail, "give setup a longer timeout if the job is just slow"),
             details={"service": service.name, "logTail": tail},
         )
     if code != 0 and _gone(await engine.inspect([container_id])):
@@ -137,7 +137,7 @@ async def run_job(
         raise EnvironmentError_(
             f"job `{service.name}` failed with exit status {code}" + (f": {why}" if why else ""),
             code="JOB_FAILED",
-            hint="read details.logTail: the services that depend on this job were not started",
+            hint=_read(tail, "the services that depend on this job were not started"),
             details={"service": service.name, "exitCode": code, "logTail": tail},
         )
     return ServiceSetup(
@@ -254,7 +254,7 @@ async def _exited_error(
     return EnvironmentError_(
         f"service `{service.name}` {reason} while waiting for it to be ready" + (f": {why}" if why else ""),
         code="CONTAINER_EXITED",
-        hint="read details.logTail: the process in the container stopped (wrong command, crash, missing config)",
+        hint=_read(tail, "the process in the container stopped (wrong command, crash, missing config)"),
         details={
             "service": service.name,
             "exitCode": code,
@@ -264,6 +264,13 @@ async def _exited_error(
             "probe": plan.target,
         },
     )
+
+
+def _read(tail: list[str], then: str) -> str:
+    """Send the reader to the log tail, or, when the container printed nothing, say so."""
+    if tail:
+        return f"read details.logTail; {then}"
+    return f"the container printed nothing (no log tail to read); {then}"
 
 
 def _gone(infos: list[ContainerInfo]) -> bool:

@@ -23,6 +23,7 @@ from preflight_sdk.engine.base import Engine
 from ..session.removal import SessionWatch
 from ..session.state import STATE_DIR, MockRecord, SessionState, read_state, state_path, write_state
 from .address import MockRoute, decide_mock_route
+from .tls import ensure_project_ca, hosts_changed, identity
 
 if TYPE_CHECKING:
     from preflight_sdk.config.engine_target import EngineTarget
@@ -74,12 +75,16 @@ async def start_mock_host(
     from preflight_sdk.mocks.admin import ensure_admin_token
 
     token = await anyio.to_thread.run_sync(ensure_admin_token, mocks_folder(loaded.state_root))
+    # Mocks standing in for real host names answer HTTPS on 443 where containers reach them.
+    tls = await identity(loaded) if binds else None
     host = MockHost(
         mocks,
         bind_hosts=["127.0.0.1", *binds],
         still_wanted=SessionWatch(loaded.state_root, session_id),
         redactor=loaded.redactor,
         admin_token=token,
+        tls=tls,
+        tls_binds=[b for b in binds if b != "127.0.0.1"],
     )
     await host.start()
     if detach_at_exit and loaded.services:
@@ -149,6 +154,14 @@ async def serve_mocks(
 ) -> tuple[MockHost | None, list[MockSetup]]:
     """Carry out the mocks' part of a plan; return the server this process runs now, and each mock."""
     configs = loaded.config.mocks
+    if plan.host == "keep" and host is not None and hosts_changed(host, loaded):
+        # A new host name may need the HTTPS listener (or none): start the mocks again, same ports.
+        ports = {**plan.ports, **{n: host.port(n) for n in host.names if n in configs}}
+        steps = [
+            msgspec.structs.replace(m, action="start", reason="its host names changed") for m in plan.mocks
+        ]
+        plan = msgspec.structs.replace(plan, host="start", ports=ports, mocks=steps)
+    await ensure_project_ca(loaded)  # before any container mounts the CA bundle
     if plan.host in ("stop", "start") and host is not None:
         await host.stop()
         host = None
@@ -181,6 +194,7 @@ async def serve_mocks(
             route_count=len(configs[step.name].routes),
             url=f"http://127.0.0.1:{port}",
             action=_REPORTED[step.action],
+            hosts=list(configs[step.name].hosts),
         )
         for step in plan.mocks
     ]

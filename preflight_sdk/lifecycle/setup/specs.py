@@ -22,6 +22,7 @@ from preflight_sdk.core.templates import render
 from preflight_sdk.engine.base import BuildSpec, ContainerSpec, HealthSpec
 from preflight_sdk.engine.run_options import SHARED_NETWORK
 
+from ..mockhost.tls import container_trust
 from .labels import LABEL_MANAGED, LABEL_PROJECT, LABEL_ROOT, LABEL_SESSION, labels_for, slug
 
 __all__ = [
@@ -158,16 +159,21 @@ def container_spec(
                 for name, _, mode in (entry.partition(":") for entry in options.volumes_from)
             ],
         )
+    # Mocks standing in for real host names: the names, the project's CA and where clients find it.
+    trusted_hosts, trust_mounts, trust_env = container_trust(loaded, mock_address) if mocks else ([], [], {})
     return ContainerSpec(
         name=container_name(loaded, session, service.name),
         image=service.build.image,
         network=network,
         aliases=aliases,
-        env={key: _fill(_text(value), scope) for key, value in container.environment.items()},
+        env={
+            **trust_env,
+            **{key: _fill(_text(value), scope) for key, value in container.environment.items()},
+        },
         ports=[parse_port(spec) for spec in container.ports],
-        volumes=[_volume(loaded, v) for v in container.volumes],
+        volumes=[*(_volume(loaded, v) for v in container.volumes), *trust_mounts],
         labels=labels_for(loaded.project_name, session, loaded.label_root, service.name),
-        add_hosts=[(mock, mock_address) for mock in mocks],
+        add_hosts=[*((mock, mock_address) for mock in mocks), *trusted_hosts],
         command=command,
         entrypoint=entrypoint,
         working_dir=container.working_dir,

@@ -35,10 +35,10 @@ def json_shape(value: Any, depth: int = 0) -> Any:
     return type(value).__name__
 
 
-def upstream_values(seen: list[Seen]) -> dict[str, int]:
+def upstream_values(seen: list[Seen]) -> dict[str, tuple[int, str]]:
     """Strings the upstream handed out (string leaves of its JSON answers, `Location` segments),
-    each with the first exchange whose answer held it."""
-    found: dict[str, int] = {}
+    each with the first exchange whose answer held it, and that exchange's request line."""
+    found: dict[str, tuple[int, str]] = {}
     for index, item in enumerate(seen):
         values: set[str] = set()
         if item.kind == "json":
@@ -46,8 +46,9 @@ def upstream_values(seen: list[Seen]) -> dict[str, int]:
         location = item.headers.get("location")
         if location:
             values.update(part for part in location.split("?")[0].split("/") if len(part) >= 3)
+        line = f"{item.method} /{'/'.join(item.segments)}"
         for value in values:
-            found.setdefault(value, index)
+            found.setdefault(value, (index, line))
     return found
 
 
@@ -64,20 +65,30 @@ def _strings(value: Any, out: set[str], depth: int) -> None:
         out.add(value)
 
 
-def _earlier(segment: str, handed_out: dict[str, int], index: int) -> bool:
-    """Whether an answer before exchange `index` handed `segment` out."""
-    return handed_out.get(segment, index) < index
+def _earlier(segment: str, handed_out: dict[str, tuple[int, str]], index: int, line: str) -> bool:
+    """Whether an answer to another request, before exchange `index`, handed `segment` out (a
+    resource answering with its own id, `GET /orders/o_1` → `{id: o_1}`, hands nothing out)."""
+    first, by = handed_out.get(segment, (index, line))
+    return first < index and by != line
 
 
-def _id_like(segment: str, handed_out: dict[str, int], index: int) -> bool:
-    return any(c.isdigit() for c in segment) or _earlier(segment, handed_out, index) or looks_random(segment)
+def _line(item: Seen) -> str:
+    return f"{item.method} /{'/'.join(item.segments)}"
 
 
-def _generated(segment: str, handed_out: dict[str, int], index: int, epoch: float) -> bool:
+def _id_like(segment: str, handed_out: dict[str, tuple[int, str]], index: int, line: str) -> bool:
     return (
-        _earlier(segment, handed_out, index)
+        any(c.isdigit() for c in segment)
+        or _earlier(segment, handed_out, index, line)
         or looks_random(segment)
-        or noise_template(segment, epoch) == "{{uuid}}"
+    )
+
+
+def _generated(segment: str, handed_out: dict[str, tuple[int, str]], index: int, item: Seen) -> bool:
+    return (
+        _earlier(segment, handed_out, index, _line(item))
+        or looks_random(segment)
+        or noise_template(segment, item.epoch) == "{{uuid}}"
     )
 
 
@@ -86,7 +97,7 @@ def route_paths(seen: list[Seen]) -> list[str]:
     handed_out = upstream_values(seen)
     groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
     for index, item in enumerate(seen):
-        skeleton = tuple("?" if _id_like(s, handed_out, index) else s for s in item.segments)
+        skeleton = tuple("?" if _id_like(s, handed_out, index, _line(item)) else s for s in item.segments)
         groups[(item.method, skeleton)].append(index)
     paths = [""] * len(seen)
     for (_, skeleton), members in groups.items():
@@ -105,9 +116,11 @@ def route_paths(seen: list[Seen]) -> list[str]:
     return paths
 
 
-def _is_parameter(seen: list[Seen], members: list[int], position: int, handed_out: dict[str, int]) -> bool:
+def _is_parameter(
+    seen: list[Seen], members: list[int], position: int, handed_out: dict[str, tuple[int, str]]
+) -> bool:
     values = {seen[i].segments[position] for i in members}
-    if any(_generated(seen[i].segments[position], handed_out, i, seen[i].epoch) for i in members):
+    if any(_generated(seen[i].segments[position], handed_out, i, seen[i]) for i in members):
         return True
     if len(values) < 2:
         return False

@@ -40,7 +40,7 @@ class Recorder:
         self.limit = limit
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._kept: list[tuple[str, str, bytes, Head, bytes, int, Head, bytes, float]] = []
+        self._kept: list[tuple[str, str, bytes, bytes, bytes, int, bytes, bytes, float]] = []
         self._bytes = 0
         self.left_out = 0  # exchanges over the bounds
         self.failed = 0  # requests the upstream did not answer (the mock answered 502)
@@ -60,13 +60,17 @@ class Recorder:
     ) -> None:
         """Keep one forwarded exchange (called on the server thread)."""
         size = len(body) + len(response_body)
+        # Headers as their wire text, so the kept tuple holds atomic values only and the garbage
+        # collector stops tracking it (as the journal's): a long recording costs no pauses.
+        sent = b"\r\n".join([name + b":" + value for name, value in headers])
+        answered = b"\r\n".join([name + b":" + value for name, value in response_headers])
         with self._lock:
             if len(self._kept) >= self.limit or self._bytes + size > self.max_bytes:
                 self.left_out += 1
                 return
             self._bytes += size
             self._kept.append(
-                (method, path, query_string, headers, body, status, response_headers, response_body, epoch)
+                (method, path, query_string, sent, body, status, answered, response_body, epoch)
             )
 
     def failure(self, error: str) -> None:
@@ -89,12 +93,22 @@ class Recorder:
                 method=m,
                 path=p,
                 query_string=q,
-                headers=list(h),
+                headers=_pairs(h),
                 body=b,
                 status=s,
-                response_headers=list(rh),
+                response_headers=_pairs(rh),
                 response_body=rb,
                 epoch=e,
             )
             for m, p, q, h, b, s, rh, rb, e in kept
         ]
+
+
+def _pairs(wire: bytes) -> list[tuple[bytes, bytes]]:
+    if not wire:
+        return []
+    pairs = []
+    for line in wire.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        pairs.append((name, value))
+    return pairs

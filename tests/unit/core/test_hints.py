@@ -55,9 +55,12 @@ def test_each_face_gets_its_own_words_for_the_same_error() -> None:
     assert cli.hint == "`preflight runs` shows them"
     assert mcp.hint == "`preflight_list_runs` shows them"
     assert "`project.list_runs()` shows them" in str(error)
-    # An error raised without a hint gets its class's default, worded the same way.
-    assert "call `preflight init` again" not in error_text(ConfigError("bad"))
-    assert "run `preflight init` again" in error_text(ConfigError("bad"))
+    # An error raised without a hint gets its class's default, worded the same way: the same
+    # call again, as the face that made it names it (nothing else to name: "try again").
+    assert error_text(ConfigError("bad"), again="run `preflight test`").endswith(
+        "then run `preflight test` again"
+    )
+    assert error_text(ConfigError("bad")).endswith("then try again")
 
 
 def test_tool_descriptions_and_command_help_name_operations_in_their_faces_words() -> None:

@@ -278,3 +278,12 @@ async def test_the_derived_routes_answer_the_recorded_requests_as_the_upstream_d
                 }
     finally:
         await host.stop()
+
+
+def test_a_resource_read_again_answering_with_its_own_id_keeps_its_literal_path() -> None:
+    routes = derive(
+        *(call("GET", "/api/orders/ord_123", {"id": "ord_123", "amount": 100}, at=i) for i in range(3))
+    )
+    (route,) = routes
+    assert route.path == "/api/orders/ord_123" and route.response is not None
+    assert route.response.body == {"id": "ord_123", "amount": 100}  # static: served as fast as a written one
