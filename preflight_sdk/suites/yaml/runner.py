@@ -29,7 +29,7 @@ from ..context import CURRENT_CASE, RunContext, case_id
 from ..contract_checks import Mode
 from ..ordering import case_order
 from ..retry import Policy, resolve_policy
-from ..touches import step_touches
+from ..touches import UNKNOWN, step_touches
 from .scope import Scope
 from .steps import Attempt, StepWindows, run_step, save_values
 
@@ -380,6 +380,9 @@ async def _attempts(
 
 def _touched(state: _SuiteRun, attempt: Attempt) -> set[str]:
     """What a step reached: its service or mock, its container (see `touches`)."""
+    env = state.run.env
+    if not env.services and not env.mocks:
+        return {UNKNOWN}  # no environment: whatever a step reached lies outside it
     outcome = attempt.outcome
     sent = outcome.request.url if outcome and outcome.request else None
     return step_touches(
