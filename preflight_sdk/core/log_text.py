@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["cause", "excerpt", "fold_repeats", "plain"]
+__all__ = ["cause", "excerpt", "fold_repeats", "plain", "uncoloured"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _DIGITS = re.compile(r"\d+")
@@ -25,9 +25,14 @@ _TRACEBACK = "Traceback (most recent call last):"
 _SUMMARY_LIMIT = 240
 
 
+def uncoloured(text: str) -> str:
+    """`text` without terminal colour and cursor codes (the escape sequences a logger writes to a tty)."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
 def plain(text: str) -> str:
-    """`text` without terminal colour and cursor codes (and with no trailing white space)."""
-    return _ANSI.sub("", text).rstrip() if "\x1b" in text else text.rstrip()
+    """`text` without terminal colour and cursor codes, and with no trailing white space."""
+    return uncoloured(text).rstrip()
 
 
 def _shape(line: str) -> str:

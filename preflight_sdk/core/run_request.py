@@ -89,7 +89,8 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
             raise InputError("idempotency_key must be 1 to 200 characters", hint=_KEY_HINT)
         if parse_duration(self.affected_within, field="affectedWithin") <= 0:
             raise InputError(
-                f"affected_within must be longer than 0s, not {self.affected_within!r}", hint='e.g. "1d" or "6h"'
+                f"affected_within must be longer than 0s, not {self.affected_within!r}",
+                hint='e.g. "1d" or "6h"',
             )
 
     def identity(self) -> bytes:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
+from preflight_sdk.core.log_text import uncoloured
 from preflight_sdk.core.results.lifecycle import ContainerStatus, LogLine, PortMapping
 
 from .base import ContainerInfo, NetworkInfo
@@ -71,12 +72,13 @@ def docker_time(moment: datetime) -> str:
 
 
 def parse_log_line(line: str, stream: Literal["stdout", "stderr"]) -> LogLine | None:
-    """Split a `docker logs --timestamps` line into its timestamp and text."""
+    """Split a `docker logs --timestamps` line into its timestamp and text (colour codes dropped:
+    no reader of a result, a report or a pytest section has the terminal they were written for)."""
     stamp, _, text = line.partition(" ")
     normal = normalise_timestamp(stamp)
     if normal is None:
-        return None if not line else LogLine(timestamp="", stream=stream, text=line)
-    return LogLine(timestamp=normal, stream=stream, text=text)
+        return None if not line else LogLine(timestamp="", stream=stream, text=uncoloured(line))
+    return LogLine(timestamp=normal, stream=stream, text=uncoloured(text))
 
 
 def join_fragments(raw: bytes) -> tuple[bytes, int]:

@@ -63,6 +63,26 @@ def test_init_ignores_the_state_folder_in_git(tmp_path: Path) -> None:
     assert ".preflight/" in (tmp_path / "fresh" / ".gitignore").read_text()
 
 
+def test_init_says_what_it_wrote_before_its_summary_on_the_same_stream(tmp_path: Path) -> None:
+    # A reader that shows stdout, then stderr (an agent's shell tool), still reads them in order.
+    done = _run("-C", str(tmp_path), "init")
+    assert done.returncode == 0, done.stderr
+    lines = [line.replace(f"{tmp_path}/", "") for line in done.stdout.splitlines()]
+    assert lines[:4] == [
+        "wrote e2e.yaml",
+        "wrote web/Dockerfile",
+        "wrote tests/smoke.yaml",
+        "wrote .gitignore",
+    ], lines
+    assert lines[4].startswith(f"{tmp_path.name}: 1 service"), lines
+    assert "wrote" not in done.stderr
+    # With --json, stdout is the envelope alone.
+    fresh = tmp_path / "fresh"
+    quiet = _run("-C", str(fresh), "--json", "init")
+    assert json.loads(quiet.stdout)["success"] is True
+    assert f"wrote {fresh}/e2e.yaml" in quiet.stderr
+
+
 def test_a_run_is_named_by_latest_or_by_the_start_of_its_id(tmp_path: Path) -> None:
     (tmp_path / "ok.sh").write_text("echo ok\n")
     (tmp_path / "e2e.yaml").write_text(

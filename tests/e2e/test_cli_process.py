@@ -27,7 +27,7 @@ def test_init_in_an_empty_directory_writes_a_project_that_validates(tmp_path: Pa
     done = _run("init", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "e2e.yaml").is_file() and (tmp_path / "tests" / "smoke.yaml").is_file()
-    assert "wrote" in done.stderr
+    assert "wrote" in done.stdout
     again = _run("--json", "init", "-C", str(tmp_path))
     assert again.returncode == 0, again.stderr
     envelope = json.loads(again.stdout)

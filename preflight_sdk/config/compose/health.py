@@ -1,7 +1,8 @@
 """A compose `healthcheck` → a host-side HTTP probe, or Docker's own check with every timing sub-key.
 
 Where the test only GETs a local URL with curl or wget, preflight probes it from the host (every
-few milliseconds, instead of Docker's 30 s default interval) and publishes the port if it was not.
+few milliseconds, instead of Docker's 30 s default interval) and publishes the port if it was not;
+a warning says so, since the test's own command (and whether the image has curl) is not checked.
 Any other test stays Docker's check, at a 1 s interval unless the file gives one.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,13 @@ def translate_healthcheck(
     ports: list[str],
     read: Reader,
     path: tuple[str | int, ...],
+    warn: Callable[[tuple[str | int, ...], str, str], None],
 ) -> list[str]:
-    """Fill `container`'s check from `health`; return `ports`, with the probed one added when needed."""
+    """Fill `container`'s check from `health`; return `ports`, with the probed one added when needed.
+
+    A test replaced by the host's probe is said (`warn`): its command does not run in the
+    container, which may not even have curl, so a pass is the host probe's, named there.
+    """
     test = health.get("test")
     argv = ["CMD-SHELL", test] if isinstance(test, str) else [str(part) for part in test or []]
     disabled = read.boolean(health.get("disable", False), (*path, "disable"))
@@ -70,6 +76,13 @@ def translate_healthcheck(
     if probe is not None:
         port, probe_path = probe
         container["healthcheck"] = {"path": probe_path, "port": port, **timing}
+        warn(
+            (*path, "test"),
+            "healthcheck.test",
+            f"`{command}` is not run in the container (whose image may have no {Path(shlex.split(command)[0]).name}): "
+            f"preflight probes GET {probe_path} on container port {port}, from the host, and the service is "
+            "ready when it answers below 400",
+        )
         if not any(_container_port(spec) == port for spec in ports):
             ports = [*ports, f"0:{port}"]  # the host probe needs a published port
         return ports

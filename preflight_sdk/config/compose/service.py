@@ -71,7 +71,7 @@ def translate_service(name: str, service: Mapping[str, Any], ctx: Context) -> di
         container["volumes"] = [v for v in volumes if v]
     health = service.get("healthcheck")
     if isinstance(health, dict):
-        ports = translate_healthcheck(health, container, ports, ctx.read, (*where, "healthcheck"))
+        ports = translate_healthcheck(health, container, ports, ctx.read, (*where, "healthcheck"), ctx.warn)
     options = run_options(service, ctx, where)
     network_of = _network_mode(service.get("network_mode"), ctx, (*where, "network_mode"))
     if network_of is not None:

@@ -358,7 +358,9 @@ def _init_command(op: Operation) -> click.Command:
                 )
                 ignored = ignore_state(directory)
                 for path in [*made, *([ignored] if ignored is not None else [])]:
-                    out.note(f"wrote {path}")
+                    # Before the summary and on its stream (stdout): a reader that shows stdout
+                    # first still reads them in order. With --json stdout is the envelope alone.
+                    click.echo(f"wrote {path}", err=out.json)
         validate(**values)
 
     command.callback = callback

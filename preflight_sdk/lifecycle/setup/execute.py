@@ -207,12 +207,24 @@ async def carry_out(
     if plan.fresh:
         reporter.emit("done", f"environment ready in {result.total_duration} ms", status="ok")
     else:
-        changed = len(plan.changed())
-        summary = f"{changed} of {len(services)} service(s) changed" if changed else "nothing changed"
+        summary = _what_changed(plan, len(services))
         reporter.emit(
             "done", f"environment up to date in {result.total_duration} ms ({summary})", status="ok"
         )
     return Outcome(session=after, mocks=host, stamped=stamped, result=result)
+
+
+def _what_changed(plan: SetupPlan, total: int) -> str:
+    """`2 of 5 service(s) changed`, `4 of 5 service(s) reset`, `1 changed and 3 reset of 5 service(s)`:
+    a service reset between runs (recreated, restored, its exec or jobs) is not a change."""
+    steps = [*plan.changed(), *plan.in_place()]
+    reset = sum(1 for step in steps if step.reset is not None)
+    changed = len(steps) - reset
+    if changed and reset:
+        return f"{changed} changed and {reset} reset of {total} service(s)"
+    if changed or reset:
+        return f"{changed or reset} of {total} service(s) {'changed' if changed else 'reset'}"
+    return "nothing changed"
 
 
 async def _services(

@@ -7,6 +7,7 @@ is shown as text and never runs.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -19,7 +20,9 @@ from .page_evidence import browser_panel
 
 __all__ = ["anchor", "case_article", "esc", "human_ms", "json_text", "log_lines"]
 
-_BAD_WORDS = ("error", "exception", "traceback", "fatal", "panic")
+_BAD_WORDS = ("error", "exception", "traceback", "fatal", "panic", "critical")
+# An HTTP access line (Common Log Format and its kin): `"GET /health HTTP/1.1" 404 -`.
+_ACCESS = re.compile(r'"[A-Z]+ \S+ HTTP/[0-9.]+" (\d{3})\b')
 
 
 def esc(value: object) -> str:
@@ -128,9 +131,18 @@ def log_lines(lines: Iterable[str]) -> str:
     """Container log lines as the markup of a `pre.pfr-log` (the lines that say something is wrong marked)."""
     out = []
     for line in lines:
-        bad = line.startswith("stderr: ") or any(w in line.lower() for w in _BAD_WORDS)
-        out.append(f'<span class="pfr-err">{esc(line)}</span>' if bad else esc(line))
+        out.append(f'<span class="pfr-err">{esc(line)}</span>' if _says_wrong(line) else esc(line))
     return "\n".join(out)
+
+
+def _says_wrong(line: str) -> bool:
+    """Whether a log line says something went wrong: an access line by its status (5xx), any other
+    by its words. Being on stderr says nothing: Werkzeug, Python's logging and many servers write
+    every line there."""
+    access = _ACCESS.search(line)
+    if access is not None:
+        return access.group(1).startswith("5")
+    return any(word in line.lower() for word in _BAD_WORDS)
 
 
 def _logs(diag: DiagnosticReport | None) -> str:

@@ -52,3 +52,21 @@ def test_a_top_level_typo_and_one_with_no_close_key(tmp_path: Path) -> None:
     )
     assert any("unknown key `volumez` (did you mean `volumes`?)" in p for p in problems), problems
     assert any("unknown key `zzqqxx`" in p and "did you mean" not in p for p in problems), problems
+
+
+def test_a_curl_health_test_says_it_is_probed_from_the_host_instead(tmp_path: Path) -> None:
+    (tmp_path / "compose.yaml").write_text(
+        textwrap.dedent("""\
+            services:
+              web:
+                image: preflight-base/busybox
+                healthcheck:
+                  test: ["CMD", "curl", "-f", "http://localhost:8000/health"]
+        """)
+    )
+    loaded = load_config(tmp_path)
+    (said,) = [w for w in loaded.warnings if "healthcheck.test" in w]
+    assert said.startswith(f"{tmp_path / 'compose.yaml'}:5: `healthcheck.test` set aside: "), said
+    assert "curl -f http://localhost:8000/health" in said and "not run in the container" in said, said
+    assert "GET /health on container port 8000, from the host" in said, said
+    assert loaded.services[0].container.healthcheck is not None

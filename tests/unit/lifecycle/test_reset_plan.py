@@ -346,3 +346,17 @@ def test_a_reset_timeout_goes_with_exec_only(make_project: Callable[..., Path]) 
         load_config(root)
     [problem] = caught.value.problems
     assert problem.path == "$.services.db.reset.timeout" and "limits `exec`" in problem.message
+
+
+async def test_the_up_to_date_line_counts_resets_apart_from_changes(
+    started: Callable[..., object], engine: FakeEngine
+) -> None:
+    from preflight_sdk.core.progress import ProgressEvent
+
+    root = await started(_shop(cache="none"))  # type: ignore[misc]
+    _serve(root)
+    events: list[ProgressEvent] = []
+    result = await Project.open(root, engine=engine).run(progress=events.append)
+    assert result.status == "passed", result.summary
+    done = [e.message for e in events if "environment up to date" in e.message]
+    assert len(done) == 1 and done[0].endswith("(4 of 5 service(s) reset)"), done

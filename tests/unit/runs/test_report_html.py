@@ -258,3 +258,30 @@ def test_the_environment_section_says_what_each_service_had_done_before_the_suit
     fresh_page = render_report(_run([passed], setup=fresh))
     assert "environment: set up for this run" in fresh_page and "served 2 runs" not in fresh_page
     assert "no environment was brought up" in render_report(_run([passed]))
+
+
+def test_werkzeugs_access_lines_on_stderr_are_not_marked_as_errors_and_its_traceback_is() -> None:
+    from preflight_sdk.core.results.run import ContainerLogInfo, DiagnosticReport
+
+    # Werkzeug (Flask's development server) logs every request, and its start, on stderr.
+    lines = [
+        "stderr:  * Running on http://172.18.0.3:8000",
+        'stderr: 172.18.0.1 - - [02/Dec/2026 01:40:14] "GET /health HTTP/1.1" 200 -',
+        'stderr: 172.18.0.1 - - [02/Dec/2026 01:40:15] "POST /orders HTTP/1.1" 201 -',
+        'stderr: 172.18.0.1 - - [02/Dec/2026 01:40:15] "GET /error-page HTTP/1.1" 404 -',
+        "stderr: Traceback (most recent call last):",
+        'stderr: psycopg.errors.UndefinedTable: relation "orders" does not exist',
+        'stderr: 172.18.0.1 - - [02/Dec/2026 01:40:16] "GET /orders/7 HTTP/1.1" 500 -',
+    ]
+    diagnostics = DiagnosticReport(
+        collected_at=T0, container_logs=[ContainerLogInfo(container_name="pf-api", lines=lines, line_count=len(lines))]
+    )
+    case = _failed("api.orders", "status 500")
+    case = msgspec.structs.replace(case, failure=msgspec.structs.replace(case.failure, diagnostics=diagnostics))
+    page = render_report(_run([case]))
+    marked = re.findall(r'<span class="pfr-err">(.*?)</span>', page)
+    assert [m.split("] ")[-1] if "] " in m else m for m in marked] == [
+        "stderr: Traceback (most recent call last):",
+        "stderr: psycopg.errors.UndefinedTable: relation &quot;orders&quot; does not exist",
+        "&quot;GET /orders/7 HTTP/1.1&quot; 500 -",
+    ], marked
