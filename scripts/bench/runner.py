@@ -12,7 +12,8 @@ interleaved round by round, the script times:
 - floor (async): the same loop with `httpx.AsyncClient`;
 - preflight: `Project.run()` of a test-only project whose one YAML suite holds the N cases, on a
   project already initialized (as from a notebook or the MCP server), and `cold`: `Project.open`
-  then `run` in a fresh process (loading and validating e2e.yaml and the test file included);
+  then `run` in a fresh process (loading and validating e2e.yaml and the test file included), with
+  Python's default of writing and reusing bytecode (PYTHONDONTWRITEBYTECODE left out);
 - preflight (contract checks): the same project with an OpenAPI contract for the API at BASE_URL
   (`tests.baseUrlContract`), so every answer is also matched to its operation and validated
   against its schema (goal: at most 1.25x preflight without the checks);
@@ -198,7 +199,9 @@ def preflight_cold(root: Path, cases: int) -> None:
         f"r = anyio.run(Project.open({str(root)!r}).run)\n"
         f"sys.exit(0 if r.ok and r.totals.passed == {cases} else 1)\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    # As Python runs by default (and pip installs): modules compiled once, their bytecode reused.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 
 def ensure_stepci() -> Path:
