@@ -39,7 +39,7 @@ from .commands.warm_pytest import WarmPytest
 from .context import RunContext
 from .environment import MockEndpoint, RunEnvironment, ServiceEndpoint
 from .events import EventLog
-from .fuzz_runner import run_fuzz_suite
+from .fuzz import run_fuzz_suite
 from .given import NO_SUITES, GivenSuites
 from .ordering import CaseOrder, carried_suite, suite_order
 from .traffic import record_mock_traffic
@@ -143,6 +143,7 @@ async def run_suites(
             state.stop = stop
             if state.cancel_requested:
                 stop.cancel()
+            await run.contracts.fetch_served(running)  # the contracts services serve, read after setup
             for suite in serial:
                 results[suite.id] = state.tagged(
                     await _run_one(run, loaded, suite, taken, given.get(suite.id))
@@ -419,6 +420,7 @@ def _assemble(state: TestRunState, suites: list[SuiteResult], status_override: s
         selected_suites=[s.id for s in state.suites],
         trace_id=state.log.trace_id,
         contracts=run.contracts.report() if run is not None and run.contracts.active else None,
+        warnings=list(run.contracts.run_warnings) if run is not None else [],
     )
 
 

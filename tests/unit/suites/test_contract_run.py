@@ -419,3 +419,116 @@ cases:
     [coverage] = [c for c in result.contracts or [] if c.contract == "payments"]
     [evidence] = coverage.requests
     assert evidence.case == "s.an-order-that-forgets-the-amount"
+
+
+SETUP_AND_TEARDOWN = """\
+name: Items
+service: items
+setup:
+  - name: read the item the cases need
+    request: {path: /items/2}
+teardown:
+  - name: read an item back
+    request: {path: /items/3}
+  - name: a legacy read, not checked
+    request: {path: /items/4}
+    contract: false
+cases:
+  - name: a good item
+    request: {path: /items/1}
+    expect: {status: 200}
+"""
+
+
+async def test_setup_and_teardown_answers_are_checked_like_a_cases(tmp_path: Path, service: int) -> None:
+    result = await run_project(project(tmp_path / "fail", service, SETUP_AND_TEARDOWN), service)
+    [suite] = result.suites
+    # A setup step whose answer breaks the contract fails, as a failed assertion would: no case runs.
+    assert suite.status == "failed" and suite.error is not None, wire(result)
+    assert suite.error.startswith("setup step 1 (read the item the cases need) failed: body.id: '2'")
+    assert "openapi.yaml:42" in suite.error
+    assert [c.status for c in suite.cases] == ["skipped"]
+    # A teardown step's violation is a suite warning, as its other failures are; `contract: false` opts out.
+    [teardown] = suite.warnings
+    assert teardown.startswith("teardown step read an item back failed: body: 'name' is a required property")
+    [coverage] = result.contracts or []
+    get = next(i for i in coverage.items if i.operation == "GET /items/{id}")
+    assert (get.calls, get.exercised) == (2, [200]), get
+    assert coverage.violations == 2
+
+    warned = await run_project(
+        project(tmp_path / "warn", service, SETUP_AND_TEARDOWN, suite={"contract": "warn"}), service
+    )
+    [suite] = warned.suites
+    assert suite.status == "passed" and [c.status for c in suite.cases] == ["passed"], wire(warned)
+    assert [w.split(": ", 1)[0] for w in suite.warnings] == ["contract of items", "contract of items"]
+    assert "body.id: '2' is not of type 'integer'" in suite.warnings[0]
+    assert "'name' is a required property" in suite.warnings[1]
+
+
+WRONG = {
+    "name": "wrong",
+    "method": "POST",
+    "path": "/charges",
+    "response": {"status": 201, "body": {"id": 7}},
+}
+CHARGE_CASE = """\
+name: S
+cases:
+  - name: a charge
+    request: {method: POST, url: "{{mocks.payments.url}}/charges", json: {amount: 5}}
+    expect: {status: 201}
+"""
+
+
+def with_suites(root: Path, suites: list[dict[str, Any]], **tests: Any) -> Path:
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["tests"] = {"suites": suites, **tests}
+    (root / "e2e.yaml").write_text(json.dumps(document, indent=2))
+    return root
+
+
+async def test_a_forbidden_mock_route_is_a_load_warning_where_no_suite_fails_on_violations(
+    tmp_path: Path,
+) -> None:
+    one = {"id": "s", "file": "tests/s.yaml"}
+    other = {"id": "t", "file": "tests/s.yaml"}
+    # A suite's own `warn` (the project's mode left at `fail`): the route is a warning with its line.
+    root = with_suites(mocked(tmp_path / "suite", [WRONG], CHARGE_CASE), [{**one, "contract": "warn"}])
+    async with environment(root) as opened:
+        setup = await opened.status()
+        result = await opened.run()
+    [warning] = [w for w in setup.warnings if "route `wrong`" in w]
+    line = int(warning.split(":")[1])
+    assert (
+        warning.startswith("e2e.yaml:")
+        and '"response"' in (root / "e2e.yaml").read_text().splitlines()[line - 1]
+    )
+    assert (
+        "answers what the contract of mock `payments` forbids: body.id: 7 is not of type 'string'" in warning
+    )
+    assert result.status == "passed" and result.setup is not None and warning in result.setup.warnings
+
+    # The project's `warn` and every suite's own `warn` or `off` likewise; every suite `off`: not checked.
+    for suites, tests, told in (
+        ([one, other], {"contract": "warn"}, True),
+        ([{**one, "contract": "warn"}, {**other, "contract": "off"}], {}, True),
+        ([{**one, "contract": "off"}, {**other, "contract": "off"}], {}, False),
+    ):
+        root = with_suites(
+            mocked(tmp_path / f"m{len(list(tmp_path.iterdir()))}", [WRONG], CHARGE_CASE), suites, **tests
+        )
+        initialized = await Project.open(root).init()
+        assert any("route `wrong`" in w for w in initialized.warnings) is told, (suites, tests)
+
+    # One suite that fails on violations (its own `fail`, or the project's default) makes it an error.
+    for suites, tests in (
+        ([{**one, "contract": "warn"}, other], {}),
+        ([one, {**other, "contract": "fail"}], {"contract": "warn"}),
+    ):
+        root = with_suites(
+            mocked(tmp_path / f"e{len(list(tmp_path.iterdir()))}", [WRONG], CHARGE_CASE), suites, **tests
+        )
+        with pytest.raises(PreflightError) as caught:
+            await Project.open(root).init()
+        assert caught.value.code == "CONFIG_INVALID", (suites, tests)

@@ -6,12 +6,15 @@ handler crashes on an empty name, a request no case of ours thought of; the cont
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+import yaml
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -74,7 +77,16 @@ def app(*, fixed: bool) -> Starlette:
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True})
 
-    return Starlette(routes=[Route("/greet", greet, methods=["POST"]), Route("/health", health)])
+    async def document(request: Request) -> Response:
+        return JSONResponse(yaml.safe_load(CONTRACT))
+
+    return Starlette(
+        routes=[
+            Route("/greet", greet, methods=["POST"]),
+            Route("/health", health),
+            Route("/openapi.json", document),  # for a contract the service serves itself
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +164,19 @@ async def test_the_fixed_service_passes_the_same_fuzz_suite(tmp_path: Path, fixe
     assert [c.status for c in result.suites[0].cases] == ["passed", "passed"]
 
 
+async def test_a_contract_the_service_serves_drives_the_fuzzing_too(tmp_path: Path, buggy: int) -> None:
+    root = project(tmp_path / "p")
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["services"]["greeter"]["contract"] = {"served": "/openapi.json"}
+    (root / "e2e.yaml").write_text(json.dumps(document))
+    result = await run_on(root, buggy)
+    [suite] = result.suites
+    assert {c.name.split(" (")[0]: c.status for c in suite.cases} == {
+        "POST /greet": "failed",
+        "GET /health": "passed",
+    }, wire(result)
+
+
 async def test_without_the_extra_a_fuzz_suite_is_a_clear_error_naming_it(
     tmp_path: Path, fixed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -162,3 +187,91 @@ async def test_without_the_extra_a_fuzz_suite_is_a_clear_error_naming_it(
     assert suite.error is not None
     assert suite.error.startswith("[EXTRA_NOT_INSTALLED] suite `fuzz` (runner fuzz) needs Schemathesis")
     assert "preflight-sdk[contracts]" in suite.error
+
+
+class Slow:
+    """A greeter whose first answer takes `first` seconds and every later one `later`; it counts requests."""
+
+    def __init__(self, first: float, later: float) -> None:
+        self.first, self.later = first, later
+        self.received = 0
+
+    def app(self) -> Starlette:
+        async def greet(request: Request) -> Response:
+            self.received += 1
+            await anyio.sleep(self.first if self.received == 1 else self.later)
+            return JSONResponse({"greeting": "hello"})
+
+        async def health(request: Request) -> Response:
+            return JSONResponse({"ok": True})
+
+        return Starlette(routes=[Route("/greet", greet, methods=["POST"]), Route("/health", health)])
+
+
+@pytest.fixture
+def slow() -> Iterator[tuple[Slow, int]]:
+    service = Slow(first=0.5, later=8.0)
+    with serve_in_thread(service.app()) as url:
+        yield service, int(url.rsplit(":", 1)[1])
+
+
+async def test_a_suite_whose_budget_runs_out_stops_within_it_says_so_and_leaves_nothing_running(
+    tmp_path: Path, slow: tuple[Slow, int]
+) -> None:
+    service, port = slow
+    result = await run_on(project(tmp_path / "p", timeout="3s"), port)
+    [suite] = result.suites
+    # The second answer would take 8s: the 3s budget gives up that request rather than wait for it.
+    assert suite.error is None and suite.status == "passed", wire(result)
+    assert suite.duration < 5_000, (suite.duration, wire(result))
+    by_operation = {c.name.split(" (")[0]: c for c in suite.cases}
+    assert set(by_operation) == {"POST /greet", "GET /health"}, wire(result)
+    greet, health = by_operation["POST /greet"], by_operation["GET /health"]
+    assert (greet.status, greet.name) == ("passed", "POST /greet (1 examples, stopped by the time budget)")
+    assert (health.status, health.skip_reason) == (
+        "skipped",
+        "not fuzzed: the suite's time budget (3s) ran out first",
+    )
+    assert suite.warnings == [
+        "the suite's time budget (3s) ran out while fuzzing POST /greet: "
+        "0 of 2 operations fuzzed to the end, 1 not fuzzed"
+    ]
+    # Nothing is left sending requests: the one in flight was given up, and no other follows it.
+    assert service.received == 2
+    await anyio.sleep(1.5)
+    assert service.received == 2
+
+
+async def test_a_budget_spent_before_any_answer_fails_the_suite_saying_why(
+    tmp_path: Path, slow: tuple[Slow, int]
+) -> None:
+    service, port = slow
+    service.first = 8.0
+    result = await run_on(project(tmp_path / "p", timeout="1s"), port)
+    [suite] = result.suites
+    assert suite.status == "failed" and suite.duration < 3_000, wire(result)
+    assert suite.error == (
+        "the suite's time budget (1s) ran out before `greeter` answered any request: "
+        "give the suite a longer `timeout`"
+    )
+    assert [c.skip_reason for c in suite.cases] == [
+        "stopped by the suite's time budget (1s) before the service answered",
+        "not fuzzed: the suite's time budget (1s) ran out first",
+    ]
+    assert service.received == 1
+
+
+async def test_a_cancelled_run_stops_fuzzing_before_its_next_request(tmp_path: Path) -> None:
+    counted = Slow(first=0.2, later=0.2)
+    with serve_in_thread(counted.app()) as url:
+        root = project(tmp_path / "p", timeout="60s", maxExamples=1000)
+        async with (
+            FakeEngine(images=["greeter:test"], first_port=int(url.rsplit(":", 1)[1])) as engine,
+            environment(root, engine) as opened,
+        ):
+            with anyio.move_on_after(2.5):
+                await opened.run()
+            sent = counted.received
+            assert sent >= 2  # it was fuzzing when the run was cancelled
+            await anyio.sleep(1.5)
+            assert counted.received <= sent + 1  # at most the request in flight when it was cancelled
