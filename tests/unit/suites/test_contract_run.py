@@ -532,3 +532,72 @@ async def test_a_forbidden_mock_route_is_a_load_warning_where_no_suite_fails_on_
         with pytest.raises(PreflightError) as caught:
             await Project.open(root).init()
         assert caught.value.code == "CONFIG_INVALID", (suites, tests)
+
+
+FIRST_RUN = """\
+name: Items
+service: items
+cases:
+  - name: a wrong type
+    request: {path: /items/2}
+    expect: {status: 200}
+"""
+SECOND_RUN = """\
+name: Items
+service: items
+cases:
+  - name: a good item
+    request: {path: /items/1}
+    expect: {status: 200}
+  - name: a new item
+    request: {method: POST, path: /items, json: {id: 9, name: desk}}
+    expect: {status: 201}
+"""
+
+
+async def test_the_report_page_the_notebook_and_runs_diff_show_violations_and_coverage(
+    tmp_path: Path, service: int
+) -> None:
+    import preflight_sdk.faces.notebook  # noqa: F401  (installs the notebook's renderer)
+
+    root = project(tmp_path / "p", service, FIRST_RUN)
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["services"]["items"]["reset"] = "none"  # the second run reaches the same server
+    (root / "e2e.yaml").write_text(json.dumps(document))
+    async with (
+        FakeEngine(images=["items:test"], first_port=service) as engine,
+        environment(root, engine) as opened,
+    ):
+        first = await opened.run()
+        (root / "tests" / "s.yaml").write_text(SECOND_RUN)
+        second = await opened.run()
+        page = await opened.get_artifact(first.run_id, "report.html")
+        diff = await opened.diff_runs(first.run_id, second.run_id)
+    assert first.status == "failed" and second.status == "passed", wire(second)
+
+    # report.html: the violation's row has its rule and line, the schema excerpt beside the value
+    html = page.content
+    [row] = [r for r in html.split("<tr ") if r.startswith('class="pfr-assert-failed"')]
+    assert "<code>body.id</code>" in row and "contract <code>type</code>" in row
+    assert "<small>openapi.yaml:42</small>" in row
+    expected, actual = row.split("</td><td")[-2:]
+    assert expected == ">{\n  &quot;type&quot;: &quot;integer&quot;\n}", row  # the rule of Item.id
+    assert actual == ' class="pfr-actual">&quot;2&quot;</td></tr>', row  # the string the service sent
+    # ... and the contracts section lists every operation, the one no case reached greyed.
+    assert 'id="pfr-contracts"' in html and "1/2 operations" in html
+    assert html.count('<tr class="pfr-uncovered"><td><code>POST /items</code>') == 1
+    assert html.count('<tr class="pfr-uncovered">') == 1
+
+    # the notebook: one line per contract, with what no case reached
+    text = first._repr_mimebundle_()["text/plain"]
+    assert (
+        "contract items (service, openapi.yaml): 1/2 operations, 1/3 statuses, 1 violation; "
+        "not reached: POST /items"
+    ) in text, text
+
+    # runs diff: the coverage moved, and what it gained and lost
+    [moved] = diff.contracts
+    assert (moved.contract, moved.base_covered, moved.head_covered, moved.operations) == ("items", 1, 2, 2)
+    assert (moved.newly_covered, moved.no_longer_covered) == (["POST /items"], [])
+    assert (moved.base_violations, moved.head_violations) == (1, 0)
+    assert diff.summary.endswith("; coverage items 1→2/2 operations"), diff.summary

@@ -22,6 +22,7 @@ from starlette.routing import Route
 from support.fake_engine import FakeEngine
 from support.stub import environment, serve_in_thread, wire, write_project
 
+from preflight_sdk.core.results.grouping import group_failures
 from preflight_sdk.core.results.run import RunResult
 
 pytestmark = pytest.mark.anyio
@@ -275,3 +276,88 @@ async def test_a_cancelled_run_stops_fuzzing_before_its_next_request(tmp_path: P
             assert sent >= 2  # it was fuzzing when the run was cancelled
             await anyio.sleep(1.5)
             assert counted.received <= sent + 1  # at most the request in flight when it was cancelled
+
+
+TWO_CRASHES = """\
+openapi: 3.1.0
+info: {title: Greeter, version: "1"}
+paths:
+  /greet:
+    post: &named
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {type: object, required: [name], properties: {name: {type: string, maxLength: 20}}}
+      responses:
+        "200": {description: Done.}
+        "400": {description: Not a named request.}
+  /wave:
+    post: *named
+"""
+
+
+class Crashing:
+    """Two handlers that share the planted bug and log the same traceback line in their container."""
+
+    def __init__(self) -> None:
+        self.engine: FakeEngine | None = None
+
+    def app(self) -> Starlette:
+        async def named(request: Request) -> Response:
+            try:
+                body = await request.json()
+            except ValueError:
+                return Response(status_code=400)
+            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+                return Response(status_code=400)
+            if body["name"] == "" and self.engine is not None:
+                for ref in list(self.engine.containers):  # the one container: the greeter's
+                    self.engine.write_log(ref, "IndexError: string index out of range", stream="stderr")
+            return JSONResponse({"first": body["name"][0]})
+
+        return Starlette(
+            routes=[Route("/greet", named, methods=["POST"]), Route("/wave", named, methods=["POST"])]
+        )
+
+
+async def test_identical_failures_are_one_group_each_with_the_services_log_lines_of_its_moment(
+    tmp_path: Path,
+) -> None:
+    crashing = Crashing()
+    root = write_project(
+        tmp_path / "p",
+        {
+            "project": {"name": "fuzzed"},
+            "services": {
+                "greeter": {
+                    "build": {"image": "greeter:test"},
+                    "container": {"ports": ["0:8000"]},
+                    "contract": "openapi.yaml",
+                }
+            },
+            "tests": {"suites": [{"id": "fuzz", "runner": "fuzz", "service": "greeter", "maxExamples": 40}]},
+        },
+        files={"openapi.yaml": TWO_CRASHES},
+    )
+    with serve_in_thread(crashing.app()) as url:
+        async with (
+            FakeEngine(images=["greeter:test"], first_port=int(url.rsplit(":", 1)[1])) as engine,
+            environment(root, engine) as opened,
+        ):
+            crashing.engine = engine
+            result = await opened.run()
+    [suite] = result.suites
+    assert [(c.name.split(" (")[0], c.status) for c in suite.cases] == [
+        ("POST /greet", "failed"),
+        ("POST /wave", "failed"),
+    ], wire(result)
+    for failed in suite.cases:
+        assert failed.failure is not None and failed.failure.diagnostics is not None
+        logs = [line for log in failed.failure.diagnostics.container_logs for line in log.lines]
+        assert any("IndexError: string index out of range" in line for line in logs), logs
+    # As every face shows the run: one failure, told once, that names the other case of its cause.
+    [shown] = group_failures(result).suites
+    [head] = shown.cases
+    assert head.failure is not None and head.failure.same_cause is not None
+    assert (head.failure.same_cause.count, head.failure.same_cause.cases) == (2, [suite.cases[1].id])
