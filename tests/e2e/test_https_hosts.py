@@ -1,6 +1,6 @@
 """A mock stands in for a real host name over HTTPS: real Docker, real TLS, real clients.
 
-The service's image has Python's urllib, requests and curl and knows nothing of preflight: the
+The service's image has Python's urllib, requests, httpx and curl and knows nothing of preflight: the
 environment gives its container the host name (resolved to the mocks), the project's CA bundle
 (mounted read-only) and the variables those clients read. Each call verifies the certificate.
 The same image without the environment cannot even resolve the name (it is not on the internet
@@ -40,7 +40,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Any:
     force_clean(root)
 
 
-def test_urllib_requests_and_curl_reach_the_mock_at_its_real_name_with_verification_on(project: Path) -> None:
+def test_urllib_requests_httpx_and_curl_reach_the_mock_at_its_real_name_with_verification_on(project: Path) -> None:
     code, reply = preflight(project, "run", "--keep")
     assert reply["success"], reply
     data = reply["data"]

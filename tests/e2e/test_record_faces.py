@@ -208,7 +208,7 @@ async def test_an_agent_records_replays_and_checks_a_mock_over_mcp(project: Path
 
 
 @pytest.mark.anyio
-async def test_a_recording_setup_began_is_written_when_clean_stops_the_mocks(project: Path) -> None:
+async def test_a_recording_setup_began_is_written_when_clean_stops_the_mocks_and_checks_from_python(project: Path) -> None:
     import httpx
 
     from preflight_sdk import Project
@@ -225,6 +225,9 @@ async def test_a_recording_setup_began_is_written_when_clean_stops_the_mocks(pro
         assert answer.status_code == 200 and answer.json()["calls"] == 1
         assert not folder.exists()  # nothing is written while the environment is up
         cleaned = await sdk.clean()
+        # The route file names its upstream: the check needs no other address.
+        checked = await sdk.check_mock("payments", headers=["Authorization: Bearer sk_test_up_91b2"])
+        assert (checked.status, checked.checked, checked.upstream) == ("ok", 1, real.url), checked
     (recording,) = cleaned.recordings
     assert (recording.mock, recording.mode, recording.written, recording.exchanges) == (
         "payments",

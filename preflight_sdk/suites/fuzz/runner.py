@@ -133,14 +133,15 @@ def _budget_warning(found: list[Found], stopped: list[Found], shown: str) -> str
 async def _case(
     run: RunContext, suite: SuiteConfig, identifier: str, item: Found, service: str, shown: str
 ) -> CaseResult:
-    name = f"{item.operation} ({item.examples} examples)"
+    examples = f"{item.examples} example{'' if item.examples == 1 else 's'}"
+    name = f"{item.operation} ({examples})"
     duration = int((item.ended - item.started) * 1000)
     stamp = int(time.time() * 1000)
     if item.stopped and item.check is None:
         if item.examples:  # every answer it checked conformed; the budget ended it early
             return CaseResult(
                 id=identifier,
-                name=f"{item.operation} ({item.examples} examples, stopped by the time budget)",
+                name=f"{item.operation} ({examples}, stopped by the time budget)",
                 suite=suite.id,
                 status="passed",
                 duration=duration,

@@ -165,6 +165,13 @@ async def test_the_fixed_service_passes_the_same_fuzz_suite(tmp_path: Path, fixe
     assert [c.status for c in result.suites[0].cases] == ["passed", "passed"]
 
 
+async def test_max_examples_bounds_how_many_requests_each_operation_gets(tmp_path: Path, fixed: int) -> None:
+    result = await run_on(project(tmp_path / "p", maxExamples=7), fixed)
+    assert result.status == "passed", wire(result)
+    counts = [int(c.name.split(" (")[1].split()[0]) for c in result.suites[0].cases]
+    assert len(counts) == 2 and all(1 <= n <= 7 for n in counts), [c.name for c in result.suites[0].cases]
+
+
 async def test_a_contract_the_service_serves_drives_the_fuzzing_too(tmp_path: Path, buggy: int) -> None:
     root = project(tmp_path / "p")
     document = json.loads((root / "e2e.yaml").read_text())
@@ -228,7 +235,7 @@ async def test_a_suite_whose_budget_runs_out_stops_within_it_says_so_and_leaves_
     by_operation = {c.name.split(" (")[0]: c for c in suite.cases}
     assert set(by_operation) == {"POST /greet", "GET /health"}, wire(result)
     greet, health = by_operation["POST /greet"], by_operation["GET /health"]
-    assert (greet.status, greet.name) == ("passed", "POST /greet (1 examples, stopped by the time budget)")
+    assert (greet.status, greet.name) == ("passed", "POST /greet (1 example, stopped by the time budget)")
     assert (health.status, health.skip_reason) == (
         "skipped",
         "not fuzzed: the suite's time budget (3s) ran out first",
