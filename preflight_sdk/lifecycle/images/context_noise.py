@@ -67,5 +67,5 @@ def dockerignore_hint(changed: list[str]) -> str | None:
     listed = list(entries)
     named = ", ".join(listed[:_NAMED])
     more = f" and {len(listed) - _NAMED} more" if len(listed) > _NAMED else ""
-    verb = "is" if len(listed) == 1 else "are"
-    return f"{named}{more} {verb} in the build context: list them in its .dockerignore if the image does not need them"
+    verb, them = ("is", "it") if len(listed) == 1 else ("are", "them")
+    return f"{named}{more} {verb} in the build context: list {them} in its .dockerignore if the image does not need {them}"

@@ -119,6 +119,9 @@ def test_noise_deep_in_a_context_is_named_by_its_folder_and_many_entries_are_bou
         in hint
     )
     assert dockerignore_hint(["src/app.py", "requirements.txt"]) is None
+    assert dockerignore_hint([".venv/bin/python", "app.py"]) == (
+        ".venv/ is in the build context: list it in its .dockerignore if the image does not need it"
+    )
 
 
 def test_watch_is_an_iterator_for_people_not_a_tool() -> None:

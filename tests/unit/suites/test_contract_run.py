@@ -572,6 +572,7 @@ async def test_the_report_page_the_notebook_and_runs_diff_show_violations_and_co
         (root / "tests" / "s.yaml").write_text(SECOND_RUN)
         second = await opened.run()
         page = await opened.get_artifact(first.run_id, "report.html")
+        report = await opened.get_artifact(first.run_id, "report.json")
         diff = await opened.diff_runs(first.run_id, second.run_id)
     assert first.status == "failed" and second.status == "passed", wire(second)
 
@@ -587,6 +588,19 @@ async def test_the_report_page_the_notebook_and_runs_diff_show_violations_and_co
     assert 'id="pfr-contracts"' in html and "1/2 operations" in html
     assert html.count('<tr class="pfr-uncovered"><td><code>POST /items</code>') == 1
     assert html.count('<tr class="pfr-uncovered">') == 1
+
+    # report.json: the coverage of each contract, every operation listed, the unreached with no calls
+    [recorded] = json.loads(report.content)["contracts"]
+    assert (recorded["contract"], recorded["covered"], recorded["operations"], recorded["violations"]) == (
+        "items",
+        1,
+        2,
+        1,
+    )
+    assert {i["operation"]: i.get("calls", 0) for i in recorded["items"]} == {
+        "GET /items/{id}": 1,
+        "POST /items": 0,
+    }
 
     # the notebook: one line per contract, with what no case reached
     text = first._repr_mimebundle_()["text/plain"]
