@@ -2,8 +2,9 @@
 
 A contract file that does not load is a problem of the configuration, located in the document
 itself (its file, line and why). A mock route whose answer the mock's contract forbids (a status it
-does not document, a body its schema refuses) is a problem at the route's line in e2e.yaml; with
-`tests.contract: warn` it is a load warning instead, and with `off` it is not checked.
+does not document, a body its schema refuses) is a problem at the route's line in e2e.yaml; where
+no suite fails on violations (`tests.contract: warn`, or every suite's own `contract: warn`) it is
+a load warning instead, and where every suite is `off` it is not checked (`_route_mode`).
 A served contract (`{served: /openapi.json}`) is read by the run, after setup.
 """
 
@@ -40,7 +41,7 @@ class Contracts(msgspec.Struct, frozen=True, kw_only=True):
 def load_contracts(data: dict[str, Any], root: Path, out: Validator) -> Contracts:
     """Load every file contract `data` names; problems go to `out` (documents' own lines included)."""
     tests = data.get("tests")
-    mode = tests.get("contract", "fail") if isinstance(tests, dict) else "fail"
+    mode = _route_mode(tests)
     found = Contracts()
     for entry in service_entries(data):
         raw = _raw_at(data, entry.path)
@@ -72,6 +73,19 @@ def load_contracts(data: dict[str, Any], root: Path, out: Validator) -> Contract
                 str(name), raw, contract, out, str(root), found.warnings if mode == "warn" else None
             )
     return found
+
+
+def _route_mode(tests: Any) -> str:
+    """What a mock route its contract forbids is: the strictest mode any suite runs with.
+
+    A mock's routes answer every suite, so the route is an error (`fail`) when any suite fails on
+    violations (its own `contract:`, else `tests.contract`), a load warning when the strictest
+    is `warn`, and not checked when every suite is `off`. Without suites, the project's mode.
+    """
+    project = (tests.get("contract") or "fail") if isinstance(tests, dict) else "fail"
+    suites = tests.get("suites") if isinstance(tests, dict) else None
+    modes = [s.get("contract") or project for s in suites or [] if isinstance(s, dict)] or [project]
+    return next((mode for mode in ("fail", "warn") if mode in modes), "off")
 
 
 def _check_fuzz_suites(tests: Any, data: dict[str, Any], out: Validator) -> None:

@@ -264,7 +264,7 @@ class _ServiceFields(_Config, frozen=True, kw_only=True):
         Meta(
             description="The service's OpenAPI 3.0/3.1 document (JSON or YAML, `$ref`s across files allowed): "
             "a file relative to e2e.yaml, or `{served: /openapi.json}`, a path the running service serves "
-            "(fetched after setup). Every answer a YAML case receives from the service is checked against it."
+            "(fetched after setup). Every answer a YAML test step receives from the service is checked against it."
         ),
     ] = None
 

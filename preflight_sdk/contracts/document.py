@@ -299,7 +299,8 @@ class _Builder:
             if not isinstance(value, dict):
                 continue
             headers = []
-            for name, header in (value.get("headers") or {}).items():
+            listed = value.get("headers") or {}
+            for name, header in listed.items() if isinstance(listed, dict) else ():
                 header_uri, spec = self.deref(where, header)
                 if isinstance(spec, dict):
                     headers.append(
@@ -308,7 +309,8 @@ class _Builder:
                             required=bool(spec.get("required")),
                             schema=spec.get("schema"),
                             uri=header_uri,
-                            place=self.place(spec),
+                            # the header's own line (`X-Total-Count:`), or where a `$ref` leads
+                            place=self.place(listed, name) if spec is header else self.place(spec),
                         )
                     )
             found[str(status)] = Response(
@@ -330,7 +332,7 @@ class _Builder:
                 name=str(name),
                 schema=schema,
                 uri=uri,
-                place=self.place(media),
+                place=self.place(raw, name),  # the media type's own line (`application/json:`)
                 example=example,
                 has_example=has,
             )

@@ -8,7 +8,8 @@ PreflightError                    code INTERNAL unless a subclass says otherwise
 ├── StateError                    INVALID_STATE, NOT_BUILT, NOT_RUNNING, SESSION_NOT_FOUND
 ├── EnvironmentError_             DOCKER_ERROR, BUILD_FAILED, DOCKERFILE_NOT_FOUND, PORT_CONFLICT,
 │                                 HEALTH_CHECK_TIMEOUT, CONTAINER_NOT_FOUND, CONTAINER_NOT_RUNNING,
-│                                 UNSUPPORTED_ON_ENGINE, SWARM_NOT_ACTIVE, STORE_UNAVAILABLE, BROWSER_UNAVAILABLE
+│                                 UNSUPPORTED_ON_ENGINE, SWARM_NOT_ACTIVE, STORE_UNAVAILABLE, BROWSER_UNAVAILABLE,
+│                                 CONTRACT_UNAVAILABLE
 ├── MockError                     MOCK_NOT_FOUND, MOCKS_NOT_RUNNING
 └── CancelledError_               CANCELLED
 ```
@@ -55,6 +56,7 @@ ErrorCode = Literal[
     "UNSUPPORTED_ON_ENGINE",
     "SWARM_NOT_ACTIVE",
     "BROWSER_UNAVAILABLE",
+    "CONTRACT_UNAVAILABLE",
     "NOT_RUNNING",
     "SUITE_NOT_FOUND",
     "CONTAINER_NOT_FOUND",

@@ -1,11 +1,13 @@
-"""The Docker Engine API on this machine's socket, through httpx: the transport of `SocketLane`.
+"""The Docker Engine API on this machine's socket, through h11 and httpx: the transport of `SocketLane`.
 
 A docker CLI call is one process: 29 ms for `docker ps -q` against 0.4 ms for the same request on
 the socket (median of 20, 2 CPUs). Setup waits for two calls in a row (`network create`, then
 `run`) and clean for two more (`rm -f`, `network rm`), so on an engine that is a unix socket here
 with the stock `docker` client (`local_socket` says when), the engine's parts send requests here.
 
-httpx's `AsyncHTTPTransport(uds=...)`, awaited on the event loop: cancelling a caller closes its
+A plain request is one h11 exchange on its own connection (`exchange`: a CLI process does not
+pay httpx's import for it); an answer that lasts is read through httpx's
+`AsyncHTTPTransport(uds=...)`. Both are awaited on the event loop: cancelling a caller closes its
 connection; no thread or process is involved. A request that changes something is shielded from
 cancellation until its answer arrives (well under a second), so nothing it made is left unseen by
 the clean that follows. The daemon answers with the messages the CLI prints, so one `translate`
@@ -27,6 +29,7 @@ import anyio
 from preflight_sdk.core.errors import EnvironmentError_
 
 from .errors import daemon_unreachable, translate
+from .exchange import Unanswered, exchange
 from .target import on_local_socket
 
 if TYPE_CHECKING:
@@ -80,9 +83,15 @@ class EngineAPI:
         self, method: str, path: str, *, params: Mapping[str, str] | None = None, body: Any = None
     ) -> tuple[int, Any]:
         """Send one request; return `(status, decoded JSON or None)` (an error status is data here)."""
-        with anyio.CancelScope(shield=method != "GET"), self.reached():
-            reply = await self._client().request(method, path, params=params, json=body)
-        return reply.status_code, decoded(reply.content)
+        payload = None if body is None else json.dumps(body).encode()
+        with anyio.CancelScope(shield=method != "GET"):
+            try:
+                status, content = await exchange(
+                    self.path, method, path, params=params, body=payload, timeout=_TIMEOUT
+                )
+            except Unanswered as exc:
+                raise self.unreachable(str(exc)) from exc
+        return status, decoded(content)
 
     async def expect(
         self, method: str, path: str, *, action: str, subject: str | None = None, **options: Any

@@ -15,6 +15,7 @@ import click
 
 from .cli.app import build_cli
 from .mcp.schemas import ToolSpec, build_tools
+from .mcp.server import OPT_IN_GROUPS
 from .reflection.registry import Registry, reflect
 
 __all__ = [
@@ -78,12 +79,13 @@ def _names(specs: list[ToolSpec]) -> str:
 
 
 def groups_reference(registry: Registry | None = None) -> str:
-    """Return the table of tool groups (Markdown): each group and the tools it serves."""
+    """Return the table of tool groups (Markdown): each group, whether it is served by default, its tools."""
     specs = build_tools(registry if registry is not None else reflect(), project_required=False)
     groups = list(dict.fromkeys(s.group for s in specs))
-    lines = ["| group | tools |", "|---|---|"]
+    lines = ["| group | served | tools |", "|---|---|---|"]
     for group in groups:
-        lines.append(f"| `{group}` | {_names([s for s in specs if s.group == group])} |")
+        served = f"only when named: `--tools …,{group}`" if group in OPT_IN_GROUPS else "by default"
+        lines.append(f"| `{group}` | {served} | {_names([s for s in specs if s.group == group])} |")
     return "\n".join(lines)
 
 

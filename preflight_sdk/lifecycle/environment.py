@@ -30,6 +30,7 @@ from preflight_sdk.core.results.lifecycle import (
     InitResult,
     LogLine,
     LogsResult,
+    ServiceSetup,
     SetupResult,
     StatusResult,
 )
@@ -456,6 +457,12 @@ class Environment:
 
         loaded = await self.ensure_loaded(persist=False)
         return await status(loaded, self.require_session(), self.engine, self._mocks, self._state_problem)
+
+    async def service_now(self, service: str) -> tuple[str, ServiceSetup | None]:
+        """The lifecycle state, and `service`'s container when it runs now (else None)."""
+        from .status import service_now
+
+        return await service_now(await self.ensure_loaded(persist=False), self._session, self.engine, service)
 
     async def logs(
         self, *, container: str, lines: int, since: str | None, follow_for: float | None, reporter: Reporter

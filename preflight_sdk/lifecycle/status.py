@@ -31,7 +31,7 @@ from .setup.specs import network_name
 if TYPE_CHECKING:
     from preflight_sdk.mocks import MockHost
 
-__all__ = ["running_service", "status"]
+__all__ = ["running_service", "service_now", "status"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,21 @@ def running_service(service: ServiceConfig, info: ContainerInfo, address: str) -
         ),
         url=http_url(address, info.ports[0].host) if info.ports else None,
     )
+
+
+async def service_now(
+    loaded: LoadedConfig, session: SessionState | None, engine: Engine, service: str
+) -> tuple[str, ServiceSetup | None]:
+    """The lifecycle state, and `service`'s container of this session when it runs now (else None)."""
+    state = session.state if session is not None else "not initialized"
+    record = next((r for r in session.containers if r.service == service), None) if session else None
+    configured = loaded.service(service)
+    if session is None or state != "running" or record is None or configured is None:
+        return state, None
+    found = await engine.inspect([record.id])
+    if not found or not found[0].running:
+        return state, None
+    return state, running_service(configured, found[0], (await engine.reach())[0])
 
 
 def _by_service(containers: list[ContainerInfo], session: str) -> dict[str, ContainerInfo]:

@@ -10,7 +10,6 @@ from exiting.
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -34,7 +33,8 @@ from .listeners import bind_all, check_bind_hosts
 from .proxy import Forwarder
 from .record.recorder import Recorder
 from .routes import CompiledMock, compile_all, compile_mock, recording_config
-from .tls import HostDispatch, TlsIdentity, bind_tls, hosts_of
+from .serving import Listening, Watch, serve_until
+from .tls import TlsIdentity, bind_tls, hosts_of
 
 logger = logging.getLogger("preflight_sdk.mocks")
 
@@ -42,8 +42,6 @@ __all__ = ["MockHost"]
 
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 10.0
-_DATE_TICK = 1.0
-_TLS_HEADER_TIMEOUT = 10.0
 
 
 class MockHost:
@@ -351,7 +349,16 @@ class MockHost:
             self._failure = None
             thread = threading.Thread(
                 target=self._thread_main,
-                args=(apps, bound, secure, forwarder),
+                args=(
+                    Listening(
+                        apps=apps,
+                        bound=bound,
+                        secure=secure,
+                        forwarder=forwarder,
+                        tls=self.tls,
+                        by_host=lambda: self._by_host,
+                    ),
+                ),
                 name="preflight-mocks",
                 daemon=True,
             )
@@ -406,109 +413,21 @@ class MockHost:
         except anyio.RunFinishedError:
             pass  # the loop already ended
 
-    def _thread_main(
-        self,
-        apps: dict[str, MockApp],
-        bound: dict[str, list[socket.socket]],
-        secure: list[socket.socket],
-        forwarder: Forwarder,
-    ) -> None:
+    def _thread_main(self, listening: Listening) -> None:
         try:
-            anyio.run(
-                self._serve,
-                apps,
-                bound,
-                secure,
-                forwarder,
-                backend="asyncio",
-                backend_options={"use_uvloop": True},
-            )
+            anyio.run(self._serve, listening, backend="asyncio", backend_options={"use_uvloop": True})
         except BaseException as exc:  # reported to the thread that waits in start()
             self._failure = exc
         finally:
             self._token = None
             self._ready.set()
 
-    async def _serve(
-        self,
-        apps: dict[str, MockApp],
-        bound: dict[str, list[socket.socket]],
-        secure: list[socket.socket],
-        forwarder: Forwarder,
-    ) -> None:
+    async def _serve(self, listening: Listening) -> None:
         self._token = anyio.lowlevel.current_token()
         stop = self._stop_event = anyio.Event()
-        servers: list[tuple[Any, list[socket.socket]]] = []
-        try:
-            for name, app in apps.items():
-                server = await _listen(app, bound[name], app.mock.header_timeout)
-                app.servers.append(server)
-                servers.append((server, bound[name]))
-            if secure and self.tls is not None:
-                dispatch = HostDispatch(apps, lambda: self._by_host)
-                server = await _listen(dispatch, secure, _TLS_HEADER_TIMEOUT, ssl=self.tls.context)
-                for app in apps.values():
-                    app.servers.append(server)  # a fault over HTTPS finds its connection there
-                servers.append((server, secure))
-            self._ready.set()
-            async with anyio.create_task_group() as group:
-                group.start_soon(_tick, [s for s, _ in servers])
-                if self._still_wanted is not None:
-                    group.start_soon(_watch, self._still_wanted, self._watch_interval, stop, self._released)
-                await stop.wait()
-                group.cancel_scope.cancel()
-        finally:
-            with anyio.CancelScope(shield=True):
-                for app in apps.values():
-                    app.cancel_waits()
-                async with anyio.create_task_group() as group:
-                    for server, sockets in servers:
-                        group.start_soon(server.shutdown, sockets)
-                await forwarder.aclose()
-
-
-async def _listen(app: Any, sockets: list[socket.socket], header_timeout: float, *, ssl: Any = None) -> Any:
-    """Start a uvicorn server for `app` on `sockets` (TLS with the `ssl` context) and return it."""
-    import uvicorn
-
-    from .limits import protocol_with_header_deadline
-
-    config = uvicorn.Config(
-        app,
-        http=protocol_with_header_deadline(header_timeout),
-        loop="uvloop",
-        ws="none",
-        lifespan="off",
-        interface="asgi3",
-        proxy_headers=False,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=2,
-    )
-    config.load()
-    config.ssl = ssl  # set after load: uvicorn reads it when the server starts
-    server = uvicorn.Server(config)
-    server.lifespan = config.lifespan_class(config)
-    await server.startup(sockets=sockets)
-    await server.on_tick(0)  # sets the Date/Server headers before the first answer
-    return server
-
-
-async def _watch(
-    still_wanted: Callable[[], bool], interval: float, stop: anyio.Event, released: threading.Event
-) -> None:
-    while True:
-        await anyio.sleep(interval)
-        if not await anyio.to_thread.run_sync(still_wanted):
-            logger.warning("the mocks' environment was removed by another process: stopping them")
-            released.set()
-            stop.set()
-            return
-
-
-async def _tick(servers: list[Any]) -> None:
-    # uvicorn's own main loop would also refresh the Date header, but polls every 100 ms.
-    while True:
-        await anyio.sleep(_DATE_TICK)
-        for server in servers:
-            await server.on_tick(0)
+        watch = None
+        if self._still_wanted is not None:
+            watch = Watch(
+                still_wanted=self._still_wanted, interval=self._watch_interval, released=self._released
+            )
+        await serve_until(listening, stop=stop, ready=self._ready, watch=watch)

@@ -54,6 +54,9 @@ class ContractOperations(Operations):
     ) -> ContractCheck:
         """Check a response you hold against a service's OpenAPI contract (`contract:`).
 
+        A served contract is read from the running environment. Over MCP it is in the opt-in
+        group `contracts`: `preflight-mcp --tools environment,runs,contracts`.
+
         Args:
             service: its name in e2e.yaml.
             method: e.g. "GET".
@@ -69,11 +72,12 @@ class ContractOperations(Operations):
         Example:
             `await project.check_response("orders", "GET", "/orders/42", 200, body='{"id": 42}')`
         """
-        from preflight_sdk.suites.contract_tools import check_held_response
+        from preflight_sdk.suites.contract_tools import check_held_response, contract_of
 
         loaded = await self._env.ensure_loaded()
         return check_held_response(
             loaded,
+            await contract_of(loaded, service, self._env),
             service=service,
             method=method,
             path=path,
@@ -86,6 +90,9 @@ class ContractOperations(Operations):
     async def generate_cases(self, service: str, output: str | None = None) -> GeneratedCases:
         """Write a new YAML test file of one case per operation of a service's contract.
 
+        A served contract is read from the running environment. Over MCP it is in the opt-in
+        group `contracts`: `preflight-mcp --tools environment,runs,contracts`.
+
         Args:
             service: its name in e2e.yaml.
             output: the file, relative to e2e.yaml (default tests/generated/<service>.yaml); an
@@ -97,9 +104,10 @@ class ContractOperations(Operations):
         Example:
             `await project.generate_cases("orders")`
         """
-        from preflight_sdk.suites.contract_tools import generate_starter_cases
+        from preflight_sdk.suites.contract_tools import contract_of, generate_starter_cases
 
         loaded = await self._env.ensure_loaded()
+        contract = await contract_of(loaded, service, self._env)
         return await anyio.to_thread.run_sync(
-            partial(generate_starter_cases, loaded, service=service, output=output)
+            partial(generate_starter_cases, loaded, contract, service=service, output=output)
         )

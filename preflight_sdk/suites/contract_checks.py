@@ -1,8 +1,9 @@
 """A run's contract checks: every answer of a service with a contract, every request to a mock with one.
 
-One `RunContracts` per run. A YAML case's answer is checked when its service has a contract (a
-file loaded with e2e.yaml, or one the service serves, read on first use); each violation is an
-assertion of kind `contract`, or a suite warning where the suite or the project says `warn`.
+One `RunContracts` per run. A YAML step's answer is checked when its service has a contract (a
+file loaded with e2e.yaml, or one the service serves, fetched once after setup: `fetch_served`);
+each violation is an assertion of kind `contract`, or a suite warning where the suite or the
+project says `warn`.
 When the suites end, every request the mocks with a contract received during the run is checked
 against the mock's contract: each refused one is evidence of the run, with the case that was
 running when it arrived. Both feed the run's coverage: which operations and statuses were seen.
@@ -14,27 +15,26 @@ from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import anyio
-import httpx
 import msgspec
 
-from preflight_sdk.config import LoadedConfig
+from preflight_sdk.config import LoadedConfig, SuiteConfig
 from preflight_sdk.config.contract_files import BASE_URL
 from preflight_sdk.config.model import ServedContract
 from preflight_sdk.config.testfile import MockExpect
-from preflight_sdk.contracts import Contract, check_request, check_response, load_contract_text
+from preflight_sdk.contracts import Contract, check_request, check_response
 from preflight_sdk.contracts.coverage import Coverage
 from preflight_sdk.core.assertions import AssertionResult
+from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.results.contracts import ContractCoverage, ContractViolation, MockRequestViolation
 from preflight_sdk.core.results.mocks import JournalEntry
 from preflight_sdk.mocks import select_requests
 
 from .outcome import StepOutcome
+from .served_contracts import fetch_served
 
 __all__ = ["Mode", "RunContracts", "violation_assertion"]
 
 Mode = Literal["fail", "warn", "off"]
-_SERVED_TIMEOUT = 10.0
 _JOURNAL_LIMIT = 2000
 
 
@@ -52,13 +52,12 @@ class RunContracts:
         self.served = {
             s.name: s.contract.served for s in loaded.services if isinstance(s.contract, ServedContract)
         }
-        self.served_errors: dict[str, str] = {}
         self.coverage = Coverage()
         self.warnings: dict[str, list[str]] = {}
+        self.run_warnings: list[str] = []  # a served contract a `warn` run could not fetch
         self.mock_violations: dict[str, list[MockRequestViolation]] = {}
         tests = loaded.config.tests
         self.default_mode: Mode = tests.contract if tests is not None else "fail"
-        self._lock = anyio.Lock()
 
     @property
     def active(self) -> bool:
@@ -78,7 +77,7 @@ class RunContracts:
         name = service if service is not None else self._service_of(outcome.request.url)
         if name is None:
             return []
-        contract = self.services.get(name) or await self.served_contract(name)
+        contract = self.services.get(name)
         if contract is None:
             return []
         checked = check_response(
@@ -200,34 +199,31 @@ class RunContracts:
                 return name
         return None
 
-    async def served_contract(self, name: str) -> Contract | None:
-        """The contract service `name` serves (fetched once per run), or None."""
-        path = self.served.get(name)
-        if path is None or name in self.served_errors:
-            return None
-        async with self._lock:
-            if name in self.services:
-                return self.services[name]
-            base = self.urls.get(name)
-            if not base:
-                self.served_errors[name] = "the service has no published port to fetch it from"
-                return None
-            url = base.rstrip("/") + path
+    async def fetch_served(self, suites: list[SuiteConfig]) -> None:
+        """Fetch, once, after setup, each contract a service serves that the run's suites use.
+
+        A YAML suite uses it unless its mode is `off`; a fuzz suite of the service always does.
+        One that cannot be fetched or does not load is `CONTRACT_UNAVAILABLE` (naming the URL and
+        why) when a suite that uses it fails on violations; where every one of them is `warn`, the
+        run goes on without it and says so in its warnings.
+
+        Raises:
+            EnvironmentError_: `CONTRACT_UNAVAILABLE`.
+        """
+        for name, path in self.served.items():
+            modes = [
+                "fail" if suite.runner == "fuzz" else self.mode(suite.contract)
+                for suite in suites
+                if (suite.runner == "fuzz" and suite.service == name) or suite.runner == "yaml"
+            ]
+            if not {"fail", "warn"} & set(modes):
+                continue
             try:
-                async with httpx.AsyncClient(timeout=_SERVED_TIMEOUT) as client:
-                    reply = await client.get(url)
-                text = reply.text
-                if reply.status_code >= 400:
-                    raise ValueError(f"GET {path} answered {reply.status_code}")
-            except (httpx.HTTPError, ValueError) as exc:
-                self.served_errors[name] = f"cannot fetch {url}: {exc}"
-                return None
-            contract, problems = load_contract_text(text, url)
-            if contract is None:
-                self.served_errors[name] = "; ".join(p.render() for p in problems[:3])
-                return None
-            self.services[name] = contract
-            return contract
+                self.services[name] = await fetch_served(name, self.urls.get(name), path)
+            except PreflightError as exc:
+                if "fail" in modes:
+                    raise
+                self.run_warnings.append(f"contract of {name} not checked: {exc.message}")
 
 
 def violation_assertion(

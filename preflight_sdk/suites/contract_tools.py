@@ -2,7 +2,8 @@
 
 `check_response` is for what is not a YAML case: a pytest test, a shell script or an agent that
 made a request itself and holds the answer. `generate_cases` writes a runnable YAML test file of
-one case per operation of a service's contract, and never writes over a file.
+one case per operation of a service's contract, and never writes over a file. Both read a file
+contract as loaded with e2e.yaml, and a served one from the running environment (`contract_of`).
 """
 
 from __future__ import annotations
@@ -21,20 +22,28 @@ from preflight_sdk.contracts.generate import StarterCase, starter_cases
 from preflight_sdk.core.errors import InputError
 from preflight_sdk.core.results.contracts import ContractCheck, GeneratedCase, GeneratedCases
 
-__all__ = ["check_held_response", "generate_starter_cases"]
+from .served_contracts import RunningServices, served_by_environment
+
+__all__ = ["check_held_response", "contract_of", "generate_starter_cases"]
 
 
-def contract_of(loaded: LoadedConfig, service: str) -> Contract:
-    """The file contract of `service`.
+async def contract_of(loaded: LoadedConfig, service: str, environment: RunningServices) -> Contract:
+    """The contract of `service`: its file, or the document it serves (fetched from the running environment).
 
     Raises:
-        InputError: `INVALID_INPUT` when there is no such service, it has no contract, or its
-            contract is served (only a running environment can read that one).
+        InputError: `INVALID_INPUT` when there is no such service or it has no contract.
+        StateError: `NOT_RUNNING` for a served contract while the environment does not run.
+        EnvironmentError_: `CONTRACT_UNAVAILABLE` for a served contract that cannot be fetched or loaded.
     """
     found = loaded.contracts.services.get(service)
     if found is not None:
         return found
-    with_contract = sorted(loaded.contracts.services)
+    with_contract = sorted(
+        [
+            *loaded.contracts.services,
+            *(s.name for s in loaded.services if isinstance(s.contract, ServedContract)),
+        ]
+    )
     configured = loaded.service(service)
     if configured is None:
         hint = (
@@ -42,10 +51,7 @@ def contract_of(loaded: LoadedConfig, service: str) -> Contract:
         )
         raise InputError(f"no service `{service}` in e2e.yaml", hint=hint, details={"valid": with_contract})
     if isinstance(configured.contract, ServedContract):
-        raise InputError(
-            f"service `{service}` serves its contract ({configured.contract.served}); it is read by runs only",
-            hint="save the document in the project and name the file in `contract:`",
-        )
+        return await served_by_environment(environment, service, configured.contract.served)
     raise InputError(
         f"service `{service}` has no `contract:`",
         hint="add `contract: path/to/openapi.yaml` (OpenAPI 3.0 or 3.1) to the service in e2e.yaml",
@@ -55,6 +61,7 @@ def contract_of(loaded: LoadedConfig, service: str) -> Contract:
 
 def check_held_response(
     loaded: LoadedConfig,
+    contract: Contract,
     *,
     service: str,
     method: str,
@@ -64,7 +71,6 @@ def check_held_response(
     headers: dict[str, str],
 ) -> ContractCheck:
     """Check a response the caller holds against `service`'s contract."""
-    contract = contract_of(loaded, service)
     lowered = {name.lower(): value for name, value in headers.items()}
     parsed: Any = body
     if body:
@@ -103,14 +109,14 @@ def check_held_response(
     )
 
 
-def generate_starter_cases(loaded: LoadedConfig, *, service: str, output: str | None) -> GeneratedCases:
+def generate_starter_cases(
+    loaded: LoadedConfig, contract: Contract, *, service: str, output: str | None
+) -> GeneratedCases:
     """Write one starter case per operation of `service`'s contract to a new YAML test file.
 
     Raises:
-        InputError: `INVALID_INPUT` for a file that exists already (it is never written over), or
-            a service without a file contract.
+        InputError: `INVALID_INPUT` for a file that exists already (it is never written over).
     """
-    contract = contract_of(loaded, service)
     relative = output or f"tests/generated/{_slug(service)}.yaml"
     target = loaded.resolve(relative)
     if target.exists():

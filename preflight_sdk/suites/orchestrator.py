@@ -36,7 +36,7 @@ from .commands.warm_pytest import WarmPytest
 from .context import RunContext
 from .environment import RunEnvironment
 from .events import EventLog
-from .fuzz_runner import run_fuzz_suite
+from .fuzz import run_fuzz_suite
 from .given import NO_SUITES, GivenSuites
 from .ordering import CaseOrder, carried_suite, suite_order
 from .traffic import record_mock_traffic
@@ -76,6 +76,10 @@ class TestRunState:
         self.engine: str | None = None  # the engine this run's suites run on, in a sharded run
         self.setup: SetupResult | None = None  # what bringing the environment up to date did
         self.order: CaseOrder | None = None  # affected cases first, carried ones not run
+        # The finished cases as outputs show them (secrets replaced), kept as they come: a live
+        # run's snapshot, taken every few seconds, then redacts each case once, not at each snapshot.
+        self._shown: list[CaseResult] = []
+        self._shown_of: list[CaseResult] | None = None
 
     def tagged(self, suite: SuiteResult) -> SuiteResult:
         """`suite` and its cases marked with the engine they ran on (in a sharded run)."""
@@ -83,6 +87,17 @@ class TestRunState:
             return suite
         cases = [msgspec.structs.replace(c, engine=self.engine) for c in suite.cases]
         return msgspec.structs.replace(suite, engine=self.engine, cases=cases)
+
+    def shown_finished(self) -> list[CaseResult]:
+        """Every case finished so far, in the order they finished, as outputs show them."""
+        finished = self.context.finished if self.context is not None else []
+        if self.redactor is None:
+            return finished
+        if self._shown_of is not finished:  # a new context: start again
+            self._shown, self._shown_of = [], finished
+        redactor = self.redactor
+        self._shown.extend(_redacted_case(c, redactor) for c in finished[len(self._shown) :])
+        return self._shown
 
     def cancel(self) -> None:
         """Stop the run: the suite in flight is cancelled (its teardown still runs), the rest skipped."""
@@ -140,6 +155,7 @@ async def run_suites(
             state.stop = stop
             if state.cancel_requested:
                 stop.cancel()
+            await run.contracts.fetch_served(running)  # the contracts services serve, read after setup
             for suite in serial:
                 results[suite.id] = state.tagged(
                     await _run_one(run, loaded, suite, taken, given.get(suite.id))
@@ -180,14 +196,16 @@ def partial_result(state: TestRunState, *, status: str | None = None) -> RunResu
     `cancelled`, …) the suites not finished are listed with the cases they finished.
     """
     run = state.context
-    finished = run.finished if run is not None else []
+    by_suite: dict[str, list[CaseResult]] = {}
+    for case in state.shown_finished() if status is not None else ():  # a complete run lists none
+        by_suite.setdefault(case.suite, []).append(case)
     ordered: list[SuiteResult] = []
     for suite in state.suites:
         done = state.results.get(suite.id)
         if done is not None:
             ordered.append(_redacted(done, state.redactor) if state.redactor else done)
             continue
-        cases = [c for c in finished if c.suite == suite.id]
+        cases = by_suite.get(suite.id, [])
         if status is None or (not cases and status == "running"):
             continue
         ordered.append(
@@ -200,7 +218,7 @@ def partial_result(state: TestRunState, *, status: str | None = None) -> RunResu
                 passed=sum(c.status == "passed" for c in cases),
                 failed=sum(c.status == "failed" for c in cases),
                 skipped=sum(c.status == "skipped" for c in cases),
-                cases=[_redacted_case(c, state.redactor) for c in cases] if state.redactor else cases,
+                cases=cases,
                 error=None if status == "running" else f"not finished: the run was {status}",
             )
         )
@@ -355,6 +373,7 @@ def _assemble(state: TestRunState, suites: list[SuiteResult], status_override: s
         selected_suites=[s.id for s in state.suites],
         trace_id=state.log.trace_id,
         contracts=run.contracts.report() if run is not None and run.contracts.active else None,
+        warnings=list(run.contracts.run_warnings) if run is not None else [],
     )
 
 

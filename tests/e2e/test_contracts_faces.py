@@ -106,9 +106,9 @@ EXPECTED = {
 }
 
 
-@pytest.fixture
-def items(tmp_path: Path) -> Any:
-    root = tmp_path / "items"
+@pytest.fixture(scope="module")
+def items(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    root = tmp_path_factory.mktemp("contracts") / "items"
     root.mkdir()
     files = {
         "openapi.yaml": CONTRACT,
@@ -138,64 +138,95 @@ def items(tmp_path: Path) -> Any:
         force_clean(root)
 
 
-def assert_three_ways(data: dict[str, Any]) -> None:
-    cases = {c["name"]: c for c in data["suites"][0]["cases"]}
-    assert {n: c["status"] for n, c in cases.items()} == {
-        "a good item": "passed",
-        "a wrong type": "failed",
-        "a missing field": "failed",
-        "an undocumented status": "failed",
-    }
-    for name, (path, rule, document) in EXPECTED.items():
-        [broken] = [a for a in cases[name]["failure"]["assertions"] if not a["passed"]]
-        assert (broken["operator"], broken["path"], broken["rule"], broken["document"]) == (
-            "contract",
-            path,
-            rule,
-            document,
-        ), broken
-    [coverage] = data["contracts"]
-    assert (coverage["contract"], coverage["covered"], coverage["violations"]) == ("items", 1, 3)
+class Faced:
+    """One run of the items project through a face, and a `check_response` of a held answer."""
+
+    def __init__(self, run: dict[str, Any], checked: dict[str, Any]) -> None:
+        self.cases = {c["name"]: c for c in run["suites"][0]["cases"]}
+        self.contracts = run["contracts"]
+        self.checked = checked
 
 
-def test_three_ways_an_answer_breaks_its_contract_fail_three_cases_through_the_cli(items: Path) -> None:
+@pytest.fixture(scope="module")
+def through_cli(items: Path) -> Faced:
     reply = preflight_json(items, "run", timeout=600)
     assert reply["success"] is True, reply
-    assert_three_ways(reply["data"])
     checked = subprocess.run(
         [str(BIN / "preflight"), "check-response", "items", "--method", "GET", "--path", "/items/2",
          "--status", "200", "--body", '{"id": "2", "name": "chair"}', "-C", str(items), "--json"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert checked.returncode == 1, checked.stderr
-    [violation] = json.loads(checked.stdout)["data"]["violations"]
-    assert (violation["path"], violation["rule"], violation["line"]) == ("body.id", "type", 22)
+    assert checked.returncode == 1, checked.stderr  # a violation is a failing verdict
+    return Faced(reply["data"], json.loads(checked.stdout)["data"])
 
 
-async def test_three_ways_an_answer_breaks_its_contract_fail_three_cases_through_mcp(
-    items: Path, tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def through_mcp(items: Path, tmp_path_factory: pytest.TempPathFactory) -> Faced:
+    folder = tmp_path_factory.mktemp("mcp")
     params = StdioServerParameters(
         command=str(BIN / "preflight-mcp"),
         # `contracts` is an opt-in group: named here, its tools are served beside the default ones.
         args=["--project", str(items), "--call-budget", "300", "--tools", "environment,runs,contracts"],
         env=dict(os.environ),
-        cwd=tmp_path,
+        cwd=folder,
     )
-    with anyio.fail_after(600), (tmp_path / "server.log").open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
-            reply = await client.call_tool("preflight_run", {}, read_timeout_seconds=500)
-            envelope = json.loads(reply.content[0].text)  # type: ignore[union-attr]
-            assert envelope["success"] is True, envelope
-            assert_three_ways(envelope["data"])
-            checked = await client.call_tool(
-                "preflight_check_response",
-                {"service": "items", "method": "GET", "path": "/items/4", "status": 500},
-            )
-            data = json.loads(checked.content[0].text)["data"]  # type: ignore[union-attr]
-            assert [(v["path"], v["rule"], v["line"]) for v in data["violations"]] == [
-                ("status", "status", 8)
-            ]
+
+    async def call() -> Faced:
+        with anyio.fail_after(600), (folder / "server.log").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+                reply = await client.call_tool("preflight_run", {}, read_timeout_seconds=500)
+                envelope = json.loads(reply.content[0].text)  # type: ignore[union-attr]
+                assert envelope["success"] is True, envelope
+                checked = await client.call_tool(
+                    "preflight_check_response",
+                    {"service": "items", "method": "GET", "path": "/items/4", "status": 500},
+                )
+                text = checked.content[0].text  # type: ignore[union-attr]
+                return Faced(envelope["data"], json.loads(text)["data"])
+
+    return anyio.run(call)
+
+
+FACES = ["through_cli", "through_mcp"]
+
+
+@pytest.mark.parametrize("face", FACES)
+@pytest.mark.parametrize("way", list(EXPECTED))
+def test_each_way_an_answer_breaks_its_contract_fails_its_case_naming_path_rule_and_line(
+    face: str, way: str, request: pytest.FixtureRequest
+) -> None:
+    faced: Faced = request.getfixturevalue(face)
+    assert faced.cases[way]["status"] == "failed", faced.cases[way]
+    [broken] = [a for a in faced.cases[way]["failure"]["assertions"] if not a["passed"]]
+    path, rule, document = EXPECTED[way]
+    assert (broken["operator"], broken["path"], broken["rule"], broken["document"]) == (
+        "contract",
+        path,
+        rule,
+        document,
+    ), broken
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_conforming_answer_passes_and_the_coverage_counts_the_three_violations(
+    face: str, request: pytest.FixtureRequest
+) -> None:
+    faced: Faced = request.getfixturevalue(face)
+    assert faced.cases["a good item"]["status"] == "passed"
+    assert len(faced.cases) == 4
+    [coverage] = faced.contracts
+    assert (coverage["contract"], coverage["covered"], coverage["violations"]) == ("items", 1, 3)
+
+
+def test_check_response_checks_a_held_answer_through_the_cli(through_cli: Faced) -> None:
+    [violation] = through_cli.checked["violations"]
+    assert (violation["path"], violation["rule"], violation["line"]) == ("body.id", "type", 22)
+
+
+def test_check_response_checks_a_held_answer_through_mcp(through_mcp: Faced) -> None:
+    assert [(v["path"], v["rule"], v["line"]) for v in through_mcp.checked["violations"]] == [
+        ("status", "status", 8)
+    ]
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """A mock stands in for a real host name over HTTPS: real Docker, real TLS, real clients.
 
-The service's image has Python's urllib, requests and curl and knows nothing of preflight: the
+The service's image has Python's urllib, requests, httpx and curl and knows nothing of preflight: the
 environment gives its container the host name (resolved to the mocks), the project's CA bundle
 (mounted read-only) and the variables those clients read. Each call verifies the certificate.
 The same image without the environment cannot even resolve the name (it is not on the internet
@@ -40,7 +40,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Any:
     force_clean(root)
 
 
-def test_urllib_requests_and_curl_reach_the_mock_at_its_real_name_with_verification_on(project: Path) -> None:
+def test_urllib_requests_httpx_and_curl_reach_the_mock_at_its_real_name_with_verification_on(project: Path) -> None:
     code, reply = preflight(project, "run", "--keep")
     assert reply["success"], reply
     data = reply["data"]
@@ -59,14 +59,26 @@ def test_urllib_requests_and_curl_reach_the_mock_at_its_real_name_with_verificat
         timeout=60,
     )
     assert again.returncode == 0 and json.loads(again.stdout)["hello"] == "world", again.stderr
+    # The plain port answers as always, beside HTTPS on 443.
+    plain = subprocess.run(
+        ["docker", "exec", container, "curl", "-sS", "--fail", "--max-time", "10", f"http://example:{mock['port']}/v1/hello"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert plain.returncode == 0 and json.loads(plain.stdout)["url"].startswith("http://example:"), plain.stderr
     journal = preflight(project, "mock-requests")[1]["data"]["mocks"][0]["requests"]
-    assert [r["url"] for r in journal] == ["https://api.example.test/v1/hello"]
+    assert [r["url"] for r in journal] == [
+        "https://api.example.test/v1/hello",
+        f"http://example:{mock['port']}/v1/hello",
+    ]
 
     # The service's own container: the CA bundle is mounted read-only, nothing else changed.
     inspect = json.loads(subprocess.run(["docker", "inspect", container], capture_output=True, check=True).stdout)[0]
     mounts = {m["Destination"]: m for m in inspect["Mounts"]}
     assert mounts["/etc/preflight/ca-bundle.pem"]["RW"] is False
-    assert "SSL_CERT_FILE=/etc/preflight/ca-bundle.pem" in inspect["Config"]["Env"]
+    for variable in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"):
+        assert f"{variable}=/etc/preflight/ca-bundle.pem" in inspect["Config"]["Env"], variable
 
     # The same image outside the environment: the name does not resolve.
     alone = subprocess.run(

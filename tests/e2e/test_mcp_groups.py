@@ -14,6 +14,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from preflight_sdk.faces.reflection.registry import reflect
+
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 LAUNCHER = str(Path(sys.executable).parent / "preflight-mcp")
@@ -67,7 +69,9 @@ def _documented(kind: str) -> set[str]:
 
 async def test_the_documented_hints_groups_and_advice_are_what_the_server_serves(tmp_path: Path) -> None:
     (tmp_path / "e2e.yaml").write_text("project: {name: groups}\n", encoding="utf-8")
-    served = await _tools(tmp_path)
+    # The docs' annotation lists name every tool, the opt-in groups' included: serve them all.
+    served = await _tools(tmp_path, "--tools", ",".join(reflect().groups()))
+    assert {"preflight_check_response", "preflight_generate_cases"} <= set(served)
 
     read_only = {n for n, t in served.items() if t.annotations and t.annotations.read_only_hint}
     assert _documented("Read-only") == read_only

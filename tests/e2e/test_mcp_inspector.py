@@ -68,6 +68,14 @@ VALUES = {
     "test": '{"request": {"url": "http://127.0.0.1:9/health"}}',
     "answers": "{}",
     "preferences": "{}",
+    "record": "payments=http://127.0.0.1:9",
+    "upstream": "http://127.0.0.1:9",
+    "headers": '["Authorization: Bearer sk_test_inspector"]',
+    "affectedWithin": "1d",
+    "source": "collection.json",
+    "output": "tests/imported.yaml",
+    "hosts": '{"api.example.test": "payments"}',
+    "environment": "env.json",
 }
 BOOLEANS = {"keep": "true", "force": "true", "images": "false", "fresh": "false", "selfCheck": "false"}
 # Arguments a tool accepts only one at a time: each gets a call of its own.
@@ -75,6 +83,7 @@ APART = {
     "preflight_verify": ("command", "manifest"),
     "preflight_run_test": ("testId", "test"),
     "preflight_export_tests": ("testIds", "suiteId"),
+    "preflight_run": ("record", "shards"),
 }
 
 
@@ -117,13 +126,20 @@ def calls(tool: dict[str, Any], project: Path) -> list[dict[str, str]]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A project without services, in a git repository (clarify writes its files there)."""
+    """A project with one mock and no services, in a git repository (clarify writes its files there),
+    with a Postman collection and environment to import."""
     root = tmp_path / "project"
     root.mkdir()
     (root / "e2e.yaml").write_text(
-        'version: "1"\nproject: {name: inspected}\ntests:\n  suites:\n'
+        'version: "1"\nproject: {name: inspected}\nmocks:\n  payments: {port: 0}\ntests:\n  suites:\n'
         "    - {id: quick, runner: shell, command: [sh, -c, 'echo quick ok']}\n"
     )
+    collection = {
+        "info": {"name": "inspected"},
+        "item": [{"name": "health", "request": {"method": "GET", "url": "https://api.example.test/health"}}],
+    }
+    (root / "collection.json").write_text(json.dumps(collection))
+    (root / "env.json").write_text('{"name": "local", "values": []}')
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     return root
 
@@ -183,7 +199,14 @@ def test_require_clarification_takes_preferences_as_an_object_from_the_inspector
     node_dir = require_node_tools()
     pairs = ["user_intention=Fix a typo in the README", 'preferences={"force_adr": true}']
     done = inspector(
-        node_dir, project, "--method", "tools/call", "--tool-name", "require_clarification", "--tool-arg", *pairs
+        node_dir,
+        project,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "require_clarification",
+        "--tool-arg",
+        *pairs,
     )
     reply = json.loads(done.stdout)["structuredContent"]
     assert reply["status"] in ("needs_clarification", "completed"), reply

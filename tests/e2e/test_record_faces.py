@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +208,7 @@ async def test_an_agent_records_replays_and_checks_a_mock_over_mcp(project: Path
 
 
 @pytest.mark.anyio
-async def test_a_recording_setup_began_is_written_when_clean_stops_the_mocks(project: Path) -> None:
+async def test_a_recording_setup_began_is_written_when_clean_stops_the_mocks_and_checks_from_python(project: Path) -> None:
     import httpx
 
     from preflight_sdk import Project
@@ -224,6 +225,9 @@ async def test_a_recording_setup_began_is_written_when_clean_stops_the_mocks(pro
         assert answer.status_code == 200 and answer.json()["calls"] == 1
         assert not folder.exists()  # nothing is written while the environment is up
         cleaned = await sdk.clean()
+        # The route file names its upstream: the check needs no other address.
+        checked = await sdk.check_mock("payments", headers=["Authorization: Bearer sk_test_up_91b2"])
+        assert (checked.status, checked.checked, checked.upstream) == ("ok", 1, real.url), checked
     (recording,) = cleaned.recordings
     assert (recording.mock, recording.mode, recording.written, recording.exchanges) == (
         "payments",
@@ -234,3 +238,62 @@ async def test_a_recording_setup_began_is_written_when_clean_stops_the_mocks(pro
     assert recording.added == ["GET /v1/balance"]
     text = (folder / "payments.yaml").read_text()
     assert "/v1/balance" in text and "sk_test_up_91b2" not in text
+
+
+def test_up_records_until_it_is_stopped_then_writes_the_routes(project: Path) -> None:
+    import httpx
+
+    with upstream() as real:
+        process = subprocess.Popen(
+            [str(BIN / "preflight"), "up", "--record", f"payments={real.url}", "-C", str(project)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            assert process.stdout is not None
+            deadline = time.monotonic() + 90
+            url = ""
+            while not url and time.monotonic() < deadline:
+                line = process.stdout.readline()
+                assert line or process.poll() is None, "preflight up ended before the environment was up"
+                if line.strip().startswith("payments: http://"):
+                    url = line.split(": ", 1)[1].strip()
+            answer = httpx.get(
+                f"{url}/v1/balance", headers={"Authorization": "Bearer sk_test_up_5e7a1c"}, trust_env=False
+            )
+            assert answer.status_code == 200 and answer.json()["calls"] == 1
+            assert not (project / "e2e.recorded").exists()  # nothing is written while it is up
+            os.kill(process.pid, signal.SIGINT)
+            rest, _ = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert f"mock payments: recorded 1 call from {real.url}" in rest, rest
+    text = (project / "e2e.recorded" / "payments.yaml").read_text()
+    assert "/v1/balance" in text and "sk_test_up_5e7a1c" not in text
+
+
+def test_a_replayed_route_in_a_failures_evidence_says_it_was_recorded_and_when(project: Path) -> None:
+    with upstream() as real:
+        code, recorded = run_cli(project, "run", "--record", f"payments={real.url}", "--filter", "api")
+    assert code == 0 and recorded["data"]["status"] == "passed", recorded
+    # The suite now expects a charge id the upstream never handed out: the replay fails.
+    suite = project / "tests" / "api.yaml"
+    suite.write_text(SUITE.replace("id: ch_1}", "id: ch_9}"), encoding="utf-8")
+    code, replay = run_cli(project, "run", "--filter", "api")
+    assert code == 1 and replay["success"] and replay["data"]["status"] == "failed", replay
+    assert [(r["mock"], r["mode"], r["routes"]) for r in replay["data"]["recordings"]] == [
+        ("payments", "replayed", 1)
+    ]
+    (case,) = [c for s in replay["data"]["suites"] for c in s["cases"] if c["name"] == "a charge"]
+    (traffic,) = [t for t in case["failure"]["diagnostics"]["mockRequests"] if t["mockName"] == "payments"]
+    (request,) = traffic["requests"]
+    assert request["matchedRoute"].startswith("POST /v1/charges"), request
+    when = datetime.fromisoformat(request["routeRecorded"].replace("Z", "+00:00"))
+    assert abs((datetime.now(UTC) - when).total_seconds()) < 600  # recorded by this test's first run
+
+    page = (project / ".preflight" / "runs" / replay["data"]["runId"] / "report.html").read_text("utf-8")
+    assert "replayed 1 recorded route(s)" in page
+    assert f'pfr-recorded">recorded {request["routeRecorded"][:16].replace("T", " ")}' in page

@@ -20,7 +20,8 @@ __all__ = ["shop_with_shell_suites", "stable"]
 REPO = Path(__file__).resolve().parents[2]
 # Fields that differ between two runs of the same thing (or two replies about one run). `setup`
 # says what a run's setup did (the first starts the environment, the next reuses it), `history`
-# counts the earlier runs, `_meta` carries a reply's protocol details.
+# counts the earlier runs, `affected` counts the cases whose inputs changed since the run before
+# (all of them on a first run), `_meta` carries a reply's protocol details.
 VOLATILE = {
     "runId",
     "timestamp",
@@ -32,6 +33,7 @@ VOLATILE = {
     "artifacts",
     "setup",
     "history",
+    "affected",
     "_meta",
 }
 

@@ -63,6 +63,17 @@ def test_lower_bounds_pins_each_runtime_dependency_at_its_lower_bound() -> None:
     assert pins["msgspec"] == "0.23"
     assert pins["python-on-whales"] == "0.81"
     assert pins["click"] == "8.4.2"
-    assert done.stdout.count("\n") == len(
-        tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert pins["schemathesis"] == "4.32.4"  # the `contracts` extra is pinned at its lower bound too
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert done.stdout.count("\n") == len(project["dependencies"]) + len(
+        project["optional-dependencies"]["contracts"]
     )
+
+
+def test_the_test_extra_tests_the_contracts_extra_in_its_own_range() -> None:
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    [fuzzing] = extras["contracts"]
+    assert fuzzing.startswith("schemathesis>=") and ",<" in fuzzing  # a pinned range, both ends
+    assert fuzzing in extras["test"]

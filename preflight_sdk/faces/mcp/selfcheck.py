@@ -17,8 +17,13 @@ __all__ = ["self_check_command", "self_check_target", "self_check_tools"]
 
 
 def self_check_command(project: str) -> list[str]:
-    """Return the argv that starts this installation's `preflight-mcp` on `project`."""
-    return [sys.executable, "-m", "preflight_sdk.faces.mcp", "--project", project]
+    """Return the argv that starts this installation's `preflight-mcp` on `project`, every group served.
+
+    The opt-in groups (`contracts`) are named too: the check compares every tool the registry
+    defines, and a server left at its default list would miss them.
+    """
+    groups = ",".join(reflect().groups())
+    return [sys.executable, "-m", "preflight_sdk.faces.mcp", "--project", project, "--tools", groups]
 
 
 def self_check_target(project: str) -> tuple[list[str], list[ExpectedTool]]:

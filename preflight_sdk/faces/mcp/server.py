@@ -65,7 +65,8 @@ INSTRUCTIONS = (
     "preflight_build, preflight_setup, preflight_run (repeat), preflight_clean. Every reply is an "
     "envelope {success, data?, error?: {code, message, retryable, hint}}: success is false only when "
     "the operation could not do its job (then follow error.hint); a verdict such as failed tests is "
-    "data.status."
+    "data.status. Served only when --tools names their group: contracts (preflight_check_response, "
+    "preflight_generate_cases)."
 )
 
 

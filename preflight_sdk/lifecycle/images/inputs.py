@@ -26,6 +26,7 @@ from preflight_sdk.core import decoding
 from preflight_sdk.engine.base import BuildSpec, ContainerSpec
 
 from ..session.state import STATE_DIR
+from .context_noise import changed_names, dockerignore_hint
 from .dockerignore import context_files
 
 __all__ = [
@@ -133,9 +134,11 @@ def build_reasons(old: BuildInputs | None, new: BuildInputs) -> list[str]:
         name for name in old.files.keys() | new.files.keys() if old.files.get(name) != new.files.get(name)
     )
     if changed:
-        named = ", ".join(changed[:_NAMED])
-        more = f" and {len(changed) - _NAMED} more" if len(changed) > _NAMED else ""
-        reasons.append(f"{named}{more} changed")
+        names = changed_names(changed)
+        named = ", ".join(names[:_NAMED])
+        more = f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+        hint = dockerignore_hint(changed)
+        reasons.append(f"{named}{more} changed" + (f" ({hint})" if hint else ""))
     if old.args != new.args:
         reasons.append("build args changed")
     return reasons or ["build inputs changed"]

@@ -224,20 +224,24 @@ def _summary(
         if changes.get(kind) == len(decisions) and decisions:
             blocked = "the engine changed" if kind == "engine" else "e2e.yaml changed"
     shown = sorted(changes.items(), key=lambda item: -item[1])[:_SHOWN_CHANGES]
+    files = {s.id: s.file for s in suites if s.file}
     return AffectedSummary(
         mode="only" if ask.only else "first",
         affected=len(affected),
         considered=len(decisions),
         carried=sum(s.cases for s in sources.values()),
-        changes=[_change(key, count, setup, decisions) for key, count in shown],
+        changes=[_change(key, count, setup, decisions, files) for key, count in shown],
         reasons=reasons,
         carried_from=sorted(sources.values(), key=lambda s: s.run_id, reverse=True),
         blocked=blocked,
     )
 
 
-def _change(key: str, count: int, setup: SetupResult | None, decisions: Sequence[CaseDecision]) -> Change:
-    """A change as the result names it, in the setup plan's words when this run's setup saw it."""
+def _change(
+    key: str, count: int, setup: SetupResult | None, decisions: Sequence[CaseDecision], files: dict[str, str]
+) -> Change:
+    """A change as the result names it, in the setup plan's words when this run's setup saw it;
+    a suite's by its file (`files`: suite id → its file)."""
     kind, _, name = key.partition(":")
     since = next((d.source for d in decisions if d.change == key and d.source), None)
     later = f"changed since run {since}" if since else "changed"
@@ -246,7 +250,7 @@ def _change(key: str, count: int, setup: SetupResult | None, decisions: Sequence
     if kind == "engine":
         return Change(kind="engine", name="engine", why=f"the engine {later}", cases=count)
     if kind == "suite":
-        return Change(kind="suite", name=name, why=f"its files {later}", cases=count)
+        return Change(kind="suite", name=name, why=f"{files.get(name) or 'its files'} {later}", cases=count)
     if kind == "mock":
         reloaded = setup is not None and any(m.name == name and m.action == "reloaded" for m in setup.mocks)
         return Change(

@@ -66,17 +66,25 @@ def _assertions(failure: Failure) -> str:
     rows = []
     for a in sorted(failure.assertions, key=lambda a: a.passed):
         state = "passed" if a.passed else "failed"
-        actual = "<missing>" if a.actual is None and not a.passed else json_text(a.actual, 600)
+        actual = "<missing>" if a.actual is None and not a.passed else _value(a, a.actual)
         rows.append(
             f'<tr class="pfr-assert-{state}"><td><span class="pfr-badge pfr-b-{state}">'
             f"{'✓' if a.passed else '✗'}</span></td><td><code>{esc(a.path)}</code></td>"
-            f"<td>{_check(a)}</td><td>{esc(json_text(a.expected, 600))}</td>"
+            f"<td>{_check(a)}</td><td>{esc(_value(a, a.expected))}</td>"
             f'<td class="pfr-actual">{esc(actual)}</td></tr>'
         )
     return (
         '<table class="pfr-assertions"><thead><tr><th></th><th>path</th><th>check</th><th>expected</th>'
         f"<th>actual</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _value(a: AssertionResult, value: Any) -> str:
+    """An assertion's expected or actual value; a string quoted where its type is what broke a contract
+    (the string "2" where the schema asks for an integer)."""
+    if a.operator == "contract" and a.rule == "type" and isinstance(value, str):
+        return msgspec.json.encode(value).decode()[:600]
+    return json_text(value, 600)
 
 
 def _check(a: AssertionResult) -> str:

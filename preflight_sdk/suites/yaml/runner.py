@@ -6,6 +6,7 @@
   kept, the case in flight fails (with the diagnostics of its window) and the rest are skipped;
 - `teardown` always runs, even after that timeout or a cancelled run, within its own deadline
   (`TEARDOWN_LIMIT`); its failures are suite warnings;
+- every step's answer is held to its service's contract, setup's and teardown's as a case's;
 - a case is retried by its own policy, else its suite's, else `tests.retry`; each attempt is kept,
   and `expect.mock` of each attempt counts only that attempt's mock traffic.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from typing import TypedDict
 
 import anyio
 import msgspec
@@ -27,7 +29,7 @@ from ..context import CURRENT_CASE, RunContext, case_id
 from ..contract_checks import Mode
 from ..ordering import case_order
 from ..retry import Policy, resolve_policy
-from ..touches import step_touches
+from ..touches import UNKNOWN, step_touches
 from .scope import Scope
 from .steps import Attempt, StepWindows, run_step, save_values
 
@@ -136,10 +138,7 @@ async def _setup(state: _SuiteRun) -> None:
     for index, step in enumerate(state.test.setup):
         if await _bare_delay_done(step):
             continue
-        # setup and teardown steps retry by their own policy only (not the suite's or run's)
-        own = resolve_policy(step.retry, None, None)
-        attempt, _ = await _attempts(state.run, state.scope, step, own, state.test.service, state.windows)
-        state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
+        attempt = await _suite_step(state, step)
         save_values(state.scope, attempt, origin=f"setup step {index + 1}")
         if not attempt.passed and not step.ignore_error:
             state.blocked = (
@@ -237,11 +236,36 @@ async def _teardown(state: _SuiteRun) -> None:
     for step in state.test.teardown:
         if await _bare_delay_done(step):
             continue
-        own = resolve_policy(step.retry, None, None)
-        attempt, _ = await _attempts(state.run, state.scope, step, own, state.test.service, state.windows)
-        state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
+        attempt = await _suite_step(state, step)
         if not attempt.passed and not step.ignore_error:
             state.warnings.append(f"teardown step {step.name or _action(step)} failed: {_reason(attempt)}")
+
+
+async def _suite_step(state: _SuiteRun, step: TestStep) -> Attempt:
+    """Run a setup or teardown step: by its own retry policy only (not the suite's or the run's),
+    its answers held to their contracts like a case's, what it touched counted for the suite."""
+    own = resolve_policy(step.retry, None, None)
+    attempt, _ = await _attempts(
+        state.run, state.scope, step, own, state.test.service, state.windows, **_contract(state, step)
+    )
+    state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
+    return attempt
+
+
+class _ContractArgs(TypedDict):
+    contract: Mode
+    suite: str
+
+
+def _contract(state: _SuiteRun, step: TestStep) -> _ContractArgs:
+    """How `step`'s answers are held to their contracts: a setup or teardown step's like a case's.
+
+    A response is a response: a setup step whose answer breaks the contract fails like a failed
+    assertion (the cases are skipped), a teardown step's is a suite warning, and in `warn` mode both
+    are suite warnings. The step's `contract: false` opts out.
+    """
+    mode = state.run.contracts.mode(state.suite.contract) if step.contract else "off"
+    return {"contract": mode, "suite": state.suite.id}
 
 
 async def _bare_delay_done(step: TestStep) -> bool:
@@ -271,9 +295,8 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
     policy = resolve_policy(case.retry, suite.retry, global_retry)
     started = time.perf_counter()
     case_start = datetime.now(UTC)
-    mode = run.contracts.mode(suite.contract) if case.contract else "off"
     last, attempts = await _attempts(
-        run, state.scope, case, policy, state.test.service, state.windows, contract=mode, suite=suite.id
+        run, state.scope, case, policy, state.test.service, state.windows, **_contract(state, case)
     )
     run.touches.note_case(identifier, suite.id, _touched(state, last))
     unsaved = save_values(state.scope, last, origin=f"case `{case.name or 'case'}`")
@@ -286,6 +309,9 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
                 name, f"case `{case.name or 'case'}`, which should have saved `{name}`, failed"
             )
     duration = int((time.perf_counter() - started) * 1000)
+    # the case's window ends here, not after its diagnosis below, which can take seconds: what a mock
+    # received in [timestamp - duration, timestamp] is attributed to this case
+    ended = _now_ms()
     multi = attempts if len(attempts) > 1 else None
     if not last.passed and case.ignore_error:
         state.warnings.append(f"case `{case.name or 'case'}` failed (ignoreError): {_reason(last)}")
@@ -301,7 +327,7 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
         suite=suite.id,
         status="passed" if failure is None else "failed",
         duration=duration,
-        timestamp=_now_ms(),
+        timestamp=ended,
         failure=failure,
         attempts=multi,
         pages=last.outcome.pages if last.outcome is not None else [],
@@ -354,6 +380,9 @@ async def _attempts(
 
 def _touched(state: _SuiteRun, attempt: Attempt) -> set[str]:
     """What a step reached: its service or mock, its container (see `touches`)."""
+    env = state.run.env
+    if not env.services and not env.mocks:
+        return {UNKNOWN}  # no environment: whatever a step reached lies outside it
     outcome = attempt.outcome
     sent = outcome.request.url if outcome and outcome.request else None
     return step_touches(

@@ -40,7 +40,7 @@ def _another(name: str, value: object) -> object:
         "prepare": "if_running",
         "selection": {"api": ("api.one",)},
         "shards": ("local",),
-        "affected_within": "2h",
+        "affected_within": "6h",
     }
     if name in others:
         return others[name]
@@ -53,6 +53,13 @@ def test_a_selection_is_handed_to_the_runners_as_sets() -> None:
     request = RunRequest(selection={"api": ("api.a", "api.b")})
     assert request.picked() == {"api": {"api.a", "api.b"}}
     assert RunRequest().picked() is None
+
+
+@pytest.mark.parametrize("within", ["0s", "soon", "-1h"])
+def test_an_affected_within_that_is_no_positive_duration_is_invalid_input(within: str) -> None:
+    with pytest.raises(InputError) as bad:
+        RunRequest(affected=True, affected_within=within)
+    assert bad.value.code == "INVALID_INPUT"
 
 
 @pytest.mark.parametrize("key", ["", "k" * 201])

@@ -7,6 +7,7 @@ import json
 import socket
 import socketserver
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -375,3 +376,44 @@ def test_a_request_on_the_socket_looks_up_no_module(tmp_path: Path) -> None:
         daemon.shutdown()
         daemon.server_close()
     assert lookups.names == []
+
+
+_PLAIN_REQUEST = """
+import socket, sys, threading
+import anyio
+from preflight_sdk.engine.socket_lane import SocketLane
+
+path = sys.argv[1]
+server = socket.socket(socket.AF_UNIX)
+server.bind(path)
+server.listen()
+
+def serve():
+    conn, _ = server.accept()
+    while b"\\r\\n\\r\\n" not in conn.recv(65536):
+        pass
+    # Chunked, as the daemon sends a long list: the body comes in two chunks.
+    conn.sendall(
+        b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n"
+        b"6\\r\\n[{\\"Id\\"\\r\\n8\\r\\n: \\"a1\\"}]\\r\\n0\\r\\n\\r\\n"
+    )
+    conn.close()
+
+threading.Thread(target=serve, daemon=True).start()
+listed = anyio.run(SocketLane(path).listed, "container", {})
+print(listed, "httpx" in sys.modules)
+"""
+
+
+def test_a_plain_request_reads_a_chunked_answer_without_importing_httpx(tmp_path: Path) -> None:
+    # httpx (with httpcore) is a quarter of a second of a CLI process; a list or an inspect, all
+    # that `preflight status` asks the daemon, needs only h11.
+    done = subprocess.run(
+        [sys.executable, "-c", _PLAIN_REQUEST, str(tmp_path / "d.sock")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[{'Id':", "'a1'}]", "False"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from preflight_sdk.engine.base import BuildSpec
 from preflight_sdk.faces.reflection.registry import reflect
+from preflight_sdk.lifecycle.images.context_noise import changed_names, dockerignore_hint
 from preflight_sdk.lifecycle.images.dockerignore import context_files
 from preflight_sdk.lifecycle.images.inputs import build_inputs, build_reasons
 
@@ -75,6 +76,51 @@ def test_preflight_s_own_folder_in_a_context_is_not_a_build_input(tmp_path: Path
     sub = BuildSpec(image="i", context=str(root / ".preflight"), dockerfile=str(root / "Dockerfile"))
     assert "preflight.db" in build_inputs(sub, root).files, (
         "only the folder as seen from the root is left out"
+    )
+
+
+def test_a_host_virtualenv_or_e2e_yaml_in_the_context_is_counted_as_one_and_pointed_at_dockerignore(
+    tmp_path: Path,
+) -> None:
+    files = {f".venv/lib/site-packages/pkg/m{i}.py": "1\n" for i in range(40)}
+    root = _tree(
+        tmp_path, {"Dockerfile": "FROM x\nCOPY . /app\n", "app.py": "1\n", "e2e.yaml": "a\n", **files}
+    )
+    spec = BuildSpec(image="i", context=str(root), dockerfile=str(root / "Dockerfile"))
+    before = build_inputs(spec, root)
+    for relative in files:
+        (root / relative).write_text("2\n")
+    (root / "e2e.yaml").write_text("b\n")
+    (reason,) = build_reasons(before, build_inputs(spec, root))
+    assert reason == (
+        "40 files under .venv/, e2e.yaml changed (.venv/, e2e.yaml are in the build context: "
+        "list them in its .dockerignore if the image does not need them)"
+    )
+    # Listed there, they are no input any more; the application's own files are named as before.
+    (root / ".dockerignore").write_text(".venv\ne2e.yaml\n")
+    listed = build_inputs(spec, root)
+    (root / "e2e.yaml").write_text("c\n")
+    (root / ".venv/lib/site-packages/pkg/m0.py").write_text("3\n")
+    assert build_inputs(spec, root).digest == listed.digest
+    (root / "app.py").write_text("2\n")
+    assert build_reasons(listed, build_inputs(spec, root)) == ["app.py changed"]
+
+
+def test_noise_deep_in_a_context_is_named_by_its_folder_and_many_entries_are_bounded() -> None:
+    changed = [f"svc{i}/node_modules/x/index.js" for i in range(6)] + ["src/app.py", "src/__pycache__/a.pyc"]
+    assert changed_names(changed)[:2] == [
+        "1 file under svc0/node_modules/",
+        "1 file under svc1/node_modules/",
+    ]
+    hint = dockerignore_hint(changed)
+    assert (
+        hint is not None
+        and "svc0/node_modules/, svc1/node_modules/, svc2/node_modules/, svc3/node_modules/ and 3 more"
+        in hint
+    )
+    assert dockerignore_hint(["src/app.py", "requirements.txt"]) is None
+    assert dockerignore_hint([".venv/bin/python", "app.py"]) == (
+        ".venv/ is in the build context: list it in its .dockerignore if the image does not need it"
     )
 
 

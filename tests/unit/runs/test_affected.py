@@ -116,6 +116,7 @@ async def test_an_edited_suite_runs_alone_and_a_failure_is_never_carried(shop: t
     assert {i for i, c in cases.items() if c.status == "carried"} == {"orders.list", "orders.show"}
     assert edited.affected is not None
     assert [(c.kind, c.name, c.cases) for c in edited.affected.changes] == [("suite", "stock", 2)]
+    assert edited.affected.changes[0].why == f"tests/stock.yaml changed since run {first.run_id}"
     assert edited.affected.reasons == {"never ran": 1}
     # the failure runs again; what passed in the edited run is carried from it
     again = await project.run(affected=True)

@@ -419,3 +419,199 @@ cases:
     [coverage] = [c for c in result.contracts or [] if c.contract == "payments"]
     [evidence] = coverage.requests
     assert evidence.case == "s.an-order-that-forgets-the-amount"
+
+
+SETUP_AND_TEARDOWN = """\
+name: Items
+service: items
+setup:
+  - name: read the item the cases need
+    request: {path: /items/2}
+teardown:
+  - name: read an item back
+    request: {path: /items/3}
+  - name: a legacy read, not checked
+    request: {path: /items/4}
+    contract: false
+cases:
+  - name: a good item
+    request: {path: /items/1}
+    expect: {status: 200}
+"""
+
+
+async def test_setup_and_teardown_answers_are_checked_like_a_cases(tmp_path: Path, service: int) -> None:
+    result = await run_project(project(tmp_path / "fail", service, SETUP_AND_TEARDOWN), service)
+    [suite] = result.suites
+    # A setup step whose answer breaks the contract fails, as a failed assertion would: no case runs.
+    assert suite.status == "failed" and suite.error is not None, wire(result)
+    assert suite.error.startswith("setup step 1 (read the item the cases need) failed: body.id: '2'")
+    assert "openapi.yaml:42" in suite.error
+    assert [c.status for c in suite.cases] == ["skipped"]
+    # A teardown step's violation is a suite warning, as its other failures are; `contract: false` opts out.
+    [teardown] = suite.warnings
+    assert teardown.startswith("teardown step read an item back failed: body: 'name' is a required property")
+    [coverage] = result.contracts or []
+    get = next(i for i in coverage.items if i.operation == "GET /items/{id}")
+    assert (get.calls, get.exercised) == (2, [200]), get
+    assert coverage.violations == 2
+
+    warned = await run_project(
+        project(tmp_path / "warn", service, SETUP_AND_TEARDOWN, suite={"contract": "warn"}), service
+    )
+    [suite] = warned.suites
+    assert suite.status == "passed" and [c.status for c in suite.cases] == ["passed"], wire(warned)
+    assert [w.split(": ", 1)[0] for w in suite.warnings] == ["contract of items", "contract of items"]
+    assert "body.id: '2' is not of type 'integer'" in suite.warnings[0]
+    assert "'name' is a required property" in suite.warnings[1]
+
+
+WRONG = {
+    "name": "wrong",
+    "method": "POST",
+    "path": "/charges",
+    "response": {"status": 201, "body": {"id": 7}},
+}
+CHARGE_CASE = """\
+name: S
+cases:
+  - name: a charge
+    request: {method: POST, url: "{{mocks.payments.url}}/charges", json: {amount: 5}}
+    expect: {status: 201}
+"""
+
+
+def with_suites(root: Path, suites: list[dict[str, Any]], **tests: Any) -> Path:
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["tests"] = {"suites": suites, **tests}
+    (root / "e2e.yaml").write_text(json.dumps(document, indent=2))
+    return root
+
+
+async def test_a_forbidden_mock_route_is_a_load_warning_where_no_suite_fails_on_violations(
+    tmp_path: Path,
+) -> None:
+    one = {"id": "s", "file": "tests/s.yaml"}
+    other = {"id": "t", "file": "tests/s.yaml"}
+    # A suite's own `warn` (the project's mode left at `fail`): the route is a warning with its line.
+    root = with_suites(mocked(tmp_path / "suite", [WRONG], CHARGE_CASE), [{**one, "contract": "warn"}])
+    async with environment(root) as opened:
+        setup = await opened.status()
+        result = await opened.run()
+    [warning] = [w for w in setup.warnings if "route `wrong`" in w]
+    line = int(warning.split(":")[1])
+    assert (
+        warning.startswith("e2e.yaml:")
+        and '"response"' in (root / "e2e.yaml").read_text().splitlines()[line - 1]
+    )
+    assert (
+        "answers what the contract of mock `payments` forbids: body.id: 7 is not of type 'string'" in warning
+    )
+    assert result.status == "passed" and result.setup is not None and warning in result.setup.warnings
+
+    # The project's `warn` and every suite's own `warn` or `off` likewise; every suite `off`: not checked.
+    for suites, tests, told in (
+        ([one, other], {"contract": "warn"}, True),
+        ([{**one, "contract": "warn"}, {**other, "contract": "off"}], {}, True),
+        ([{**one, "contract": "off"}, {**other, "contract": "off"}], {}, False),
+    ):
+        root = with_suites(
+            mocked(tmp_path / f"m{len(list(tmp_path.iterdir()))}", [WRONG], CHARGE_CASE), suites, **tests
+        )
+        initialized = await Project.open(root).init()
+        assert any("route `wrong`" in w for w in initialized.warnings) is told, (suites, tests)
+
+    # One suite that fails on violations (its own `fail`, or the project's default) makes it an error.
+    for suites, tests in (
+        ([{**one, "contract": "warn"}, other], {}),
+        ([one, {**other, "contract": "fail"}], {"contract": "warn"}),
+    ):
+        root = with_suites(
+            mocked(tmp_path / f"e{len(list(tmp_path.iterdir()))}", [WRONG], CHARGE_CASE), suites, **tests
+        )
+        with pytest.raises(PreflightError) as caught:
+            await Project.open(root).init()
+        assert caught.value.code == "CONFIG_INVALID", (suites, tests)
+
+
+FIRST_RUN = """\
+name: Items
+service: items
+cases:
+  - name: a wrong type
+    request: {path: /items/2}
+    expect: {status: 200}
+"""
+SECOND_RUN = """\
+name: Items
+service: items
+cases:
+  - name: a good item
+    request: {path: /items/1}
+    expect: {status: 200}
+  - name: a new item
+    request: {method: POST, path: /items, json: {id: 9, name: desk}}
+    expect: {status: 201}
+"""
+
+
+async def test_the_report_page_the_notebook_and_runs_diff_show_violations_and_coverage(
+    tmp_path: Path, service: int
+) -> None:
+    import preflight_sdk.faces.notebook  # noqa: F401  (installs the notebook's renderer)
+
+    root = project(tmp_path / "p", service, FIRST_RUN)
+    document = json.loads((root / "e2e.yaml").read_text())
+    document["services"]["items"]["reset"] = "none"  # the second run reaches the same server
+    (root / "e2e.yaml").write_text(json.dumps(document))
+    async with (
+        FakeEngine(images=["items:test"], first_port=service) as engine,
+        environment(root, engine) as opened,
+    ):
+        first = await opened.run()
+        (root / "tests" / "s.yaml").write_text(SECOND_RUN)
+        second = await opened.run()
+        page = await opened.get_artifact(first.run_id, "report.html")
+        report = await opened.get_artifact(first.run_id, "report.json")
+        diff = await opened.diff_runs(first.run_id, second.run_id)
+    assert first.status == "failed" and second.status == "passed", wire(second)
+
+    # report.html: the violation's row has its rule and line, the schema excerpt beside the value
+    html = page.content
+    [row] = [r for r in html.split("<tr ") if r.startswith('class="pfr-assert-failed"')]
+    assert "<code>body.id</code>" in row and "contract <code>type</code>" in row
+    assert "<small>openapi.yaml:42</small>" in row
+    expected, actual = row.split("</td><td")[-2:]
+    assert expected == ">{\n  &quot;type&quot;: &quot;integer&quot;\n}", row  # the rule of Item.id
+    assert actual == ' class="pfr-actual">&quot;2&quot;</td></tr>', row  # the string the service sent
+    # ... and the contracts section lists every operation, the one no case reached greyed.
+    assert 'id="pfr-contracts"' in html and "1/2 operations" in html
+    assert html.count('<tr class="pfr-uncovered"><td><code>POST /items</code>') == 1
+    assert html.count('<tr class="pfr-uncovered">') == 1
+
+    # report.json: the coverage of each contract, every operation listed, the unreached with no calls
+    [recorded] = json.loads(report.content)["contracts"]
+    assert (recorded["contract"], recorded["covered"], recorded["operations"], recorded["violations"]) == (
+        "items",
+        1,
+        2,
+        1,
+    )
+    assert {i["operation"]: i.get("calls", 0) for i in recorded["items"]} == {
+        "GET /items/{id}": 1,
+        "POST /items": 0,
+    }
+
+    # the notebook: one line per contract, with what no case reached
+    text = first._repr_mimebundle_()["text/plain"]
+    assert (
+        "contract items (service, openapi.yaml): 1/2 operations, 1/3 statuses, 1 violation; "
+        "not reached: POST /items"
+    ) in text, text
+
+    # runs diff: the coverage moved, and what it gained and lost
+    [moved] = diff.contracts
+    assert (moved.contract, moved.base_covered, moved.head_covered, moved.operations) == ("items", 1, 2, 2)
+    assert (moved.newly_covered, moved.no_longer_covered) == (["POST /items"], [])
+    assert (moved.base_violations, moved.head_violations) == (1, 0)
+    assert diff.summary.endswith("; coverage items 1→2/2 operations"), diff.summary
