@@ -135,6 +135,11 @@ class _MergedContracts:
     def report(self) -> list[ContractCoverage]:
         return [item for part in self._parts for item in part.report()]
 
+    @property
+    def run_warnings(self) -> list[str]:
+        """What the shards could not check (a served contract a `warn` run could not fetch)."""
+        return [warning for part in self._parts for warning in part.run_warnings]
+
 
 class _MergedTouches:
     """The touches of a sharded run: each case's, from the shard that ran it."""
