@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from preflight_sdk.config.model import RetryPolicy
+from preflight_sdk.config.model import RetryPolicy, SuiteConfig
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.run import CaseResult, SuiteResult
 from preflight_sdk.core.tracing import format_traceparent, new_span_id, new_trace_id
@@ -176,10 +176,10 @@ class RunContext:
 
     def finish_suite(
         self,
-        *,
         id: str,
         name: str,
         runner: str,
+        *,
         cases: list[CaseResult],
         seconds: float,
         error: str | None = None,
@@ -213,6 +213,23 @@ class RunContext:
             error=error,
             warnings=warnings or [],
             carried=counts["carried"],
+        )
+
+    def finish_configured(
+        self,
+        suite: SuiteConfig,
+        runner: str,
+        *,
+        cases: list[CaseResult],
+        seconds: float,
+        error: str | None = None,
+        warnings: list[str] | None = None,
+        name: str | None = None,
+    ) -> SuiteResult:
+        """`finish_suite` for a configured suite, shown as `name`, else its own name, else its id."""
+        name = name or suite.name or suite.id
+        return self.finish_suite(
+            suite.id, name, runner, cases=cases, seconds=seconds, error=error, warnings=warnings
         )
 
     def case_finished(self, result: CaseResult, *, at: datetime | None = None) -> None:

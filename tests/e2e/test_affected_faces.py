@@ -1,7 +1,8 @@
 """A carried case names the run its verdict comes from on every face: `preflight test --affected` at
 a terminal (text and `--json`), `preflight_run` with `affected: true` over real stdio (the official
-MCP client), and the run's report.html (opened in Chromium). The project's environment is one HTTP
-mock, so no Docker is needed: it outlives each command in the detached mock host until `clean`.
+MCP client), the run's report.html (opened in Chromium) and its junit.xml. The project's
+environment is one HTTP mock, so no Docker is needed: it outlives each command in the detached
+mock host until `clean`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import anyio
 import pytest
@@ -140,9 +142,18 @@ def _page() -> Iterator[Any]:
             browser.close()
 
 
-def test_report_html_shows_each_carried_case_with_a_link_to_its_run(project: Path) -> None:
+def test_report_html_and_junit_show_each_carried_case_with_its_run(project: Path) -> None:
     first = preflight_json(project, "test")["data"]
     again = preflight_json(project, "test", "--affected")["data"]
+    junit = next(a["path"] for a in again["artifacts"] if a["name"] == "junit.xml")
+    tests = ElementTree.parse(junit).getroot().iter("testcase")
+    sources = [
+        p.get("value")
+        for case in tests
+        for p in case.iter("property")
+        if p.get("name") == "preflight.carriedFrom"
+    ]
+    assert sources == [first["runId"]] * 5
     page_path = next(a["path"] for a in again["artifacts"] if a["name"] == "report.html")
     with _page() as page:
         page.goto(Path(page_path).as_uri())

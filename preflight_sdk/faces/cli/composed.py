@@ -46,14 +46,11 @@ def add_composed(group: click.Group, registry: Registry) -> None:
         from .runs import runs_group
 
         group.add_command(runs_group(ops))
-    if "check_mock" in ops:
-        from .mocks import mocks_group
+    from .groups import GROUPS, short_names_group
 
-        group.add_command(mocks_group(ops))
-    if "generate_cases" in ops:
-        from .generate import generate_group
-
-        group.add_command(generate_group(ops))
+    for names in GROUPS:
+        if any(op_name in ops for op_name in names.subcommands.values()):
+            group.add_command(short_names_group(names, ops))
 
 
 def _settings(ctx: click.Context) -> Settings:

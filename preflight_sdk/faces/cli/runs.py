@@ -15,6 +15,7 @@ output and exit codes are those of `preflight get-run`, `preflight diff-runs`…
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -57,18 +58,24 @@ def runs_group(ops: dict[str, Operation]) -> click.Group:
     )
     for name, op_name in _SUBCOMMANDS.items():
         if op_name in ops:
-            group.add_command(subcommand(ops[op_name], name, "runs", positional=True))
+            group.add_command(subcommand(ops[op_name], name, "runs", reshape=_positional))
     group.add_command(_calls_command())
     return group
 
 
-def subcommand(op: Operation, name: str, group: str, *, positional: bool = False) -> click.Command:
-    """The generated command of `op` as `preflight GROUP NAME`; with `positional`, every required
-    option becomes a positional argument."""
+def subcommand(
+    op: Operation,
+    name: str,
+    group: str,
+    *,
+    reshape: Callable[[list[click.Parameter]], list[click.Parameter]] | None = None,
+) -> click.Command:
+    """The generated command of `op` as `preflight GROUP NAME`, its parameters rewritten by `reshape`
+    (its help follows them)."""
     command = operation_command(op, EXTENSIONS.get(op.name, ()))
     command.name = name
-    if positional:
-        command.params = _positional(command.params)
+    if reshape is not None:
+        command.params = reshape(command.params)
     command.help = command_help(op, command.params, ["preflight", group, name])
     return command
 

@@ -335,13 +335,6 @@ def _finish(
     warnings: list[str] | None = None,
 ) -> SuiteResult:  # fmt: skip
     seconds = time.perf_counter() - began
-    name = suite.name or suite.id
-    return run.finish_suite(
-        id=suite.id,
-        name=name,
-        runner="playwright",
-        cases=cases,
-        seconds=seconds,
-        error=error,
-        warnings=warnings,
+    return run.finish_configured(
+        suite, "playwright", cases=cases, seconds=seconds, error=error, warnings=warnings
     )

@@ -104,13 +104,9 @@ async def run_junit_suite(
     warnings = (
         [f"{last.report.left_out} more testcases were left out of the report"] if last.report.left_out else []
     )
-    return run.finish_suite(
-        **_identity(suite), cases=cases, seconds=time.perf_counter() - began, error=error, warnings=warnings
+    return run.finish_configured(
+        suite, "shell", cases=cases, seconds=time.perf_counter() - began, error=error, warnings=warnings
     )
-
-
-def _identity(suite: SuiteConfig) -> dict[str, str]:
-    return {"id": suite.id, "name": suite.name or suite.id, "runner": "shell"}
 
 
 def _cases(

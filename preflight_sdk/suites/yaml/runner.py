@@ -112,10 +112,10 @@ async def run_yaml_suite(
             state.warnings.append(f"teardown did not finish within {TEARDOWN_LIMIT:g}s and was stopped")
     if not test.cases:
         state.blocked = state.blocked or "the test file declares no cases"
-    return run.finish_suite(
-        id=suite.id,
-        name=suite.name or test.name or suite.id,
-        runner="yaml",
+    return run.finish_configured(
+        suite,
+        "yaml",
+        name=suite.name or test.name,
         cases=state.cases,
         seconds=time.perf_counter() - began,
         error=state.blocked,
