@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow
+
 PREFLIGHT = str(Path(sys.executable).parent / "preflight")
 
 
