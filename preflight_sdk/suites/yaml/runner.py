@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import TypedDict
 
 import anyio
 import msgspec
@@ -26,12 +25,11 @@ from preflight_sdk.core.results.run import AttemptResult, CaseResult, SuiteResul
 
 from ..cases import failure_for, failure_from_text, window_diagnostics
 from ..context import CURRENT_CASE, RunContext, case_id
-from ..contract_checks import Mode
 from ..ordering import case_order
 from ..retry import Policy, resolve_policy
 from ..touches import UNKNOWN, step_touches
 from .scope import Scope
-from .steps import Attempt, StepWindows, run_step, save_values
+from .steps import Attempt, StepSettings, StepWindows, run_step, save_values
 
 __all__ = ["TEARDOWN_LIMIT", "run_yaml_suite", "timeout_text"]
 
@@ -245,27 +243,23 @@ async def _suite_step(state: _SuiteRun, step: TestStep) -> Attempt:
     """Run a setup or teardown step: by its own retry policy only (not the suite's or the run's),
     its answers held to their contracts like a case's, what it touched counted for the suite."""
     own = resolve_policy(step.retry, None, None)
-    attempt, _ = await _attempts(
-        state.run, state.scope, step, own, state.test.service, state.windows, **_contract(state, step)
-    )
+    attempt, _ = await _attempts(state.run, state.scope, step, own, _settings(state, step))
     state.run.touches.note_suite(state.suite.id, _touched(state, attempt))
     return attempt
 
 
-class _ContractArgs(TypedDict):
-    contract: Mode
-    suite: str
-
-
-def _contract(state: _SuiteRun, step: TestStep) -> _ContractArgs:
-    """How `step`'s answers are held to their contracts: a setup or teardown step's like a case's.
+def _settings(state: _SuiteRun, step: TestStep) -> StepSettings:
+    """How `step` runs in its suite; its answers are held to their contracts, a setup or teardown
+    step's like a case's.
 
     A response is a response: a setup step whose answer breaks the contract fails like a failed
     assertion (the cases are skipped), a teardown step's is a suite warning, and in `warn` mode both
     are suite warnings. The step's `contract: false` opts out.
     """
     mode = state.run.contracts.mode(state.suite.contract) if step.contract else "off"
-    return {"contract": mode, "suite": state.suite.id}
+    return StepSettings(
+        default_service=state.test.service, windows=state.windows, contract=mode, suite=state.suite.id
+    )
 
 
 async def _bare_delay_done(step: TestStep) -> bool:
@@ -295,9 +289,7 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
     policy = resolve_policy(case.retry, suite.retry, global_retry)
     started = time.perf_counter()
     case_start = datetime.now(UTC)
-    last, attempts = await _attempts(
-        run, state.scope, case, policy, state.test.service, state.windows, **_contract(state, case)
-    )
+    last, attempts = await _attempts(run, state.scope, case, policy, _settings(state, case))
     run.touches.note_case(identifier, suite.id, _touched(state, last))
     unsaved = save_values(state.scope, last, origin=f"case `{case.name or 'case'}`")
     if last.passed and case.save:
@@ -335,15 +327,7 @@ async def _run_case(state: _SuiteRun, case: TestStep, identifier: str) -> CaseRe
 
 
 async def _attempts(
-    run: RunContext,
-    scope: Scope,
-    step: TestStep,
-    policy: Policy,
-    default_service: str | None,
-    windows: StepWindows,
-    *,
-    contract: Mode = "off",
-    suite: str = "",
+    run: RunContext, scope: Scope, step: TestStep, policy: Policy, settings: StepSettings
 ) -> tuple[Attempt, list[AttemptResult]]:
     """Run `step` until it passes or `policy` is spent (its `delay` before each attempt).
 
@@ -355,14 +339,12 @@ async def _attempts(
     for number in range(1, policy.max_attempts + 1):
         if number > 1:
             await anyio.sleep(policy.waits[number - 2])
-        windows.case = datetime.now(UTC)
+        settings.windows.case = datetime.now(UTC)
         if step.delay is not None:
             await anyio.sleep(parse_duration(step.delay))
         attempt_start = time.perf_counter()
         stamp = _now_ms()
-        last = await run_step(
-            run, scope, step, default_service=default_service, windows=windows, contract=contract, suite=suite
-        )
+        last = await run_step(run, scope, step, settings)
         attempts.append(
             AttemptResult(
                 attempt=number,

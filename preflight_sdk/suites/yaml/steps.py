@@ -32,7 +32,7 @@ from .expressions import resolve_path
 from .http import send
 from .scope import Scope
 
-__all__ = ["Attempt", "run_step", "save_values"]
+__all__ = ["Attempt", "StepSettings", "StepWindows", "run_step", "save_values"]
 
 _MAX_POLLS_RECORDED = 20
 
@@ -56,20 +56,21 @@ class StepWindows(msgspec.Struct, kw_only=True):
     run: datetime
 
 
-async def run_step(
-    run: RunContext,
-    scope: Scope,
-    raw: TestStep,
-    *,
-    default_service: str | None,
-    windows: StepWindows,
-    contract: Mode = "off",
-    suite: str = "",
-) -> Attempt:
+class StepSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """How a suite runs a step: the service it acts on when it names none, the windows its mock
+    checks count requests in, and how its answers are held to their contracts."""
+
+    default_service: str | None
+    windows: StepWindows
+    contract: Mode = "off"
+    suite: str = ""
+
+
+async def run_step(run: RunContext, scope: Scope, raw: TestStep, settings: StepSettings) -> Attempt:
     """Render `raw`, execute it (polling if asked) and check its expectations.
 
-    With `contract` `fail` or `warn`, an answer of a service with a contract is also checked
-    against it: its violations are failed assertions, or warnings of `suite`.
+    With `settings.contract` `fail` or `warn`, an answer of a service with a contract is also
+    checked against it: its violations are failed assertions, or warnings of `settings.suite`.
     """
     try:
         step = _render(scope, raw)
@@ -86,12 +87,14 @@ async def run_step(
             passed=False,
         )
     retry = step.retry
+    default_service, windows = settings.default_service, settings.windows
     if retry is not None and (retry.until is not None or retry.fail_if is not None):
         attempt = await _poll(run, step, default_service=default_service, windows=windows)
     else:
         attempt = await _once(run, step, default_service=default_service, windows=windows)
+    contract = settings.contract
     if contract != "off" and step.contract and step.request is not None and attempt.outcome is not None:
-        checks = await _contract_checks(run, step, attempt.outcome, default_service, suite, contract)
+        checks = await _contract_checks(run, step, attempt.outcome, default_service, settings.suite, contract)
         if checks:
             attempt.assertions += checks
             attempt.passed = attempt.passed and passed(checks)
