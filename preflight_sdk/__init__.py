@@ -18,71 +18,75 @@ them only through the entry points of `preflight_sdk.core.face_hooks`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from preflight_sdk._version import __version__
 from preflight_sdk.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from preflight_sdk.config import LoadedConfig, ProjectConfig, json_schema, load_config
     from preflight_sdk.core.errors import (
-        CancelledError_,
         ConfigError,
-        ConfigProblem,
-        EnvironmentError_,
-        ErrorInfo,
+        InfrastructureError,
         InputError,
         MockError,
+        OperationCancelled,
         PreflightError,
         StateError,
     )
-    from preflight_sdk.core.progress import ProgressEvent, ProgressSink
-    from preflight_sdk.core.results.envelope import Envelope
     from preflight_sdk.project import Project
 
+# The names most scripts need; the rest live in their modules (`preflight_sdk.config`,
+# `preflight_sdk.core.results`, `preflight_sdk.core.progress`), like msgspec's own root.
 __all__ = [
-    "CancelledError_",
     "ConfigError",
-    "ConfigProblem",
-    "Envelope",
-    "EnvironmentError_",
-    "ErrorInfo",
+    "InfrastructureError",
     "InputError",
-    "LoadedConfig",
     "MockError",
+    "OperationCancelled",
     "PreflightError",
-    "ProgressEvent",
-    "ProgressSink",
     "Project",
-    "ProjectConfig",
     "StateError",
     "__version__",
-    "json_schema",
-    "load_config",
 ]
 
 _HOMES = {
+    "ConfigError": "core.errors",
+    "InfrastructureError": "core.errors",
+    "InputError": "core.errors",
+    "MockError": "core.errors",
+    "OperationCancelled": "core.errors",
+    "PreflightError": "core.errors",
+    "StateError": "core.errors",
+    "Project": "project",
+    # Still importable from here, no longer listed: their modules are their homes.
     "LoadedConfig": "config",
     "ProjectConfig": "config",
     "json_schema": "config",
     "load_config": "config",
-    "CancelledError_": "core.errors",
-    "ConfigError": "core.errors",
     "ConfigProblem": "core.errors",
-    "EnvironmentError_": "core.errors",
     "ErrorInfo": "core.errors",
-    "InputError": "core.errors",
-    "MockError": "core.errors",
-    "PreflightError": "core.errors",
-    "StateError": "core.errors",
     "ProgressEvent": "core.progress",
     "ProgressSink": "core.progress",
-    "Project": "project",
     "Envelope": "core.results.envelope",
 }
 
+_lazy = lazy_attributes(__name__, _HOMES)
 
-__getattr__ = lazy_attributes(__name__, _HOMES)
+
+def __getattr__(name: str) -> Any:
+    from preflight_sdk.core.errors import DEPRECATED_NAMES
+
+    renamed = DEPRECATED_NAMES.get(name)
+    if renamed is not None:
+        import warnings
+
+        warnings.warn(
+            f"preflight_sdk.{name} is deprecated; use preflight_sdk.{renamed}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _lazy(renamed)
+    return _lazy(name)
 
 
 def __dir__() -> list[str]:

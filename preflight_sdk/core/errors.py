@@ -29,14 +29,17 @@ import msgspec
 from .hints import RETRY, SDK, Wording, word
 
 __all__ = [
+    "DEPRECATED_NAMES",
     "CancelledError_",
     "ConfigError",
     "ConfigProblem",
     "EnvironmentError_",
     "ErrorCode",
     "ErrorInfo",
+    "InfrastructureError",
     "InputError",
     "MockError",
+    "OperationCancelled",
     "PreflightError",
     "StateError",
     "single_error",
@@ -266,7 +269,7 @@ class StateError(PreflightError):
     default_hint: ClassVar[str] = "call `status` to see the lifecycle state and the call to make first"
 
 
-class EnvironmentError_(PreflightError):
+class InfrastructureError(PreflightError):
     """Docker, a build, a port, a container or a health check failed."""
 
     default_code: ClassVar[ErrorCode] = "DOCKER_ERROR"
@@ -280,11 +283,18 @@ class MockError(PreflightError):
     default_hint: ClassVar[str] = "call `status` to see the project's mocks and whether they run"
 
 
-class CancelledError_(PreflightError):
+class OperationCancelled(PreflightError):
     """The operation was cancelled; everything it started has been removed."""
 
     default_code: ClassVar[ErrorCode] = "CANCELLED"
     default_hint: ClassVar[str] = "call `status` to see what still runs"
+
+
+EnvironmentError_ = InfrastructureError
+"""Deprecated: the former name of `InfrastructureError` (importing it from `preflight_sdk` warns)."""
+CancelledError_ = OperationCancelled
+"""Deprecated: the former name of `OperationCancelled` (importing it from `preflight_sdk` warns)."""
+DEPRECATED_NAMES = {"EnvironmentError_": "InfrastructureError", "CancelledError_": "OperationCancelled"}
 
 
 def single_error(exc: BaseException) -> BaseException:

@@ -31,3 +31,22 @@ def test_public_names_are_sorted_and_exist() -> None:
     assert preflight_sdk.__all__ == sorted(preflight_sdk.__all__)
     for name in preflight_sdk.__all__:
         assert hasattr(preflight_sdk, name), name
+
+
+def test_the_root_names_what_most_scripts_need_and_the_old_error_names_warn() -> None:
+    import warnings
+
+    import pytest
+
+    import preflight_sdk
+    from preflight_sdk.core.errors import InfrastructureError, OperationCancelled
+
+    assert len(preflight_sdk.__all__) <= 10 and "Envelope" not in preflight_sdk.__all__
+    assert preflight_sdk.Envelope is not None  # still importable, no longer listed
+    with pytest.warns(DeprecationWarning, match="use preflight_sdk.InfrastructureError"):
+        assert preflight_sdk.EnvironmentError_ is InfrastructureError
+    with pytest.warns(DeprecationWarning, match="use preflight_sdk.OperationCancelled"):
+        assert preflight_sdk.CancelledError_ is OperationCancelled
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert preflight_sdk.InfrastructureError is InfrastructureError
