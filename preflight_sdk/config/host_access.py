@@ -90,8 +90,8 @@ def _service(service: ServiceConfig, root: Path, homes: list[Path], compose: boo
             )
         elif not any(context == home or home in context.parents for home in homes):
             yield (
-                f"`build.context: {context}`: outside the project ({root}): the build reads, and may copy "
-                "into the image, files beyond it"
+                f"`build.context: {context}`: outside the project, so the build may copy files beyond it "
+                "into the image"
             )
 
 
