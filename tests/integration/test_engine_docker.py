@@ -20,6 +20,7 @@ import pytest
 from preflight_sdk import Project
 from preflight_sdk.engine.base import BuildSpec, ContainerSpec
 from preflight_sdk.engine.docker import DockerEngine
+from preflight_sdk.faces.mcp.bounds import bound_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -213,15 +214,19 @@ async def test_logs_are_whole_lines_in_the_daemon_s_order_and_the_reply_is_bound
         assert [x.stream for x in every[1:3]] == ["stdout", "stderr"]
         assert len(every[0].text) == 40_000 and set(every[0].text) == {"A"}
 
-        # The reply: one representation, every line once, at most 16 KB a line, marked truncated.
-        reply = await project.logs("talker", lines=2)
+        # The SDK gives the lines whole; the MCP face's reply holds every line once, at most 16 KB
+        # a line, marked truncated.
+        whole = await project.logs("talker", lines=2)
+        assert whole.line_count == 2 and not whole.truncated and len(whole.lines[0].text) == 1_000_000
+        reply = bound_reply(whole)
         assert reply.line_count == 2 and reply.truncated
         assert reply.lines[0].text.startswith("B" * 16_384) and reply.lines[0].text.endswith("more bytes)")
         assert reply.lines[1].text == "last"
         wire = json.dumps(reply.to_dict())
         assert len(wire) < 40_000
         everything = await project.logs("talker")
-        assert everything.line_count == 13 and everything.truncated
+        assert everything.line_count == 13 and not everything.truncated
+        assert bound_reply(everything).truncated
 
 
 @pytest.fixture
