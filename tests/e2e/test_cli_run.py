@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.docker import force_clean, labelled
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 PREFLIGHT = str(Path(sys.executable).parent / "preflight")

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow
+
 BIN = Path(sys.executable).parent / "preflight"
 
 

@@ -40,7 +40,7 @@ from support.docker import force_clean, labelled
 from preflight_sdk import Project
 from preflight_sdk.core.results.run import RunResult
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

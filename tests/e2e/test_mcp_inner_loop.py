@@ -23,7 +23,7 @@ from mcp.client.stdio import stdio_client
 from support.docker import force_clean
 from support.procs import children, server_pid
 
-pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+pytestmark = [pytest.mark.anyio, pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = str(Path(sys.executable).parent / "preflight-mcp")

@@ -21,7 +21,7 @@ from support.cli import BIN, preflight_json
 from support.docker import force_clean
 from support.results import check_whole_data
 
-pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+pytestmark = [pytest.mark.anyio, pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 

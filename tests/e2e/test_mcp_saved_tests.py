@@ -20,7 +20,7 @@ from mcp.client.stdio import stdio_client
 from support.cli import BIN, preflight_json
 from support.docker import force_clean
 
-pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+pytestmark = [pytest.mark.anyio, pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -21,7 +21,7 @@ from support.docker import labelled
 from support.node import require_node_tools
 from support.task_runs import shop_with_shell_suites, stable
 
-pytestmark = [pytest.mark.docker]
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 # Fields that differ between two runs of the same thing (or two replies about one run).

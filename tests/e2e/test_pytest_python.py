@@ -11,6 +11,10 @@ import venv
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 PREFLIGHT = str(Path(sys.executable).parent / "preflight")
 
 CONFIG = """\

@@ -24,6 +24,8 @@ from mcp.client.stdio import stdio_client
 from support.cli import BIN
 from support.upstreams import upstream
 
+pytestmark = pytest.mark.slow
+
 CONFIG = """\
 project: {name: recfaces}
 mocks:

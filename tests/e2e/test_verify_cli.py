@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 PREFLIGHT = str(Path(sys.executable).parent / "preflight")
 SERVERS = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"
 

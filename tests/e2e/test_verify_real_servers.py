@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 PREFLIGHT = str(Path(sys.executable).parent / "preflight")
 NODE_TOOLS = Path(__file__).resolve().parents[1] / "node"
 EVERYTHING = NODE_TOOLS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"

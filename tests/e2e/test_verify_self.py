@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 PREFLIGHT = str(Path(sys.executable).parent / "preflight")
 
 

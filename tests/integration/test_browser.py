@@ -25,7 +25,7 @@ import pytest
 from integration.notebook_env import REPO, clean_workspace, kernel_environment, make_workspace
 from support.browser import CHROMIUM_ARGS, ensure_chromium
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SCREENSHOT = REPO / "test-artifacts" / "quickstart.png"
 LAB_CONFIG = """

@@ -19,6 +19,8 @@ from integration.notebook_env import clean_workspace, kernel_environment, make_w
 from nbclient import NotebookClient
 from support.docker import labelled
 
+pytestmark = pytest.mark.slow
+
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

@@ -26,7 +26,7 @@ from support.slow_service import DOCKERFILE, serve_py
 
 from preflight_sdk import Project
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 PREFLIGHT = str(Path(sys.executable).parent / "preflight")
 SUITES = ("alpha", "beta", "gamma", "delta")
