@@ -48,9 +48,13 @@ async def exchange(
         with anyio.fail_after(timeout):
             stream = await anyio.connect_unix(socket_path)
             async with stream:
+                # The whole request in one send: the daemon answers a complete request at once
+                # and closes (`Connection: close`), so a later send, even of nothing, can meet a
+                # closed socket while the answer waits unread.
                 request = connection.send(h11.Request(method=method, target=target, headers=headers))
-                await stream.send(request + (connection.send(h11.Data(data=body)) if body else b""))
-                await stream.send(connection.send(h11.EndOfMessage()))
+                request += connection.send(h11.Data(data=body)) if body else b""
+                request += connection.send(h11.EndOfMessage()) or b""
+                await stream.send(request)
                 return await _answer(stream, connection)
     except TimeoutError as exc:
         raise Unanswered(f"no answer within {timeout:g} s") from exc
