@@ -1,21 +1,13 @@
 """The operations of the tool group `clarify`: ADR and task files written from a dialogue, and
 the decisions read back.
-
-Every public coroutine here is an operation of `Project`, which inherits this class: its
-docstring is the tool description an agent reads.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from preflight_sdk.clarify.results import ArchitectureResult, ClarifyResult
 from preflight_sdk.core.operations import operation
-
-if TYPE_CHECKING:
-    pass
-
 
 from .base import Operations
 

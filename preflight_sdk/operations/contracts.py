@@ -1,23 +1,14 @@
-"""The operations of the tool group `contracts`.
-
-Every public coroutine here is an operation of `Project`, which inherits this class: its
-docstring is the tool description an agent reads.
-"""
+"""The operations of the tool group `contracts`."""
 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 import anyio
 
 from preflight_sdk.core.errors import InputError
 from preflight_sdk.core.operations import operation
 from preflight_sdk.core.results.contracts import ContractCheck, GeneratedCases
-
-if TYPE_CHECKING:
-    pass
-
 
 from .base import Operations
 

@@ -1,14 +1,10 @@
 """The operations of the tool group `environment`: the project loaded, its images built, its
 environment set up, read (status, logs, the mocks' traffic) and removed.
-
-Every public coroutine here is an operation of `Project`, which inherits this class: its
-docstring is the tool description an agent reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable
-from typing import TYPE_CHECKING
 
 from preflight_sdk.core.durations import wait_seconds
 from preflight_sdk.core.operations import operation
@@ -26,10 +22,6 @@ from preflight_sdk.core.results.lifecycle import (
 from preflight_sdk.core.results.mocks import MockRequestsResult
 from preflight_sdk.core.results.recording import MockCheckResult
 from preflight_sdk.core.run_request import RunRequest
-
-if TYPE_CHECKING:
-    pass
-
 
 from .base import Operations
 

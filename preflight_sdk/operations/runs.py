@@ -1,15 +1,11 @@
 """The operations of the tool group `runs`: run the suites (all, one, again on each change, the
 cases that did not pass), and read, cancel, compare and prune the recorded runs.
-
-Every public coroutine here is an operation of `Project`, which inherits this class: its
-docstring is the tool description an agent reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from typing import TYPE_CHECKING
 
 from preflight_sdk.core.durations import wait_seconds
 from preflight_sdk.core.errors import PreflightError
@@ -18,10 +14,6 @@ from preflight_sdk.core.progress import ProgressArg, Reporter, resolve_sink
 from preflight_sdk.core.results.run import RunResult
 from preflight_sdk.core.results.runs import ArtifactContent, CancelResult, PruneResult, RunDiff, RunList
 from preflight_sdk.core.run_request import RunRequest
-
-if TYPE_CHECKING:
-    pass
-
 
 from .base import Operations
 

@@ -1,15 +1,12 @@
 """The operations of the tool group `tests`: tests and suites saved in the project's store, run by
 id with their history, and exchanged with YAML test files and other tools' collections.
-
-Every public coroutine here is an operation of `Project`, which inherits this class: its
-docstring is the tool description an agent reads.
 """
 
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -30,10 +27,6 @@ from preflight_sdk.core.results.saved import (
     SuiteList,
     TestList,
 )
-
-if TYPE_CHECKING:
-    pass
-
 
 from .base import Operations
 

@@ -1,14 +1,10 @@
-"""The operation of the tool group `verify`: an MCP server checked against what it promises.
-
-Every public coroutine here is an operation of `Project`, which inherits this class: its
-docstring is the tool description an agent reads.
-"""
+"""The operation of the tool group `verify`: an MCP server checked against what it promises."""
 
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -17,10 +13,6 @@ from preflight_sdk.core import face_hooks
 from preflight_sdk.core.errors import ConfigError, InputError
 from preflight_sdk.core.operations import operation
 from preflight_sdk.verify.result import VerifyResult
-
-if TYPE_CHECKING:
-    pass
-
 
 from .base import Operations
 
