@@ -43,21 +43,9 @@ class Project(
     the project on first use. `async with Project.open(path) as p:` cleans up on exit.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str] = ".",
-        config_file: str | None = None,
-        *,
-        engine: Engine | None = None,
-        engine_host: str | None = None,
-        context: str | None = None,
-    ) -> None:
-        target = None
-        if engine_host or context:
-            from preflight_sdk.config.engine_target import EngineTarget
-
-            target = EngineTarget(host=engine_host, context=context)
-        self._env = Environment(path, config_file, engine, target)
+    def __init__(self, env: Environment) -> None:
+        """Hold `env`, the environment `open` builds from a path (call `open`, not this)."""
+        self._env = env
         # `run(keep=True)` keeps pytest warm for the next run in this process (see
         # suites/commands/warm_pytest.py); a caller that runs once and exits turns it off.
         self.keep_warm = True
@@ -93,7 +81,12 @@ class Project(
                 `unix:///path`) instead of e2e.yaml's `engine:`.
             context: run on this `docker context` instead of e2e.yaml's `engine:`.
         """
-        return cls(path, config_file, engine=engine, engine_host=engine_host, context=context)
+        target = None
+        if engine_host or context:
+            from preflight_sdk.config.engine_target import EngineTarget
+
+            target = EngineTarget(host=engine_host, context=context)
+        return cls(Environment(path, config_file, engine, target))
 
     @cached_property
     def sync(self) -> SyncProject:
