@@ -247,14 +247,12 @@ def load_config(
     problems.extend(template_problems)
     composed = apply_compose(data, config_path.parent, merged_env, file)
     problems.extend(composed.problems)
-    sources = composed.sources
     validator = Validator(source, file=file, templated=frozenset(templated), extension_keys=True)
     validator.check(data, ProjectConfig)
     check_rules(data, validator, root=config_path.parent)
     contracts = load_contracts(data, config_path.parent, validator)
     # An edit of a contract file calls for a reload like an edit of e2e.yaml.
     sources = [*composed.sources, *contracts.files]
-    digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     test_files = _load_test_files(data, config_path.parent, validator)
     problems.extend(validator.problems)
     if problems:
