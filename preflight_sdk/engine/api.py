@@ -21,7 +21,7 @@ import json
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -30,12 +30,15 @@ from preflight_sdk.core.errors import EnvironmentError_
 
 from .errors import daemon_unreachable, translate
 from .exchange import Unanswered, exchange
+from .lane import Inspected, read
 from .target import on_local_socket
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = ["EngineAPI", "decoded", "failure", "local_socket", "message", "quoted"]
+
+T = TypeVar("T")
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 # Creating, starting and removing answer in well under a second; removing a container that does
@@ -79,18 +82,25 @@ class EngineAPI:
             )
         return self._http
 
-    async def send(
+    async def answer(
         self, method: str, path: str, *, params: Mapping[str, str] | None = None, body: Any = None
-    ) -> tuple[int, Any]:
-        """Send one request; return `(status, decoded JSON or None)` (an error status is data here)."""
+    ) -> tuple[int, bytes]:
+        """Send one request; return its status and body (an error status is data here)."""
         payload = None if body is None else json.dumps(body).encode()
         with anyio.CancelScope(shield=method != "GET"):
             try:
-                status, content = await exchange(
+                answered = await exchange(
                     self.path, method, path, params=params, body=payload, timeout=_TIMEOUT
                 )
             except Unanswered as exc:
                 raise self.unreachable(str(exc)) from exc
+        return answered
+
+    async def send(
+        self, method: str, path: str, *, params: Mapping[str, str] | None = None, body: Any = None
+    ) -> tuple[int, Any]:
+        """Send one request; return `(status, decoded JSON or None)` (an error status is data here)."""
+        status, content = await self.answer(method, path, params=params, body=body)
         return status, decoded(content)
 
     async def expect(
@@ -102,15 +112,24 @@ class EngineAPI:
             raise failure(data, action=action, subject=subject)
         return data
 
-    async def inspect(self, kind: str, ref: str) -> dict[str, Any] | None:
-        """`docker inspect` of one container, image, network, service or task (the same JSON), or None."""
+    async def get(self, path: str, into: type[T], *, action: str, params: Mapping[str, str]) -> T:
+        """`GET path`, its answer decoded straight into `into`; an error status as the `PreflightError` it reads as."""
+        status, content = await self.answer("GET", path, params=params)
+        if status >= 400:
+            raise failure(decoded(content), action=action, subject=None)
+        return read(content, into, action=action)
+
+    async def inspect(self, into: type[Inspected], ref: str) -> Inspected | None:
+        """`docker inspect` of one container, image, network, service or task (`into.KIND`), or None."""
+        kind = into.KIND
         path = f"/{kind}s/{quoted(ref)}" + ("/json" if kind in ("container", "image") else "")
-        status, data = await self.send("GET", path)
+        status, content = await self.answer("GET", path)
         if status == 404:
             return None
+        action = f"inspect {kind} {ref}"
         if status >= 400:
-            raise failure(data, action=f"inspect {kind} {ref}", subject=ref)
-        return dict(data or {})
+            raise failure(decoded(content), action=action, subject=ref)
+        return read(content, into, action=action)
 
     @asynccontextmanager
     async def stream(

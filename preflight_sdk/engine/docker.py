@@ -18,7 +18,7 @@ from .api import local_socket
 from .base import ContainerInfo, EngineInfo, ExecResult, NetworkInfo, RemoveOutcome
 from .images import Images
 from .inspect import container_from_inspect, container_from_list, network_from_list
-from .lane import Lane
+from .lane import ContainerObject, Lane
 from .logs import Logs
 from .output import BoundedOutput
 from .socket_lane import SocketLane
@@ -81,7 +81,7 @@ class DockerEngine:
         return NetworkInfo(id=await self.lane.create_network(name, labels), name=name, labels=dict(labels))
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkInfo]:
-        return [network_from_list(item) for item in await self.lane.listed("network", labels)]
+        return [network_from_list(item) for item in await self.lane.listed_networks(labels)]
 
     async def remove_networks(self, names: Sequence[str]) -> list[RemoveOutcome]:
         return await self.lane.remove("network", names) if names else []
@@ -89,11 +89,11 @@ class DockerEngine:
     # -- containers --------------------------------------------------------------------------
 
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
-        found = await self.lane.inspect("container", refs) if refs else []
+        found = await self.lane.inspect(ContainerObject, refs) if refs else []
         return [container_from_inspect(item) for item in found]
 
     async def list_containers(self, labels: Mapping[str, str], *, detail: bool = True) -> list[ContainerInfo]:
-        listed = [container_from_list(item) for item in await self.lane.listed("container", labels)]
+        listed = [container_from_list(item) for item in await self.lane.listed_containers(labels)]
         return await self.inspect([c.id for c in listed]) if detail else listed
 
     async def remove_containers(self, refs: Sequence[str], *, force: bool) -> list[RemoveOutcome]:

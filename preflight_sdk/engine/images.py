@@ -16,7 +16,7 @@ from . import cli
 from .base import BuildSpec, EngineInfo, ImageInfo, LineSink, RemoveOutcome
 from .buildkit import legacy_build_error
 from .errors import first_line, is_daemon_down, pull_error, translate
-from .lane import Lane
+from .lane import ImageObject, Lane
 from .output import BuildLines
 from .whales import CliLane, translated
 
@@ -51,13 +51,12 @@ class Images:
         return _BUILDER_CACHE[key]
 
     async def inspect_image(self, ref: str) -> ImageInfo | None:
-        found = await self.lane.inspect("image", [ref])
+        found = await self.lane.inspect(ImageObject, [ref])
         if not found:
             return None
-        labels = (found[0].get("Config") or {}).get("Labels") or {}
-        return ImageInfo(
-            id=str(found[0].get("Id", "")), labels=dict(labels), tags=list(found[0].get("RepoTags") or [])
-        )
+        image = found[0]
+        labels = image.config.labels if image.config else None
+        return ImageInfo(id=image.id, labels=dict(labels or {}), tags=list(image.repo_tags or []))
 
     async def pull(self, ref: str, on_line: LineSink) -> None:
         # The client's command line, as a child that cancelling kills: `image.pull(stream_logs=True)`

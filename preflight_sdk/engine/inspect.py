@@ -1,18 +1,28 @@
-"""Parse what the docker CLI prints: `docker inspect` JSON, RFC 3339 times and timestamped log lines."""
+"""Read what the daemon says: its objects (as `lane.py` decodes them) as `ContainerInfo`s, RFC 3339
+times, timestamped log lines."""
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from preflight_sdk.core.log_text import uncoloured
 from preflight_sdk.core.results.lifecycle import ContainerStatus, LogLine, PortMapping
 
 from .base import ContainerInfo, NetworkInfo
+from .lane import (
+    ContainerConfig,
+    ContainerObject,
+    ContainerState,
+    IpamConfig,
+    ListedContainer,
+    ListedNetwork,
+    NetworkSettings,
+    PortBinding,
+)
 
 __all__ = [
     "bridge_gateway",
@@ -20,7 +30,6 @@ __all__ = [
     "container_from_list",
     "docker_time",
     "join_fragments",
-    "json_items",
     "labels_of",
     "merge_log_streams",
     "network_from_list",
@@ -39,6 +48,7 @@ _PODMAN_STATUSES = {
     "initialized": "created",
 }
 _HEALTH = {"healthy", "unhealthy", "starting"}
+Health = Literal["healthy", "unhealthy", "starting", "none"]
 _FRAGMENT = 16 * 1024
 _STAMP_BYTES = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) ")
 _STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$")
@@ -128,33 +138,31 @@ def merge_log_streams(pieces: Iterable[tuple[str, bytes]]) -> tuple[list[LogLine
     return lines, entries
 
 
-def container_from_inspect(item: dict[str, Any]) -> ContainerInfo:
+def container_from_inspect(item: ContainerObject) -> ContainerInfo:
     """Reduce one `docker inspect` object to a `ContainerInfo`."""
-    state = item.get("State") or {}
-    config = item.get("Config") or {}
-    settings = item.get("NetworkSettings") or {}
-    status = str(state.get("Status", "unknown"))
-    status = _PODMAN_STATUSES.get(status, status)
-    health = (state.get("Health") or {}).get("Status")
+    state = item.state or ContainerState()
+    config = item.config or ContainerConfig()
+    settings = item.network_settings or NetworkSettings()
+    status = _PODMAN_STATUSES.get(state.status, state.status)
+    health = state.health.status if state.health else None
     networks = {
-        name: str((net or {}).get("IPAddress") or "")
-        for name, net in (settings.get("Networks") or {}).items()
+        name: (net.ip_address if net else None) or "" for name, net in (settings.networks or {}).items()
     }
     return ContainerInfo(
-        id=str(item.get("Id", "")),
-        name=str(item.get("Name", "")).lstrip("/"),
-        image=str(config.get("Image", "")),
+        id=item.id,
+        name=item.name.lstrip("/"),
+        image=config.image,
         status=cast(ContainerStatus, status if status in _STATUSES else "unknown"),
-        running=bool(state.get("Running")),
-        exit_code=state.get("ExitCode") if status in ("exited", "dead") else None,
-        health=health if health in _HEALTH else "none",
-        started_at=parse_time(state.get("StartedAt")),
-        finished_at=parse_time(state.get("FinishedAt")),
-        ports=_ports(settings.get("Ports") or {}),
-        labels=dict(config.get("Labels") or {}),
+        running=state.running,
+        exit_code=state.exit_code if status in ("exited", "dead") else None,
+        health=cast(Health, health if health in _HEALTH else "none"),
+        started_at=parse_time(state.started_at),
+        finished_at=parse_time(state.finished_at),
+        ports=_ports(settings.ports or {}),
+        labels=dict(config.labels or {}),
         networks=networks,
-        oom_killed=bool(state.get("OOMKilled")),
-        error=state.get("Error") or None,
+        oom_killed=state.oom_killed,
+        error=state.error or None,
     )
 
 
@@ -168,12 +176,12 @@ def labels_of(text: str) -> dict[str, str]:
     return labels
 
 
-def bridge_gateway(configs: list[dict[str, Any]]) -> str | None:
+def bridge_gateway(configs: Iterable[IpamConfig]) -> str | None:
     """Return a bridge's IPv4 gateway (the default bridge's is what `host-gateway` resolves to)."""
     for config in configs:
-        if config.get("Gateway") and ":" not in config["Gateway"]:
-            return str(config["Gateway"])
-        subnet = str(config.get("Subnet") or "")
+        if config.gateway and ":" not in config.gateway:
+            return config.gateway
+        subnet = config.subnet or ""
         if subnet and ":" not in subnet:
             # Docker gives the bridge the first address of its subnet when no gateway is listed.
             network = ipaddress.ip_network(subnet, strict=False)
@@ -181,55 +189,34 @@ def bridge_gateway(configs: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def container_from_list(item: dict[str, Any]) -> ContainerInfo:
-    """Reduce one listed container to id, name, state and labels: the API and Podman give `Id`, `Names`
-    (a list), `Labels` (an object); `docker ps --format '{{json .}}'` `ID` and text for the others."""
-    state = str(item.get("State", "unknown"))
-    state = _PODMAN_STATUSES.get(state, state)
-    names = item.get("Names") or ""
-    labels = item.get("Labels") or {}
+def container_from_list(item: ListedContainer) -> ContainerInfo:
+    """Reduce one listed container to id, name, state and labels."""
+    state = _PODMAN_STATUSES.get(item.state, item.state)
     return ContainerInfo(
-        id=str(item.get("Id") or item.get("ID") or ""),
-        name=str(names.split(",")[0] if isinstance(names, str) else names[0]).lstrip("/"),
-        image=str(item.get("Image", "")),
+        id=item.id,
+        name=(item.names or [""])[0].lstrip("/"),
+        image=item.image,
         status=cast(ContainerStatus, state if state in _STATUSES else "unknown"),
         running=state == "running",
-        labels=labels_of(labels) if isinstance(labels, str) else dict(labels),
+        labels=dict(item.labels or {}),
     )
 
 
-def _ports(raw: dict[str, Any]) -> list[PortMapping]:
+def _ports(raw: Mapping[str, Sequence[PortBinding] | None]) -> list[PortMapping]:
     mappings: list[PortMapping] = []
     for key, bindings in raw.items():
         container_port, _, protocol = key.partition("/")
         if protocol not in ("", "tcp") or not bindings:
             continue
         # Docker may bind IPv4 and IPv6 to *different* random ports: prefer the IPv4 one.
-        ordered = sorted(bindings, key=lambda b: ":" in str(b.get("HostIp", "")))
+        ordered = sorted(bindings, key=lambda b: ":" in b.host_ip)
         for binding in ordered:
-            port = str(binding.get("HostPort") or "")
-            if port.isdigit():
-                mappings.append(PortMapping(host=int(port), container=int(container_port)))
+            if binding.host_port.isdigit():
+                mappings.append(PortMapping(host=int(binding.host_port), container=int(container_port)))
                 break
     return sorted(mappings, key=lambda m: m.container)
 
 
-def json_items(out: str) -> list[dict[str, Any]]:
-    """A listing as JSON: an array (Podman's `--format json`), one object per line (`{{json .}}`), or nothing."""
-    text = (out or "").strip()
-    if not text:
-        return []
-    if text.startswith("["):
-        return list(json.loads(text))
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-def network_from_list(item: dict[str, Any]) -> NetworkInfo:
-    """Reduce one listed network: the API's and `docker network ls --format '{{json .}}'` (labels as
-    `k=v,…` text) spell its keys `Id`/`ID`, `Name`, `Labels`; `podman network ls` lowercase."""
-    labels = item.get("Labels") or item.get("labels") or {}
-    return NetworkInfo(
-        id=str(item.get("Id") or item.get("ID") or item.get("id") or ""),
-        name=str(item.get("Name") or item.get("name") or ""),
-        labels=labels_of(labels) if isinstance(labels, str) else dict(labels),
-    )
+def network_from_list(item: ListedNetwork) -> NetworkInfo:
+    """Reduce one listed network."""
+    return NetworkInfo(id=item.id, name=item.name, labels=dict(item.labels or {}))

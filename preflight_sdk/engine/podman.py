@@ -11,8 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import anyio
 import msgspec
@@ -24,13 +23,35 @@ from ..core.addresses import is_loopback, route_address
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .docker import DockerEngine
 from .errors import unsupported
-from .whales import CliLane
+from .lane import ContainerObject, Inspected, ListedContainer, ListedNetwork, read
+from .whales import CliLane, Listing
 
-__all__ = ["PodmanLane", "podman_engine", "unsupported"]
+__all__ = ["PODMAN_LISTING", "PodmanLane", "podman_engine", "unsupported"]
 
 # The timestamp `podman logs --timestamps` puts before each record (RFC 3339, nanoseconds, UTC).
 _RECORD_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ")
 _CHECK_FLOOR = 0.25  # seconds: a health check runs at most this often, whatever its interval
+
+
+class _PodmanNetwork(msgspec.Struct, frozen=True):
+    """A network of `podman network ls --format json` (its keys in lowercase)."""
+
+    id: str = ""
+    name: str = ""
+    labels: dict[str, str] | None = None
+
+
+def _podman_containers(out: str) -> list[ListedContainer]:
+    # `podman ps --format json` spells its containers as the Engine API does.
+    return read(out, list[ListedContainer], action="list containers") if out.strip() else []
+
+
+def _podman_networks(out: str) -> list[ListedNetwork]:
+    found = read(out, list[_PodmanNetwork], action="list networks") if out.strip() else []
+    return [ListedNetwork(id=net.id, name=net.name, labels=net.labels) for net in found]
+
+
+PODMAN_LISTING = Listing(format="json", containers=_podman_containers, networks=_podman_networks)
 
 
 def podman_engine(podman: str = "podman") -> DockerEngine:
@@ -48,14 +69,15 @@ class PodmanLane:
             publish=publish_arg,
             log_line=mend_log_line,
             trusts_tail=False,
-            listing="json",
+            listing=PODMAN_LISTING,
             died="died",
         )
         # Health checks this lane runs itself: container id -> (interval, when last run).
         self._checks: dict[str, tuple[float, float]] = {}
         # What Podman answers as Docker does.
         cli = self.cli
-        self.listed, self.create_network, self.rename = cli.listed, cli.create_network, cli.rename
+        self.listed_containers, self.listed_networks = cli.listed_containers, cli.listed_networks
+        self.create_network, self.rename = cli.create_network, cli.rename
         self.exec, self.wait, self.deaths, self.detach = cli.exec, cli.wait, cli.deaths, cli.detach
 
     async def facts(self) -> EngineInfo:
@@ -91,21 +113,21 @@ class PodmanLane:
             self._checks[container_id] = (max(spec.health.interval, _CHECK_FLOOR), 0.0)
         return container_id
 
-    async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
+    async def inspect(self, into: type[Inspected], refs: Sequence[str]) -> list[Inspected]:
         """Inspect, first running the health checks of the containers that are due (see `_run_due_checks`)."""
-        found = await self.cli.inspect(kind, refs)
-        if kind == "container" and self._checks and await self._run_due_checks(found):
-            found = await self.cli.inspect(kind, refs)
+        found = await self.cli.inspect(into, refs)
+        if into is ContainerObject and self._checks and await self._run_due_checks(found):
+            found = await self.cli.inspect(into, refs)
         return found
 
-    async def _run_due_checks(self, found: Sequence[Mapping[str, Any]]) -> bool:
+    async def _run_due_checks(self, found: Sequence[object]) -> bool:
         """Run `podman healthcheck run` for containers this lane started whose check is due.
 
         Podman runs checks from systemd timers, which most CI containers lack (the health stays
         `starting`): they run when asked for, at most once per interval; Podman keeps the rest.
         """
         now = anyio.current_time()
-        running = [str(c.get("Id")) for c in found if (c.get("State") or {}).get("Running")]
+        running = [c.id for c in found if isinstance(c, ContainerObject) and c.state and c.state.running]
         due = [
             ref
             for ref in running

@@ -18,6 +18,7 @@ from .api import EngineAPI, decoded, failure, message, quoted
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .errors import daemon_unreachable
 from .inspect import bridge_gateway
+from .lane import Inspected, ListedContainer, ListedNetwork, NetworkObject
 from .output import STDOUT, BoundedOutput, Frames
 from .run_options import apply_options
 from .target import endpoint_address
@@ -44,11 +45,12 @@ class SocketLane:
         version = await self.api.expect("GET", "/version", action="ask the daemon")
         if not (version or {}).get("Version"):
             raise daemon_unreachable("the daemon did not say its version")
-        bridge = await self.api.inspect("network", "bridge")
+        bridge = await self.api.inspect(NetworkObject, "bridge")
+        ipam = bridge.ipam if bridge else None
         address, routable = endpoint_address(self.host)
         return EngineInfo(
             server_version=str(version["Version"]),
-            host_gateway=bridge_gateway(((bridge or {}).get("IPAM") or {}).get("Config") or []),
+            host_gateway=bridge_gateway((ipam.config if ipam else None) or []),
             endpoint=self.host,
             address=address,
             routable=routable,
@@ -63,8 +65,8 @@ class SocketLane:
             subject=ref,
         )
 
-    async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
-        found = await _each(partial(self.api.inspect, kind), refs)
+    async def inspect(self, into: type[Inspected], refs: Sequence[str]) -> list[Inspected]:
+        found = await _each(partial(self.api.inspect, into), refs)
         return [item for item in found if item is not None]
 
     async def detach(self, network: str, refs: Sequence[str]) -> bool:
@@ -131,11 +133,15 @@ class SocketLane:
             return RemoveOutcome(ref=ref, action="not_found")
         return RemoveOutcome(ref=ref, action="failed", error=message(data) or f"HTTP {status}")
 
-    async def listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
-        filters = json.dumps({"label": [f"{k}={v}" for k, v in labels.items()]})
-        params = {"all": "1", "filters": filters} if kind == "container" else {"filters": filters}
-        path = "/containers/json" if kind == "container" else "/networks"
-        return list(await self.api.expect("GET", path, params=params, action=f"list {kind}s") or [])
+    async def listed_containers(self, labels: Mapping[str, str]) -> list[ListedContainer]:
+        params = {"all": "1", "filters": _label_filter(labels)}
+        return await self.api.get(
+            "/containers/json", list[ListedContainer], params=params, action="list containers"
+        )
+
+    async def listed_networks(self, labels: Mapping[str, str]) -> list[ListedNetwork]:
+        params = {"filters": _label_filter(labels)}
+        return await self.api.get("/networks", list[ListedNetwork], params=params, action="list networks")
 
     async def exec(self, ref: str, command: Sequence[str], out: BoundedOutput, err: BoundedOutput) -> int:
         """Run `command` in container `ref` (`docker exec`), its output into `out` and `err`;
@@ -188,6 +194,11 @@ class SocketLane:
             params["since"] = f"{since.timestamp():.9f}"
         async for died in self.api.lines("GET", "/events", action="watch container exits", params=params):
             yield str(died.get("id") or (died.get("Actor") or {}).get("ID", ""))
+
+
+def _label_filter(labels: Mapping[str, str]) -> str:
+    """The `filters` parameter that keeps what carries all of `labels`."""
+    return json.dumps({"label": [f"{k}={v}" for k, v in labels.items()]})
 
 
 async def _each(fn: Callable[[str], Awaitable[T]], refs: Sequence[str]) -> list[T]:

@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
 
+from preflight_sdk.core.decoding import convert
 from preflight_sdk.core.errors import EnvironmentError_
 
 from ..config.run_options import RunOptions
@@ -32,6 +33,7 @@ from .base import ContainerInfo, ContainerSpec, EngineInfo, ExecResult, NetworkI
 from .docker import DockerEngine
 from .errors import translate, unsupported
 from .inspect import bridge_gateway
+from .lane import IpamConfig, NetworkObject, ServiceObject, TaskObject
 from .logs import Logs
 from .swarm_text import (
     latest_tasks,
@@ -199,9 +201,9 @@ class SwarmEngine:
     async def inspect(self, refs: Sequence[str]) -> list[ContainerInfo]:
         services, tasks = await self._services(refs)
         newest = latest_tasks(tasks)
-        return [service_info(s, newest.get(str(s.get("ID")))) for s in services]
+        return [service_info(s, newest.get(s.id)) for s in services]
 
-    async def _services(self, refs: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    async def _services(self, refs: Sequence[str]) -> tuple[list[ServiceObject], list[TaskObject]]:
         """`docker service inspect` of the known `refs`, and `docker inspect` of their tasks."""
         if not refs:
             return [], []
@@ -209,10 +211,10 @@ class SwarmEngine:
         # one object per docker process, and its task model has no `PortStatus` (the host ports).
         lane = self.docker.lane
         await self._facts()  # SWARM_NOT_ACTIVE rather than the daemon's "not a swarm manager"
-        services = await lane.inspect("service", refs)
-        ids = [str(s.get("ID")) for s in services]
+        services = await lane.inspect(ServiceObject, refs)
+        ids = [s.id for s in services]
         listed = await self._text("service", "ps", "--quiet", "--no-trunc", *ids) if ids else ""
-        tasks = await lane.inspect("task", listed.split()) if listed.strip() else []
+        tasks = await lane.inspect(TaskObject, listed.split()) if listed.strip() else []
         return services, tasks
 
     async def _text(self, *args: str) -> str:
@@ -258,7 +260,7 @@ class SwarmEngine:
         # about half a second, and `clean` must not return while `docker network ls` shows it.
         with anyio.move_on_after(5.0):
             while removed:
-                if not await self.docker.lane.inspect("network", removed):
+                if not await self.docker.lane.inspect(NetworkObject, removed):
                     break
                 await anyio.sleep(0.1)
         return outcomes
@@ -300,9 +302,10 @@ class SwarmEngine:
         """Run a command in the service's task container, when that runs on this manager."""
         swarm = await self._facts()
         services, tasks = await self._services([ref])
-        task = latest_tasks(tasks).get(str(services[0].get("ID"))) if services else None
-        container = ((task or {}).get("Status") or {}).get("ContainerStatus") or {}
-        if task is None or task.get("NodeID") != swarm.node_id or not container.get("ContainerID"):
+        task = latest_tasks(tasks).get(services[0].id) if services else None
+        status = task.status if task else None
+        container = status.container_status if status else None
+        if task is None or task.node_id != swarm.node_id or container is None or not container.container_id:
             raise unsupported(
                 "swarm",
                 "exec",
@@ -310,7 +313,7 @@ class SwarmEngine:
                 "run the step from a suite of its own on that node, or publish a port and test through it",
                 service=ref,
             )
-        return await self.docker.exec(str(container["ContainerID"]), command, timeout=timeout)
+        return await self.docker.exec(container.container_id, command, timeout=timeout)
 
     async def watch_exits(
         self, labels: Mapping[str, str], *, since: datetime | None = None
@@ -352,5 +355,5 @@ def _gateway(client: DockerClient) -> str | None:
         except DockerException:
             pass  # created by the first task a moment ago: read it
         config = client.network.inspect(GATEWAY_BRIDGE).ipam.config
-    gateway = bridge_gateway([dict(c) for c in config or []])
+    gateway = bridge_gateway(convert(config or [], list[IpamConfig]))
     return gateway if gateway is not None and can_bind(gateway) else None

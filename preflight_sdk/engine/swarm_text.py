@@ -6,8 +6,8 @@ container exit code its exit code, the ports the task published (`mode=host`) it
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from collections.abc import Sequence
+from typing import Literal, cast
 
 from preflight_sdk.core.errors import EnvironmentError_
 from preflight_sdk.core.results.lifecycle import ContainerStatus, PortMapping
@@ -15,6 +15,14 @@ from preflight_sdk.core.results.lifecycle import ContainerStatus, PortMapping
 from .base import ContainerInfo
 from .errors import unsupported
 from .inspect import parse_time
+from .lane import (
+    ServiceContainerSpec,
+    ServiceObject,
+    ServiceSpec,
+    TaskContainerStatus,
+    TaskObject,
+    TaskStatus,
+)
 
 __all__ = [
     "TERMINAL",
@@ -38,35 +46,35 @@ _STATUS: dict[str, str] = {
 TERMINAL = frozenset({"complete", "failed", "shutdown", "rejected", "orphaned", "remove"})
 
 
-def latest_tasks(tasks: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+def latest_tasks(tasks: Sequence[TaskObject]) -> dict[str, TaskObject]:
     """Return each service's newest task (by creation time), keyed by service id."""
-    newest: dict[str, Mapping[str, Any]] = {}
+    newest: dict[str, TaskObject] = {}
     for task in tasks:
-        service = str(task.get("ServiceID", ""))
-        current = newest.get(service)
-        if current is None or str(task.get("CreatedAt", "")) > str(current.get("CreatedAt", "")):
-            newest[service] = task
+        current = newest.get(task.service_id)
+        if current is None or task.created_at > current.created_at:
+            newest[task.service_id] = task
     return newest
 
 
-def service_info(service: Mapping[str, Any], task: Mapping[str, Any] | None) -> ContainerInfo:
+def service_info(service: ServiceObject, task: TaskObject | None) -> ContainerInfo:
     """Reduce `docker service inspect` and `docker inspect <task>` objects to a `ContainerInfo`.
 
     The task's overlay addresses are left out (`networks` names the networks with no address):
     they are reachable only from the swarm's nodes, so probes use the published ports.
     """
-    spec = service.get("Spec") or {}
-    container = (spec.get("TaskTemplate") or {}).get("ContainerSpec") or {}
-    status = (task or {}).get("Status") or {}
-    state = str(status.get("State", "pending" if task is None else "unknown"))
-    container_status = status.get("ContainerStatus") or {}
-    moment = parse_time(status.get("Timestamp"))
+    spec = service.spec or ServiceSpec()
+    container = (spec.task_template.container_spec if spec.task_template else None) or ServiceContainerSpec()
+    status = (task.status if task else None) or TaskStatus()
+    state = status.state or ("pending" if task is None else "unknown")
+    container_status = status.container_status or TaskContainerStatus()
+    moment = parse_time(status.timestamp)
     terminal = state in TERMINAL
-    exit_code = container_status.get("ExitCode") if terminal and container_status.get("ContainerID") else None
+    exit_code = container_status.exit_code if terminal and container_status.container_id else None
+    attached = [a.network for a in (task.networks_attachments if task else None) or [] if a.network]
     return ContainerInfo(
-        id=str(service.get("ID", "")),
-        name=str(spec.get("Name", "")),
-        image=str(container.get("Image", "")).split("@", 1)[0],
+        id=service.id,
+        name=spec.name,
+        image=container.image.split("@", 1)[0],
         status=cast(ContainerStatus, _STATUS.get(state, "unknown")),
         running=state == "running",
         exit_code=exit_code,
@@ -74,18 +82,17 @@ def service_info(service: Mapping[str, Any], task: Mapping[str, Any] | None) -> 
         started_at=moment if state == "running" else None,
         finished_at=moment if terminal else None,
         ports=_ports(status, service),
-        labels=dict(spec.get("Labels") or {}),
-        networks={
-            str(((a.get("Network") or {}).get("Spec") or {}).get("Name", "")): ""
-            for a in (task or {}).get("NetworksAttachments") or []
-        },
-        error=status.get("Err") or None,
+        labels=dict(spec.labels or {}),
+        networks={(network.spec.name if network.spec else ""): "" for network in attached},
+        error=status.err or None,
     )
 
 
-def _health(container: Mapping[str, Any], state: str) -> Literal["healthy", "unhealthy", "starting", "none"]:
+def _health(
+    container: ServiceContainerSpec, state: str
+) -> Literal["healthy", "unhealthy", "starting", "none"]:
     """A task with a health check reports `running` only once the check passed (swarm waits for it)."""
-    test = (container.get("Healthcheck") or {}).get("Test") or []
+    test = (container.healthcheck.test if container.healthcheck else None) or []
     if not test or test[0] == "NONE":
         return "none"
     if state == "running":
@@ -93,16 +100,18 @@ def _health(container: Mapping[str, Any], state: str) -> Literal["healthy", "unh
     return "unhealthy" if state in TERMINAL else "starting"
 
 
-def _ports(status: Mapping[str, Any], service: Mapping[str, Any]) -> list[PortMapping]:
+def _ports(status: TaskStatus, service: ServiceObject) -> list[PortMapping]:
     """The task's published ports (a free host port is known only there), else the service's."""
     published = (
-        (status.get("PortStatus") or {}).get("Ports") or (service.get("Endpoint") or {}).get("Ports") or []
+        (status.port_status.ports if status.port_status else None)
+        or (service.endpoint.ports if service.endpoint else None)
+        or []
     )
     found: dict[int, int] = {}
     for port in published:
-        host, target = port.get("PublishedPort"), port.get("TargetPort")
-        if port.get("Protocol", "tcp") == "tcp" and host and target:
-            found.setdefault(int(target), int(host))  # listed once per address family
+        host, target = port.published_port, port.target_port
+        if port.protocol == "tcp" and host and target:
+            found.setdefault(target, host)  # listed once per address family
     return [PortMapping(host=host, container=target) for target, host in sorted(found.items())]
 
 

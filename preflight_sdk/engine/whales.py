@@ -7,7 +7,6 @@ runner on the command line instead of a typed wrapper, each saying why.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from contextlib import aclosing, contextmanager
@@ -16,14 +15,17 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import msgspec
 
 from preflight_sdk.config.port_specs import PortSpec
+from preflight_sdk.core.decoding import convert
 from preflight_sdk.core.errors import EnvironmentError_
 
 from . import cli
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .errors import daemon_unreachable, is_daemon_down, name_the_engine, no_cli, translate_exception
-from .inspect import bridge_gateway, docker_time, json_items
+from .inspect import bridge_gateway, docker_time, labels_of
+from .lane import Inspected, IpamConfig, ListedContainer, ListedNetwork, read
 from .output import BoundedOutput, removal_outcomes
 from .run_options import SHARED_NETWORK, option_flags
 from .target import endpoint_address, on_local_socket
@@ -31,9 +33,62 @@ from .target import endpoint_address, on_local_socket
 if TYPE_CHECKING:
     from python_on_whales import DockerClient
 
-__all__ = ["CliLane", "run_cli", "run_cli_tolerant", "run_flags", "translated"]
+__all__ = ["DOCKER_LISTING", "CliLane", "Listing", "run_cli", "run_cli_tolerant", "run_flags", "translated"]
 
 T = TypeVar("T")
+
+
+class Listing(msgspec.Struct, frozen=True, kw_only=True):
+    """How a command line lists (`ps -a`, `network ls`): the `--format` it is given, and how its
+    output reads as the Engine API's `ListedContainer`s and `ListedNetwork`s."""
+
+    format: str
+    containers: Callable[[str], list[ListedContainer]]
+    networks: Callable[[str], list[ListedNetwork]]
+
+
+class _PsLine(msgspec.Struct, frozen=True, rename="pascal"):
+    """A `docker ps --format '{{json .}}'` line: names and labels as text (`a,b`, `k=v,k2=v2`)."""
+
+    id: str = msgspec.field(default="", name="ID")
+    names: str = ""
+    image: str = ""
+    state: str = "unknown"
+    labels: str = ""
+
+
+class _NetworkLine(msgspec.Struct, frozen=True, rename="pascal"):
+    """A `docker network ls --format '{{json .}}'` line."""
+
+    id: str = msgspec.field(default="", name="ID")
+    name: str = ""
+    labels: str = ""
+
+
+def _lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def _docker_containers(out: str) -> list[ListedContainer]:
+    lines = [read(line, _PsLine, action="list containers") for line in _lines(out)]
+    return [
+        ListedContainer(
+            id=line.id,
+            names=line.names.split(","),
+            image=line.image,
+            state=line.state,
+            labels=labels_of(line.labels),
+        )
+        for line in lines
+    ]
+
+
+def _docker_networks(out: str) -> list[ListedNetwork]:
+    lines = [read(line, _NetworkLine, action="list networks") for line in _lines(out)]
+    return [ListedNetwork(id=line.id, name=line.name, labels=labels_of(line.labels)) for line in lines]
+
+
+DOCKER_LISTING = Listing(format="{{json .}}", containers=_docker_containers, networks=_docker_networks)
 
 
 class CliLane:
@@ -44,7 +99,7 @@ class CliLane:
         log_line: one line of `logs --timestamps` as the parser reads it (Podman's needs mending).
         trusts_tail: whether `logs --tail` keeps whole lines (Podman's mangles lines written in
             pieces: the whole log is read and the tail taken here).
-        listing: the `--format` of `ps` and `network ls` that prints JSON.
+        listing: the `--format` of `ps` and `network ls` that prints JSON, and how it reads.
         died: the event a container's end is (Podman's `died`).
     """
 
@@ -57,7 +112,7 @@ class CliLane:
         publish: Callable[[PortSpec], str] = PortSpec.docker_arg,
         log_line: Callable[[bytes], bytes] = bytes,
         trusts_tail: bool = True,
-        listing: str = "{{json .}}",
+        listing: Listing = DOCKER_LISTING,
         died: str = "die",
     ) -> None:
         self.docker = docker
@@ -176,7 +231,9 @@ class CliLane:
         address, routable = endpoint_address(where)
         return EngineInfo(
             server_version=str(server),
-            host_gateway=None if isinstance(bridge, EnvironmentError_) else bridge_gateway(bridge or []),
+            host_gateway=None
+            if isinstance(bridge, EnvironmentError_)
+            else bridge_gateway(convert(bridge or [], list[IpamConfig])),
             endpoint=where,
             address=address,
             routable=routable,
@@ -191,16 +248,20 @@ class CliLane:
         )
         return str(network.id)
 
-    async def listed(self, kind: str, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+    async def listed_containers(self, labels: Mapping[str, str]) -> list[ListedContainer]:
+        return self.listing.containers(await self._listing(["ps", "-a"], labels))
+
+    async def listed_networks(self, labels: Mapping[str, str]) -> list[ListedNetwork]:
+        return self.listing.networks(await self._listing(["network", "ls"], labels))
+
+    async def _listing(self, command: list[str], labels: Mapping[str, str]) -> str:
         # The client's command line: `container.list` and `network.list` return bare ids, and reading
         # a name or a state inspects each one (a docker process each); `ps` and `network ls` give
         # ids, names, states and labels of all of them in one.
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k}={v}")]
-        command = ["ps", "-a"] if kind == "container" else [kind, "ls"]
-        out = await self.text(
-            *command, "--no-trunc", "--format", self.listing, *filters, action=f"list {kind}s"
+        return await self.text(
+            *command, "--no-trunc", "--format", self.listing.format, *filters, action=f"list {command[0]}s"
         )
-        return json_items(out)
 
     async def remove(self, kind: str, refs: Sequence[str], *, force: bool = False) -> list[RemoveOutcome]:
         """Remove containers (with their anonymous volumes), images or networks; say what happened to each."""
@@ -242,16 +303,14 @@ class CliLane:
         out = await self.text(*argv, action=f"start container {spec.name}", subject=spec.name)
         return out.strip().splitlines()[-1]
 
-    async def inspect(self, kind: str, refs: Sequence[str]) -> list[dict[str, Any]]:
+    async def inspect(self, into: type[Inspected], refs: Sequence[str]) -> list[Inspected]:
         # The client's command line: python-on-whales' `inspect([...])` runs one docker process per
         # object and parses each into pydantic models; status and clean inspect every container of
         # a project at once, in one process.
-        argv = await self.cmd("inspect", "--type", kind, *refs)
-        out = await self.call(partial(run_cli_tolerant, argv, "[]"), action=f"inspect {kind}s")
-        try:
-            return [item for item in json.loads(out or "[]") if isinstance(item, dict)]
-        except json.JSONDecodeError:
-            return []
+        action = f"inspect {into.KIND}s"
+        argv = await self.cmd("inspect", "--type", into.KIND, *refs)
+        out = await self.call(partial(run_cli_tolerant, argv, "[]"), action=action)
+        return read(out.strip() or "[]", list[into], action=action)  # type: ignore[valid-type]
 
     async def detach(self, network: str, refs: Sequence[str]) -> bool:
         return False  # a docker process per container would cost more than the overlap saves

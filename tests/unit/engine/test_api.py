@@ -62,7 +62,7 @@ async def test_a_socket_that_does_not_answer_is_a_retryable_docker_error(tmp_pat
     refused = tmp_path / "refused.sock"
     refused.write_text("")  # a file, not a socket: connecting is refused
     with pytest.raises(PreflightError) as caught:
-        await SocketLane(str(refused)).listed("container", {"preflight.root": "/x"})
+        await SocketLane(str(refused)).listed_containers({"preflight.root": "/x"})
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
     assert "not reachable" in caught.value.message and caught.value.hint
     assert str(refused) in caught.value.message
@@ -234,7 +234,7 @@ async def test_a_daemon_that_hangs_up_mid_answer_is_a_retryable_docker_error(tmp
     cut = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{"Id": "a'
     thread = _stand_in_daemon(tmp_path / "cut.sock", [cut])
     with pytest.raises(PreflightError) as caught:
-        await SocketLane(str(tmp_path / "cut.sock")).listed("container", {})
+        await SocketLane(str(tmp_path / "cut.sock")).listed_containers({})
     await anyio.to_thread.run_sync(thread.join)
     assert caught.value.code == "DOCKER_ERROR" and caught.value.retryable
     assert "not reachable" in caught.value.message
@@ -400,8 +400,8 @@ def serve():
     conn.close()
 
 threading.Thread(target=serve, daemon=True).start()
-listed = anyio.run(SocketLane(path).listed, "container", {})
-print(listed, "httpx" in sys.modules)
+listed = anyio.run(SocketLane(path).listed_containers, {})
+print([item.id for item in listed], "httpx" in sys.modules)
 """
 
 
@@ -416,4 +416,4 @@ def test_a_plain_request_reads_a_chunked_answer_without_importing_httpx(tmp_path
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["[{'Id':", "'a1'}]", "False"]
+    assert done.stdout.split() == ["['a1']", "False"]

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from preflight_sdk import PreflightError
 from preflight_sdk.config.port_specs import parse_port
-from preflight_sdk.engine.base import RemoveOutcome
+from preflight_sdk.engine.base import NetworkInfo, RemoveOutcome
 from preflight_sdk.engine.docker import DockerEngine
 from preflight_sdk.engine.errors import translate
 from preflight_sdk.engine.inspect import (
     container_from_inspect,
     container_from_list,
-    json_items,
     merge_log_streams,
+    network_from_list,
 )
+from preflight_sdk.engine.lane import ContainerObject, ListedContainer
 from preflight_sdk.engine.output import removal_outcomes
-from preflight_sdk.engine.podman import host_address, mend_log_line, publish_arg
+from preflight_sdk.engine.podman import PODMAN_LISTING, host_address, mend_log_line, publish_arg
+from preflight_sdk.engine.whales import DOCKER_LISTING, Listing
 from preflight_sdk.lifecycle.environment import Environment
 
 
@@ -36,10 +39,19 @@ def test_a_free_host_port_is_asked_for_without_a_zero(spec: str, argument: str) 
     assert publish_arg(parse_port(spec)) == argument
 
 
-def test_json_lists_come_as_an_array_or_one_object_per_line() -> None:
-    assert json_items("") == []
-    assert json_items('[{"name": "a"}, {"name": "b"}]') == [{"name": "a"}, {"name": "b"}]
-    assert json_items('{"name": "a"}\n{"name": "b"}\n') == [{"name": "a"}, {"name": "b"}]
+def test_network_listings_come_as_an_array_or_one_object_per_line() -> None:
+    assert PODMAN_LISTING.networks("") == DOCKER_LISTING.networks("") == []
+    podman = '[{"name": "a", "id": "1", "labels": {"k": "v"}}, {"name": "b", "id": "2"}]'
+    docker = '{"ID": "1", "Name": "a", "Labels": "k=v"}\n{"ID": "2", "Name": "b", "Labels": ""}\n'
+    expected = [NetworkInfo(id="1", name="a", labels={"k": "v"}), NetworkInfo(id="2", name="b")]
+    assert [network_from_list(n) for n in PODMAN_LISTING.networks(podman)] == expected
+    assert [network_from_list(n) for n in DOCKER_LISTING.networks(docker)] == expected
+
+
+def test_a_listing_that_is_not_what_the_engine_prints_is_a_docker_error() -> None:
+    with pytest.raises(PreflightError) as caught:
+        DOCKER_LISTING.containers('{"ID": 7}\n')
+    assert caught.value.code == "DOCKER_ERROR" and "list containers" in caught.value.message
 
 
 def test_the_host_address_is_never_loopback() -> None:
@@ -143,7 +155,9 @@ def test_podman_states_read_as_docker_states(
     status: str, running: bool, expected_status: str, expected_code: int | None
 ) -> None:
     info = container_from_inspect(
-        {"Id": "c1", "State": {"Status": status, "Running": running, "ExitCode": 3}}
+        msgspec.convert(
+            {"Id": "c1", "State": {"Status": status, "Running": running, "ExitCode": 3}}, ContainerObject
+        )
     )
     assert (info.status, info.exit_code) == (expected_status, expected_code)
 
@@ -164,14 +178,20 @@ def test_podman_rm_ignore_says_what_it_removed_and_why_one_failed_and_a_missing_
 
 
 @pytest.mark.parametrize(
-    "item",
+    ("listing", "out"),
     [
-        {"Id": "c1", "Names": ["/web"], "Image": "i", "State": "running", "Labels": {"k": "v"}},  # Engine API
-        {"Id": "c1", "Names": ["web"], "Image": "i", "State": "running", "Labels": {"k": "v"}},  # podman ps
-        {"ID": "c1", "Names": "web,alias", "Image": "i", "State": "running", "Labels": "k=v"},  # docker ps
+        (
+            PODMAN_LISTING,
+            '[{"Id": "c1", "Names": ["web"], "Image": "i", "State": "running", "Labels": {"k": "v"}}]',
+        ),
+        (
+            DOCKER_LISTING,
+            '{"ID": "c1", "Names": "web,alias", "Image": "i", "State": "running", "Labels": "k=v"}\n',
+        ),
     ],
 )
-def test_every_listing_of_a_container_reads_the_same(item: dict[str, object]) -> None:
+def test_every_listing_of_a_container_reads_the_same(listing: Listing, out: str) -> None:
+    [item] = listing.containers(out)
     info = container_from_list(item)
     assert (info.id, info.name, info.image, info.status, info.running, info.labels) == (
         "c1",
@@ -181,3 +201,12 @@ def test_every_listing_of_a_container_reads_the_same(item: dict[str, object]) ->
         True,
         {"k": "v"},
     )
+
+
+def test_the_engine_apis_listed_container_reads_without_its_slash() -> None:
+    item = msgspec.json.decode(
+        b'{"Id": "c1", "Names": ["/web"], "Image": "i", "State": "exited", "Labels": null}',
+        type=ListedContainer,
+    )
+    info = container_from_list(item)
+    assert (info.name, info.status, info.running, info.labels) == ("web", "exited", False, {})

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from preflight_sdk.config import load_config
 from preflight_sdk.config.engine_target import EngineTarget
 from preflight_sdk.core.errors import ConfigError
+from preflight_sdk.engine.lane import ServiceObject, TaskObject
 from preflight_sdk.engine.swarm import SwarmEngine
 from preflight_sdk.engine.swarm_text import latest_tasks, mount_arg, publish_arg, service_info
 from preflight_sdk.lifecycle.environment import Environment
@@ -30,21 +32,27 @@ SERVICE: dict[str, Any] = {
 }
 
 
-def _task(state: str, *, created: str = "2026-11-25T00:42:24Z", **status: Any) -> dict[str, Any]:
-    return {
-        "ServiceID": SERVICE["ID"],
-        "CreatedAt": created,
-        "Status": {"Timestamp": "2026-11-25T00:42:25.5Z", "State": state, **status},
-        "NetworksAttachments": [
-            {"Network": {"Spec": {"Name": "pf-shop-ab12cd"}}, "Addresses": ["10.0.1.2/24"]}
-        ],
-    }
+_SERVICE = msgspec.convert(SERVICE, ServiceObject)
+
+
+def _task(state: str, *, created: str = "2026-11-25T00:42:24Z", **status: Any) -> TaskObject:
+    return msgspec.convert(
+        {
+            "ServiceID": SERVICE["ID"],
+            "CreatedAt": created,
+            "Status": {"Timestamp": "2026-11-25T00:42:25.5Z", "State": state, **status},
+            "NetworksAttachments": [
+                {"Network": {"Spec": {"Name": "pf-shop-ab12cd"}}, "Addresses": ["10.0.1.2/24"]}
+            ],
+        },
+        TaskObject,
+    )
 
 
 def test_a_running_task_is_a_running_healthy_container_with_its_host_ports() -> None:
     ports = [{"Protocol": "tcp", "TargetPort": 8080, "PublishedPort": 32768, "PublishMode": "host"}] * 2
     info = service_info(
-        SERVICE,
+        _SERVICE,
         _task("running", ContainerStatus={"ContainerID": "dff1", "ExitCode": 0}, PortStatus={"Ports": ports}),
     )
     assert (info.id, info.name, info.image) == (
@@ -81,15 +89,15 @@ def test_a_running_task_is_a_running_healthy_container_with_its_host_ports() -> 
 def test_each_task_state_is_the_container_status_it_amounts_to(
     state: str, status: dict[str, Any], expected: tuple[str, int | None, str | None]
 ) -> None:
-    info = service_info(SERVICE, _task(state, **status))
+    info = service_info(_SERVICE, _task(state, **status))
     assert (info.status, info.exit_code, info.error) == expected
     assert info.running is False
 
 
 def test_a_health_check_is_starting_until_the_task_runs_and_a_service_without_a_task_is_pending() -> None:
-    assert service_info(SERVICE, _task("starting")).health == "starting"
-    assert service_info(SERVICE, _task("failed")).health == "unhealthy"
-    pending = service_info(SERVICE, None)
+    assert service_info(_SERVICE, _task("starting")).health == "starting"
+    assert service_info(_SERVICE, _task("failed")).health == "unhealthy"
+    pending = service_info(_SERVICE, None)
     assert (pending.status, pending.health, pending.ports, pending.networks) == (
         "created",
         "starting",
