@@ -238,3 +238,33 @@ def test_mock_requests_show_the_journal_in_order_with_status_and_route() -> None
 def test_verify_keeps_its_own_rendering() -> None:
     text = render_text(samples.verify(errors=False))
     assert "✓ search" in text and text.startswith("verify books 0.1.0")
+
+
+def test_each_result_type_is_rendered_by_the_view_module_its_results_module_names() -> None:
+    from preflight_sdk.faces.notebook import static
+    from preflight_sdk.faces.notebook.static import views  # noqa: F401  (registers every renderer)
+
+    wrong = {
+        kind.__qualname__: (module, static.VIEWS.get(kind.__module__))
+        for kind, module in static.REGISTERED_BY.items()
+        if f"{static.__name__}.{static.VIEWS.get(kind.__module__)}" != module
+    }
+    assert static.REGISTERED_BY and not wrong
+
+
+def test_a_status_text_loads_its_own_view_and_not_the_run_page() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from preflight_sdk.core.results.lifecycle import StatusResult\n"
+        "from preflight_sdk.faces.notebook.static import render_text\n"
+        "text = render_text(StatusResult(state='stopped', services=[], mocks=[], network=None, warnings=['shop']))\n"
+        "loaded = [m for m in ('run_view', 'report_view', 'clarify_view', 'verify_view') "
+        "if 'preflight_sdk.faces.notebook.static.' + m in sys.modules]\n"
+        "print(repr(text[:40]), loaded, 'preflight_sdk.runs.report_html' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip().endswith("[] False"), out.stdout + out.stderr
+    assert "shop" in out.stdout
