@@ -176,22 +176,23 @@ class RunContext:
 
     def finish_suite(
         self,
-        id: str,
-        name: str,
+        suite: SuiteConfig,
         runner: str,
         *,
         cases: list[CaseResult],
         seconds: float,
         error: str | None = None,
         warnings: list[str] | None = None,
+        name: str | None = None,
     ) -> SuiteResult:
-        """Count a suite's cases, record its end, and return its result.
+        """Count a suite's cases, record its end, and return its result, shown as `name`, else the
+        suite's own name, else its id.
 
         A suite fails when a case failed, when it has an error, or when it recorded no case at
         all: a suite never passes empty.
         """
-        if id in self.estimated:
-            self.estimated.discard(id)
+        if suite.id in self.estimated:
+            self.estimated.discard(suite.id)
             self.total_cases += len(cases) - 1
         counts = {
             status: sum(1 for c in cases if c.status == status)
@@ -199,10 +200,10 @@ class RunContext:
         }
         status: Literal["passed", "failed"] = "failed" if counts["failed"] or error or not cases else "passed"
         duration = int(seconds * 1000)
-        self.event("suite_end", suite=id, status=status, duration=duration)
+        self.event("suite_end", suite=suite.id, status=status, duration=duration)
         return SuiteResult(
-            id=id,
-            name=name,
+            id=suite.id,
+            name=name or suite.name or suite.id,
             runner=runner,
             status=status,
             duration=duration,
@@ -213,23 +214,6 @@ class RunContext:
             error=error,
             warnings=warnings or [],
             carried=counts["carried"],
-        )
-
-    def finish_configured(
-        self,
-        suite: SuiteConfig,
-        runner: str,
-        *,
-        cases: list[CaseResult],
-        seconds: float,
-        error: str | None = None,
-        warnings: list[str] | None = None,
-        name: str | None = None,
-    ) -> SuiteResult:
-        """`finish_suite` for a configured suite, shown as `name`, else its own name, else its id."""
-        name = name or suite.name or suite.id
-        return self.finish_suite(
-            suite.id, name, runner, cases=cases, seconds=seconds, error=error, warnings=warnings
         )
 
     def case_finished(self, result: CaseResult, *, at: datetime | None = None) -> None:

@@ -317,14 +317,7 @@ async def _run_one(
         error = str(exc)
     except PreflightError as exc:
         error = f"[{exc.code}] {exc.message}"
-    return run.finish_suite(
-        id=suite.id,
-        name=suite.name or suite.id,
-        runner=suite.runner,
-        cases=[],
-        seconds=time.perf_counter() - started,
-        error=error,
-    )
+    return run.finish_suite(suite, suite.runner, cases=[], seconds=time.perf_counter() - started, error=error)
 
 
 def test_file(path: Path) -> TestFile:

@@ -25,21 +25,13 @@ from preflight_sdk.faces.reflection.registry import Operation
 from .app import command_help, execute, global_options, operation_command
 from .extensions import EXTENSIONS
 from .output import Output
+from .words import RUNS_SUBCOMMANDS
 
 __all__ = ["runs_group", "subcommand"]
 
-_SUBCOMMANDS = {
-    "show": "get_run",
-    "diff": "diff_runs",
-    "resume": "resume_run",
-    "cancel": "cancel_run",
-    "artifact": "get_artifact",
-    "prune": "prune_runs",
-}
-
 
 def runs_group(ops: dict[str, Operation]) -> click.Group:
-    """The `runs` group (needs `list_runs` and the operations of `_SUBCOMMANDS`)."""
+    """The `runs` group (needs `list_runs` and the operations of `RUNS_SUBCOMMANDS`)."""
     listing = operation_command(ops["list_runs"], EXTENSIONS.get("list_runs", ()))
     assert listing.callback is not None
     show_list = listing.callback
@@ -56,7 +48,7 @@ def runs_group(ops: dict[str, Operation]) -> click.Group:
         help="The project's runs, newest first; subcommands show, diff, resume, cancel, prune them.",
         short_help="List, show, diff, resume and cancel runs.",
     )
-    for name, op_name in _SUBCOMMANDS.items():
+    for name, op_name in RUNS_SUBCOMMANDS.items():
         if op_name in ops:
             group.add_command(subcommand(ops[op_name], name, "runs", reshape=_positional))
     group.add_command(_calls_command())

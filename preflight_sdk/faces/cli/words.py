@@ -8,18 +8,19 @@ from __future__ import annotations
 
 from preflight_sdk.core.hints import Wording
 
-__all__ = ["CLI", "command_of"]
+__all__ = ["CLI", "RUNS_SUBCOMMANDS", "command_of"]
 
-# The CLI spells a few operations as subcommands of `preflight runs`.
-_COMMANDS = {
-    "list_runs": "runs",
-    "get_run": "runs show",
-    "diff_runs": "runs diff",
-    "resume_run": "runs resume",
-    "cancel_run": "runs cancel",
-    "get_artifact": "runs artifact",
-    "prune_runs": "runs prune",
+RUNS_SUBCOMMANDS = {
+    "show": "get_run",
+    "diff": "diff_runs",
+    "resume": "resume_run",
+    "cancel": "cancel_run",
+    "artifact": "get_artifact",
+    "prune": "prune_runs",
 }
+"""The operations the CLI spells as subcommands of `preflight runs` (`list_runs` is `runs` itself)."""
+
+_COMMANDS = {"list_runs": "runs", **{op: f"runs {name}" for name, op in RUNS_SUBCOMMANDS.items()}}
 
 
 def command_of(operation: str) -> str:

@@ -56,8 +56,7 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
         description: what an agent reads.
         input_schema: object-rooted JSON Schema of the arguments.
         output_schema: object-rooted JSON Schema of `structuredContent`.
-        read_only, destructive, idempotent, open_world: the annotation hints.
-        operation: the operation it calls.
+        operation: the operation it calls (its annotation hints are the tool's).
         arguments: the Struct type that validates the arguments.
         parameters: the accepted arguments (for error messages).
         alias: the alias spec, for alias tools.
@@ -70,16 +69,33 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    open_world: bool
     operation: Operation
     arguments: Any
     parameters: tuple[Parameter, ...]
     alias: AliasSpec | None = None
     wrapped: bool = False
     group: str = ""
+
+    @property
+    def read_only(self) -> bool:
+        """It changes nothing (`readOnlyHint`)."""
+        return self.operation.meta.read_only
+
+    @property
+    def destructive(self) -> bool:
+        """It removes things (`destructiveHint`); a read-only tool never does."""
+        return self.operation.meta.destructive and not self.read_only
+
+    @property
+    def idempotent(self) -> bool:
+        """Calling it twice has the effect of calling it once (`idempotentHint`), as for every
+        read-only tool."""
+        return self.operation.meta.idempotent or self.read_only
+
+    @property
+    def open_world(self) -> bool:
+        """It reaches outside the project (`openWorldHint`)."""
+        return self.operation.meta.open_world
 
     def convert(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """Validate the call's arguments; return them by Python name (INVALID_INPUT on error)."""
@@ -126,10 +142,6 @@ def _operation_tool(op: Operation, output: dict[str, Any], *, project_required: 
         description=op.described(MCP, mcp_example(op)),
         input_schema=input_schema(arguments),
         output_schema=output,
-        read_only=op.meta.read_only,
-        destructive=op.meta.destructive and not op.meta.read_only,
-        idempotent=op.meta.idempotent or op.meta.read_only,
-        open_world=op.meta.open_world,
         operation=op,
         arguments=arguments,
         parameters=parameters,
@@ -189,10 +201,6 @@ def _alias_tool(op: Operation, alias: AliasSpec) -> ToolSpec:
         description=inspect.cleandoc(alias.description),
         input_schema=schema,
         output_schema=out,
-        read_only=op.meta.read_only,
-        destructive=op.meta.destructive and not op.meta.read_only,
-        idempotent=op.meta.idempotent or op.meta.read_only,
-        open_world=op.meta.open_world,
         operation=op,
         arguments=alias.input_type,
         parameters=parameters,

@@ -84,35 +84,16 @@ async def build_planned(
     fresh: bool,
     reporter: Reporter,
 ) -> Observed:
-    """Build the planned images (while the `exec` resets of `beside` run, if any); return the
-    facts with the images as they now are."""
-    if beside:  # commands in running containers no build touches: run while the images build
-        return await _build_beside(given, observed, builds, beside, fresh=fresh, reporter=reporter)
-    return await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter)
-
-
-def images_built(session: SessionState, loaded: LoadedConfig, builds: dict[str, str]) -> SessionState:
-    """The session once the planned images are built (`built`, unless it already runs)."""
-    images = {s.name: s.build.image for s in loaded.services if s.name in builds}
-    state = session.state if session.state == "running" else "built"
-    return msgspec.structs.replace(session, state=state, images={**session.images, **images})
-
-
-async def _build_beside(
-    given: Given,
-    observed: Observed,
-    builds: dict[str, str],
-    beside: frozenset[str],
-    *,
-    fresh: bool,
-    reporter: Reporter,
-) -> Observed:
-    """Build the planned images while the `exec` resets of `beside` run; the first error is raised."""
+    """Build the planned images (while the `exec` resets of `beside` run, if any: the first error
+    is raised); return the facts with the images as they now are."""
+    if not beside:
+        return await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter)
     built: list[Observed] = []
 
     async def build() -> None:
         built.append(await _build(given.engine, observed, builds, fresh=fresh, reporter=reporter))
 
+    # Commands in running containers no build touches: they run while the images build.
     loaded = observed.loaded
     try:
         async with anyio.create_task_group() as tg:
@@ -123,6 +104,13 @@ async def _build_beside(
     except BaseExceptionGroup as group:
         raise single_error(group) from None
     return built[0]
+
+
+def images_built(session: SessionState, loaded: LoadedConfig, builds: dict[str, str]) -> SessionState:
+    """The session once the planned images are built (`built`, unless it already runs)."""
+    images = {s.name: s.build.image for s in loaded.services if s.name in builds}
+    state = session.state if session.state == "running" else "built"
+    return msgspec.structs.replace(session, state=state, images={**session.images, **images})
 
 
 async def pull_planned(

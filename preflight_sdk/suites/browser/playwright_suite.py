@@ -335,6 +335,4 @@ def _finish(
     warnings: list[str] | None = None,
 ) -> SuiteResult:  # fmt: skip
     seconds = time.perf_counter() - began
-    return run.finish_configured(
-        suite, "playwright", cases=cases, seconds=seconds, error=error, warnings=warnings
-    )
+    return run.finish_suite(suite, "playwright", cases=cases, seconds=seconds, error=error, warnings=warnings)

@@ -104,7 +104,7 @@ async def run_junit_suite(
     warnings = (
         [f"{last.report.left_out} more testcases were left out of the report"] if last.report.left_out else []
     )
-    return run.finish_configured(
+    return run.finish_suite(
         suite, "shell", cases=cases, seconds=time.perf_counter() - began, error=error, warnings=warnings
     )
 

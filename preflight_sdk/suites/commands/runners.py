@@ -132,9 +132,7 @@ async def run_pytest_suite(
     error = _pytest_error(root, last, timeout)
     if error is not None and len(tries) > 1:
         error += f" (after {len(tries)} attempts)"
-    return run.finish_configured(
-        suite, "pytest", cases=cases, seconds=time.perf_counter() - began, error=error
-    )
+    return run.finish_suite(suite, "pytest", cases=cases, seconds=time.perf_counter() - began, error=error)
 
 
 async def _pytest_once(
@@ -360,7 +358,7 @@ async def run_shell_suite(
     )
     run.case_finished(case)
     run.touches.declare(suite, [case.id], run.env)
-    return run.finish_configured(suite, "shell", cases=[case], seconds=seconds)
+    return run.finish_suite(suite, "shell", cases=[case], seconds=seconds)
 
 
 def _check_shell(ran: _Ran, expect: ShellExpect | None, shown: str, timeout: float) -> _ShellTry:

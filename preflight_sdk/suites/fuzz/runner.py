@@ -63,7 +63,7 @@ async def run_fuzz_suite(
     base = run.env.base_url(name)
     if contract is None or base is None:
         why = "has no contract to fuzz from" if contract is None else "publishes no port"
-        return run.finish_configured(suite, "fuzz", cases=[], seconds=0.0, error=f"service `{name}` {why}")
+        return run.finish_suite(suite, "fuzz", cases=[], seconds=0.0, error=f"service `{name}` {why}")
     budget = Budget(timeout)
     fuzz = partial(explore, contract.sources.root.data, base, suite.max_examples)
     found = await _explore_within(budget, fuzz)
@@ -77,7 +77,7 @@ async def run_fuzz_suite(
         run.case_finished(result)
     stopped = [item for item in found if item.stopped]
     answered = sum(item.examples for item in found)
-    return run.finish_configured(
+    return run.finish_suite(
         suite,
         "fuzz",
         cases=cases,

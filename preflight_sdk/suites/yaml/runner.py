@@ -110,7 +110,7 @@ async def run_yaml_suite(
             state.warnings.append(f"teardown did not finish within {TEARDOWN_LIMIT:g}s and was stopped")
     if not test.cases:
         state.blocked = state.blocked or "the test file declares no cases"
-    return run.finish_configured(
+    return run.finish_suite(
         suite,
         "yaml",
         name=suite.name or test.name,
