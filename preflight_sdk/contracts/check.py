@@ -82,15 +82,7 @@ def check_route(
         if template_segments_match(route, op.template) and (method.upper() in ("ANY", op.method.upper()))
     ]
     if not candidates:
-        closest = contract.index.closest(route)
-        hint = f" (closest: {closest})" if closest else ""
-        say.add(
-            "path",
-            "path",
-            f"{method.upper()} {route}: no operation of the contract matches{hint}",
-            contract.index.paths_place,
-            actual=route,
-        )
+        _unknown_path(say, contract, route, f"{method.upper()} {route}: no operation of the contract matches")
         return Checked(operation=None, status=None, violations=say.found)
     checked = _answer(say, contract, candidates[0], status, headers, body)
     kept = [v for v in checked.violations if not (isinstance(v.actual, str) and "{{" in v.actual)]
@@ -244,15 +236,7 @@ def _operation(contract: Contract, say: _Say, method: str, path: str) -> tuple[O
     operation, reason, _ = contract.index.find(method, path)
     shown = path.split("?", 1)[0]
     if reason == "path":
-        closest = contract.index.closest(shown)
-        hint = f" (closest: {closest})" if closest else ""
-        say.add(
-            "path",
-            "path",
-            f"{method.upper()} {shown}: the path is not in the contract{hint}",
-            contract.index.paths_place,
-            actual=shown,
-        )
+        _unknown_path(say, contract, shown, f"{method.upper()} {shown}: the path is not in the contract")
     elif reason == "method":
         methods = contract.index.methods_of(shown)
         say.add(
@@ -265,6 +249,13 @@ def _operation(contract: Contract, say: _Say, method: str, path: str) -> tuple[O
             actual=method.upper(),
         )
     return operation, reason
+
+
+def _unknown_path(say: _Say, contract: Contract, path: str, message: str) -> None:
+    """A `path` violation: `message`, then the contract's closest path, if it has one."""
+    closest = contract.index.closest(path)
+    hint = f" (closest: {closest})" if closest else ""
+    say.add("path", "path", f"{message}{hint}", contract.index.paths_place, actual=path)
 
 
 def _body(
