@@ -10,9 +10,10 @@ pay httpx's import for it); an answer that lasts is read through httpx's
 `AsyncHTTPTransport(uds=...)`. Both are awaited on the event loop: cancelling a caller closes its
 connection; no thread or process is involved. A request that changes something is shielded from
 cancellation until its answer arrives (well under a second), so nothing it made is left unseen by
-the clean that follows. The daemon answers with the messages the CLI prints, so one `translate`
-reads either; a socket that does not answer, or hangs up mid-answer, is a retryable
-`DOCKER_ERROR`. `PREFLIGHT_DOCKER_API=0` turns this lane off (every call through the CLI).
+the clean that follows. An error answer reads by its HTTP status (`errors.from_status`), keeping
+the daemon's message (the one the CLI prints); a socket that does not answer, or hangs up
+mid-answer, is a retryable `DOCKER_ERROR`. `PREFLIGHT_DOCKER_API=0` turns this lane off (every
+call through the CLI).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import anyio
 
 from preflight_sdk.core.errors import EnvironmentError_
 
-from .errors import daemon_unreachable, translate
+from .errors import daemon_unreachable, from_status
 from .exchange import Unanswered, exchange
 from .lane import Inspected, read
 from .target import on_local_socket
@@ -104,19 +105,27 @@ class EngineAPI:
         return status, decoded(content)
 
     async def expect(
-        self, method: str, path: str, *, action: str, subject: str | None = None, **options: Any
+        self,
+        method: str,
+        path: str,
+        *,
+        action: str,
+        subject: str | None = None,
+        missing: tuple[str, str] | None = None,
+        **options: Any,
     ) -> Any:
-        """Send one request (`params`, `body`); return its JSON, or raise the `PreflightError` its error reads as."""
+        """Send one request (`params`, `body`); return its JSON, or raise the `PreflightError` its
+        error status reads as (`missing`: the kind and name of what a 404 says is gone)."""
         status, data = await self.send(method, path, **options)
         if status >= 400:
-            raise failure(data, action=action, subject=subject)
+            raise failure(status, data, action=action, subject=subject, missing=missing)
         return data
 
     async def get(self, path: str, into: type[T], *, action: str, params: Mapping[str, str]) -> T:
         """`GET path`, its answer decoded straight into `into`; an error status as the `PreflightError` it reads as."""
         status, content = await self.answer("GET", path, params=params)
         if status >= 400:
-            raise failure(decoded(content), action=action, subject=None)
+            raise failure(status, decoded(content), action=action, subject=None)
         return read(content, into, action=action)
 
     async def inspect(self, into: type[Inspected], ref: str) -> Inspected | None:
@@ -128,7 +137,7 @@ class EngineAPI:
             return None
         action = f"inspect {kind} {ref}"
         if status >= 400:
-            raise failure(decoded(content), action=action, subject=ref)
+            raise failure(status, decoded(content), action=action, subject=ref)
         return read(content, into, action=action)
 
     @asynccontextmanager
@@ -139,10 +148,12 @@ class EngineAPI:
         *,
         action: str,
         subject: str | None = None,
+        missing: tuple[str, str] | None = None,
         params: Mapping[str, str] | None = None,
         body: Any = None,
     ) -> AsyncIterator[httpx.Response]:
-        """An answer that lasts (events, a wait, an exec's output), read as it comes.
+        """An answer that lasts (events, a wait, an exec's output), read as it comes (an error status
+        as `expect` reads it).
 
         Leaving the block, or cancelling its reader, closes the connection.
         """
@@ -153,7 +164,10 @@ class EngineAPI:
             request = self._client().stream(method, path, params=params, json=body, timeout=timeout)
             async with request as reply:
                 if reply.status_code >= 400:
-                    raise failure(decoded(await reply.aread()), action=action, subject=subject)
+                    content = await reply.aread()
+                    raise failure(
+                        reply.status_code, decoded(content), action=action, subject=subject, missing=missing
+                    )
                 yield reply
 
     async def lines(
@@ -200,6 +214,13 @@ def message(data: Any) -> str:
     return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
-def failure(data: Any, *, action: str, subject: str | None) -> EnvironmentError_:
-    """The `PreflightError` for an error answer (the CLI prints the same message after this prefix)."""
-    return translate(f"Error response from daemon: {message(data)}", action=action, subject=subject)
+def failure(
+    status: int,
+    data: Any,
+    *,
+    action: str,
+    subject: str | None,
+    missing: tuple[str, str] | None = None,
+) -> EnvironmentError_:
+    """The `PreflightError` for an error answer, by its status (`errors.from_status`)."""
+    return from_status(status, message(data), action=action, subject=subject, missing=missing)

@@ -1,6 +1,6 @@
 """Docker's failures as `PreflightError`s with a code and a hint: python-on-whales' exceptions (typed
-ones, or a `DockerException` with the CLI's `stderr`) and the daemon's messages, each pattern next
-to the words it matches.
+ones, or a `DockerException` with the CLI's `stderr`) and the CLI's words, each pattern next to the
+words it matches (`translate`); the Engine API's answers by their HTTP status (`from_status`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ __all__ = [
     "DAEMON_HINT",
     "daemon_unreachable",
     "first_line",
+    "from_status",
     "is_daemon_down",
     "name_the_engine",
     "no_cli",
@@ -134,7 +135,7 @@ def translate_exception(
 
     stderr = (exc.stderr or "").strip()
     if isinstance(exc, NoSuchImage) and not _DAEMON.search(stderr):
-        return _not_built(stderr, action=action, subject=subject)
+        return _not_built(_named_image(stderr, subject), action=action, subject=subject)
     return translate(stderr, action=action, subject=subject)
 
 
@@ -150,7 +151,7 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
     if _DAEMON.search(text):
         return daemon_unreachable(text)
     if "no such image" in text.lower() or "image not known" in text:  # the second: Podman's words
-        return _not_built(text, action=action, subject=subject)
+        return _not_built(_named_image(text, subject), action=action, subject=subject)
     if "container-init binary not found" in text:  # Podman's, for `init: true` without catatonit
         return unsupported(
             "podman",
@@ -160,19 +161,58 @@ def translate(stderr: str, *, action: str, subject: str | None = None) -> Enviro
             subject=subject,
         )
     if _PORT.search(text):
-        port = _conflicting_port(text)
-        return EnvironmentError_(
-            f"cannot {action}: host port {port or '?'} is already in use",
-            code="PORT_CONFLICT",
-            hint="stop what holds the port (`ss -ltnp` shows it), or publish another host port "
-            "(`0:<container port>` lets Docker pick a free one)",
-            details={"port": port, "stderr": text[-_STDERR_KEPT:], "subject": subject},
-        )
+        return _port_conflict(text, action=action, subject=subject)
+    return _docker_error(text, action=action, subject=subject, hint=_DOCKER_HINT)
+
+
+_DOCKER_HINT = "see details.stderr; `docker info` shows whether the daemon is healthy"
+# The Engine API's statuses that say what kind of failure it was (the message says which object).
+_STATUS_HINTS = {
+    400: "the daemon refused the request as malformed (details.stderr says which value): "
+    "check the service's settings in e2e.yaml and the compose file",
+    404: "{missing} does not exist (any more): removed by `clean`, another run's reset, or by hand; "
+    "`status` shows what runs, `setup` starts it again",
+    409: "the request conflicts with the object's state (a name in use, a container not running, an object "
+    "still in use): `clean` removes what an earlier run left, `status` shows what runs",
+}
+
+
+def from_status(
+    status: int,
+    said: str,
+    *,
+    action: str,
+    subject: str | None = None,
+    missing: tuple[str, str] | None = None,
+) -> EnvironmentError_:
+    """Return the `PreflightError` for an Engine API answer of `status`, the daemon's message `said`.
+
+    Args:
+        action: what was being done (`start container api`…), for the message.
+        subject: the container, image or network concerned.
+        missing: the kind and name of the object a 404 says is missing (`("image", "shop-api:e2e")`),
+            when the request names one: a missing image is `NOT_BUILT` whatever the daemon's words.
+    """
+    text = said.strip()
+    if status == 404 and missing is not None and missing[0] == "image":
+        return _not_built(missing[1], action=action, subject=subject, stderr=text, httpStatus=status)
+    if status >= 500 and _PORT.search(text):
+        # The daemon answers 500 both for a host port something else holds and for any other
+        # container that would not start: only its words tell the one users act on apart.
+        return _port_conflict(text, action=action, subject=subject, httpStatus=status)
+    named = f"{missing[0]} {missing[1]}" if missing else "what the message names"
+    hint = _STATUS_HINTS.get(status, _DOCKER_HINT).format(missing=named)
+    return _docker_error(text, action=action, subject=subject, hint=hint, httpStatus=status)
+
+
+def _docker_error(
+    text: str, *, action: str, subject: str | None, hint: str, **details: object
+) -> EnvironmentError_:
     return EnvironmentError_(
         f"cannot {action}: {first_line(text) or 'docker failed without a message'}",
         code="DOCKER_ERROR",
-        hint="see details.stderr; `docker info` shows whether the daemon is healthy",
-        details={"stderr": text[-_STDERR_KEPT:], "subject": subject},
+        hint=hint,
+        details={"stderr": text[-_STDERR_KEPT:], "subject": subject, **details},
     )
 
 
@@ -222,15 +262,32 @@ def unsupported(
     )
 
 
-def _not_built(text: str, *, action: str, subject: str | None) -> EnvironmentError_:
-    named = _NO_IMAGE.search(text)
-    # `docker run` of docker 20.10 ends its message with a period: not part of the name.
-    image = (named.group(1) or named.group(2)).removesuffix(".").removesuffix(":") if named else subject
+def _not_built(
+    image: str | None, *, action: str, subject: str | None, **details: object
+) -> EnvironmentError_:
     return EnvironmentError_(
         f"cannot {action}: image {image} is not built (or not present locally)",
         code="NOT_BUILT",
         hint="call `build` first (or build with pull=true for images without a Dockerfile)",
-        details={"image": image, "subject": subject},
+        details={"image": image, "subject": subject, **details},
+    )
+
+
+def _named_image(text: str, subject: str | None) -> str | None:
+    """The image the CLI's words name (else `subject`)."""
+    named = _NO_IMAGE.search(text)
+    # `docker run` of docker 20.10 ends its message with a period: not part of the name.
+    return (named.group(1) or named.group(2)).removesuffix(".").removesuffix(":") if named else subject
+
+
+def _port_conflict(text: str, *, action: str, subject: str | None, **details: object) -> EnvironmentError_:
+    port = _conflicting_port(text)
+    return EnvironmentError_(
+        f"cannot {action}: host port {port or '?'} is already in use",
+        code="PORT_CONFLICT",
+        hint="stop what holds the port (`ss -ltnp` shows it), or publish another host port "
+        "(`0:<container port>` lets Docker pick a free one)",
+        details={"port": port, "stderr": text[-_STDERR_KEPT:], "subject": subject, **details},
     )
 
 

@@ -63,6 +63,7 @@ class SocketLane:
             params={"name": name},
             action=f"rename container {ref}",
             subject=ref,
+            missing=("container", ref),
         )
 
     async def inspect(self, into: type[Inspected], refs: Sequence[str]) -> list[Inspected]:
@@ -90,14 +91,22 @@ class SocketLane:
                 "POST", "/containers/create", params=params, body=container_body(spec)
             )
         if status >= 400:
-            if "no such image" in message(created).lower():
-                # The daemon names the image with its tag filled in; the CLI, and the user, as written.
-                created = {"message": f"No such image: {spec.image}"}
-            raise failure(created, action=action, subject=spec.name)
+            # A create answers 404 both for a missing image and for a missing network ("network x
+            # not found"): only its words tell the network apart. The image is named as the user
+            # wrote it, not as the daemon does, with its tag filled in.
+            gone = "network" if message(created).lower().startswith("network ") else "image"
+            missing = (gone, spec.network if gone == "network" else spec.image)
+            raise failure(status, created, action=action, subject=spec.name, missing=missing)
         container_id = str(created["Id"])
         # As with `docker run`, a container that fails to start (a port taken) stays created: the
         # project's clean removes it by label.
-        await self.api.expect("POST", f"/containers/{container_id}/start", action=action, subject=spec.name)
+        await self.api.expect(
+            "POST",
+            f"/containers/{container_id}/start",
+            action=action,
+            subject=spec.name,
+            missing=("container", spec.name),
+        )
         return container_id
 
     def _creating(self) -> anyio.Lock:
@@ -154,6 +163,7 @@ class SocketLane:
             body={"AttachStdout": True, "AttachStderr": True, "Tty": False, "Cmd": list(command)},
             action=action,
             subject=ref,
+            missing=("container", ref),
         )
         path = f"/exec/{quoted(str(created['Id']))}"
         frames = Frames()
@@ -177,9 +187,9 @@ class SocketLane:
     async def wait(self, ref: str) -> int:
         """Wait until container `ref` exits (`docker wait`); return its exit code."""
         action = f"wait for {ref}"
-        async with self.api.stream(
-            "POST", f"/containers/{quoted(ref)}/wait", action=action, subject=ref
-        ) as reply:
+        path = f"/containers/{quoted(ref)}/wait"
+        missing = ("container", ref)
+        async with self.api.stream("POST", path, action=action, subject=ref, missing=missing) as reply:
             with self.api.reached():
                 answer = decoded(await reply.aread())
         if not isinstance(answer, dict):
