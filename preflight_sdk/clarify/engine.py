@@ -66,12 +66,16 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     """The questions of a session: all of them (asked or answered by the intention), in order."""
 
     kind: Literal["domain", "generic", "task"]
-    topics: list[str]
     questions: list[Question]
     asked: list[str]
     prefilled: dict[str, AnswerValue]
     detected: list[Detected]
     analysis: Analysis
+
+    @property
+    def topics(self) -> list[str]:
+        """The topics the intention is about, most mentioned first (the analysis's)."""
+        return self.analysis.topics
 
 
 def _topic(name: str) -> Topic:
@@ -175,7 +179,6 @@ def make_plan(
     asked = [q for q in ids if q not in prefilled][:FIRST_TURN]
     return Plan(
         kind=kind,
-        topics=analysis.topics,
         questions=questions,
         asked=asked,
         prefilled=prefilled,
