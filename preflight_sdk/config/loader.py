@@ -83,7 +83,6 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     config: ProjectConfig
     path: str
-    root: str
     environ: dict[str, str]
     digest: str
     services: list[ServiceConfig]
@@ -93,6 +92,11 @@ class LoadedConfig(msgspec.Struct, frozen=True, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
     sent_secrets: tuple[str, ...] = ()
     contracts: Contracts = msgspec.field(default_factory=Contracts)
+
+    @property
+    def root(self) -> str:
+        """The file's directory; every relative path in the file is relative to it."""
+        return os.path.dirname(self.path)
 
     @property
     def label_root(self) -> str:
@@ -269,7 +273,6 @@ def load_config(
     return LoadedConfig(
         config=config,
         path=file,
-        root=root,
         environ=dict(merged_env),
         digest=digest,
         services=services,
