@@ -11,7 +11,7 @@ import msgspec
 
 from preflight_sdk.config import LoadedConfig
 from preflight_sdk.core.durations import parse_duration, parse_since
-from preflight_sdk.core.errors import EnvironmentError_, InputError
+from preflight_sdk.core.errors import InfrastructureError, InputError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import LogLine, LogsResult
@@ -32,7 +32,7 @@ async def find_container(
     """Return the container of service (or container) `name`, preferring the current session's.
 
     Raises:
-        EnvironmentError_: `CONTAINER_NOT_FOUND`, listing the valid names.
+        InfrastructureError: `CONTAINER_NOT_FOUND`, listing the valid names.
     """
     found = await engine.list_containers({LABEL_ROOT: loaded.label_root})
     wanted = loaded.service(name)
@@ -44,7 +44,7 @@ async def find_container(
     ]
     if not matches:
         valid = [s.name for s in loaded.services]
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"no container for `{name}`" + ("" if wanted else " (not a service of this project)"),
             code="CONTAINER_NOT_FOUND",
             hint=f"valid names: {', '.join(valid) or '(no services)'}"
@@ -83,7 +83,7 @@ async def logs(
                 reporter.log(line.text, scope=container)
     kept = entries
     if not info.running and not follow_for:
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"container `{container}` is not running ({info.status}"
             + (f", exit status {info.exit_code}" if info.exit_code is not None else "")
             + ")",

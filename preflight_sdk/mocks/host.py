@@ -22,7 +22,7 @@ import anyio.to_thread
 
 from preflight_sdk.config.model import MockConfig
 from preflight_sdk.core.durations import parse_since
-from preflight_sdk.core.errors import EnvironmentError_, MockError, PreflightError, StateError
+from preflight_sdk.core.errors import InfrastructureError, MockError, PreflightError, StateError
 from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.lifecycle import CleanAction, MockSetup
 from preflight_sdk.core.results.mocks import JournalEntry, MockRequestsMock, MockRequestsResult
@@ -106,7 +106,7 @@ class MockHost:
 
         Raises:
             StateError: `INVALID_STATE` when the mocks already run.
-            EnvironmentError_: `PORT_CONFLICT` (with the holder's pid when found); nothing is
+            InfrastructureError: `PORT_CONFLICT` (with the holder's pid when found); nothing is
                 left running.
         """
         return await anyio.to_thread.run_sync(self._start_blocking)
@@ -374,7 +374,7 @@ class MockHost:
                         sock.close()
                 if isinstance(failure, PreflightError):
                     raise failure
-                raise EnvironmentError_(
+                raise InfrastructureError(
                     f"the mock servers did not start: {failure or 'timed out'}",
                     hint="see the error above; no mock was left running",
                 ) from failure

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from preflight_sdk.core.errors import EnvironmentError_, InputError
+from preflight_sdk.core.errors import InfrastructureError, InputError
 
 __all__ = ["PortHolder", "bind_all", "check_bind_hosts", "find_port_holder", "port_holder"]
 
@@ -57,7 +57,7 @@ def bind_all(ports: Mapping[str, int], hosts: Sequence[str]) -> dict[str, list[s
     """Bind and listen for every mock: `{name: [one socket per host]}`, all on the same port.
 
     Raises:
-        EnvironmentError_: `PORT_CONFLICT` naming the mock, port and (when found) the holder;
+        InfrastructureError: `PORT_CONFLICT` naming the mock, port and (when found) the holder;
             no socket is left open.
     """
     bound: dict[str, list[socket.socket]] = {}
@@ -114,7 +114,7 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _bind_error(name: str, host: str, port: int, exc: OSError) -> EnvironmentError_:
+def _bind_error(name: str, host: str, port: int, exc: OSError) -> InfrastructureError:
     details: dict[str, object] = {"mock": name, "host": host, "port": port, "errno": exc.errno}
     if exc.errno == errno.EADDRINUSE:
         holder = find_port_holder(port)
@@ -122,7 +122,7 @@ def _bind_error(name: str, host: str, port: int, exc: OSError) -> EnvironmentErr
         if holder is not None:
             details.update(pid=holder.pid, command=holder.command)
             by = f" by pid {holder.pid} ({holder.command})"
-        return EnvironmentError_(
+        return InfrastructureError(
             f"mock `{name}` cannot listen on {host}:{port}: the port is already in use{by}",
             code="PORT_CONFLICT",
             hint=(f"stop pid {holder.pid}, or " if holder else "stop the process that holds it, or ")
@@ -130,20 +130,20 @@ def _bind_error(name: str, host: str, port: int, exc: OSError) -> EnvironmentErr
             details=details,
         )
     if exc.errno == errno.EACCES:
-        return EnvironmentError_(
+        return InfrastructureError(
             f"mock `{name}` may not listen on {host}:{port}: permission denied",
             code="PORT_CONFLICT",
             hint=f"ports below 1024 need privileges; set `mocks.{name}.port` to 1024 or above (0 picks one)",
             details=details,
         )
     if exc.errno == errno.EADDRNOTAVAIL:
-        return EnvironmentError_(
+        return InfrastructureError(
             f"mock `{name}` cannot listen on {host}: the address does not belong to this machine",
             hint="an extra bind address should be the Docker bridge gateway (docker network inspect bridge)",
             details=details,
         )
     reason = exc.strerror or str(exc)
-    return EnvironmentError_(f"mock `{name}` cannot listen on {host}:{port}: {reason}", details=details)
+    return InfrastructureError(f"mock `{name}` cannot listen on {host}:{port}: {reason}", details=details)
 
 
 def find_port_holder(port: int, proc: str | os.PathLike[str] = "/proc") -> PortHolder | None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 from .listeners import bind_all
 from .responses import json_response
@@ -65,7 +65,7 @@ def _trustme() -> Any:
     try:
         import trustme
     except ImportError as exc:
-        raise EnvironmentError_(
+        raise InfrastructureError(
             "mocks with `hosts:` need a CA of their own, made with the `trustme` package, which is not installed",
             hint="pip install 'preflight-sdk[tls]'",
             details={"missing": "trustme"},
@@ -91,7 +91,7 @@ def project_ca(folder: str | os.PathLike[str]) -> ProjectCa:
     """The project's CA in `folder` (`.preflight/tls`), made on first use. Blocking.
 
     Raises:
-        EnvironmentError_: `trustme` is not installed (the `tls` extra).
+        InfrastructureError: `trustme` is not installed (the `tls` extra).
     """
     path = Path(folder)
     ca = ProjectCa(cert=str(path / CA_FILE), key=str(path / _KEY_FILE), bundle=str(path / BUNDLE_FILE))
@@ -175,16 +175,16 @@ def bind_tls(binds: Iterable[str], port: int) -> list[socket.socket]:
     """Listen for HTTPS on `port` of every address of `binds` (port 0 picks one, the same on each).
 
     Raises:
-        EnvironmentError_: `PORT_CONFLICT` when the port is taken (by another environment whose
+        InfrastructureError: `PORT_CONFLICT` when the port is taken (by another environment whose
             mocks stand in for host names, or a web server) or may not be used.
     """
     try:
         return bind_all({"https": port}, list(binds))["https"]
-    except EnvironmentError_ as exc:
+    except InfrastructureError as exc:
         if exc.code != "PORT_CONFLICT":
             raise
         holder = (exc.details or {}).get("pid")
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"the mocks' `hosts:` cannot be served on port {port}: {exc.message.split(': ', 1)[-1]}",
             code="PORT_CONFLICT",
             hint=(f"stop pid {holder} (" if holder else "stop what listens there (")

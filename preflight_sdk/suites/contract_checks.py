@@ -208,7 +208,7 @@ class RunContracts:
         run goes on without it and says so in its warnings.
 
         Raises:
-            EnvironmentError_: `CONTRACT_UNAVAILABLE`.
+            InfrastructureError: `CONTRACT_UNAVAILABLE`.
         """
         for name, path in self.served.items():
             modes = [

@@ -33,7 +33,7 @@ async def contract_of(loaded: LoadedConfig, service: str, environment: RunningSe
     Raises:
         InputError: `INVALID_INPUT` when there is no such service or it has no contract.
         StateError: `NOT_RUNNING` for a served contract while the environment does not run.
-        EnvironmentError_: `CONTRACT_UNAVAILABLE` for a served contract that cannot be fetched or loaded.
+        InfrastructureError: `CONTRACT_UNAVAILABLE` for a served contract that cannot be fetched or loaded.
     """
     found = loaded.contracts.services.get(service)
     if found is not None:

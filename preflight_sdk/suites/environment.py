@@ -16,7 +16,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.config import LoadedConfig
-from preflight_sdk.core.errors import EnvironmentError_, PreflightError
+from preflight_sdk.core.errors import InfrastructureError, PreflightError
 from preflight_sdk.core.probes import Prober
 from preflight_sdk.core.results.lifecycle import LogLine
 from preflight_sdk.core.results.mocks import JournalEntry
@@ -118,13 +118,13 @@ class RunEnvironment:
         """Return the service endpoint for `name` (default: the first service).
 
         Raises:
-            EnvironmentError_: `CONTAINER_NOT_FOUND` listing the valid names.
+            InfrastructureError: `CONTAINER_NOT_FOUND` listing the valid names.
         """
         if name is None and self.services:
             return next(iter(self.services.values()))
         endpoint = self.services.get(name or "") or (self._by_container_name(name) if name else None)
         if endpoint is None or endpoint.container_id is None:
-            raise EnvironmentError_(
+            raise InfrastructureError(
                 f"no running container for `{name}`"
                 if name
                 else "this project has no service to run commands in",

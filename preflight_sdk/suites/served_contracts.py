@@ -14,7 +14,7 @@ import anyio
 import httpx
 
 from preflight_sdk.contracts import Contract, load_contract_text
-from preflight_sdk.core.errors import EnvironmentError_, StateError
+from preflight_sdk.core.errors import InfrastructureError, StateError
 from preflight_sdk.core.results.lifecycle import ServiceSetup
 
 __all__ = ["RunningServices", "fetch_served", "served_by_environment"]
@@ -39,10 +39,10 @@ async def fetch_served(service: str, base_url: str | None, path: str) -> Contrac
     """Fetch and load the contract `service` serves at `path` of `base_url`.
 
     Raises:
-        EnvironmentError_: `CONTRACT_UNAVAILABLE`, naming the URL and why it could not be used.
+        InfrastructureError: `CONTRACT_UNAVAILABLE`, naming the URL and why it could not be used.
     """
     if not base_url:
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"service `{service}` serves its contract at {path}, but publishes no port to fetch it from",
             code="CONTRACT_UNAVAILABLE",
             hint=f"publish the service's port (`container.ports` in e2e.yaml), {_SAVE_IT}",
@@ -51,7 +51,7 @@ async def fetch_served(service: str, base_url: str | None, path: str) -> Contrac
     url = base_url.rstrip("/") + path
     text, why = await _get(url)
     if text is None:
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"cannot fetch the contract service `{service}` serves at {url}: {why}",
             code="CONTRACT_UNAVAILABLE",
             hint=f"check that `{service}` serves its OpenAPI document at {path} once it is ready, {_SAVE_IT}",
@@ -63,7 +63,7 @@ async def fetch_served(service: str, base_url: str | None, path: str) -> Contrac
         shown = "; ".join(p.render() for p in problems[:3]) + (
             f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
         )
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"the contract service `{service}` serves at {url} does not load: {shown}",
             code="CONTRACT_UNAVAILABLE",
             hint=f"fix the document `{service}` serves (OpenAPI 3.0 or 3.1, referring only to itself), {_SAVE_IT}",
@@ -101,7 +101,7 @@ async def served_by_environment(environment: RunningServices, service: str, path
 
     Raises:
         StateError: `NOT_RUNNING` when the environment does not run (or the service is not in it).
-        EnvironmentError_: `CONTRACT_UNAVAILABLE` when the document cannot be fetched or loaded.
+        InfrastructureError: `CONTRACT_UNAVAILABLE` when the document cannot be fetched or loaded.
     """
     state, running = await environment.service_now(service)
     if running is None and state != "running":

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import click
 
-from preflight_sdk.core.errors import CancelledError_, InputError, PreflightError
+from preflight_sdk.core.errors import InputError, OperationCancelled, PreflightError
 from preflight_sdk.faces.reflection.outcome import unwrap
 from preflight_sdk.faces.reflection.registry import Operation, Registry
 
@@ -124,8 +124,8 @@ async def _until_signal(body: Callable[[], Awaitable[Any]]) -> tuple[Any, bool]:
     return (outcome[0] if outcome else None), stopped
 
 
-def _cancelled() -> CancelledError_:
-    return CancelledError_("cancelled", hint="`preflight status` shows anything still running")
+def _cancelled() -> OperationCancelled:
+    return OperationCancelled("cancelled", hint="`preflight status` shows anything still running")
 
 
 def _run_command(ops: dict[str, Operation]) -> click.Command:

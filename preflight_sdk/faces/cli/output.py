@@ -16,11 +16,11 @@ import click
 import msgspec
 
 from preflight_sdk.core.errors import (
-    CancelledError_,
     ConfigError,
-    EnvironmentError_,
+    InfrastructureError,
     InputError,
     MockError,
+    OperationCancelled,
     PreflightError,
     StateError,
 )
@@ -48,8 +48,8 @@ EXIT_ENVIRONMENT = 3
 EXIT_CANCELLED = 130
 # The first class an error is an instance of decides; anything else (INTERNAL) exits 1.
 _EXIT_BY_CLASS: tuple[tuple[type[PreflightError], int], ...] = (
-    (CancelledError_, EXIT_CANCELLED),
-    (EnvironmentError_, EXIT_ENVIRONMENT),
+    (OperationCancelled, EXIT_CANCELLED),
+    (InfrastructureError, EXIT_ENVIRONMENT),
     (ConfigError, EXIT_USAGE),
     (InputError, EXIT_USAGE),
     (StateError, EXIT_USAGE),
@@ -114,7 +114,7 @@ class Output:
 
     def cancelled(self) -> int:
         """Report a cancellation (Ctrl-C); return 130."""
-        return self.error(CancelledError_("cancelled", hint="`preflight status` shows what still runs"))
+        return self.error(OperationCancelled("cancelled", hint="`preflight status` shows what still runs"))
 
 
 def _command() -> str | None:

@@ -14,7 +14,7 @@ import msgspec
 from preflight_sdk.config import ServiceConfig, parse_port
 from preflight_sdk.core.addresses import http_url
 from preflight_sdk.core.durations import parse_duration
-from preflight_sdk.core.errors import EnvironmentError_, PreflightError
+from preflight_sdk.core.errors import InfrastructureError, PreflightError
 from preflight_sdk.core.log_text import cause, excerpt
 from preflight_sdk.core.redaction import Redactor
 from preflight_sdk.core.results.lifecycle import PortMapping, Readiness, ServiceSetup
@@ -81,7 +81,7 @@ async def await_ready(
         raise await _exited_error(engine, service, container_id, plan, readiness, redactor)
     if not readiness.ready:
         tail = await _log_tail(engine, container_id, redactor)
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"service `{service.name}` did not become ready within {plan.deadline:.0f}s ({plan.target}; "
             f"last probe: {readiness.last_outcomes[-1].detail if readiness.last_outcomes else 'none'})",
             code="HEALTH_CHECK_TIMEOUT",
@@ -123,7 +123,7 @@ async def run_job(
     )
     if scope.cancelled_caught:
         tail = await _log_tail(engine, container_id, redactor)
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"job `{service.name}` did not finish within {deadline:.0f}s",
             code="HEALTH_CHECK_TIMEOUT",
             hint=_read(tail, "call `setup` with a longer timeout if the job is just slow"),
@@ -134,7 +134,7 @@ async def run_job(
     if code != 0:
         lines = await _output(engine, container_id, redactor)
         tail, why = excerpt(lines, limit=_SHOWN), cause(lines)
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"job `{service.name}` failed with exit status {code}" + (f": {why}" if why else ""),
             code="JOB_FAILED",
             hint=_read(tail, "the services that depend on this job were not started"),
@@ -235,7 +235,7 @@ async def _exited_error(
     plan: ProbePlan,
     readiness: Readiness | None,
     redactor: Redactor,
-) -> EnvironmentError_:
+) -> InfrastructureError:
     infos = await engine.inspect([container_id])
     for _ in range(_EXIT_CODE_POLLS):
         # An engine may report the stop before it has recorded the exit status (Podman's
@@ -251,7 +251,7 @@ async def _exited_error(
     lines = await _output(engine, container_id, redactor)
     tail, why = excerpt(lines, limit=_SHOWN), cause(lines)
     reason = "was killed for using too much memory" if oom else f"exited with status {code}"
-    return EnvironmentError_(
+    return InfrastructureError(
         f"service `{service.name}` {reason} while waiting for it to be ready" + (f": {why}" if why else ""),
         code="CONTAINER_EXITED",
         hint=_read(tail, "the process in the container stopped (wrong command, crash, missing config)"),
@@ -278,10 +278,10 @@ def _gone(infos: list[ContainerInfo]) -> bool:
     return not infos or infos[0].status == "removing"
 
 
-def removed_while_waiting(service: ServiceConfig, container_id: str) -> EnvironmentError_:
+def removed_while_waiting(service: ServiceConfig, container_id: str) -> InfrastructureError:
     """The container went while setup waited for it: removed by another run's reset, a clean, or by
     hand. Its exit status (none, or 137 from the kill) says nothing of the service: no verdict."""
-    return EnvironmentError_(
+    return InfrastructureError(
         f"the container of `{service.name}` was removed while setup waited for it (by another "
         "preflight run's reset, a clean, or by hand): this says nothing about the service",
         code="CONTAINER_NOT_FOUND",

@@ -10,7 +10,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.config import LoadedConfig, ServiceConfig
-from preflight_sdk.core.errors import EnvironmentError_, InputError, PreflightError
+from preflight_sdk.core.errors import InfrastructureError, InputError, PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.lifecycle import BuildResult, DockerfileLine, ServiceBuild
@@ -277,18 +277,18 @@ async def _use_image(
     return outcome.success("pulled")
 
 
-def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentError_:
+def _failure(failed: list[ServiceBuild], result: BuildResult) -> InfrastructureError:
     first = failed[0]
     names = ", ".join(f.name for f in failed)
     if first.source == "none":
-        return EnvironmentError_(
+        return InfrastructureError(
             f"image {first.image} of service `{first.name}` is not present locally",
             code="NOT_BUILT",
             hint="build or pull it yourself, add a `build.dockerfile`, or call `build` with pull=true to pull it",
             details=_details(result),
         )
     if first.source == "pulled":
-        return EnvironmentError_(
+        return InfrastructureError(
             f"image {first.image} of service `{first.name}` could not be pulled: {first.error}",
             code="NOT_BUILT",
             hint="provide the image another way: build it (a `build:` with a Dockerfile), `docker load -i "
@@ -296,7 +296,7 @@ def _failure(failed: list[ServiceBuild], result: BuildResult) -> EnvironmentErro
             "localhost:5000/<name>`)",
             details=_details(result),
         )
-    return EnvironmentError_(
+    return InfrastructureError(
         f"build failed for {names}: {first.error}",
         code="BUILD_FAILED",
         hint=first.hint or "details.services[].logTail holds the last 30 lines of each failed build",

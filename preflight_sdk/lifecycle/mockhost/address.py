@@ -14,7 +14,7 @@ import socket
 import msgspec
 
 from preflight_sdk.core.addresses import can_bind, is_loopback, route_address
-from preflight_sdk.core.errors import ConfigError, EnvironmentError_
+from preflight_sdk.core.errors import ConfigError, InfrastructureError
 
 __all__ = ["MockRoute", "decide_mock_route"]
 
@@ -48,7 +48,7 @@ def decide_mock_route(*, address: str, gateway: str | None, mock_host: str | Non
         engine: the engine's name, for the error.
 
     Raises:
-        EnvironmentError_: `UNSUPPORTED_ON_ENGINE` when a remote engine has no way back to this
+        InfrastructureError: `UNSUPPORTED_ON_ENGINE` when a remote engine has no way back to this
             machine; `CONFIG_INVALID` when `mock_host` names nothing.
     """
     if mock_host:
@@ -75,8 +75,8 @@ def decide_mock_route(*, address: str, gateway: str | None, mock_host: str | Non
     return MockRoute(address=source, binds=(source,))
 
 
-def _refused(why: str, engine: str, address: str, source: str | None) -> EnvironmentError_:
-    return EnvironmentError_(
+def _refused(why: str, engine: str, address: str, source: str | None) -> InfrastructureError:
+    return InfrastructureError(
         f"mocks reached from containers are not supported on engine {engine}: {why}",
         code="UNSUPPORTED_ON_ENGINE",
         hint=_MOCK_HOST_HINT,

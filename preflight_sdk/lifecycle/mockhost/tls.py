@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from preflight_sdk.config import LoadedConfig
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 from ..session.state import STATE_DIR
 
@@ -57,13 +57,13 @@ def container_trust(
     """The `/etc/hosts` entries, the mount and the variables every container gets (none without `hosts:`).
 
     Raises:
-        EnvironmentError_: `UNSUPPORTED_ON_ENGINE` when the engine is not on this machine.
+        InfrastructureError: `UNSUPPORTED_ON_ENGINE` when the engine is not on this machine.
     """
     hosts = mock_hosts(loaded)
     if not hosts:
         return [], [], {}
     if mock_address != "host-gateway":
-        raise EnvironmentError_(
+        raise InfrastructureError(
             "mocks with `hosts:` need an engine on this machine: its containers mount the project's CA "
             "bundle from .preflight/tls",
             code="UNSUPPORTED_ON_ENGINE",

@@ -121,7 +121,7 @@ def write_state(root: str | os.PathLike[str], state: SessionState) -> None:
     Raises:
         StateError: `INVALID_STATE` when `.preflight/` or its state file is not what it should
             be (a file where the folder belongs, a folder where the file belongs).
-        EnvironmentError_: `STORE_UNAVAILABLE` when its file system refuses the write (no space
+        InfrastructureError: `STORE_UNAVAILABLE` when its file system refuses the write (no space
             left, read-only).
     """
     target = state_path(root)

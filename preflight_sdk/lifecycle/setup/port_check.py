@@ -9,7 +9,7 @@ import anyio
 
 from preflight_sdk.config import LoadedConfig, parse_port
 from preflight_sdk.core.addresses import is_loopback
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 __all__ = ["check_host_ports", "port_in_use", "refuse_loopback_ports"]
 
@@ -41,7 +41,7 @@ async def check_host_ports(loaded: LoadedConfig, *, grace: float = 1.5) -> None:
             if port.host and await _still_busy(port.host, port.host_ip or "0.0.0.0", grace):
                 holder = _holder(port.host)
                 who = f" by {holder['command']} (pid {holder['pid']})" if holder else ""
-                raise EnvironmentError_(
+                raise InfrastructureError(
                     f"host port {port.host} of service `{service.name}` is already in use{who}",
                     code="PORT_CONFLICT",
                     hint="stop what holds it, or publish `0:<container port>` to let Docker pick a free host port",
@@ -58,7 +58,7 @@ def refuse_loopback_ports(loaded: LoadedConfig, address: str) -> None:
         for spec in service.container.ports:
             port = parse_port(spec)
             if port.host_ip and is_loopback(port.host_ip):
-                raise EnvironmentError_(
+                raise InfrastructureError(
                     f"service `{service.name}` publishes `{spec}` on the loopback of the engine at "
                     f"{address}, which this machine cannot reach",
                     code="UNSUPPORTED_ON_ENGINE",

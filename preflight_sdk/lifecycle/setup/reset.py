@@ -32,7 +32,7 @@ import msgspec
 
 from preflight_sdk.config import LoadedConfig, ServiceConfig
 from preflight_sdk.config.reset_rules import named_volumes
-from preflight_sdk.core.errors import EnvironmentError_, single_error
+from preflight_sdk.core.errors import InfrastructureError, single_error
 from preflight_sdk.core.results.lifecycle import EnvironmentUse, ResetHow, SetupResult
 from preflight_sdk.engine.base import ContainerSpec, Engine
 
@@ -249,8 +249,8 @@ async def _copy_volumes(
         await engine.remove_containers([name], force=True)
         try:
             container = await engine.run(spec)
-        except EnvironmentError_ as exc:  # e.g. no `sh` in the image
-            raise EnvironmentError_(
+        except InfrastructureError as exc:  # e.g. no `sh` in the image
+            raise InfrastructureError(
                 f"the named volume `{volume}` of `{service.name}` could not be copied: {exc.message}",
                 code="RESET_FAILED",
                 hint=needs_tools,
@@ -261,7 +261,7 @@ async def _copy_volumes(
         finally:
             await engine.remove_containers([container], force=True)
         if restore and code == _NO_SNAPSHOT:
-            raise EnvironmentError_(
+            raise InfrastructureError(
                 f"`{service.name}` cannot be reset: its volume `{volume}` has no snapshot ({snapshot} "
                 "was removed, could not be taken with the service's image, or the environment was set up "
                 "before it was taken); the volume is untouched",
@@ -272,7 +272,7 @@ async def _copy_volumes(
             )
         if code != 0:
             verb = "restored" if restore else "copied aside"
-            raise EnvironmentError_(
+            raise InfrastructureError(
                 f"the named volume `{volume}` of `{service.name}` could not be {verb} (exit status {code})",
                 code="RESET_FAILED",
                 hint=needs_tools,

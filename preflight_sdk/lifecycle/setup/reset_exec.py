@@ -21,7 +21,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.core.durations import parse_duration
-from preflight_sdk.core.errors import EnvironmentError_, PreflightError, single_error
+from preflight_sdk.core.errors import InfrastructureError, PreflightError, single_error
 from preflight_sdk.core.redaction import Redactor
 
 from ...config import LoadedConfig, ServiceConfig
@@ -70,7 +70,7 @@ async def exec_resets(
     """Run each named service's `reset: {exec}` in its running container, all at once.
 
     Raises:
-        EnvironmentError_: `RESET_FAILED` when a command exits non-zero, or does not finish within
+        InfrastructureError: `RESET_FAILED` when a command exits non-zero, or does not finish within
             its timeout (then it is killed, and `details.timedOut` is true).
     """
     containers = {r.service: r.name for r in session.containers}
@@ -89,7 +89,7 @@ async def exec_resets(
         lines = redactor.lines((outcome.stdout + outcome.stderr).splitlines()[-_TAIL:])
         details = {"service": service.name, "exitCode": outcome.exit_code, "output": lines}
         if not outcome.timed_out:
-            raise EnvironmentError_(
+            raise InfrastructureError(
                 f"the reset of `{service.name}` exited {outcome.exit_code}"
                 + (f": {lines[-1]}" if lines else ""),
                 code="RESET_FAILED",
@@ -99,7 +99,7 @@ async def exec_resets(
             )
         killed = pid is not None and await _kill_group(engine, container, pid)
         shown = f"{timeout:g}s"
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"the reset of `{service.name}` did not finish within {shown}"
             + (
                 " and was killed" if killed else "; it could not be killed and may still run in its container"

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import anyio
 
 from preflight_sdk.config import LoadedConfig
-from preflight_sdk.core.errors import EnvironmentError_, PreflightError
+from preflight_sdk.core.errors import InfrastructureError, PreflightError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.engine.base import ContainerInfo, Engine
 
@@ -29,7 +29,7 @@ async def create_network(
     reporter.step(f"creating network {name}", scope="network")
     try:
         await engine.create_network(name, labels)
-    except EnvironmentError_ as exc:
+    except InfrastructureError as exc:
         if "already exists" not in str(exc.details):
             raise
     started.network = name

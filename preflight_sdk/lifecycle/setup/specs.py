@@ -17,7 +17,7 @@ import msgspec
 from preflight_sdk.config import LoadedConfig, ServiceConfig, parse_port
 from preflight_sdk.config.model import DockerHealthcheckConfig
 from preflight_sdk.core.durations import parse_duration
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 from preflight_sdk.core.templates import render
 from preflight_sdk.engine.base import BuildSpec, ContainerSpec, HealthSpec
 from preflight_sdk.engine.run_options import SHARED_NETWORK
@@ -66,7 +66,7 @@ def resolve_dockerfile(loaded: LoadedConfig, service: ServiceConfig) -> tuple[Pa
     (as docker compose does).
 
     Raises:
-        EnvironmentError_: `DOCKERFILE_NOT_FOUND`, listing the paths tried.
+        InfrastructureError: `DOCKERFILE_NOT_FOUND`, listing the paths tried.
     """
     context = loaded.resolve(service.build.context)
     written = service.build.dockerfile or "Dockerfile"
@@ -79,13 +79,13 @@ def resolve_dockerfile(loaded: LoadedConfig, service: ServiceConfig) -> tuple[Pa
                 break
             return candidate.resolve(), context.resolve()
     if not context.is_dir():
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"the build context of service `{service.name}` does not exist: {context}",
             code="DOCKERFILE_NOT_FOUND",
             hint="fix `build.context` (it is relative to the e2e.yaml directory)",
             details={"service": service.name, "context": str(context)},
         )
-    raise EnvironmentError_(
+    raise InfrastructureError(
         f"no Dockerfile for service `{service.name}` (tried {', '.join(str(c) for c in dict.fromkeys(candidates))})",
         code="DOCKERFILE_NOT_FOUND",
         hint="fix `build.dockerfile` (relative to the e2e.yaml directory or to `build.context`)",

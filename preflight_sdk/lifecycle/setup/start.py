@@ -14,7 +14,7 @@ from datetime import datetime
 import anyio
 
 from preflight_sdk.config import LoadedConfig, ServiceConfig
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 from preflight_sdk.core.progress import Reporter
 from preflight_sdk.core.results.lifecycle import ServiceSetup
 from preflight_sdk.engine.base import ContainerSpec, Engine
@@ -93,7 +93,7 @@ async def start_services(
             spec = await stamp(service, spec)
         try:
             container_id = await engine.run(spec)
-        except EnvironmentError_ as exc:
+        except InfrastructureError as exc:
             if "already in use" not in str(exc.details):
                 raise
             # A container of this very session survived a crash: replace it.

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright
@@ -52,7 +52,7 @@ def find_chromium(environ: Mapping[str, str]) -> str:
     """The Chromium a run drives (see the module docstring).
 
     Raises:
-        EnvironmentError_: BROWSER_UNAVAILABLE when `PREFLIGHT_CHROMIUM` names no executable file,
+        InfrastructureError: BROWSER_UNAVAILABLE when `PREFLIGHT_CHROMIUM` names no executable file,
             or no Chromium is installed.
     """
     named = environ.get("PREFLIGHT_CHROMIUM") or os.environ.get("PREFLIGHT_CHROMIUM")
@@ -78,9 +78,9 @@ def find_chromium(environ: Mapping[str, str]) -> str:
     )
 
 
-def unavailable(message: str, hint: str, **details: object) -> EnvironmentError_:
+def unavailable(message: str, hint: str, **details: object) -> InfrastructureError:
     """The error of a browser step that cannot have a browser: BROWSER_UNAVAILABLE."""
-    return EnvironmentError_(message, code="BROWSER_UNAVAILABLE", hint=hint, details=details or None)
+    return InfrastructureError(message, code="BROWSER_UNAVAILABLE", hint=hint, details=details or None)
 
 
 class BrowserHost:
@@ -92,7 +92,7 @@ class BrowserHost:
         self._lock = anyio.Lock()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
-        self._broken: EnvironmentError_ | None = None
+        self._broken: InfrastructureError | None = None
 
     @property
     def started(self) -> bool:
@@ -103,7 +103,7 @@ class BrowserHost:
         """The run's browser, launched the first time it is asked for.
 
         Raises:
-            EnvironmentError_: BROWSER_UNAVAILABLE when Playwright is not installed, no Chromium is
+            InfrastructureError: BROWSER_UNAVAILABLE when Playwright is not installed, no Chromium is
                 found, or it does not start. The first failure is kept: later cases fail at once
                 with it rather than trying again.
         """
@@ -113,7 +113,7 @@ class BrowserHost:
             if self._browser is None:
                 try:
                     self._browser = await self._launch()
-                except EnvironmentError_ as exc:
+                except InfrastructureError as exc:
                     self._broken = exc
                     raise
             return self._browser
@@ -134,7 +134,7 @@ class BrowserHost:
         except Error as exc:
             await playwright.stop()
             first = str(exc.message).strip().splitlines()[0] if exc.message else type(exc).__name__
-            raise EnvironmentError_(
+            raise InfrastructureError(
                 f"Chromium ({executable}) did not start: {first}",
                 code="BROWSER_UNAVAILABLE",
                 hint="run it by hand (`"
