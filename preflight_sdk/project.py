@@ -14,6 +14,7 @@ import os
 from functools import cached_property
 from typing import TYPE_CHECKING, Self
 
+from preflight_sdk.core.errors import InputError
 from preflight_sdk.lifecycle.environment import Environment
 from preflight_sdk.operations.clarify import ClarifyOperations
 from preflight_sdk.operations.contracts import ContractOperations
@@ -45,6 +46,13 @@ class Project(
 
     def __init__(self, env: Environment) -> None:
         """Hold `env`, the environment `open` builds from a path (call `open`, not this)."""
+        if not isinstance(env, Environment):  # `Project("path")`: an easy slip, told at once
+            raise InputError(
+                f"Project() takes the Environment that Project.open builds, not {type(env).__name__}",
+                hint=f"use Project.open({env!r})"
+                if isinstance(env, str | os.PathLike)
+                else "use Project.open(path)",
+            )
         self._env = env
         # `run(keep=True)` keeps pytest warm for the next run in this process (see
         # suites/commands/warm_pytest.py); a caller that runs once and exits turns it off.

@@ -50,3 +50,16 @@ def test_the_root_names_what_most_scripts_need_and_the_old_error_names_warn() ->
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert preflight_sdk.InfrastructureError is InfrastructureError
+
+
+def test_project_called_with_a_path_says_to_use_open() -> None:
+    import pytest
+
+    from preflight_sdk import Project
+    from preflight_sdk.core.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        Project("examples/shop")  # type: ignore[arg-type]
+    assert caught.value.code == "INVALID_INPUT"
+    assert caught.value.hint == "use Project.open('examples/shop')"
+    assert isinstance(Project.open("examples/shop"), Project)
