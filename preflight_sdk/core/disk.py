@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .errors import EnvironmentError_
+from .errors import InfrastructureError
 
 __all__ = ["NO_ROOM_ERRNOS", "is_no_room", "store_unavailable"]
 
@@ -54,7 +54,7 @@ def _existing(path: Path) -> Path:
     return path
 
 
-def store_unavailable(path: str | os.PathLike[str], cause: BaseException | str) -> EnvironmentError_:
+def store_unavailable(path: str | os.PathLike[str], cause: BaseException | str) -> InfrastructureError:
     """STORE_UNAVAILABLE for `path`, saying why: the file system is read-only, or how little room is left."""
     where = _existing(Path(path))
     said = cause if isinstance(cause, str) else (getattr(cause, "strerror", None) or str(cause))
@@ -65,7 +65,7 @@ def store_unavailable(path: str | os.PathLike[str], cause: BaseException | str) 
         why = f"no space left on the device ({free:,} bytes free on that file system)"
     else:
         why = said
-    return EnvironmentError_(
+    return InfrastructureError(
         f"{path} cannot be written: {why} ({said})",
         code="STORE_UNAVAILABLE",
         hint=(

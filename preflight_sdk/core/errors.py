@@ -6,13 +6,15 @@ PreflightError                    code INTERNAL unless a subclass says otherwise
 ├── InputError                    INVALID_INPUT, SUITE_NOT_FOUND, RUN_NOT_FOUND, TEST_NOT_FOUND,
 │                                 PROJECT_NOT_ALLOWED…
 ├── StateError                    INVALID_STATE, NOT_BUILT, NOT_RUNNING, SESSION_NOT_FOUND
-├── EnvironmentError_             DOCKER_ERROR, BUILD_FAILED, DOCKERFILE_NOT_FOUND, PORT_CONFLICT,
+├── InfrastructureError           DOCKER_ERROR, BUILD_FAILED, DOCKERFILE_NOT_FOUND, PORT_CONFLICT,
 │                                 HEALTH_CHECK_TIMEOUT, CONTAINER_NOT_FOUND, CONTAINER_NOT_RUNNING,
 │                                 UNSUPPORTED_ON_ENGINE, SWARM_NOT_ACTIVE, STORE_UNAVAILABLE, BROWSER_UNAVAILABLE,
 │                                 CONTRACT_UNAVAILABLE
 ├── MockError                     MOCK_NOT_FOUND, MOCKS_NOT_RUNNING
-└── CancelledError_               CANCELLED
+└── OperationCancelled            CANCELLED
 ```
+
+`EnvironmentError_` and `CancelledError_`, their former names, are deprecated aliases.
 
 A failed test is a result, never an exception. Third-party exceptions are translated where they
 are caught (`raise PreflightError(...) from exc`), so callers only ever catch `PreflightError`.
