@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 import anyio
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 from .errors import daemon_unreachable, from_status
 from .exchange import Unanswered, exchange
@@ -190,7 +190,7 @@ class EngineAPI:
         except (httpx.TransportError, OSError) as exc:
             raise self.unreachable(str(exc) or type(exc).__name__) from exc
 
-    def unreachable(self, detail: str) -> EnvironmentError_:
+    def unreachable(self, detail: str) -> InfrastructureError:
         """The error for a socket that does not answer, in the CLI's words."""
         if "permission denied" in detail.lower():
             return daemon_unreachable(
@@ -221,6 +221,6 @@ def failure(
     action: str,
     subject: str | None,
     missing: tuple[str, str] | None = None,
-) -> EnvironmentError_:
+) -> InfrastructureError:
     """The `PreflightError` for an error answer, by its status (`errors.from_status`)."""
     return from_status(status, message(data), action=action, subject=subject, missing=missing)

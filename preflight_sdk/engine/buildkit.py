@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 from preflight_sdk.core.results.lifecycle import DockerfileLine
 
 from .base import BuildSpec
@@ -171,7 +171,7 @@ def culprit(found: Sequence[DockerfileLine], message: str) -> list[DockerfileLin
 
 async def legacy_build_error(
     spec: BuildSpec, said: str, exit_code: int, tail: Sequence[str]
-) -> EnvironmentError_ | None:
+) -> InfrastructureError | None:
     """BUILD_FAILED naming the BuildKit-only line of `spec`'s Dockerfile that the legacy builder
     stopped at (`said`: its last complaint), or None when the Dockerfile has none."""
     try:
@@ -184,7 +184,7 @@ async def legacy_build_error(
     head = found[0]
     name = Path(spec.dockerfile).name
     said = said.strip().removeprefix("Error response from daemon: ")
-    return EnvironmentError_(
+    return InfrastructureError(
         f"docker build of {spec.image} failed: line {head.line} of {name} (`{head.text}`) needs BuildKit "
         f"({head.needs}); the legacy builder was used because this docker client has no buildx plugin "
         f"(it said: {said})",

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 if TYPE_CHECKING:
     from python_on_whales.exceptions import DockerException
@@ -60,9 +60,9 @@ _STDERR_KEPT = 2000
 _SSH_REFUSED = re.compile(r"Permission denied \(publickey[^)]*\)|Host key verification failed")
 
 
-def daemon_unreachable(detail: str) -> EnvironmentError_:
+def daemon_unreachable(detail: str) -> InfrastructureError:
     """Return the error for a Docker daemon that does not answer."""
-    return EnvironmentError_(
+    return InfrastructureError(
         "the Docker daemon is not reachable: " + first_line(detail),
         code="DOCKER_ERROR",
         hint=_PERMISSION_HINT if "permission denied" in detail.lower() else DAEMON_HINT,
@@ -71,7 +71,7 @@ def daemon_unreachable(detail: str) -> EnvironmentError_:
     )
 
 
-def name_the_engine(error: EnvironmentError_, host: str | None, context: str | None) -> EnvironmentError_:
+def name_the_engine(error: InfrastructureError, host: str | None, context: str | None) -> InfrastructureError:
     """Return `error` naming the engine (`host`, else DOCKER_HOST; `context`, else DOCKER_CONTEXT) when
     the daemon did not answer and the engine is not a socket of this machine; else `error` itself.
     """
@@ -94,7 +94,7 @@ def name_the_engine(error: EnvironmentError_, host: str | None, context: str | N
         else f"check that the engine is up and reachable from this machine (`docker {flag} info`), "
         "or fix `engine.host`/`engine.context` in e2e.yaml (`--engine-host`/`--context`, DOCKER_HOST/DOCKER_CONTEXT)"
     )
-    return EnvironmentError_(
+    return InfrastructureError(
         error.message.replace("the Docker daemon", f"the Docker engine {where or context}", 1),
         code="DOCKER_ERROR",
         hint=hint,
@@ -118,9 +118,9 @@ def is_daemon_down(stderr: str) -> bool:
     return _DAEMON.search(stderr) is not None
 
 
-def no_cli() -> EnvironmentError_:
+def no_cli() -> InfrastructureError:
     """Return the error for a missing docker command-line client."""
-    return EnvironmentError_(
+    return InfrastructureError(
         "the docker command-line client is not installed (or not on PATH)",
         code="DOCKER_ERROR",
         hint="install Docker (`scripts/ensure-docker` on Debian installs docker.io) and make sure `docker` is on PATH",
@@ -129,7 +129,7 @@ def no_cli() -> EnvironmentError_:
 
 def translate_exception(
     exc: DockerException, *, action: str, subject: str | None = None
-) -> EnvironmentError_:
+) -> InfrastructureError:
     """Return the `PreflightError` for a failed python-on-whales call."""
     from python_on_whales.exceptions import NoSuchImage
 
@@ -139,7 +139,7 @@ def translate_exception(
     return translate(stderr, action=action, subject=subject)
 
 
-def translate(stderr: str, *, action: str, subject: str | None = None) -> EnvironmentError_:
+def translate(stderr: str, *, action: str, subject: str | None = None) -> InfrastructureError:
     """Return the `PreflightError` that best describes a docker failure from its stderr.
 
     Args:
@@ -184,7 +184,7 @@ def from_status(
     action: str,
     subject: str | None = None,
     missing: tuple[str, str] | None = None,
-) -> EnvironmentError_:
+) -> InfrastructureError:
     """Return the `PreflightError` for an Engine API answer of `status`, the daemon's message `said`.
 
     Args:
@@ -207,8 +207,8 @@ def from_status(
 
 def _docker_error(
     text: str, *, action: str, subject: str | None, hint: str, **details: object
-) -> EnvironmentError_:
-    return EnvironmentError_(
+) -> InfrastructureError:
+    return InfrastructureError(
         f"cannot {action}: {first_line(text) or 'docker failed without a message'}",
         code="DOCKER_ERROR",
         hint=hint,
@@ -225,7 +225,7 @@ _LOOKUP = re.compile(
 )
 
 
-def pull_error(ref: str, lines: list[str], last_error: str | None) -> EnvironmentError_:
+def pull_error(ref: str, lines: list[str], last_error: str | None) -> InfrastructureError:
     """The error for a failed `pull` of `ref`: the daemon's complaint (its last line on stderr, not the
     CLI's `Using default tag: latest`), and when the registry's name did not resolve, that."""
     said = last_error or next((line for line in reversed(lines) if line.strip()), "")
@@ -235,7 +235,7 @@ def pull_error(ref: str, lines: list[str], last_error: str | None) -> Environmen
     lookup = _LOOKUP.search(said) or _LOOKUP.search(text)
     if lookup is not None:
         host, why = lookup.group("host"), lookup.group("why")
-        return EnvironmentError_(
+        return InfrastructureError(
             f"cannot pull {ref}: the registry's name {host} does not resolve from the engine ({lookup.group(0)})",
             code="DOCKER_ERROR",
             hint=f"check the image's registry name ({host}) and the engine's DNS and network, "
@@ -244,7 +244,7 @@ def pull_error(ref: str, lines: list[str], last_error: str | None) -> Environmen
             retryable=why.lower() != "no such host",  # a timeout may pass; an unknown name does not
         )
     error = translate(said, action=f"pull {ref}", subject=ref)
-    return EnvironmentError_(
+    return InfrastructureError(
         error.message, code=error.code, hint=error.hint, retryable=error.retryable,
         details={**(error.details or {}), "stderr": text[-_STDERR_KEPT:]},
     )  # fmt: skip
@@ -252,9 +252,9 @@ def pull_error(ref: str, lines: list[str], last_error: str | None) -> Environmen
 
 def unsupported(
     engine: str, feature: str, message: str, hint: str, **details: str | None
-) -> EnvironmentError_:
+) -> InfrastructureError:
     """`UNSUPPORTED_ON_ENGINE`: `feature`, which this `engine` (`podman`, `swarm`) cannot provide."""
-    return EnvironmentError_(
+    return InfrastructureError(
         message,
         code="UNSUPPORTED_ON_ENGINE",
         hint=hint,
@@ -264,8 +264,8 @@ def unsupported(
 
 def _not_built(
     image: str | None, *, action: str, subject: str | None, **details: object
-) -> EnvironmentError_:
-    return EnvironmentError_(
+) -> InfrastructureError:
+    return InfrastructureError(
         f"cannot {action}: image {image} is not built (or not present locally)",
         code="NOT_BUILT",
         hint="call `build` first (or build with pull=true for images without a Dockerfile)",
@@ -280,9 +280,9 @@ def _named_image(text: str, subject: str | None) -> str | None:
     return (named.group(1) or named.group(2)).removesuffix(".").removesuffix(":") if named else subject
 
 
-def _port_conflict(text: str, *, action: str, subject: str | None, **details: object) -> EnvironmentError_:
+def _port_conflict(text: str, *, action: str, subject: str | None, **details: object) -> InfrastructureError:
     port = _conflicting_port(text)
-    return EnvironmentError_(
+    return InfrastructureError(
         f"cannot {action}: host port {port or '?'} is already in use",
         code="PORT_CONFLICT",
         hint="stop what holds the port (`ss -ltnp` shows it), or publish another host port "

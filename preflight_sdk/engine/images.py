@@ -10,7 +10,7 @@ from contextlib import aclosing
 from functools import partial
 from typing import Any, Literal
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 from . import cli
 from .base import BuildSpec, EngineInfo, ImageInfo, LineSink, RemoveOutcome
@@ -46,7 +46,7 @@ class Images:
             try:
                 await self.cli.call(client.buildx.version, action="ask the daemon")
                 _BUILDER_CACHE[key] = "buildx"
-            except EnvironmentError_:
+            except InfrastructureError:
                 _BUILDER_CACHE[key] = "legacy"
         return _BUILDER_CACHE[key]
 
@@ -66,7 +66,7 @@ class Images:
             argv = await self.cli.cmd("image", "pull", ref)
             async for source, raw in self.cli.stream(argv, action=f"pull {ref}", subject=ref):
                 lines.feed(raw, source)
-        except EnvironmentError_:
+        except InfrastructureError:
             lines.flush()
             raise pull_error(ref, lines.tail, lines.last_error) from None
 
@@ -124,7 +124,7 @@ class Images:
                 legacy = await legacy_build_error(spec, said, failure.return_code, tail)
                 if legacy is not None:
                     raise legacy from failure
-            raise EnvironmentError_(
+            raise InfrastructureError(
                 f"docker build of {spec.image} failed (exit {failure.return_code}): {said}",
                 code="BUILD_FAILED",
                 hint="read details.logTail (the last 30 lines of the build); fix the Dockerfile or the context",

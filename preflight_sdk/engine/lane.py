@@ -19,7 +19,7 @@ from typing import ClassVar, Protocol, TypeVar
 import msgspec
 
 from preflight_sdk.core.decoding import decode
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
 from .output import BoundedOutput
@@ -274,7 +274,7 @@ def read(data: bytes | str, into: type[T], *, action: str) -> T:
         return decode(data, into)
     except msgspec.DecodeError as exc:
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"cannot {action}: the engine answered what preflight cannot read ({exc})",
             code="DOCKER_ERROR",
             hint="check the engine's version (`docker version`): preflight reads Docker's and Podman's JSON",

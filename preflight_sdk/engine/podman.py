@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 from ..config.port_specs import PortSpec
 from ..core.addresses import is_loopback, route_address
@@ -136,7 +136,7 @@ class PodmanLane:
         for ref in due:
             self._checks[ref] = (self._checks[ref][0], now)
             # Exit 1 is unhealthy, which Podman records: the verdict is read by inspect.
-            with contextlib.suppress(EnvironmentError_):
+            with contextlib.suppress(InfrastructureError):
                 await self.cli.text("healthcheck", "run", ref, action=f"run the health check of {ref}")
         return bool(due)
 

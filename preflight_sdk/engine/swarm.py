@@ -25,7 +25,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.core.decoding import convert
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 from ..config.run_options import RunOptions
 from ..core.addresses import can_bind
@@ -165,7 +165,7 @@ class SwarmEngine:
                     return  # gone (the caller sees it), running, checking its health, or ended
                 error = found[0].error
                 await anyio.sleep(0.1)
-        raise EnvironmentError_(
+        raise InfrastructureError(
             f"the task of service {name} did not start within {_START_WAIT:.0f}s"
             + (f": {error}" if error else ""),
             code="DOCKER_ERROR",
@@ -186,9 +186,9 @@ class SwarmEngine:
         try:
             # The client's command line, as a child that cancelling kills (a push may last).
             await self.cli.lasting("image", "push", "--quiet", ref, action=f"push {ref}", subject=ref)
-        except EnvironmentError_ as exc:
+        except InfrastructureError as exc:
             failure = str((exc.details or {}).get("stderr") or exc.message).strip()
-            raise EnvironmentError_(
+            raise InfrastructureError(
                 f"cannot push {image} to the registry {self._registry}: {failure.splitlines()[-1]}",
                 code="DOCKER_ERROR",
                 hint=f"start the registry at {self._registry} (the swarm's nodes pull from it), or fix "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 from preflight_sdk.core.results.lifecycle import ContainerStatus, PortMapping
 
 from .base import ContainerInfo
@@ -115,7 +115,7 @@ def _ports(status: TaskStatus, service: ServiceObject) -> list[PortMapping]:
     return [PortMapping(host=host, container=target) for target, host in sorted(found.items())]
 
 
-def not_a_manager(state: str, where: str | None) -> EnvironmentError_:
+def not_a_manager(state: str, where: str | None) -> InfrastructureError:
     """`SWARM_NOT_ACTIVE`: the engine at `where` is in no swarm (`state`), or only a worker in one."""
     engine = where or "the local Docker engine"
     if state == "active":
@@ -126,7 +126,7 @@ def not_a_manager(state: str, where: str | None) -> EnvironmentError_:
         hint = (
             "start one with `docker swarm init` on that engine (or join it to a swarm), or drop `swarm: true`"
         )
-    return EnvironmentError_(
+    return InfrastructureError(
         f"engine: {{swarm: true}} needs a swarm manager, and {engine} {why}",
         code="SWARM_NOT_ACTIVE",
         hint=hint,
@@ -134,7 +134,7 @@ def not_a_manager(state: str, where: str | None) -> EnvironmentError_:
     )
 
 
-def mocks_unreachable(where: str | None) -> EnvironmentError_:
+def mocks_unreachable(where: str | None) -> InfrastructureError:
     """`UNSUPPORTED_ON_ENGINE`: the manager is not this machine and no `engine.mockHost` says the way back."""
     manager = f"the manager {where}" if where else "the manager"
     return unsupported(

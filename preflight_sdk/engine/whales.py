@@ -19,7 +19,7 @@ import msgspec
 
 from preflight_sdk.config.port_specs import PortSpec
 from preflight_sdk.core.decoding import convert
-from preflight_sdk.core.errors import EnvironmentError_
+from preflight_sdk.core.errors import InfrastructureError
 
 from . import cli
 from .base import ContainerSpec, EngineInfo, RemoveOutcome
@@ -182,7 +182,7 @@ class CliLane:
         """Say which engine did not answer, when it is not a socket of this machine."""
         try:
             yield
-        except EnvironmentError_ as exc:
+        except InfrastructureError as exc:
             named = name_the_engine(exc, self.host, self.context)
             if named is exc:
                 raise
@@ -208,7 +208,7 @@ class CliLane:
         async def ask(name: str, fn: Callable[[], Any]) -> None:
             try:
                 asked[name] = await self.call(fn, action="ask the daemon")
-            except EnvironmentError_ as exc:
+            except InfrastructureError as exc:
                 asked[name] = exc
 
         def endpoint() -> str | None:
@@ -221,7 +221,7 @@ class CliLane:
             tg.start_soon(ask, "bridge", lambda: client.network.inspect("bridge").ipam.config)
             if not self.host and not on_local_socket(self.host, self.context):
                 tg.start_soon(ask, "endpoint", endpoint)
-        if isinstance(asked["version"], EnvironmentError_):
+        if isinstance(asked["version"], InfrastructureError):
             raise asked["version"]
         server = getattr(getattr(asked["version"], "server", None), "version", None)
         if not server:
@@ -232,7 +232,7 @@ class CliLane:
         return EngineInfo(
             server_version=str(server),
             host_gateway=None
-            if isinstance(bridge, EnvironmentError_)
+            if isinstance(bridge, InfrastructureError)
             else bridge_gateway(convert(bridge or [], list[IpamConfig])),
             endpoint=where,
             address=address,

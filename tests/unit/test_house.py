@@ -56,3 +56,19 @@ def test_the_facade_stays_thin() -> None:
                 if size > 25:
                     long.append(f"{path.name}:{node.name} ({size} lines)")
     assert long == [], "move the logic into its area; keep each operation a short body"
+
+
+def test_the_package_calls_its_errors_by_their_names_not_the_deprecated_aliases() -> None:
+    from preflight_sdk.core.errors import DEPRECATED_NAMES
+
+    users = sorted(
+        str(path.relative_to(ROOT))
+        for path in ROOT.rglob("*.py")
+        if path != ROOT / "core" / "errors.py"
+        and any(
+            isinstance(node, ast.Name | ast.alias)
+            and (getattr(node, "id", None) or getattr(node, "name", None)) in DEPRECATED_NAMES
+            for node in ast.walk(ast.parse(path.read_text()))
+        )
+    )
+    assert not users
