@@ -49,11 +49,14 @@ SUMMARY = (
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The web shop set up once (`preflight setup`), cleaned at the end."""
+    """The web shop built and set up once (`preflight build`, `preflight setup`), cleaned at the end."""
     ensure_chromium()
     root = tmp_path_factory.mktemp("webshop") / "webshop"
     shutil.copytree(FIXTURE, root)
     try:
+        # Its images are its own: a fresh machine has none, and setup alone does not build.
+        built = preflight_json(root, "build", timeout=600)
+        assert built["success"] and all(s["status"] == "success" for s in built["data"]["services"]), built
         setup = preflight_json(root, "setup", timeout=400)
         assert setup["success"], setup
         yield root
