@@ -124,9 +124,7 @@ class EngineAPI:
     async def get(self, path: str, into: type[T], *, action: str, params: Mapping[str, str]) -> T:
         """`GET path`, its answer decoded straight into `into`; an error status as the `PreflightError` it reads as."""
         status, content = await self.answer("GET", path, params=params)
-        if status >= 400:
-            raise failure(status, decoded(content), action=action, subject=None)
-        return read(content, into, action=action)
+        return _read_answer(status, content, into, action=action, subject=None)
 
     async def inspect(self, into: type[Inspected], ref: str) -> Inspected | None:
         """`docker inspect` of one container, image, network, service or task (`into.KIND`), or None."""
@@ -135,10 +133,7 @@ class EngineAPI:
         status, content = await self.answer("GET", path)
         if status == 404:
             return None
-        action = f"inspect {kind} {ref}"
-        if status >= 400:
-            raise failure(status, decoded(content), action=action, subject=ref)
-        return read(content, into, action=action)
+        return _read_answer(status, content, into, action=f"inspect {kind} {ref}", subject=ref)
 
     @asynccontextmanager
     async def stream(
@@ -212,6 +207,13 @@ def decoded(raw: bytes) -> Any:
 def message(data: Any) -> str:
     """The daemon's error message in an answer."""
     return str(data.get("message", "")) if isinstance(data, dict) else ""
+
+
+def _read_answer(status: int, content: bytes, into: type[T], *, action: str, subject: str | None) -> T:
+    """An answer's bytes decoded into `into`, or its error status raised as the `PreflightError` it reads as."""
+    if status >= 400:
+        raise failure(status, decoded(content), action=action, subject=subject)
+    return read(content, into, action=action)
 
 
 def failure(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support.stand_in_daemon import read_request, stand_in_daemon
 
 from preflight_sdk import PreflightError
 from preflight_sdk.engine.api import local_socket
@@ -168,43 +169,6 @@ def test_bounded_output_keeps_the_start_and_the_end() -> None:
     assert one.text() == "01234\n… [10 bytes not kept] …\nfghij"
 
 
-def _read_request(conn: socket.socket) -> None:
-    """Read one request to its end (headers, then the body its Content-Length announces)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += conn.recv(65536)
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next(
-        (
-            int(line.split(b":")[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length:")
-        ),
-        0,
-    )
-    while len(body) < length:
-        body += conn.recv(65536)
-
-
-def _stand_in_daemon(path: Path, answers: list[bytes]) -> threading.Thread:
-    """A daemon on `path` that answers each request with the next of `answers`, then hangs up."""
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    server.listen()
-
-    def serve() -> None:
-        for answer in answers:
-            conn, _ = server.accept()
-            _read_request(conn)
-            conn.sendall(answer)
-            conn.close()
-        server.close()
-
-    thread = threading.Thread(target=serve)
-    thread.start()
-    return thread
-
-
 @pytest.mark.anyio
 async def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_path: Path) -> None:
     created = (
@@ -219,7 +183,7 @@ async def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_
         ]
     ):
         path = tmp_path / f"dies{n}.sock"
-        thread = _stand_in_daemon(path, answers)
+        thread = stand_in_daemon(path, answers)
         out, err = BoundedOutput(), BoundedOutput()
         with pytest.raises(PreflightError) as caught:
             await SocketLane(str(path)).exec("c1", ["true"], out, err)
@@ -232,7 +196,7 @@ async def test_a_daemon_that_goes_away_mid_exec_is_a_retryable_docker_error(tmp_
 async def test_a_daemon_that_hangs_up_mid_answer_is_a_retryable_docker_error(tmp_path: Path) -> None:
     # It announces 100 bytes of JSON, sends 10, and hangs up.
     cut = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{"Id": "a'
-    thread = _stand_in_daemon(tmp_path / "cut.sock", [cut])
+    thread = stand_in_daemon(tmp_path / "cut.sock", [cut])
     with pytest.raises(PreflightError) as caught:
         await SocketLane(str(tmp_path / "cut.sock")).listed_containers({})
     await anyio.to_thread.run_sync(thread.join)
@@ -255,7 +219,7 @@ async def test_a_cancelled_request_closes_its_connection_and_leaves_no_thread(tm
     conn, _ = server.accept()
     conn.settimeout(5)
     try:
-        _read_request(conn)
+        read_request(conn)
         assert conn.recv(1) == b"", "the cancelled request's connection is still open"
     finally:
         conn.close()

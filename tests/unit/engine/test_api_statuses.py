@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from pathlib import Path
 
 import anyio
 import pytest
+from support.stand_in_daemon import stand_in_daemon
 
 from preflight_sdk import PreflightError
 from preflight_sdk.engine.base import ContainerSpec
@@ -24,42 +23,9 @@ def _answer(status: str, message: str) -> bytes:
     return head.encode() + body
 
 
-def _daemon(path: Path, answers: list[bytes]) -> threading.Thread:
-    """A daemon on `path` that answers each request with the next of `answers`, then hangs up."""
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    server.listen()
-
-    def serve() -> None:
-        for answer in answers:
-            conn, _ = server.accept()
-            conn.settimeout(5)
-            seen = b""
-            while b"\r\n\r\n" not in seen:
-                seen += conn.recv(65536)
-            head, _, body = seen.partition(b"\r\n\r\n")
-            length = next(
-                (
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length")
-                ),
-                0,
-            )
-            while len(body) < length:
-                body += conn.recv(65536)
-            conn.sendall(answer)
-            conn.close()
-        server.close()
-
-    thread = threading.Thread(target=serve)
-    thread.start()
-    return thread
-
-
 async def _run(tmp_path: Path, *answers: bytes) -> PreflightError:
     path = tmp_path / f"d{len(list(tmp_path.iterdir()))}.sock"  # a daemon of its own each time
-    thread = _daemon(path, list(answers))
+    thread = stand_in_daemon(path, list(answers))
     with pytest.raises(PreflightError) as caught:
         await SocketLane(str(path)).run(SPEC)
     await anyio.to_thread.run_sync(thread.join)
