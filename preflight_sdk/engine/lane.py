@@ -273,10 +273,10 @@ def read(data: bytes | str, into: type[T], *, action: str) -> T:
     try:
         return decode(data, into)
     except msgspec.DecodeError as exc:
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        # The answer itself stays out: an inspected container carries its environment's values.
         raise InfrastructureError(
             f"cannot {action}: the engine answered what preflight cannot read ({exc})",
             code="DOCKER_ERROR",
             hint="check the engine's version (`docker version`): preflight reads Docker's and Podman's JSON",
-            details={"answer": text[:2000]},
+            details={"answerLength": len(data)},
         ) from exc

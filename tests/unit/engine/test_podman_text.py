@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import msgspec
@@ -52,6 +53,16 @@ def test_a_listing_that_is_not_what_the_engine_prints_is_a_docker_error() -> Non
     with pytest.raises(PreflightError) as caught:
         DOCKER_LISTING.containers('{"ID": 7}\n')
     assert caught.value.code == "DOCKER_ERROR" and "list containers" in caught.value.message
+
+
+def test_an_inspect_answer_of_another_shape_keeps_the_containers_environment_out_of_the_error() -> None:
+    from preflight_sdk.engine.lane import ContainerObject, read
+
+    answer = b'[{"Id": "c1", "Config": {"Env": ["API_TOKEN=s3cr3t-value"]}, "State": "running"}]'
+    with pytest.raises(PreflightError) as caught:
+        read(answer, list[ContainerObject], action="inspect container c1")
+    assert caught.value.code == "DOCKER_ERROR" and "inspect container c1" in caught.value.message
+    assert "s3cr3t-value" not in json.dumps(caught.value.to_info(), default=str)
 
 
 def test_the_host_address_is_never_loopback() -> None:
