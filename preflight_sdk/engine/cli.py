@@ -18,7 +18,6 @@ python-on-whales' typed exceptions (`get_docker_exception_type`): one `translate
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -46,6 +45,10 @@ async def call(fn: Callable[[], T], *, limiter: anyio.CapacityLimiter | None = N
 def _parent_death_signal() -> Callable[[], None] | None:
     if not sys.platform.startswith("linux"):
         return None
+    # ctypes is loaded here, where a child is about to be started, not by every process that
+    # imports the engine (`preflight status` never starts one).
+    import ctypes
+
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
