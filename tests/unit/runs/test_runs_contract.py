@@ -119,6 +119,12 @@ async def test_resume_runs_only_what_did_not_pass_and_says_what_now_passes(
     assert ran == ["api.broken", "api.recovers"]  # not the two that passed
     assert resumed.resume is not None
     assert resumed.resume.now_passing == ["api.recovers"] and resumed.resume.still_failing == ["api.broken"]
+    # A resumed run's failure carries its history as a plain run's does, its own run counted.
+    broken = next(c for c in resumed.failures() if c.id == "api.broken")
+    assert broken.history is not None and broken.history.recent == "FF"
+    assert broken.history.failing_since_run_id == first.run_id
+    stored = await project.get_run(resumed.run_id)
+    assert next(c for c in stored.failures() if c.id == "api.broken").history == broken.history
     listed = await project.list_runs(limit=1)
     assert listed.runs[0].resumed_from == first.run_id
     # A run named by a prefix (or `latest`) resumes that run, and says so by its whole id.
