@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
+from functools import partial
 from typing import Any
 
 import anyio
@@ -40,6 +41,7 @@ __all__ = [
     "Settings",
     "build_cli",
     "command_name",
+    "defer",
     "execute",
     "follow_to_the_end",
     "global_options",
@@ -348,18 +350,76 @@ def build_cli(registry: Registry | None = None, factory: ProjectFactory = defaul
 
     assert isinstance(group, _Group)
     group.factory = factory
+    commands = group.commands = _Commands()
     for op in reg:
-        group.add_command(operation_command(op, EXTENSIONS.get(op.name, ())))
+        defer(group, command_name(op), partial(operation_command, op, EXTENSIONS.get(op.name, ())))
     cli_composed.add_composed(group, reg)
-    if "runs" in group.commands:
-        for name in SHOWN_UNDER_RUNS:
-            if name in group.commands:
-                group.commands[name].hidden = True
-    if "generate" in group.commands:
-        for name in SHOWN_UNDER_GENERATE:
-            if name in group.commands:
-                group.commands[name].hidden = True
+    folded = [
+        *(SHOWN_UNDER_RUNS if "runs" in commands else ()),
+        *(SHOWN_UNDER_GENERATE if "generate" in commands else ()),
+    ]
+    for name in folded:
+        if name in commands:  # listed once, under its group; it still runs under its own name
+            commands.defer(name, partial(_hidden, commands.later(name)))
     return group
+
+
+def defer(group: click.Group, name: str, build: Callable[[], click.Command]) -> None:
+    """Add the command `build()` makes to `group` under `name`, built only when it is asked for."""
+    commands = group.commands
+    assert isinstance(commands, _Commands)
+    commands.defer(name, build)
+
+
+def _hidden(build: Callable[[], click.Command]) -> click.Command:
+    command = build()
+    command.hidden = True
+    return command
+
+
+class _Commands(MutableMapping[str, click.Command]):
+    """A group's commands by name, each built the first time it is asked for.
+
+    `preflight status` builds its one command, not the table of fifty (their options, help and
+    examples come from reflecting each operation); `--help` and the docs ask for every one.
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[str, click.Command] = {}
+        self._pending: dict[str, Callable[[], click.Command]] = {}
+
+    def defer(self, name: str, build: Callable[[], click.Command]) -> None:
+        self._built.pop(name, None)
+        self._pending[name] = build
+
+    def later(self, name: str) -> Callable[[], click.Command]:
+        """How the command `name` is built (a built one is simply returned)."""
+        if name in self._pending:
+            return self._pending[name]
+        command = self._built[name]
+        return lambda: command
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._built:
+            self._built[name] = self._pending.pop(name)()
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._pending.pop(name, None)
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        if self._pending.pop(name, None) is None:
+            del self._built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._built or name in self._pending
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._built, *self._pending])
+
+    def __len__(self) -> int:
+        return len(self._built) + len(self._pending)
 
 
 def run_cli(argv: Sequence[str] | None = None, *, registry: Registry | None = None) -> int:

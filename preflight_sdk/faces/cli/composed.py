@@ -10,6 +10,7 @@ import contextlib
 import json
 import signal
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from preflight_sdk.core.errors import InputError, OperationCancelled, PreflightE
 from preflight_sdk.faces.reflection.outcome import unwrap
 from preflight_sdk.faces.reflection.registry import Operation, Registry
 
-from .app import Settings, command_help, execute, follow_to_the_end, global_options, operation_command
+from .app import Settings, command_help, defer, execute, follow_to_the_end, global_options, operation_command
 from .extensions import EXTENSIONS
 from .output import Output
 from .params import click_params, collect_arguments, hide_replaced
@@ -30,27 +31,31 @@ __all__ = ["add_composed"]
 
 
 def add_composed(group: click.Group, registry: Registry) -> None:
-    """Add the composed commands whose operations `registry` has."""
+    """Add the composed commands whose operations `registry` has (each built when asked for)."""
     ops = {op.name: op for op in registry}
     if {"run", "clean", "status"} <= ops.keys():
-        group.add_command(_run_command(ops))
+        defer(group, "run", partial(_run_command, ops))
     if {"build", "setup", "clean"} <= ops.keys():
-        group.add_command(_up_command(ops))
+        defer(group, "up", partial(_up_command, ops))
     if "run" in ops:
-        group.add_command(_watch_command(ops["run"]))
+        defer(group, "watch", partial(_watch_command, ops["run"]))
     if "init" in ops:
-        group.add_command(_init_command(ops["init"]))
-    group.add_command(_schema_command())
-    group.add_command(_mcp_command())
+        defer(group, "init", partial(_init_command, ops["init"]))
+    defer(group, "schema", _schema_command)
+    defer(group, "mcp", _mcp_command)
     if {"list_runs", "get_run"} <= ops.keys():
-        from .runs import runs_group
-
-        group.add_command(runs_group(ops))
+        defer(group, "runs", partial(_runs_group, ops))
     from .groups import GROUPS, short_names_group
 
     for names in GROUPS:
         if any(op_name in ops for op_name in names.subcommands.values()):
-            group.add_command(short_names_group(names, ops))
+            defer(group, names.name, partial(short_names_group, names, ops))
+
+
+def _runs_group(ops: dict[str, Operation]) -> click.Command:
+    from .runs import runs_group
+
+    return runs_group(ops)
 
 
 def _settings(ctx: click.Context) -> Settings:

@@ -349,3 +349,33 @@ def test_building_the_cli_imports_neither_mcp_nor_docker() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_command_builds_only_itself_and_the_help_lists_every_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import preflight_sdk.faces.cli.app as app
+
+    built: list[str] = []
+    make = app.operation_command
+
+    def counted(op: Any, extensions: Any) -> click.Command:
+        built.append(op.name)
+        return make(op, extensions)
+
+    monkeypatch.setattr(app, "operation_command", counted)
+    made = Made()
+    group = build_cli(reflect(Demo), factory=made)
+    assert built == []  # the table of commands is names until one is asked for
+    result = CliRunner().invoke(group, ["status"], catch_exceptions=False)
+    assert result.exit_code == 0 and made.calls == ["status"]
+    assert built == ["status"]
+    listing = CliRunner().invoke(build_cli(reflect(Demo), factory=Made()), ["--help"], catch_exceptions=False)
+    eager = build_cli(reflect(Demo), factory=Made())
+    shown = sorted(n for n in eager.commands if not eager.commands[n].hidden)
+    assert shown and all(f"  {name} " in listing.output for name in shown)
+    from preflight_sdk.project import Project
+
+    whole = build_cli(reflect(Project), factory=Made())
+    assert whole.commands["get-run"].hidden and whole.commands["generate-cases"].hidden
+    assert not whole.commands["runs"].hidden and not whole.commands["status"].hidden
