@@ -14,7 +14,7 @@ import anyio
 import msgspec
 
 from preflight_sdk.core.errors import InputError, StateError
-from preflight_sdk.core.results.run import CaseResult, RunResult, Totals
+from preflight_sdk.core.results.run import CaseResult, RunResult
 from preflight_sdk.core.results.runs import (
     ArtifactContent,
     CancelResult,
@@ -36,6 +36,7 @@ from preflight_sdk.suites.context import case_id
 from .affected.carry import outcomes
 from .coverage_diff import coverage_changes
 from .history import cause_of
+from .reading import line_of_row, totals_of_row
 from .retention import limits
 from .supervisor import RunSupervisor
 
@@ -145,20 +146,7 @@ async def list_runs(
         store.runs, status=status, suite=suite, kind=kind, test_id=test_id, limit=limit + 1, before=before
     )
     rows = rows or []
-    lines = [
-        RunLine(
-            run_id=r.run_id,
-            kind=r.kind,
-            status=r.status,
-            started_at=r.started_at,
-            duration=r.duration_ms,
-            totals=Totals(passed=r.passed, failed=r.failed, skipped=r.skipped, total=r.total),
-            summary=r.summary,
-            resumed_from=r.resumed_from,
-            test_id=r.test_id,
-        )
-        for r in rows[:limit]
-    ]
+    lines = [line_of_row(r, RunLine, duration=r.duration_ms, totals=totals_of_row(r)) for r in rows[:limit]]
     return RunList(runs=lines, next_before=lines[-1].run_id if len(rows) > limit else None)
 
 
@@ -423,16 +411,4 @@ async def operation_log(sup: RunSupervisor, limit: int) -> OperationLog:
     store = await sup.store()
     await anyio.to_thread.run_sync(flush_calls)  # this process's latest calls may still be queued
     rows = await sup.call(store.operations, limit) or []
-    return OperationLog(
-        calls=[
-            OperationCall(
-                operation=r.operation,
-                started_at=r.started_at,
-                duration=r.duration_ms,
-                outcome=r.outcome,
-                error_code=r.error_code,
-                run_id=r.run_id,
-            )
-            for r in rows
-        ]
-    )
+    return OperationLog(calls=[line_of_row(r, OperationCall, duration=r.duration_ms) for r in rows])

@@ -1,8 +1,9 @@
-"""A run as a RunResult: from a live run of this process, or from its row in the store."""
+"""A run as a RunResult: from a live run of this process, or from its row in the store; a store
+row as the line a listing answers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -10,11 +11,31 @@ from preflight_sdk.core import decoding
 from preflight_sdk.core.results.run import RunProgress, RunResult, Totals
 
 if TYPE_CHECKING:
-    from preflight_sdk.store import RunRow
+    from preflight_sdk.store import RunRow, RunSummaryRow
 
     from .live import LiveRun
 
-__all__ = ["result_of_row", "snapshot_of"]
+__all__ = ["line_of_row", "result_of_row", "snapshot_of", "totals_of_row"]
+
+_Line = TypeVar("_Line", bound=msgspec.Struct)
+
+
+def line_of_row(row: msgspec.Struct, line: type[_Line], **rest: Any) -> _Line:
+    """The store row as a `line` of a listing: each field of `line` that the row holds under the
+    same name, with the same value; `rest` gives the fields the row names otherwise (its
+    `duration_ms` is a line's `duration`) or does not hold.
+
+    Only for a line whose every shared name means what the row's does: a RunRow's `error` and
+    `suites` are not a RunResult's (result_of_row builds that one field by field).
+    """
+    wanted = {field.name for field in msgspec.structs.fields(line)}
+    same = {name: value for name, value in msgspec.structs.asdict(row).items() if name in wanted}
+    return line(**(same | rest))
+
+
+def totals_of_row(row: RunSummaryRow) -> Totals:
+    """The case counts a run's row keeps in four columns."""
+    return Totals(passed=row.passed, failed=row.failed, skipped=row.skipped, total=row.total)
 
 
 def snapshot_of(live: LiveRun) -> RunResult:
@@ -73,7 +94,7 @@ def result_of_row(row: RunRow) -> RunResult:
         kind=row.kind,  # type: ignore[arg-type]
         status=row.status,  # type: ignore[arg-type]
         summary=row.summary or f"{row.kind} {row.status}",
-        totals=Totals(passed=row.passed, failed=row.failed, skipped=row.skipped, total=row.total),
+        totals=totals_of_row(row),
         duration=row.duration_ms,
         suites=[],
         started_at=row.started_at,
