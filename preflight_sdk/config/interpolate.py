@@ -20,7 +20,7 @@ from typing import Any
 
 from preflight_sdk.core.errors import ConfigProblem
 from preflight_sdk.core.templates import TEMPLATE, UnknownVariableError, lookup
-from preflight_sdk.core.yaml_source import ParsedYaml, PathKey, format_path
+from preflight_sdk.core.yaml_source import ParsedYaml, PathKey
 
 from .validate import did_you_mean
 
@@ -68,28 +68,16 @@ def interpolate(
             problem = _mock_reference(expression, data)
             if problem is None:
                 return str(match.group(0))  # rendered by setup, once the mock's port is known
-            location = source.locate(path)
-            problems.append(
-                ConfigProblem(
-                    path=format_path(path),
-                    message=problem,
-                    file=file,
-                    line=location.line if location else None,
-                    column=location.column if location else None,
-                )
-            )
+            problems.append(source.problem(path, problem, file=file))
             return str(match.group(0))
         try:
             return _text(lookup(scope, expression))
         except UnknownVariableError as exc:
-            location = source.locate(path)
             problems.append(
-                ConfigProblem(
-                    path=format_path(path),
-                    message=_unknown_message(exc.name),
+                source.problem(
+                    path,
+                    _unknown_message(exc.name),
                     file=file,
-                    line=location.line if location else None,
-                    column=location.column if location else None,
                     suggestion=_suggest_variable(exc.name, config_vars),
                 )
             )

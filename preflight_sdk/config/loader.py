@@ -228,13 +228,7 @@ def load_config(
     merged_env = {**dotenv, **(os.environ if environ is None else environ)}
     file = str(config_path)
 
-    try:
-        text = raw_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _invalid(
-            file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]
-        ) from None
-    source = parse_yaml(text, file=file)
+    source = parse_yaml(_utf8_text(raw_bytes, file), file=file)
     if source.problems and source.data is None:
         raise _invalid(file, source.problems)
     problems = list(source.problems)
@@ -335,13 +329,7 @@ def _load_test_file(target: Path) -> TestFile:
             hint="check the suite's `file` (relative to e2e.yaml)",
             details={"tried": [file]},
         )
-    try:
-        text = _read_bytes(target, kind="test file").decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _invalid(
-            file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]
-        ) from None
-    source = parse_yaml(text, file=file)
+    source = parse_yaml(_utf8_text(_read_bytes(target, kind="test file"), file), file=file)
     problems = list(source.problems)
     if source.data is not None and not isinstance(source.data, dict):
         problems.append(
@@ -400,6 +388,16 @@ def _read_bytes(path: Path, *, kind: str) -> bytes:
         # Unreadable (permissions, a vanished file): a problem of the file, never a traceback.
         message = f"cannot read the file: {exc.strerror or exc}"
         raise _invalid(file, [ConfigProblem(path="$", message=message, file=file)], kind=kind) from None
+
+
+def _utf8_text(raw: bytes, file: str) -> str:
+    """The text of a YAML file's bytes; bytes that are not UTF-8 are a problem of the file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _invalid(
+            file, [ConfigProblem(path="$", message=f"not UTF-8 text ({exc.reason})", file=file)]
+        ) from None
 
 
 def _digest(parts: list[bytes]) -> str:

@@ -29,7 +29,7 @@ from preflight_sdk.core.results.mocks import JournalEntry, MockRequestsMock, Moc
 
 from .app import MockApp
 from .journal import to_entry
-from .listeners import bind_all, check_bind_hosts
+from .listeners import bind_all, check_bind_hosts, close_all
 from .proxy import Forwarder
 from .record.recorder import Recorder
 from .routes import CompiledMock, compile_all, compile_mock, recording_config
@@ -328,9 +328,7 @@ class MockHost:
             try:
                 secure = bind_tls(self.tls_binds, self._tls_wanted) if self.tls_binds else []
             except BaseException:
-                for sockets in bound.values():
-                    for sock in sockets:
-                        sock.close()
+                close_all(bound)
                 raise
             self.tls_port = secure[0].getsockname()[1] if secure else None
             self._released.clear()

@@ -18,7 +18,7 @@ import msgspec
 
 from preflight_sdk.core.errors import InfrastructureError, InputError
 
-__all__ = ["PortHolder", "bind_all", "check_bind_hosts", "find_port_holder", "port_holder"]
+__all__ = ["PortHolder", "bind_all", "check_bind_hosts", "close_all", "find_port_holder", "port_holder"]
 
 _WILDCARDS = frozenset({"0.0.0.0", "::", "", "*"})
 _FREE_PORT_ATTEMPTS = 50
@@ -65,11 +65,16 @@ def bind_all(ports: Mapping[str, int], hosts: Sequence[str]) -> dict[str, list[s
         for name, port in ports.items():
             bound[name] = _bind_same_port(name, port, hosts)
     except BaseException:
-        for sockets in bound.values():
-            for sock in sockets:
-                sock.close()
+        close_all(bound)
         raise
     return bound
+
+
+def close_all(bound: Mapping[str, Sequence[socket.socket]]) -> None:
+    """Close every socket of `bound` (listeners bound for a start that does not go on)."""
+    for sockets in bound.values():
+        for sock in sockets:
+            sock.close()
 
 
 def _bind_same_port(name: str, port: int, hosts: Sequence[str]) -> list[socket.socket]:
