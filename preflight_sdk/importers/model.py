@@ -24,6 +24,7 @@ __all__ = [
     "DraftCase",
     "DraftRequest",
     "as_expression",
+    "dotted",
     "json_path",
     "merged",
     "nest",
@@ -123,17 +124,25 @@ def json_path(path: str) -> str | None:
     match = JSON_PATH.match(path.strip())
     if match is None:
         return None
+    return dotted(re.findall(r"\.[A-Za-z_][\w-]*|\[\d+\]|\['[^']+'\]|\[\"[^\"]+\"\]", match.group(1)))
+
+
+def dotted(tokens: list[str]) -> str | None:
+    """Path tokens (`.a`, `[0]`, `['c d']`, `["c d"]`) as a test-grammar path (`a[0].c d`).
+
+    None when the path starts with an index (`[0]`): an index at the root has no path form.
+    """
     parts: list[str] = []
-    for token in re.findall(r"\.[A-Za-z_][\w-]*|\[\d+\]|\['[^']+'\]|\[\"[^\"]+\"\]", match.group(1)):
+    for token in tokens:
         if token.startswith("."):
             parts.append(token[1:])
         elif token[1].isdigit():
             if not parts:
-                return None  # `$[0]`: an index at the root has no path form
+                return None
             parts[-1] += token
         else:
             parts.append(token[2:-2])
-    return ".".join(parts) if parts else ""
+    return ".".join(parts)
 
 
 def nest(path: str, value: Any) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from .model import as_expression, merged, nest, outside_quotes
+from .model import as_expression, dotted, merged, nest, outside_quotes
 
 __all__ = ["ScriptReading", "read_test_script"]
 
@@ -320,17 +320,7 @@ def _path_of(rest: str) -> str | None:
     """`.a.b[0]['c']` → `a.b[0].c`; None for anything that is not a plain path."""
     if not re.fullmatch(r"(?:\.[A-Za-z_$][\w$]*|\[\d+\]|\['[^']*'\]|\[\"[^\"]*\"\])*", rest):
         return None
-    parts: list[str] = []
-    for token in re.findall(r"\.[A-Za-z_$][\w$]*|\[\d+\]|\['[^']*'\]|\[\"[^\"]*\"\]", rest):
-        if token.startswith("."):
-            parts.append(token[1:])
-        elif token[1].isdigit():
-            if not parts:
-                return None
-            parts[-1] += token
-        else:
-            parts.append(token[2:-2])
-    return ".".join(parts)
+    return dotted(re.findall(r"\.[A-Za-z_$][\w$]*|\[\d+\]|\['[^']*'\]|\[\"[^\"]*\"\]", rest))
 
 
 def _join(base: str, rest: str) -> str:
