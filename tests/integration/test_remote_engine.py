@@ -26,9 +26,7 @@ from support.sshd import SshServer, keygen, ssh_client_bin
 
 from preflight_sdk import PreflightError, Project
 
-# Minutes of environments set up and cleaned, case by case: these run with the slow cases, two
-# files at a time (each case owns its project, so they share nothing).
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = pytest.mark.anyio
 
 DOCKERFILE = """\
 FROM preflight-base/busybox
