@@ -20,7 +20,9 @@ from preflight_sdk import Project
 from preflight_sdk.core.errors import PreflightError
 from preflight_sdk.core.progress import ProgressEvent
 
-pytestmark = pytest.mark.anyio
+# Minutes of environments set up and cleaned, case by case: these run with the slow cases, two
+# files at a time (each case owns its project, so they share nothing).
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "compose"
 

@@ -25,6 +25,10 @@ from mcp.client.stdio import stdio_client
 from tests.support.cli import BIN, preflight_json
 from tests.support.docker import force_clean, labelled
 
+# Minutes of environments set up and cleaned, case by case: these run with the slow cases, two
+# files at a time (each case owns its project, so they share nothing).
+pytestmark = pytest.mark.slow
+
 CONFIG = """\
 project: {name: keptmocks}
 services:

@@ -14,6 +14,10 @@ from pathlib import Path
 import pytest
 from support.docker import force_clean, labelled
 
+# Minutes of environments set up and cleaned, case by case: these run with the slow cases, two
+# files at a time (each case owns its project, so they share nothing).
+pytestmark = pytest.mark.slow
+
 PROJECT = """
 project: {name: plugin-demo}
 services:

@@ -26,7 +26,9 @@ from support.sshd import SshServer, keygen, ssh_client_bin
 
 from preflight_sdk import PreflightError, Project
 
-pytestmark = pytest.mark.anyio
+# Minutes of environments set up and cleaned, case by case: these run with the slow cases, two
+# files at a time (each case owns its project, so they share nothing).
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 DOCKERFILE = """\
 FROM preflight-base/busybox
