@@ -21,7 +21,9 @@ from preflight_sdk.core.redaction import DEFAULT, Redactor
 from preflight_sdk.core.results.run import RequestInfo, ResponseInfo
 
 from ..outcome import StepOutcome, cap_body
+from .direct import Answer, DirectRequests
 from .transport import LeanTransport
+from .wire import WirePool
 
 __all__ = ["HttpSession", "send"]
 
@@ -30,15 +32,17 @@ RESPONSE_BODY_LIMIT = 4_000
 
 
 class HttpSession:
-    """One connection pool per run (keep-alive across cases).
+    """One connection pool per run (keep-alive across cases), and the two ways onto it.
 
-    httpx does everything above the wire; the wire is `LeanTransport` (httptools), which costs a
-    third of httpx's default async stack per request.
+    A plain request goes straight on the wire (`direct`); the rest through httpx's client, whose
+    transport is the same pool (`LeanTransport`), so both share connections and cookies.
     """
 
     def __init__(self, redactor: Redactor = DEFAULT) -> None:
         self.redactor = redactor
-        self.client = httpx.AsyncClient(timeout=30.0, transport=LeanTransport(), trust_env=False)
+        pool = WirePool()
+        self.client = httpx.AsyncClient(timeout=30.0, transport=LeanTransport(pool), trust_env=False)
+        self.direct = DirectRequests(pool, self.client)
 
     async def aclose(self) -> None:
         """Close the pool."""
@@ -76,14 +80,21 @@ async def send(
     timeout = parse_duration(step.timeout, field="request.timeout")
     started = time.perf_counter()
     try:
-        response = await session.client.request(
-            method,
-            full_url,
-            headers=headers,
-            content=content,
-            timeout=timeout,
-            follow_redirects=step.follow_redirects,
+        answer = (
+            None
+            if step.follow_redirects
+            else await session.direct.send(method, full_url, headers, content, timeout)
         )
+        if answer is None:
+            response = await session.client.request(
+                method,
+                full_url,
+                headers=headers,
+                content=content,
+                timeout=timeout,
+                follow_redirects=step.follow_redirects,
+            )
+            answer = Answer(response.status_code, dict(response.headers.items()), response.text)
     except httpx.HTTPError as exc:
         elapsed = (time.perf_counter() - started) * 1000
         if isinstance(exc, httpx.TimeoutException):
@@ -94,20 +105,20 @@ async def send(
             kind="request", duration=elapsed, error=error, error_kind=error_kind, request=request_info
         )
     elapsed = (time.perf_counter() - started) * 1000
-    body, text = _parse(response)
-    response_headers = dict(response.headers.items())
+    text = answer.text
+    body = _parse(text, answer.headers.get("content-type", ""))
     capped, body_cut = cap_body(redactor.body(body), RESPONSE_BODY_LIMIT)
     return StepOutcome(
         kind="request",
-        status=response.status_code,
-        headers=response_headers,
+        status=answer.status,
+        headers=answer.headers,
         body=body,
         text=text,
         duration=elapsed,
         request=request_info,
         response=ResponseInfo(
-            status=response.status_code,
-            headers=redactor.headers(response_headers),
+            status=answer.status,
+            headers=redactor.headers(answer.headers),
             body=capped,
             body_truncated=body_cut,
             duration=round(elapsed),
@@ -147,16 +158,14 @@ def _content(step: RequestStep, headers: dict[str, str]) -> tuple[bytes | None, 
     return json.dumps(body).encode(), body
 
 
-def _parse(response: httpx.Response) -> tuple[Any, str]:
-    text = response.text
-    kind = response.headers.get("content-type", "")
-    stripped = text.lstrip()
-    if "json" in kind or stripped[:1] in ("{", "["):
+def _parse(text: str, kind: str) -> Any:
+    """JSON when the body is JSON (by its content type or its first character), else the text."""
+    if "json" in kind or text.lstrip()[:1] in ("{", "["):
         try:
-            return json.loads(text), text
+            return json.loads(text)
         except ValueError:
             pass
-    return text, text
+    return text
 
 
 def _text(value: Any) -> str:

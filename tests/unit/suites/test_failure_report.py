@@ -14,7 +14,7 @@ from support.stub import MakeProject, Stub, case, environment, one_suite, run, w
 from preflight_sdk.core.results.run import ContainerLogInfo, DiagnosticReport, RequestInfo
 from preflight_sdk.suites.explain import explain
 from preflight_sdk.suites.outcome import StepOutcome
-from preflight_sdk.suites.yaml.transport import CLOSED_WITHOUT_ANSWER
+from preflight_sdk.suites.yaml.wire import CLOSED_WITHOUT_ANSWER
 
 pytestmark = pytest.mark.anyio
 

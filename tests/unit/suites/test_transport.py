@@ -8,61 +8,23 @@ from __future__ import annotations
 
 import gzip
 import socket
-import socketserver
-import threading
 import time
-from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
+from support.raw_http import RawServer
 from support.stub import Stub
 
 from preflight_sdk.suites.yaml.transport import LeanTransport
 
 pytestmark = pytest.mark.anyio
 
-Script = Callable[[socket.socket, bytes], None]
-
-
-class _Server(socketserver.ThreadingTCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-@pytest.fixture
-def raw_server() -> Iterator[Callable[[Script], str]]:
-    """`raw_server(script)` serves each connection with `script(sock, first_request)`; returns its URL."""
-    servers: list[_Server] = []
-
-    def start(script: Script) -> str:
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                sock: socket.socket = self.request
-                sock.settimeout(5)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = sock.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                script(sock, data)
-
-        server = _Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
 
 def client() -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=LeanTransport(), timeout=5.0, trust_env=False)
 
 
-async def test_chunked_and_gzip_bodies_are_decoded(raw_server: Callable[[Script], str]) -> None:
+async def test_chunked_and_gzip_bodies_are_decoded(raw_server: RawServer) -> None:
     packed = gzip.compress(b'{"ok": true}')
 
     def script(sock: socket.socket, request: bytes) -> None:
@@ -79,7 +41,7 @@ async def test_chunked_and_gzip_bodies_are_decoded(raw_server: Callable[[Script]
     assert reply.http_version == "HTTP/1.1" and reply.reason_phrase == "OK"
 
 
-async def test_a_body_delimited_by_the_connection_closing(raw_server: Callable[[Script], str]) -> None:
+async def test_a_body_delimited_by_the_connection_closing(raw_server: RawServer) -> None:
     def script(sock: socket.socket, request: bytes) -> None:
         sock.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end")
         sock.shutdown(socket.SHUT_WR)
@@ -91,7 +53,7 @@ async def test_a_body_delimited_by_the_connection_closing(raw_server: Callable[[
     assert (reply.text, again.text) == ("until the end", "until the end")
 
 
-async def test_a_truncated_body_is_a_protocol_error(raw_server: Callable[[Script], str]) -> None:
+async def test_a_truncated_body_is_a_protocol_error(raw_server: RawServer) -> None:
     def script(sock: socket.socket, request: bytes) -> None:
         sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
         sock.shutdown(socket.SHUT_WR)
@@ -103,7 +65,7 @@ async def test_a_truncated_body_is_a_protocol_error(raw_server: Callable[[Script
 
 
 async def test_a_kept_alive_connection_the_server_closed_is_retried_once(
-    raw_server: Callable[[Script], str],
+    raw_server: RawServer,
 ) -> None:
     connections: list[int] = []
 
@@ -120,7 +82,7 @@ async def test_a_kept_alive_connection_the_server_closed_is_retried_once(
     assert len(connections) == 2
 
 
-async def test_interim_responses_are_skipped(raw_server: Callable[[Script], str]) -> None:
+async def test_interim_responses_are_skipped(raw_server: RawServer) -> None:
     def script(sock: socket.socket, request: bytes) -> None:
         # the interim answer and the start of the final one in one packet, the rest later
         sock.sendall(
@@ -137,7 +99,7 @@ async def test_interim_responses_are_skipped(raw_server: Callable[[Script], str]
     assert (reply.headers.get("x-final"), reply.headers.get("link")) == ("yes", None)
 
 
-async def test_a_malformed_response_is_a_protocol_error(raw_server: Callable[[Script], str]) -> None:
+async def test_a_malformed_response_is_a_protocol_error(raw_server: RawServer) -> None:
     def script(sock: socket.socket, request: bytes) -> None:
         sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
 
@@ -147,7 +109,7 @@ async def test_a_malformed_response_is_a_protocol_error(raw_server: Callable[[Sc
             await http.get(url)
 
 
-async def test_the_request_goes_out_as_httpx_built_it(raw_server: Callable[[Script], str]) -> None:
+async def test_the_request_goes_out_as_httpx_built_it(raw_server: RawServer) -> None:
     seen: list[bytes] = []
 
     def script(sock: socket.socket, request: bytes) -> None:
@@ -175,7 +137,7 @@ async def test_keep_alive_reuses_one_connection_and_head_has_no_body(stub: Stub)
             assert (await http.get(stub.url + "/doc")).status_code == 200
         transport = http._transport
         assert isinstance(transport, LeanTransport)
-        assert sum(len(v) for v in transport._idle.values()) == 1
+        assert transport.pool.idle == 1
         head = await http.head(stub.url + "/doc")
         assert head.status_code == 200 and head.content == b""
         assert int(head.headers["content-length"]) > 0
