@@ -30,6 +30,7 @@ from preflight_sdk.core.hints import RETRY
 from preflight_sdk.core.redaction import Redactor, redactor_for, secret_values
 from preflight_sdk.core.yaml_source import parse_yaml
 
+from . import parsed_cache
 from .compose.project import COMPOSE_NAMES, compose_project_text, is_compose_file
 from .compose.source import apply_compose
 from .contract_files import Contracts, load_contracts
@@ -289,12 +290,14 @@ _PARSED_LIMIT = 64
 _PARSED_LOCK = threading.Lock()  # parallel suites load their files in worker threads
 
 
-def load_test_file(path: str | os.PathLike[str]) -> TestFile:
+def load_test_file(path: str | os.PathLike[str], *, cache: Path | None = None) -> TestFile:
     """Load and validate one YAML test file; the same content is parsed once per process.
 
     Read every time (an edit made after `init` is seen): the last parse of a path is reused while
     the file's bytes are the same (a blake2b digest of them is compared), so loading the project
-    and running its suites, or two runs in one process, read a large file once.
+    and running its suites, or two runs in one process, read a large file once. With `cache` (a
+    folder, `parsed_cache.cache_folder`), a file that loaded without problems is kept there, and a
+    fresh process reads it back instead of parsing it while the bytes are the same.
 
     Raises:
         ConfigError: `CONFIG_NOT_FOUND` or `CONFIG_INVALID` (every problem, with lines).
@@ -311,8 +314,12 @@ def load_test_file(path: str | os.PathLike[str]) -> TestFile:
         cached = _PARSED.get(str(target))
     if cached is not None and cached[0] == digest:
         return cached[1]
-    with gc_paused():
-        test = _load_test_file(target)
+    test = None if cache is None else parsed_cache.kept(cache, target, digest)
+    if test is None:
+        with gc_paused():
+            test = _load_test_file(target)
+        if cache is not None:
+            parsed_cache.keep(cache, target, digest, test)
     with _PARSED_LOCK:
         if len(_PARSED) >= _PARSED_LIMIT:
             _PARSED.pop(next(iter(_PARSED)))
@@ -468,7 +475,7 @@ def _load_test_files(data: dict[str, Any], root: Path, out: Validator) -> dict[s
             )
         elif target.is_file():
             try:
-                loaded[suite.id] = load_test_file(target)
+                loaded[suite.id] = load_test_file(target, cache=parsed_cache.cache_folder(root))
             except ConfigError as exc:
                 if exc.problems:
                     out.problems.extend(exc.problems)
