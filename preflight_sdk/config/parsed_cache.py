@@ -1,9 +1,9 @@
 """Validated test files kept on disk, so a fresh process does not parse an unchanged file again.
 
 Parsing YAML while keeping every value's position is most of what a fresh process pays before
-its first request on a large suite: about 2.4 s of a 10,000-case file's load here (pyyaml's C
-parser alone takes 2 s of it), against about 0.1 s to read the same validated `TestFile` back
-from msgpack. As Python keeps bytecode next to a module, a file that loaded without a problem is
+its first request on a large suite: about 3 s for a 10,000-case file here (pyyaml's C parser
+alone takes 2 s of it), against about 0.1 s to read the same validated `TestFile` back from
+msgpack (an entry of about 4 MB). As Python keeps bytecode next to a module, a file that loaded without a problem is
 kept under the project's `.preflight/cache/tests/`, one entry per test file path (overwritten
 when the file changes, so the folder holds no more files than the project has), and used only
 when both the file's bytes and the loader that read them are the same: the entry starts with
