@@ -358,9 +358,8 @@ def build_cli(registry: Registry | None = None, factory: ProjectFactory = defaul
         *(SHOWN_UNDER_RUNS if "runs" in commands else ()),
         *(SHOWN_UNDER_GENERATE if "generate" in commands else ()),
     ]
-    for name in folded:
-        if name in commands:  # listed once, under its group; it still runs under its own name
-            commands.defer(name, partial(_hidden, commands.later(name)))
+    # Listed once, under its group; each still runs under its own name.
+    commands.hidden.update(name for name in folded if name in commands)
     return group
 
 
@@ -369,12 +368,6 @@ def defer(group: click.Group, name: str, build: Callable[[], click.Command]) -> 
     commands = group.commands
     assert isinstance(commands, _Commands)
     commands.defer(name, build)
-
-
-def _hidden(build: Callable[[], click.Command]) -> click.Command:
-    command = build()
-    command.hidden = True
-    return command
 
 
 class _Commands(MutableMapping[str, click.Command]):
@@ -387,22 +380,20 @@ class _Commands(MutableMapping[str, click.Command]):
     def __init__(self) -> None:
         self._built: dict[str, click.Command] = {}
         self._pending: dict[str, Callable[[], click.Command]] = {}
+        self.hidden: set[str] = set()
+        """Names that run but are left out of `--help` (listed under a group instead)."""
 
     def defer(self, name: str, build: Callable[[], click.Command]) -> None:
         self._built.pop(name, None)
         self._pending[name] = build
 
-    def later(self, name: str) -> Callable[[], click.Command]:
-        """How the command `name` is built (a built one is simply returned)."""
-        if name in self._pending:
-            return self._pending[name]
-        command = self._built[name]
-        return lambda: command
-
     def __getitem__(self, name: str) -> click.Command:
         if name not in self._built:
             self._built[name] = self._pending.pop(name)()
-        return self._built[name]
+        command = self._built[name]
+        if name in self.hidden:
+            command.hidden = True
+        return command
 
     def __setitem__(self, name: str, command: click.Command) -> None:
         self._pending.pop(name, None)
