@@ -252,7 +252,8 @@ def load_config(
     contracts = load_contracts(data, config_path.parent, validator)
     # An edit of a contract file calls for a reload like an edit of e2e.yaml.
     sources = [*composed.sources, *contracts.files]
-    test_files = _load_test_files(data, config_path.parent, validator)
+    parsed: list[tuple[Path, bytes, TestFile]] = []
+    test_files = _load_test_files(data, config_path.parent, validator, parsed)
     problems.extend(validator.problems)
     if problems:
         raise _invalid(file, problems)
@@ -265,7 +266,7 @@ def load_config(
     digest = _digest([raw_bytes, _maybe_bytes(dotenv_path), *(_maybe_bytes(Path(s)) for s in sources)])
     services = normalise_services(config)
     root = str(config_path.parent)
-    return LoadedConfig(
+    loaded = LoadedConfig(
         config=config,
         path=file,
         environ=dict(merged_env),
@@ -283,6 +284,10 @@ def load_config(
         ),
         contracts=contracts,
     )
+    folder = parsed_cache.cache_folder(config_path.parent)
+    for target, file_digest, test in parsed:  # a file holding a secret of the project is never kept
+        parsed_cache.keep(folder, target, file_digest, test, loaded.redactor)
+    return loaded
 
 
 _PARSED: dict[str, tuple[bytes, TestFile]] = {}
@@ -290,14 +295,20 @@ _PARSED_LIMIT = 64
 _PARSED_LOCK = threading.Lock()  # parallel suites load their files in worker threads
 
 
-def load_test_file(path: str | os.PathLike[str], *, cache: Path | None = None) -> TestFile:
+def load_test_file(
+    path: str | os.PathLike[str],
+    *,
+    cache: Path | None = None,
+    fresh: list[tuple[Path, bytes, TestFile]] | None = None,
+) -> TestFile:
     """Load and validate one YAML test file; the same content is parsed once per process.
 
     Read every time (an edit made after `init` is seen): the last parse of a path is reused while
     the file's bytes are the same (a blake2b digest of them is compared), so loading the project
     and running its suites, or two runs in one process, read a large file once. With `cache` (a
-    folder, `parsed_cache.cache_folder`), a file that loaded without problems is kept there, and a
-    fresh process reads it back instead of parsing it while the bytes are the same.
+    folder, `parsed_cache.cache_folder`), a fresh process reads back a file kept there instead of
+    parsing it while the bytes are the same; a file parsed here is added to `fresh` (path, digest,
+    file) for the caller to keep once it knows the project's redaction policy.
 
     Raises:
         ConfigError: `CONFIG_NOT_FOUND` or `CONFIG_INVALID` (every problem, with lines).
@@ -318,8 +329,8 @@ def load_test_file(path: str | os.PathLike[str], *, cache: Path | None = None) -
     if test is None:
         with gc_paused():
             test = _load_test_file(target)
-        if cache is not None:
-            parsed_cache.keep(cache, target, digest, test)
+        if fresh is not None:
+            fresh.append((target, digest, test))
     with _PARSED_LOCK:
         if len(_PARSED) >= _PARSED_LIMIT:
             _PARSED.pop(next(iter(_PARSED)))
@@ -453,7 +464,9 @@ def _convert(data: dict[str, Any], file: str) -> ProjectConfig:
         raise _invalid(file, [ConfigProblem(path="$", message=str(exc), file=file)]) from None
 
 
-def _load_test_files(data: dict[str, Any], root: Path, out: Validator) -> dict[str, TestFile]:
+def _load_test_files(
+    data: dict[str, Any], root: Path, out: Validator, parsed: list[tuple[Path, bytes, TestFile]]
+) -> dict[str, TestFile]:
     """Load the test file of every yaml suite whose entry is well-typed; problems go to `out`."""
     tests = data.get("tests")
     suites = tests.get("suites") if isinstance(tests, dict) else None
@@ -475,7 +488,7 @@ def _load_test_files(data: dict[str, Any], root: Path, out: Validator) -> dict[s
             )
         elif target.is_file():
             try:
-                loaded[suite.id] = load_test_file(target, cache=parsed_cache.cache_folder(root))
+                loaded[suite.id] = load_test_file(target, cache=parsed_cache.cache_folder(root), fresh=parsed)
             except ConfigError as exc:
                 if exc.problems:
                     out.problems.extend(exc.problems)

@@ -11,8 +11,10 @@ blake2b digests of the file's bytes and of preflight's version with the JSON Sch
 `TestFile`. A file with problems is never kept (its problems need the positions). Anything
 wrong with an entry (unreadable, cut short, another shape) means "not kept": the file is parsed.
 
-The entry is a copy of a file of the project, in the project's own state folder, beside the
-runs (`.preflight/` is not committed).
+The entry is a copy of a file of the project, in the project's own state folder. Like every file
+preflight writes, it holds no secret value: a file in which the project's redaction policy finds
+a secret (a secret-named header or field, a secret value of the project's) is never kept, and is
+parsed by each process.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import msgspec
 
 from preflight_sdk._version import __version__
 from preflight_sdk.core import decoding
+from preflight_sdk.core.redaction import Redactor
 
 from .testfile import TestFile
 
@@ -68,10 +71,14 @@ def kept(folder: Path, target: Path, digest: bytes) -> TestFile | None:
         return None
 
 
-def keep(folder: Path, target: Path, digest: bytes, test: TestFile) -> None:
-    """Keep `test` (loaded from `target`, whose bytes had `digest`); a failure to write is ignored."""
+def keep(folder: Path, target: Path, digest: bytes, test: TestFile, redactor: Redactor) -> None:
+    """Keep `test` (loaded from `target`, whose bytes had `digest`) unless `redactor`, the project's
+    policy, finds a secret in it (by name or by value); a failure to write is ignored."""
     temporary: str | None = None
     try:
+        plain = msgspec.to_builtins(test)
+        if redactor.body(plain) != plain:
+            return  # every file preflight writes holds no secret value, and this one would
         payload = msgspec.msgpack.encode(test)
         if msgspec.msgpack.decode(payload, type=TestFile) != test:
             return  # a value msgpack does not carry as it is: the file is parsed every time

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight_sdk.config import load_test_file, loader
+from preflight_sdk.config import load_config, load_test_file, loader
 from preflight_sdk.config.parsed_cache import cache_folder
 from preflight_sdk.core.errors import ConfigError
 
@@ -80,14 +80,14 @@ def forget_parsed() -> None:
 
 def test_a_damaged_entry_is_ignored_and_replaced(tmp_path: Path, forget_parsed: None) -> None:
     root = _project(tmp_path, ["one"])
-    target, folder = root / "tests" / "api.yaml", cache_folder(root)
-    expected = load_test_file(target, cache=folder)
+    folder = cache_folder(root)
+    expected = load_config(root / "e2e.yaml").test_files["api"]
     [entry] = folder.glob("*.msgpack")
     good = entry.read_bytes()
     for damaged in (good[:40], good[:-3], b"\0" * 32 + good[32:], b"not an entry"):
         entry.write_bytes(damaged)
         loader._PARSED.clear()
-        assert load_test_file(target, cache=folder) == expected
+        assert load_config(root / "e2e.yaml").test_files["api"] == expected
         assert entry.read_bytes() == good  # parsed again, and kept again
 
 
@@ -108,6 +108,27 @@ def test_a_value_msgpack_cannot_carry_is_parsed_each_time_and_stays_right(
     root = _project(tmp_path, ["one"])
     target = root / "tests" / "api.yaml"
     target.write_text(target.read_text().replace("ratio: 1.5", "ratio: 123456789012345678901234567890"))
-    loaded = load_test_file(target, cache=cache_folder(root))
+    loaded = load_config(root / "e2e.yaml").test_files["api"]
     assert loaded.variables["ratio"] == 123456789012345678901234567890
+    assert not list(cache_folder(root).glob("*.msgpack"))
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "headers: {Authorization: Bearer tok-Q8v2Lm3x}",  # a secret name
+        "headers: {X-Note: tok-Q8v2Lm3x}",  # the project's secret value, under an ordinary name
+    ],
+)
+def test_a_file_holding_a_secret_is_never_kept(tmp_path: Path, forget_parsed: None, secret: str) -> None:
+    root = _project(tmp_path, ["one"])
+    config = root / "e2e.yaml"
+    with_env = "file: tests/api.yaml, env: {API_TOKEN: tok-Q8v2Lm3x}}"
+    config.write_text(config.read_text().replace("file: tests/api.yaml}", with_env))
+    target = root / "tests" / "api.yaml"
+    target.write_text(target.read_text().replace("{method: GET, path: /items/1}", "{method: GET, path: /x, " + secret + "}"))
+    for _ in range(2):
+        loader._PARSED.clear()
+        loaded = load_config(root / "e2e.yaml").test_files["api"]
+        assert "tok-Q8v2Lm3x" in str(loaded.cases[0].request)
     assert not list(cache_folder(root).glob("*.msgpack"))
