@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gzip
 import socket
-import time
+import threading
 from typing import Any
 
 import anyio
@@ -187,12 +187,18 @@ async def test_a_cancelled_request_closes_its_connection_so_its_late_answer_is_n
     raw_server: RawServer,
 ) -> None:
     connections: list[int] = []
+    first_closed = threading.Event()
 
     def script(sock: socket.socket, head: bytes) -> None:
         connections.append(1)
         number = len(connections)
         if number == 1:
-            time.sleep(0.4)  # answer after the client gave up
+            sock.settimeout(2.0)  # answer only after the client gave up, once it closed
+            try:
+                if sock.recv(1) == b"":
+                    first_closed.set()
+            except OSError:
+                pass
         body = f"c{number}".encode()
         try:
             sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
@@ -207,6 +213,8 @@ async def test_a_cancelled_request_closes_its_connection_so_its_late_answer_is_n
             await both.direct.send("GET", url, {}, None, 5.0)
         assert scope.cancelled_caught
         assert both.pool.idle == 0
+        # the cancelled exchange closed its socket itself: the server sees the end at once
+        assert await anyio.to_thread.run_sync(first_closed.wait, 1.5)
         again = await both.direct.send("GET", url, {}, None, 5.0)
     finally:
         await both.aclose()
